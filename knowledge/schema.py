@@ -1,0 +1,189 @@
+"""Pydantic models that validate the YAML files of the knowledge base at load time."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fact(_Strict):
+    """A number with a note saying where it comes from."""
+
+    value: float | int | str
+    note: str
+
+
+class MigProfile(_Strict):
+    name: str
+    memory_gib: float = Field(gt=0)
+    count: int = Field(ge=1)
+
+
+class GPU(_Strict):
+    id: str
+    name: str
+    family: str
+    aliases: list[str]
+    memory_gib: float = Field(gt=0)
+    bf16_tflops: float | None = Field(default=None, gt=0)
+    fp16_tflops: float = Field(gt=0)
+    fp8_tflops: float | None = Field(default=None, gt=0)
+    tf32_tflops: float | None = Field(default=None, gt=0)
+    int8_tops: float | None = Field(default=None, gt=0)
+    hbm_gb_s: float = Field(gt=0)
+    link: Literal["nvlink", "pcie", "infinity-fabric"]
+    link_gb_s: float = Field(gt=0)
+    gpus_per_node: int = Field(ge=1)
+    mig_profiles: list[MigProfile]
+    price_usd_per_hour: float = Field(gt=0)
+    price_source: str
+    source: str
+
+    @property
+    def supports_bf16(self) -> bool:
+        return self.bf16_tflops is not None
+
+    @property
+    def peak_16bit_tflops(self) -> float:
+        """Dense tensor throughput of the 16-bit type the GPU trains in (bf16, else fp16)."""
+        return self.bf16_tflops or self.fp16_tflops
+
+
+class MLA(_Strict):
+    """DeepSeek multi-head latent attention dimensions (config.json names)."""
+
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+class ModelSpec(_Strict):
+    id: str
+    name: str
+    aliases: list[str]
+    layers: int = Field(ge=1)
+    hidden: int = Field(ge=1)
+    heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int | None = None
+    ffn_hidden: int = Field(ge=1)
+    vocab: int = Field(ge=1)
+    tied: bool = False
+    gated: bool = True
+    norm: Literal["rms", "layer"] = "rms"
+    norms_per_layer: int = 2
+    qkv_bias: bool = False
+    linear_bias: bool = False
+    qk_norm: bool = False
+    learned_positions: int = 0
+    embedding_norm: bool = False
+    experts: int = 1
+    experts_per_token: int = 1
+    moe_ffn_hidden: int | None = None
+    shared_experts: int = 0
+    dense_layers: int = 0
+    mla: MLA | None = None
+    weights_dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
+    max_context: int = Field(ge=1)
+    params_b: float = Field(gt=0)
+    source: str
+
+    @model_validator(mode="after")
+    def _moe_consistent(self) -> ModelSpec:
+        if self.experts > 1 and self.moe_ffn_hidden is None:
+            raise ValueError(f"{self.id}: a mixture-of-experts model needs moe_ffn_hidden")
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"{self.id}: experts_per_token exceeds experts")
+        if self.kv_heads > self.heads or self.heads % self.kv_heads:
+            raise ValueError(f"{self.id}: heads must be a multiple of kv_heads")
+        return self
+
+
+class Bilingual(_Strict):
+    en: str
+    zh: str
+
+
+class Tier(_Strict):
+    id: str
+    kind: Literal["starter", "plan"]
+    path: str
+    title: Bilingual
+    summary: Bilingual
+    params_b: tuple[float, float]
+    methods: list[str]
+    gpu_ids: list[str]
+    gpus: tuple[int, int]
+    memory_gib_per_gpu: tuple[float, float]
+    storage: str | None = None
+    network: str | None = None
+    regions: list[str] = []
+
+
+class TierFile(_Strict):
+    base_url: str
+    source: str
+    tiers: list[Tier]
+
+
+class PerMethod(_Strict):
+    note: str
+    pretrain: int
+    continue_: int = Field(alias="continue")
+    full: int
+    lora: int
+    qlora: int
+    dpo: int
+    ppo: int
+    infer: int | None = None
+
+
+class Defaults(_Strict):
+    method: Fact
+    gpu: Fact
+    gpu_infer: Fact
+    precision: dict[str, Fact]
+    optimizer: dict[str, Fact]
+    seq_len: PerMethod
+    micro_batch: dict[str, int | str]
+    global_batch_tokens: dict[str, int | str]
+    train_tokens: dict[str, int | str]
+    lora: dict[str, Fact]
+    hfu_by_family: dict[str, Fact]
+    method_efficiency: dict[str, Fact | str]
+    fp8_speedup: Fact
+    goodput: Fact
+    selective_recompute_cost: Fact
+    inference: dict[str, Fact]
+    overhead: dict[str, Fact]
+    offload: dict[str, Fact]
+    limits: dict[str, int | Fact]
+    host: dict[str, Fact]
+
+    def number(self, section: str, key: str | None = None) -> float:
+        """The value of a Fact (or plain number) as a float: `number("goodput")`."""
+        item = getattr(self, section)
+        if key is not None:
+            item = item[key]
+        return float(item.value if isinstance(item, Fact) else item)
+
+
+class Fabric(_Strict):
+    id: str
+    name: str
+    gb_s: float = Field(gt=0)
+    latency_us: float = Field(gt=0)
+    source: str
+
+
+class NetworkFile(_Strict):
+    default_inter_node: str
+    collective_efficiency: Fact
+    fabrics: list[Fabric]
