@@ -1,0 +1,331 @@
+"""Transformer shapes and the parameter counts derived from them.
+
+`Arch` holds one decoder-only architecture; `from_spec` builds it from a catalog entry and
+`generic` from a bare parameter count. Everything else in the estimator reads shapes from here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+from knowledge import ModelSpec
+
+GENERIC_VOCAB = 32000  # LLaMA tokenizer size (Touvron et al. 2023), the generic model's vocabulary
+GENERIC_ASPECT = 128  # hidden / layers of GPT-3's models (Brown et al. 2020, Table 2.1)
+GENERIC_HEAD_DIM = 128
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn_hidden: int
+    vocab: int
+    tied: bool = False
+    gated: bool = True
+    norm_params_per_layer: int = 0
+    qkv_bias: bool = False
+    linear_bias: bool = False
+    qk_norm: bool = False
+    learned_positions: int = 0
+    embedding_norm: bool = False
+    experts: int = 1
+    experts_per_token: int = 1
+    moe_ffn_hidden: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    # DeepSeek MLA (0 = standard attention)
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    max_context: int | None = None
+    weights_dtype: str = "bf16"
+    generic: bool = False
+
+    # --- attention widths -------------------------------------------------------------
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @cached_property
+    def q_dim(self) -> int:
+        """Width of the query projection output (all heads)."""
+        return self.heads * self.head_dim
+
+    @cached_property
+    def k_dim(self) -> int:
+        """Width of keys as attention consumes them (per layer, all kv heads)."""
+        return (self.heads if self.is_mla else self.kv_heads) * self.head_dim
+
+    @cached_property
+    def v_dim(self) -> int:
+        return self.heads * self.v_head_dim if self.is_mla else self.kv_heads * self.head_dim
+
+    @cached_property
+    def o_dim(self) -> int:
+        """Width of the attention output that the output projection reads."""
+        return self.heads * (self.v_head_dim if self.is_mla else self.head_dim)
+
+    @cached_property
+    def kv_cache_elems_per_token_layer(self) -> int:
+        """Cached elements per token per layer: K and V, or MLA's latent plus rope key."""
+        if self.is_mla:  # DeepSeek-V2 (arXiv:2405.04434) Sec. 2.1: cache c_KV and k_rope only
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.kv_heads * self.head_dim
+
+    # --- parameters ---------------------------------------------------------------------
+    @cached_property
+    def attn_params(self) -> int:
+        h = self.hidden
+        if self.is_mla:  # DeepSeek-V3 modeling: q_a, q_b, kv_a (with rope key), kv_b, o, plus two norms
+            nope = self.head_dim - self.qk_rope_head_dim
+            return (
+                h * self.q_lora_rank
+                + self.q_lora_rank * self.heads * self.head_dim
+                + h * (self.kv_lora_rank + self.qk_rope_head_dim)
+                + self.kv_lora_rank * self.heads * (nope + self.v_head_dim)
+                + self.o_dim * h
+                + self.q_lora_rank
+                + self.kv_lora_rank
+            )
+        weights = h * (self.q_dim + 2 * self.kv_heads * self.head_dim) + self.o_dim * h
+        bias = 0
+        if self.qkv_bias or self.linear_bias:
+            bias += self.q_dim + 2 * self.kv_heads * self.head_dim
+        if self.linear_bias:
+            bias += h
+        qk_norm = 2 * self.head_dim if self.qk_norm else 0
+        return weights + bias + qk_norm
+
+    def _mlp(self, width: int) -> int:
+        matrices = 3 if self.gated else 2
+        bias = (width * (matrices - 1) + self.hidden) if self.linear_bias else 0
+        return matrices * self.hidden * width + bias
+
+    @cached_property
+    def dense_mlp_params(self) -> int:
+        return self._mlp(self.ffn_hidden)
+
+    @cached_property
+    def expert_params(self) -> int:
+        return self._mlp(self.moe_ffn_hidden) if self.is_moe else 0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 1
+
+    @property
+    def moe_layers(self) -> int:
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    @cached_property
+    def moe_mlp_params(self) -> int:
+        """All experts of one MoE layer, shared experts and the router."""
+        return (self.experts + self.shared_experts) * self.expert_params + self.hidden * self.experts
+
+    @cached_property
+    def moe_mlp_active_params(self) -> int:
+        return (self.experts_per_token + self.shared_experts) * self.expert_params + self.hidden * self.experts
+
+    @cached_property
+    def embed_params(self) -> int:
+        extra = 2 * self.hidden if self.embedding_norm else 0
+        return self.vocab * self.hidden + self.learned_positions * self.hidden + extra
+
+    @cached_property
+    def head_params(self) -> int:
+        return 0 if self.tied else self.vocab * self.hidden
+
+    @cached_property
+    def final_norm_params(self) -> int:
+        return self.norm_params_per_layer // 2 if self.norm_params_per_layer else 0
+
+    @cached_property
+    def dense_layer_params(self) -> int:
+        return self.attn_params + self.dense_mlp_params + self.norm_params_per_layer
+
+    @cached_property
+    def moe_layer_params(self) -> int:
+        return self.attn_params + self.moe_mlp_params + self.norm_params_per_layer
+
+    @cached_property
+    def layer_stack_params(self) -> int:
+        dense = self.layers - self.moe_layers
+        return dense * self.dense_layer_params + self.moe_layers * self.moe_layer_params
+
+    @cached_property
+    def params(self) -> int:
+        """Total parameters, as the model's safetensors index counts them."""
+        return self.layer_stack_params + self.embed_params + self.head_params + self.final_norm_params
+
+    @cached_property
+    def active_params(self) -> int:
+        """Parameters a token passes through (MoE: routed top-k plus shared experts)."""
+        if not self.is_moe:
+            return self.params
+        moe_active = self.attn_params + self.moe_mlp_active_params + self.norm_params_per_layer
+        dense = self.layers - self.moe_layers
+        stack = dense * self.dense_layer_params + self.moe_layers * moe_active
+        return stack + self.embed_params + self.head_params + self.final_norm_params
+
+    @cached_property
+    def matmul_params_per_token(self) -> int:
+        """Weights each token multiplies through (PaLM's N): active layers plus the output head.
+
+        The embedding is a lookup, not a matmul; a tied head still costs a full V x h matmul.
+        """
+        norms = self.layers * self.norm_params_per_layer + self.final_norm_params
+        non_matmul = self.embed_params + self.head_params + norms
+        return self.active_params - non_matmul + self.vocab * self.hidden
+
+    @cached_property
+    def largest_unit_params(self) -> int:
+        """Largest block ZeRO-3/FSDP gathers at once: a layer, the embedding or the head."""
+        biggest_layer = self.moe_layer_params if self.is_moe else self.dense_layer_params
+        return max(biggest_layer, self.embed_params, self.head_params)
+
+    @cached_property
+    def linear_weights_per_layer(self) -> list[tuple[int, int]]:
+        """(in, out) of each projection of an average layer (experts counted), for LoRA and Adafactor."""
+        h = self.hidden
+        if self.is_mla:
+            nope = self.head_dim - self.qk_rope_head_dim
+            attn = [
+                (h, self.q_lora_rank),
+                (self.q_lora_rank, self.q_dim),
+                (h, self.kv_lora_rank + self.qk_rope_head_dim),
+                (self.kv_lora_rank, self.heads * (nope + self.v_head_dim)),
+                (self.o_dim, h),
+            ]
+        else:
+            kv = self.kv_heads * self.head_dim
+            attn = [(h, self.q_dim), (h, kv), (h, kv), (self.o_dim, h)]
+        per_mlp = [(h, self.ffn_hidden)] * (2 if self.gated else 1) + [(self.ffn_hidden, h)]
+        if not self.is_moe:
+            return attn + per_mlp
+        expert = [(h, self.moe_ffn_hidden)] * (2 if self.gated else 1) + [(self.moe_ffn_hidden, h)]
+        share = self.moe_layers / self.layers
+        experts_per_layer = (self.experts + self.shared_experts) * share
+        scaled = [(i, round(o * experts_per_layer)) for i, o in expert]
+        dense_share = 1 - share
+        dense_scaled = [(i, round(o * dense_share)) for i, o in per_mlp] if dense_share else []
+        return attn + scaled + dense_scaled
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - Arch is immutable and few exist per process
+    def lora_params(self, rank: int, targets: str = "all-linear") -> int:
+        """LoRA adds r x (in + out) per adapted matrix (Hu et al. 2021, arXiv:2106.09685)."""
+        mats = self.linear_weights_per_layer
+        if targets == "attention":
+            mats = mats[: (5 if self.is_mla else 4)]
+        return self.layers * sum(rank * (i + o) for i, o in mats)
+
+    @cached_property
+    def factored_state_elems(self) -> int:
+        """Adafactor's second-moment rows + columns per matrix (Shazeer & Stern 2018)."""
+        per_layer = sum(i + o for i, o in self.linear_weights_per_layer)
+        return self.layers * per_layer + 2 * (self.vocab + self.hidden)
+
+
+@functools.lru_cache(maxsize=256)
+def for_model(model_id: str) -> Arch:
+    """The Arch of a catalog model, built once per process."""
+    from knowledge import catalog
+
+    return from_spec(catalog().models[model_id])
+
+
+def from_spec(spec: ModelSpec) -> Arch:
+    norm_width = 1 if spec.norm == "rms" else 2
+    mla = spec.mla
+    head_dim = spec.head_dim or spec.hidden // spec.heads
+    if mla:
+        head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+    return Arch(
+        name=spec.name,
+        layers=spec.layers,
+        hidden=spec.hidden,
+        heads=spec.heads,
+        kv_heads=spec.kv_heads,
+        head_dim=head_dim,
+        ffn_hidden=spec.ffn_hidden,
+        vocab=spec.vocab,
+        tied=spec.tied,
+        gated=spec.gated,
+        norm_params_per_layer=spec.norms_per_layer * norm_width * spec.hidden,
+        qkv_bias=spec.qkv_bias,
+        linear_bias=spec.linear_bias,
+        qk_norm=spec.qk_norm,
+        learned_positions=spec.learned_positions,
+        embedding_norm=spec.embedding_norm,
+        experts=spec.experts,
+        experts_per_token=spec.experts_per_token,
+        moe_ffn_hidden=spec.moe_ffn_hidden or 0,
+        shared_experts=spec.shared_experts,
+        dense_layers=spec.dense_layers if spec.experts > 1 else 0,
+        q_lora_rank=mla.q_lora_rank if mla else 0,
+        kv_lora_rank=mla.kv_lora_rank if mla else 0,
+        qk_rope_head_dim=mla.qk_rope_head_dim if mla else 0,
+        v_head_dim=mla.v_head_dim if mla else 0,
+        max_context=spec.max_context,
+        weights_dtype=spec.weights_dtype,
+    )
+
+
+def _round_to(x: float, step: int) -> int:
+    return max(step, int(round(x / step)) * step)
+
+
+@functools.lru_cache(maxsize=256)
+def generic(params_b: float) -> Arch:
+    """A LLaMA-style dense decoder with about `params_b` billion parameters.
+
+    Shape ratios: hidden/layers = 128 (GPT-3, Table 2.1) with hidden rounded to whole groups of 8
+    heads, SwiGLU width 8/3 x hidden rounded to 256 (LLaMA), head size 128, full multi-head
+    attention, 32,000-token untied vocabulary; layers make up the parameter count.
+    """
+    target = params_b * 1e9
+    ideal = (target * GENERIC_ASPECT / 12) ** (1 / 3)
+    # head counts that tensor parallelism can split 8 ways once models need it (>= 2048 wide)
+    hidden = _round_to(ideal, 8 * GENERIC_HEAD_DIM) if ideal >= 2048 else _round_to(ideal, GENERIC_HEAD_DIM)
+    hidden = max(hidden, 256)
+    ffn = _round_to(8 * hidden / 3, 256)
+    per_layer = 4 * hidden * hidden + 3 * hidden * ffn + 2 * hidden
+    embeddings = 2 * GENERIC_VOCAB * hidden
+    layers = max(1, round((target - embeddings) / per_layer))
+    heads = max(1, hidden // GENERIC_HEAD_DIM)
+    return Arch(
+        name=f"generic {params_b:g}B",
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=hidden // heads,
+        ffn_hidden=ffn,
+        vocab=GENERIC_VOCAB,
+        norm_params_per_layer=2 * hidden,
+        max_context=None,
+        generic=True,
+    )
+
+
+def describe_generic(arch: Arch) -> dict[str, int]:
+    return {"layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads, "ffn": arch.ffn_hidden}
+
+
+def billions(n: int) -> float:
+    return n / 1e9
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+__all__ = ["Arch", "from_spec", "generic", "describe_generic", "billions", "ceil_div", "math"]

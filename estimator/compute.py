@@ -1,0 +1,194 @@
+"""Training and serving time: FLOPs per token, utilisation, step time, days and cost.
+
+`total_flops` counts model FLOPs (PaLM's definition: matmuls and attention, forward and backward,
+no recomputation), so recomputation shows up as lower MFU. Layout fields may be numpy arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.architecture import Arch
+from estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token
+from estimator.network import Links, step_comm_seconds, step_traffic
+from estimator.schema import ADAPTER_METHODS
+from knowledge import GPU, Defaults
+
+
+@dataclass(frozen=True)
+class TokenFlops:
+    model: float  # FLOPs credited per token (PaLM definition)
+    forward: float  # FLOPs a full recomputation repeats per token
+
+
+def attention_flops_forward(a: Arch, context: float) -> float:
+    """QK^T and AV per token per forward: 2·L·T·H·(d_qk + d_v).
+
+    Chowdhery et al. 2022 (PaLM), App. B: 12·L·H·Q·T for forward and backward together.
+    """
+    v_dim = a.v_head_dim if a.is_mla else a.head_dim
+    return 2.0 * a.layers * context * a.heads * (a.head_dim + v_dim)
+
+
+def token_flops(a: Arch, method: str, seq_len: int, lora_rank: int = 16) -> TokenFlops:
+    """Model FLOPs per trained token; 6·N·D (Kaplan et al. 2020) plus attention."""
+    n = a.matmul_params_per_token
+    fwd = 2.0 * n + attention_flops_forward(a, seq_len)
+    if method in ADAPTER_METHODS:
+        # frozen weights need no weight gradients: forward + input gradients ~ 4·N (Hu et al. 2021)
+        adapters = a.lora_params(lora_rank)
+        attn = attention_flops_forward(a, seq_len)
+        return TokenFlops(model=4.0 * n + 3.0 * attn + 6.0 * adapters, forward=fwd)
+    if method == "dpo":  # policy forward+backward on chosen and rejected, plus the reference forward
+        return TokenFlops(model=4.0 * fwd, forward=fwd)
+    if method == "ppo":
+        # per experience token: actor generation, reference, reward and critic forwards, then actor
+        # and critic training (Ouyang et al. 2022 setup with equal-sized models): 4 + 2 x 3 forwards
+        return TokenFlops(model=10.0 * fwd, forward=2.0 * fwd)
+    if method == "infer":
+        return TokenFlops(model=2.0 * n + attention_flops_forward(a, seq_len / 2), forward=0.0)
+    return TokenFlops(model=3.0 * fwd, forward=fwd)
+
+
+def hardware_utilisation(gpu: GPU, method: str, precision: str, defaults: Defaults) -> float:
+    """Share of the 16-bit dense peak the matmuls of one GPU sustain (before parallel losses)."""
+    family = defaults.hfu_by_family.get(gpu.family)
+    hfu = float(family.value) if family else float(defaults.hfu_by_family["hopper"].value)
+    eff = defaults.method_efficiency.get(method)
+    if eff is not None and not isinstance(eff, str):
+        hfu *= float(eff.value)
+    if precision == "fp8-mixed" and gpu.fp8_tflops:
+        hfu *= defaults.number("fp8_speedup")
+    if precision == "fp32":  # TF32 tensor cores, or plain FP32 units (V100: 15.7 of 125 TFLOP/s)
+        hfu *= (gpu.tf32_tflops / gpu.peak_16bit_tflops) if gpu.tf32_tflops else 15.7 / 125
+    return hfu
+
+
+def stage_imbalance(a: Arch, pp: np.ndarray) -> np.ndarray:
+    """Slowest pipeline stage over the average one: whole layers per stage, plus the output
+    head on the last stage (a pipeline runs at the pace of its slowest stage)."""
+    layer = float(a.matmul_params_per_token - a.vocab * a.hidden) / a.layers
+    head = float(a.vocab * a.hidden)
+    mean = (a.layers * layer + head) / pp
+    slowest = np.maximum(np.ceil(a.layers / pp) * layer, np.floor(a.layers / pp) * layer + head)
+    return np.where(pp > 1, slowest / mean, 1.0)
+
+
+@dataclass
+class StepTime:
+    seconds: np.ndarray
+    compute: np.ndarray
+    bubble: np.ndarray
+    comm_exposed: np.ndarray
+    comm_total: np.ndarray
+    offload: np.ndarray
+    tokens: float
+    mfu: np.ndarray
+
+
+def training_step(
+    job: Job,
+    gpu: GPU,
+    lay: Layout,
+    global_batch,
+    links: Links,
+    defaults: Defaults,
+    mfu_override: float | None = None,
+) -> StepTime:
+    """Seconds per optimizer step: compute, pipeline bubble, exposed communication, offload."""
+    a = job.arch
+    gpus, tp, pp = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp))
+    ckpt = np.asarray(lay.ckpt)
+    micro_batches = np.asarray(lay.micro_batches, dtype=float)
+    seqs_per_step = np.asarray(global_batch, dtype=float) * (2 if job.method == "dpo" else 1)
+    tokens_step = seqs_per_step * job.seq_len
+    flops = token_flops(a, job.method, job.seq_len, job.lora_rank)
+    peak = gpu.peak_16bit_tflops * 1e12
+
+    model_flops_gpu = tokens_step * flops.model / gpus
+    if mfu_override is not None:
+        seconds = model_flops_gpu / (peak * mfu_override)
+        zero_arr = np.zeros_like(seconds)
+        return StepTime(
+            seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu_override
+        )
+
+    recompute = np.select(
+        [ckpt == 2, ckpt == 1],
+        [tokens_step * flops.forward / gpus, defaults.number("selective_recompute_cost") * model_flops_gpu],
+        0.0,
+    )
+    hfu = hardware_utilisation(gpu, job.method, job.precision, defaults)
+    t_compute = (model_flops_gpu + recompute) / (peak * hfu) * stage_imbalance(a, pp)
+
+    # 1F1B pipeline bubble: (p-1)/m of the ideal time (Narayanan et al. 2021, Sec. 2.2)
+    bubble = t_compute * (pp - 1) / np.maximum(micro_batches, 1)
+
+    trained = job.method not in ADAPTER_METHODS and job.method != "infer"
+    traffic = step_traffic(
+        a,
+        trained,
+        job.seq_len,
+        gpus,
+        tp,
+        pp,
+        lay.zero,
+        ckpt,
+        np.asarray(lay.micro_batch, dtype=float) * (2 if job.method == "dpo" else 1),
+        micro_batches,
+        frozen_gathered=False,
+        grad_bytes=4.0 if job.precision == "fp32" else 2.0,
+    )
+    comm = step_comm_seconds(traffic, links, gpus, tp)
+    # TP and PP transfers sit on the critical path; DP overlaps backward (ZeRO-3 prefetch: all compute)
+    overlap = np.where(np.asarray(lay.zero) >= 3, 1.0, 2.0 / 3.0)
+    dp_exposed = np.maximum(0.0, comm["dp"] - overlap * t_compute)
+    comm_exposed = comm["tp"] + comm["pp"] + dp_exposed
+    comm_total = comm["tp"] + comm["pp"] + comm["dp"]
+
+    t_offload = offload_seconds(job, lay, defaults)
+    seconds = t_compute + bubble + comm_exposed + t_offload
+    mfu = model_flops_gpu / (seconds * peak)
+    return StepTime(seconds, t_compute, bubble, comm_exposed, comm_total, t_offload, tokens_step, mfu)
+
+
+def offload_seconds(job: Job, lay: Layout, defaults: Defaults) -> np.ndarray:
+    """ZeRO-Offload/Infinity per step: CPU Adam update plus PCIe copies (Ren et al. 2021), or NVMe reads and writes."""
+    a = job.arch
+    offload = np.asarray(lay.offload)
+    gpus = np.asarray(lay.gpus, dtype=float)
+    if job.method in ADAPTER_METHODS:
+        return np.zeros_like(gpus * offload, dtype=float)
+    nodes = np.ceil(gpus / np.asarray(lay.gpus_per_node, dtype=float))
+    trained = a.params * (2 if job.method == "ppo" else 1)
+    cpu_adam = trained / nodes / defaults.number("host", "cpu_adam_params_per_s_per_node")
+    pcie = trained / gpus * 4.0 / (defaults.number("host", "pcie_gb_s_per_gpu") * 1e9)  # grads down, params up
+    nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
+    return np.select([offload == 0, (offload == 2) | (offload == 4)], [0.0, cpu_adam + pcie + nvme], cpu_adam + pcie)
+
+
+@dataclass
+class ServingSpeed:
+    tokens_per_s_per_gpu: np.ndarray
+    step_seconds: np.ndarray
+    memory_bound: np.ndarray
+
+
+def decode_speed(a: Arch, gpu: GPU, precision: str, seq_len: int, batch, tp, pp, defaults: Defaults) -> ServingSpeed:
+    """Generation throughput ceiling: each decode step streams the weights and the KV cache from HBM (roofline)."""
+    batch = np.asarray(batch, dtype=float)
+    gpus = np.asarray(tp, dtype=float) * np.asarray(pp, dtype=float)
+    hbm = gpu.hbm_gb_s * 1e9 * defaults.number("inference", "hbm_efficiency")
+    # MoE: a batch touches each expert with probability 1 - (1 - k/E)^batch
+    touched = 1.0 - (1.0 - a.experts_per_token / a.experts) ** batch if a.is_moe else 1.0
+    expert_params = a.moe_layers * a.experts * a.expert_params
+    weight_bytes = (a.params - expert_params + expert_params * touched) * SERVE_WEIGHT_BYTES[precision]
+    kv_read = batch * (seq_len / 2) * kv_bytes_per_token(a, precision)  # average context during generation
+    t_memory = (weight_bytes + kv_read) / gpus / hbm
+    serve_peak = (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
+    flops = batch * token_flops(a, "infer", seq_len).model
+    t_compute = flops / gpus / (serve_peak * defaults.number("inference", "compute_efficiency"))
+    step = np.maximum(t_memory, t_compute)
+    return ServingSpeed(batch / step / gpus, step, t_memory >= t_compute)

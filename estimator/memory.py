@@ -1,0 +1,318 @@
+"""GPU memory per device for training and serving, in bytes.
+
+Layout fields (GPU count, tp, pp, ZeRO stage, offload, checkpointing, micro-batch) may be numpy
+arrays of one shape: the layout search evaluates many candidates with this same code. Scalars
+(method, precision, optimizer, sequence length) describe the job and are fixed per call.
+Conventions: bf16 activations, FlashAttention (no s^2 scores), no dropout, sequence
+parallelism whenever tp > 1, 1F1B pipeline schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.architecture import Arch
+from estimator.schema import ADAPTER_METHODS
+
+GIB = float(2**30)
+CKPT_CODE = {"none": 0, "selective": 1, "full": 2}
+OFFLOAD_CODE = {"none": 0, "cpu": 1, "nvme": 2, "cpu-all": 3, "nvme-all": 4}
+
+# QLoRA (Dettmers et al. 2023, Sec. 3): NF4 4 bits + double-quantised constants 0.127 bits/param
+NF4_BYTES_PER_PARAM = 4.127 / 8
+# Group-wise int4 (AWQ/GPTQ, group 128): fp16 scale and zero point per 128 weights
+INT4_BYTES_PER_PARAM = 0.5 + 4 / 128
+# Logits: bf16 logits, plus fp32 log-softmax and its gradient for one of 8 chunks at a time
+# (chunked cross-entropy as in torchtune and Liger); an unchunked fp32 loss adds 4-8 bytes.
+LOSS_BYTES_PER_LOGIT = 2 + 2 * 4 / 8
+LOSS_CHUNKS_NOTE = 8
+
+
+@dataclass(frozen=True)
+class Job:
+    """The fixed part of a training or serving job."""
+
+    arch: Arch
+    method: str
+    precision: str
+    optimizer: str
+    seq_len: int
+    lora_rank: int = 16
+    lora_targets: str = "all-linear"
+
+
+@dataclass(frozen=True)
+class Overheads:
+    cuda_context_gib: float
+    comm_buffers_gib: float
+    fragmentation: float
+
+
+@dataclass
+class Layout:
+    """Numeric layout; each field a scalar or a numpy array (all broadcastable)."""
+
+    gpus: np.ndarray | int
+    tp: np.ndarray | int = 1
+    pp: np.ndarray | int = 1
+    zero: np.ndarray | int = 0
+    offload: np.ndarray | int = 0  # OFFLOAD_CODE
+    ckpt: np.ndarray | int = 0  # CKPT_CODE
+    micro_batch: np.ndarray | int = 1
+    micro_batches: np.ndarray | int = 1  # per optimizer step per pipeline (gradient accumulation)
+    gpus_per_node: np.ndarray | int = 8
+
+
+# --- bytes per parameter -------------------------------------------------------------------
+
+
+def state_bytes(precision: str, optimizer: str) -> tuple[float, float, float]:
+    """Bytes per trainable parameter held as (weights, gradients, optimizer state).
+
+    ZeRO (Rajbhandari et al. 2020, Sec. 3): mixed-precision Adam holds 2 + 2 + 12 (fp32 master,
+    momentum, variance). Pure bf16 keeps states in bf16; 8-bit optimizers (Dettmers et al. 2022)
+    keep 1 byte per state; fp8-mixed also caches an fp8 copy of each weight (Transformer Engine).
+    """
+    pure16 = precision == "bf16"
+    fp32 = precision == "fp32"
+    weights = 4.0 if fp32 else 3.0 if precision == "fp8-mixed" else 2.0
+    grads = 4.0 if fp32 else 2.0
+    master = 0.0 if (pure16 or fp32) else 4.0
+    state = 2.0 if pure16 else 4.0
+    per_optimizer = {"adamw": 2 * state, "adamw8bit": 2.0, "paged-adamw8bit": 2.0, "sgd": state, "adafactor": 0.0}
+    return weights, grads, master + per_optimizer[optimizer]
+
+
+def activation_bytes() -> float:
+    return 2.0
+
+
+# --- activations -----------------------------------------------------------------------------
+
+
+def _mlp_width(a: Arch) -> float:
+    """Average MLP intermediate width a token passes through, over all layers."""
+    if not a.is_moe:
+        return float(a.ffn_hidden)
+    moe_width = (a.experts_per_token + a.shared_experts) * a.moe_ffn_hidden
+    return (a.dense_layers * a.ffn_hidden + a.moe_layers * moe_width) / a.layers
+
+
+def activation_elems_per_token_layer(a: Arch) -> dict[str, float]:
+    """Elements one layer saves per token for the backward pass, by checkpointing mode.
+
+    Korthikanti et al. 2022 (arXiv:2205.05198) Sec. 4.1, updated for FlashAttention (Dao 2022:
+    saves q, k, v, output and a fp32 log-sum-exp instead of s^2 scores), RMSNorm, no dropout,
+    gated MLPs (gate, up and their product saved) and MoE routing copies.
+    """
+    h = a.hidden
+    attn = a.q_dim + a.k_dim + a.v_dim + a.o_dim + 2 * a.heads
+    if a.is_mla:
+        attn += a.q_lora_rank + a.kv_lora_rank
+    norms = 4 * h  # inputs and outputs of the two norms
+    width = _mlp_width(a)
+    mlp = (3 if a.gated else 2) * width
+    if a.is_moe:
+        mlp += 2 * a.experts_per_token * h * a.moe_layers / a.layers  # dispatched inputs, expert outputs
+    none = norms + attn + mlp
+    # selective: keep matmul outputs, recompute pointwise ops (norm outputs, activation function)
+    selective = none - 2 * h - width
+    return {"none": none, "selective": selective, "full": float(h)}
+
+
+def _stored_per_token_layer(a: Arch, ckpt: np.ndarray) -> np.ndarray:
+    e = activation_elems_per_token_layer(a)
+    return np.select([ckpt == 0, ckpt == 1], [e["none"], e["selective"]], e["full"])
+
+
+# --- training --------------------------------------------------------------------------------
+
+
+def _stage_params(a: Arch, pp: np.ndarray, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Parameters per GPU on the first and the last pipeline stage (embedding vs head)."""
+    stack = a.layer_stack_params / pp
+    head = a.head_params + a.final_norm_params
+    # Megatron-LM keeps a copy of tied embeddings on the last stage for the output layer
+    head_last = np.where(pp > 1, head + (a.vocab * a.hidden if a.tied else 0), head)
+    first = (stack + a.embed_params + np.where(pp == 1, head, 0)) / tp
+    last = (stack + head_last + np.where(pp == 1, a.embed_params, 0)) / tp
+    return first, last
+
+
+def _frozen_weight_bytes(job: Job, params: np.ndarray, pp: np.ndarray, tp: np.ndarray) -> np.ndarray:
+    """Bytes of a frozen base model's weights per GPU (LoRA base, DPO/PPO reference)."""
+    a = job.arch
+    if job.method != "qlora":
+        return params * (4.0 if job.precision == "fp32" else 2.0)
+    # QLoRA: linear layers in NF4; embeddings, head and norms stay 16-bit
+    norms = a.layers * a.norm_params_per_layer
+    linear = (a.layer_stack_params - norms) / pp / tp
+    return linear * NF4_BYTES_PER_PARAM + (params - linear) * 2.0
+
+
+def _largest_matrix(a: Arch) -> int:
+    return max(i * o for i, o in a.linear_weights_per_layer)
+
+
+def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndarray]:
+    """Peak bytes per GPU of one training step, with host RAM and NVMe the layout needs."""
+    a = job.arch
+    fields = (lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt, lay.micro_batch, lay.micro_batches)
+    ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
+    gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches = (np.asarray(x, dtype=float) * ones for x in fields)
+    dp = gpus / (tp * pp)
+
+    w_b, g_b, o_b = state_bytes(job.precision, job.optimizer)
+    adapter_method = job.method in ADAPTER_METHODS
+    trained_copies = 2 if job.method == "ppo" else 1  # PPO trains actor and critic
+    frozen_copies = {"dpo": 1, "ppo": 2}.get(job.method, 0)  # reference (and reward) models
+
+    shard_w = np.where(zero >= 3, dp, 1.0)
+    shard_g = np.where(zero >= 2, dp, 1.0)
+    shard_o = np.where(zero >= 1, dp, 1.0)
+    opt_on_host = offload >= 1
+    params_on_host = offload >= 3
+    unit = a.largest_unit_params / tp
+    gathers = (zero >= 3) | params_on_host
+
+    seqs = mbs * (2 if job.method == "dpo" else 1)  # DPO: chosen and rejected
+    tokens = seqs * job.seq_len
+    act_b = 4.0 if job.precision == "fp32" else activation_bytes()
+    per_layer_none = activation_elems_per_token_layer(a)["none"] * tokens * act_b / tp
+    stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
+    recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
+    loss_peak = tokens * (a.vocab * LOSS_BYTES_PER_LOGIT + a.hidden * act_b) / tp
+
+    first_p, last_p = _stage_params(a, pp, tp)
+    inflight_first = np.minimum(pp, np.maximum(micro_batches, 1))
+
+    stage_list = [(first_p, inflight_first, pp == 1)]
+    if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
+        stage_list.append((last_p, 1.0, True))
+    stages = []
+    for params, inflight, has_loss in stage_list:
+        # weights: trained models (16-bit compute copy), frozen models, ZeRO-3 gathered units
+        trained_w = np.where(params_on_host, 0.0, params * w_b / shard_w) if not adapter_method else 0.0
+        frozen_w = _frozen_weight_bytes(job, params, pp, tp) / shard_w
+        frozen_w = np.where(params_on_host, 0.0, frozen_w)
+        weights = trained_copies * trained_w if not adapter_method else frozen_w
+        weights = weights + frozen_copies * frozen_w
+        weights = weights + np.where(gathers, 2 * unit * 2.0, 0.0)  # running unit + prefetched next
+        if job.method == "qlora":
+            weights = weights + _largest_matrix(a) / tp * 2.0  # dequantised bf16 copy of one matrix
+
+        if adapter_method:
+            gradients = np.zeros_like(params)
+            optimizer = np.zeros_like(params)
+            adapter_params = a.lora_params(job.lora_rank, job.lora_targets) / (pp * tp)
+            adapters = adapter_params * (w_b + g_b + o_b) / shard_o
+            host_state = np.zeros_like(params)
+        else:
+            resident_g = params * g_b / shard_g + np.where(zero >= 3, unit * g_b, 0.0)
+            gradients = trained_copies * np.where(opt_on_host, unit * g_b, resident_g)
+            factored = a.factored_state_elems * 4.0 / (pp * tp) if job.optimizer == "adafactor" else 0.0
+            resident_o = params * o_b / shard_o + factored / shard_o
+            optimizer = trained_copies * np.where(opt_on_host, 0.0, resident_o)
+            adapters = np.zeros_like(params)
+            # ZeRO-Offload keeps fp32 master, Adam states and fp32 gradients on the host
+            host_state = trained_copies * np.where(opt_on_host, params * (o_b + 4.0) / shard_o, 0.0)
+            host_state = host_state + trained_copies * np.where(params_on_host, params * w_b / shard_w, 0.0)
+
+        activations = inflight * (a.layers / pp) * stored_per_layer
+        activations = activations + np.maximum(np.where(has_loss, loss_peak, 0.0), recompute_peak)
+        kv_cache = np.zeros_like(params)
+        if job.method == "ppo":  # rollout generation keeps a KV cache for the micro-batch
+            kv_heads_share = _kv_share(a, tp)
+            kv_cache = (
+                kv_cache + mbs * job.seq_len * (a.layers / pp) * a.kv_cache_elems_per_token_layer * kv_heads_share * 2.0
+            )
+
+        parts = {
+            "weights": weights * ones,
+            "gradients": gradients * ones,
+            "optimizer": optimizer * ones,
+            "activations": activations * ones,
+            "adapters": adapters * ones,
+            "kv_cache": kv_cache * ones,
+        }
+        stages.append((parts, host_state))
+
+    parts, host_state = stages[0]
+    if len(stages) == 2:  # the stage that needs more memory sets the per-GPU figure
+        (first, host_first), (last, host_last) = stages
+        use_first = sum(first.values()) >= sum(last.values())
+        parts = {k: np.where(use_first, first[k], last[k]) for k in first}
+        host_state = np.maximum(host_first, host_last)
+    parts["overhead"] = _overhead(sum(parts.values()), gpus, over)
+
+    gpus_per_node_used = np.minimum(gpus, lay.gpus_per_node)
+    offloaded_per_node = host_state * gpus_per_node_used
+    nvme = np.where((offload == 2) | (offload == 4), offloaded_per_node, 0.0)
+    host_ram = np.where((offload == 1) | (offload == 3), offloaded_per_node, 0.0)
+    return {**parts, "host_offload": host_ram, "nvme_offload": nvme}
+
+
+def _kv_share(a: Arch, tp: np.ndarray) -> np.ndarray:
+    """Share of the KV cache one GPU holds: kv heads split over tp, replicated when fewer."""
+    if a.is_mla:
+        return np.ones_like(tp)  # the latent is shared by all heads: every tp rank keeps it
+    return np.ceil(a.kv_heads / tp) / a.kv_heads
+
+
+def _overhead(subtotal: np.ndarray, gpus: np.ndarray, over: Overheads) -> np.ndarray:
+    comm = np.where(gpus > 1, over.comm_buffers_gib * GIB, 0.0)
+    return over.cuda_context_gib * GIB + comm + over.fragmentation * subtotal
+
+
+# --- serving ---------------------------------------------------------------------------------
+
+SERVE_WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": INT4_BYTES_PER_PARAM}
+
+
+def kv_bytes_per_token(a: Arch, precision: str) -> float:
+    """KV cache bytes per token for the whole model (vLLM, Kwon et al. 2023, Sec. 3)."""
+    elem = 1.0 if precision == "fp8" else 2.0  # fp8 serving uses an fp8 KV cache; others 16-bit
+    return a.layers * a.kv_cache_elems_per_token_layer * elem
+
+
+def serving_memory(
+    a: Arch,
+    precision: str,
+    seq_len: int,
+    batch: np.ndarray | int,
+    tp: np.ndarray | int,
+    pp: np.ndarray | int,
+    prefill_chunk: int,
+    over: Overheads,
+) -> dict[str, np.ndarray]:
+    """Bytes per GPU to serve `batch` concurrent sequences of `seq_len` tokens (prompt + output)."""
+    tp_f, pp_f = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    batch_f = np.asarray(batch, dtype=float)
+    w_b = SERVE_WEIGHT_BYTES[precision]
+    # quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit
+    ends = a.embed_params + a.head_params + a.final_norm_params
+    weights = a.layer_stack_params / pp_f * w_b + np.where(pp_f > 1, max(a.embed_params, a.head_params), ends) * 2.0
+    weights = weights / tp_f
+    kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * _kv_share(a, tp_f)
+    chunk = np.minimum(batch_f * seq_len, prefill_chunk)
+    layer_working = activation_elems_per_token_layer(a)["none"] * chunk * 2.0 / tp_f
+    logits = batch_f * a.vocab * 4.0 / tp_f  # fp32 logits of the last position for sampling
+    parts = {
+        "weights": weights * np.ones_like(batch_f),
+        "gradients": np.zeros_like(kv),
+        "optimizer": np.zeros_like(kv),
+        "activations": layer_working + logits,
+        "adapters": np.zeros_like(kv),
+        "kv_cache": kv,
+    }
+    parts["overhead"] = _overhead(sum(parts.values()), tp_f * pp_f, over)
+    return {**parts, "host_offload": np.zeros_like(kv), "nvme_offload": np.zeros_like(kv)}
+
+
+BREAKDOWN_KEYS = ("weights", "gradients", "optimizer", "activations", "adapters", "kv_cache", "overhead")
+
+
+def per_gpu_total(parts: dict[str, np.ndarray]) -> np.ndarray:
+    return sum(parts[k] for k in BREAKDOWN_KEYS)

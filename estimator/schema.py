@@ -1,0 +1,162 @@
+"""The pydantic models that flow through the pipeline: Request -> Estimate -> Plan.
+
+Nothing here renders text. Assumptions, warnings and errors are `Note`s (a code plus the numbers
+to quote); the bot renders them in the reader's language from `templates/<lang>/messages.yaml`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Method = Literal["pretrain", "continue", "full", "lora", "qlora", "dpo", "ppo", "infer"]
+TrainPrecision = Literal["bf16-mixed", "fp16-mixed", "bf16", "fp32", "fp8-mixed"]
+ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
+Optimizer = Literal["adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor"]
+Offload = Literal["none", "cpu", "nvme", "cpu-all", "nvme-all"]
+Ckpt = Literal["none", "selective", "full"]
+Region = Literal["us", "hk", "sg", "jp", "kr"]
+Lang = Literal["en", "zh"]
+
+METHODS: tuple[str, ...] = Method.__args__  # type: ignore[attr-defined]
+TRAIN_PRECISIONS: tuple[str, ...] = TrainPrecision.__args__  # type: ignore[attr-defined]
+SERVE_PRECISIONS: tuple[str, ...] = ServePrecision.__args__  # type: ignore[attr-defined]
+OPTIMIZERS: tuple[str, ...] = Optimizer.__args__  # type: ignore[attr-defined]
+OFFLOADS: tuple[str, ...] = Offload.__args__  # type: ignore[attr-defined]
+CKPTS: tuple[str, ...] = Ckpt.__args__  # type: ignore[attr-defined]
+REGIONS: tuple[str, ...] = Region.__args__  # type: ignore[attr-defined]
+ADAPTER_METHODS = ("lora", "qlora")
+
+
+class Note(BaseModel):
+    """An assumption, warning or error: a message code and the values it quotes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Request(BaseModel):
+    """What the user asked for. None means "left open": the estimator chooses and says so."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    params_b: float | None = None
+    method: Method | None = None
+    seq_len: int | None = None
+    micro_batch: int | None = None
+    global_batch: int | None = None
+    train_tokens: float | None = None
+    samples: int | None = None
+    epochs: float | None = None
+    dataset_gb: float | None = None
+    precision: str | None = None
+    optimizer: Optimizer | None = None
+    gpu: str | None = None
+    gpus: int | None = None
+    nodes: int | None = None
+    zero: int | None = None
+    offload: Offload | None = None
+    tp: int | None = None
+    pp: int | None = None
+    ckpt: Ckpt | None = None
+    lora_rank: int | None = None
+    mfu: float | None = None
+    deadline_days: float | None = None
+    budget_usd: float | None = None
+    region: Region | None = None
+
+    def given(self) -> set[str]:
+        return {k for k, v in self.model_dump().items() if v is not None}
+
+
+class Resolved(BaseModel):
+    """A complete request: every choice made, by the user or by the estimator."""
+
+    model: str | None
+    model_name: str
+    params_b: float
+    active_params_b: float
+    method: Method
+    seq_len: int
+    micro_batch: int
+    global_batch: int
+    train_tokens: float
+    precision: str
+    optimizer: Optimizer
+    gpu: str
+    gpu_name: str
+    gpus: int
+    nodes: int
+    zero: int
+    offload: Offload
+    tp: int
+    pp: int
+    dp: int
+    ckpt: Ckpt
+    lora_rank: int | None
+    mfu: float | None
+    deadline_days: float | None
+    budget_usd: float | None
+    region: Region | None
+
+
+class MemoryBreakdown(BaseModel):
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    adapters: float
+    kv_cache: float
+    overhead: float
+
+
+class MemoryEstimate(BaseModel):
+    per_gpu_gib: float
+    capacity_gib: float
+    usable_gib: float
+    fits: bool
+    host_ram_gib: float
+    nvme_gib: float
+    breakdown_gib: MemoryBreakdown
+
+
+class ComputeEstimate(BaseModel):
+    total_flops: float
+    flops_per_token: float
+    train_tokens: float
+    mfu: float
+    tokens_per_s_per_gpu: float
+    step_time_s: float | None
+    days: float
+    gpu_hours: float
+    cost_usd: float
+    price_usd_per_gpu_hour: float
+    cost_per_million_tokens_usd: float | None = None
+
+
+class Estimate(BaseModel):
+    resolved: Resolved
+    memory: MemoryEstimate
+    compute: ComputeEstimate
+    assumptions: list[Note] = Field(default_factory=list)
+    warnings: list[Note] = Field(default_factory=list)
+
+
+class Plan(BaseModel):
+    """Everything one answer says. Figures are None when the reply asks a question back."""
+
+    intent: Literal["plan", "troubleshoot", "compare", "help"] = "plan"
+    lang: Lang = "en"
+    request: Request
+    estimate: Estimate | None = None
+    clarify: list[Note] = Field(default_factory=list)
+    notes: list[Note] = Field(default_factory=list)
+    io: dict[str, Any] | None = None
+    network: dict[str, Any] | None = None
+    tier: dict[str, Any] | None = None
+    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    diagnoses: list[dict[str, Any]] = Field(default_factory=list)
