@@ -1,0 +1,91 @@
+"""The command line: `gpuplan [--json] [--lang en|zh] "<question>"`.
+
+Exit codes (DESIGN.md): 0 answered (a plan, or a question back); 2 the question could not be
+read (stderr names what and shows an example); 1 a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+from bot import render
+from bot.jsonout import plan_json
+from bot.parser import detect_lang
+from bot.pipeline import QuestionError, answer
+from estimator.schema import Note
+from knowledge import catalog
+
+EXIT_OK, EXIT_BUG, EXIT_UNREADABLE = 0, 1, 2
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gpuplan",
+        description="Size GPUs for training, fine-tuning and serving LLMs. / 估算大模型训练、微调和推理所需的 GPU。",
+        epilog="examples: gpuplan \"70b full\"   gpuplan \"llama-3-8b qlora gpu=4090\"\n"
+        "          gpuplan --json \"qwen2.5-72b infer\"   gpuplan \"700亿 全参微调 8张H100\"\n"
+        "lists:    gpuplan gpus   gpuplan models",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
+    p.add_argument("--lang", choices=("en", "zh"), help="answer language (default: the question's)")
+    p.add_argument("question", nargs="+", help='the question, e.g. "70b full" or "model=llama-3-70b method=lora"')
+    return p
+
+
+def _list_gpus() -> str:
+    rows = [f"{'id':16} {'memory':>8} {'bf16 TFLOP/s':>13} {'HBM GB/s':>9} {'$/h':>6}  name"]
+    for g in catalog().gpus.values():
+        bf16 = f"{g.bf16_tflops:g}" if g.bf16_tflops else "-"
+        rows.append(
+            f"{g.id:16} {g.memory_gib:>6.1f}Gi {bf16:>13} {g.hbm_gb_s:>9g} {g.price_usd_per_hour:>6.2f}  {g.name}"
+        )
+    return "\n".join(rows)
+
+
+def _list_models() -> str:
+    rows = [f"{'id':18} {'params':>8} {'layers':>6} {'hidden':>6} {'context':>8}  name"]
+    for m in catalog().models.values():
+        rows.append(f"{m.id:18} {m.params_b:>7g}B {m.layers:>6} {m.hidden:>6} {m.max_context:>8}  {m.name}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    text = " ".join(args.question)
+    if text.strip().lower() in ("gpus", "models"):
+        print(_list_gpus() if text.strip().lower() == "gpus" else _list_models())
+        return EXIT_OK
+    try:
+        plan = answer(text, lang=args.lang)
+        if args.json:
+            output = json.dumps(plan_json(plan), ensure_ascii=False, indent=2)
+        elif plan.estimate is None:
+            output = "\n".join(render.notes_text(plan.clarify, plan.lang))
+        else:
+            output = render.plan_text(plan)
+    except QuestionError as exc:
+        lines = render.notes_text(exc.notes, exc.lang) + [render.message(Note(code="error_example"), exc.lang)]
+        print("\n".join(lines), file=sys.stderr)
+        return EXIT_UNREADABLE
+    except Exception:  # a bug: say so plainly, keep the traceback for debugging only
+        lang = args.lang or detect_lang(text)
+        msg = (
+            "内部错误，请把问题原文报告给 gpuplan 维护者。"
+            if lang == "zh"
+            else "Internal error: please report the question to the gpuplan maintainers."
+        )
+        print(msg, file=sys.stderr)
+        if os.environ.get("GPUPLAN_DEBUG"):
+            traceback.print_exc()
+        return EXIT_BUG
+    print(output)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

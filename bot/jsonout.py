@@ -1,0 +1,29 @@
+"""The JSON contract of DESIGN.md: one object per answer (memory in GiB, time in hours/days, USD)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.render import notes_text
+from estimator.schema import Plan
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    lang = plan.lang
+    est = plan.estimate
+    out: dict[str, Any] = {
+        "intent": plan.intent,
+        "lang": lang,
+        "request": est.resolved.model_dump() if est else plan.request.model_dump(exclude_none=True),
+        "assumptions": notes_text(plan.notes + (est.assumptions if est else []), lang),
+        "clarify": notes_text(plan.clarify, lang),
+        "memory": est.memory.model_dump() if est else None,
+        "compute": est.compute.model_dump() if est else None,
+        "io": plan.io,
+        "network": plan.network,
+        "tier": plan.tier,
+        "alternatives": plan.alternatives,
+        "diagnoses": plan.diagnoses,
+        "warnings": notes_text(est.warnings, lang) if est else [],
+    }
+    return out

@@ -1,0 +1,140 @@
+"""Render notes and plans as text in English or Chinese, from `templates/<lang>/`.
+
+Templates are compiled once per process (StrictUndefined: a missing value is a bug, not a blank).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from importlib import resources
+from typing import Any
+
+import jinja2
+import yaml
+
+from estimator.schema import Note, Plan
+
+LANGS = ("en", "zh")
+
+
+def human(value: float, lang: str = "en") -> str:
+    """Large counts the way each language writes them: 1.4T / 1.4万亿, 300B / 3000亿, 100M / 1亿."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if lang == "zh":
+        for unit, scale in (("万亿", 1e12), ("亿", 1e8), ("万", 1e4)):
+            if abs(value) >= scale:
+                return f"{_trim(value / scale)}{unit}"
+        return _trim(value)
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{_trim(value / scale)}{unit}"
+    return _trim(value)
+
+
+def _trim(value: float) -> str:
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}".rstrip("0").rstrip(".")
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def usd(value: float) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    if abs(value) >= 100:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}"
+
+
+def num(value: float, digits: int = 0) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def gib(value: float) -> str:
+    return num(value, 1)
+
+
+def pct(value: float) -> str:
+    return f"{value * 100:.0f}%" if value >= 0.1 else f"{value * 100:.1f}%"
+
+
+def duration(days: float, lang: str = "en") -> str:
+    """0.3 days -> '7.2 hours' / '7.2 小时'; 45 days -> '45 days' / '45 天'."""
+    if days is None or not math.isfinite(days):
+        return "-"
+    hours = days * 24
+    if hours < 1:
+        return f"{hours * 60:.0f} 分钟" if lang == "zh" else f"{hours * 60:.0f} minutes"
+    if days < 2:
+        return f"{_trim(hours)} 小时" if lang == "zh" else f"{_trim(hours)} hours"
+    return f"{_trim(days)} 天" if lang == "zh" else f"{_trim(days)} days"
+
+
+def bar(used: float, capacity: float, width: int = 20) -> str:
+    """A text bar of memory use against capacity; overflow shows as '!'."""
+    if capacity <= 0:
+        return ""
+    share = used / capacity
+    filled = min(width, round(share * width))
+    return "█" * filled + "░" * (width - filled) + ("!" if share > 1 else "")
+
+
+def _template_dir() -> str:
+    return str(resources.files("templates"))
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_template_dir()),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(human=human, usd=usd, num=num, gib=gib, pct=pct, duration=duration, bar=bar)
+    return env
+
+
+@functools.cache
+def messages(lang: str) -> dict[str, jinja2.Template]:
+    """The message catalog of one language: code -> compiled template."""
+    path = resources.files("templates").joinpath(lang, "messages.yaml")
+    table = yaml.safe_load(path.read_text(encoding="utf-8"))
+    env = environment()
+    return {code: env.from_string(text) for code, text in table.items()}
+
+
+def message(note: Note, lang: str) -> str:
+    template = messages(lang).get(note.code)
+    if template is None:
+        raise KeyError(f"no {lang} message for {note.code}")
+    return template.render(lang=lang, label=lambda k, v: label(k, v, lang), **note.params).strip()
+
+
+def label(kind: str, value: Any, lang: str) -> str:
+    """Short names for enum values ('method.full' -> 'full fine-tune' / '全参微调')."""
+    template = messages(lang).get(f"{kind}.{value}")
+    return template.render().strip() if template else str(value)
+
+
+def render(template: str, lang: str, **context: Any) -> str:
+    env = environment()
+    return env.get_template(f"{lang}/{template}").render(
+        lang=lang, message=lambda n: message(n, lang), label=lambda k, v: label(k, v, lang), **context
+    )
+
+
+def plan_text(plan: Plan) -> str:
+    """The plan for a terminal."""
+    return render("plan.txt.j2", plan.lang, plan=plan, est=plan.estimate, notes=plan.notes + plan.estimate.assumptions)
+
+
+def notes_text(notes: list[Note], lang: str) -> list[str]:
+    return [message(n, lang) for n in notes]

@@ -1,0 +1,164 @@
+"""Read the numbers people write: sizes, token counts, lengths, durations and money.
+
+Each reader returns a number or raises ValueError; both `key=value` tokens and the free-text
+parser use them, so "700亿", "70b" and "70 billion" mean the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+# multipliers: English suffixes and Chinese units (万 = 1e4, 亿 = 1e8, 万亿 = 1e12)
+_SUFFIX = {
+    "": 1.0,
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mil": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "tn": 1e12,
+    "trillion": 1e12,
+    "千": 1e3,
+    "万": 1e4,
+    "十万": 1e5,
+    "百万": 1e6,
+    "千万": 1e7,
+    "亿": 1e8,
+    "十亿": 1e9,
+    "百亿": 1e10,
+    "千亿": 1e11,
+    "万亿": 1e12,
+}
+_CN_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+}
+NUMBER = r"(\d+(?:[.,]\d+)*(?:\.\d+)?|[一二两三四五六七八九十]+)"
+_QUANTITY = re.compile(
+    NUMBER + r"\s*(万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千|trillion|billion|million|thousand|mil|bn|tn|[kmbt])?$",
+    re.IGNORECASE,
+)
+
+
+def cn_number(text: str) -> float:
+    """'八' -> 8, '十六' -> 16, '二十' -> 20 (the small numbers people write in Chinese)."""
+    if text.isdigit():
+        return float(text)
+    total, current = 0, 0
+    for ch in text:
+        value = _CN_DIGITS.get(ch)
+        if value is None:
+            raise ValueError(text)
+        if value == 10:
+            total += (current or 1) * 10
+            current = 0
+        else:
+            current = value
+    return float(total + current)
+
+
+def number(text: str) -> float:
+    """A plain number: '1,024' -> 1024, '1.5' -> 1.5, '八' -> 8."""
+    text = text.strip()
+    if re.fullmatch(r"[一二两三四五六七八九十]+", text):
+        return cn_number(text)
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", text):
+        text = text.replace(",", "")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def quantity(text: str, default_unit: float = 1.0) -> float:
+    """A count with an optional multiplier: '2T' -> 2e12, '300B' -> 3e11, '1.4万亿' -> 1.4e12."""
+    match = _QUANTITY.match(text.strip().lower().replace(" ", ""))
+    if not match:
+        raise ValueError(text)
+    value = number(match.group(1))
+    unit = match.group(2)
+    return value * (_SUFFIX[unit] if unit else default_unit)
+
+
+def model_size_b(text: str) -> float:
+    """A model size in billions: '70b' -> 70, '700亿' -> 70, '0.5B' -> 0.5, '1.5万亿' -> 1500, '7 billion' -> 7."""
+    cleaned = text.strip().lower().replace(" ", "")
+    cleaned = re.sub(r"(参数|params?|parameters?)$", "", cleaned)
+    if cleaned.startswith("-"):
+        raise ValueError(text)
+    if re.fullmatch(r"\d+(\.\d+)?", cleaned):
+        return float(cleaned)  # a bare number in a size field is in billions
+    return quantity(cleaned) / 1e9
+
+
+def length(text: str) -> int:
+    """A sequence length: '4k' -> 4096, '32k' -> 32768, '8192' -> 8192, '128K' -> 131072, '1M' -> 1048576."""
+    cleaned = text.strip().lower().replace(" ", "").removesuffix("tokens").removesuffix("token")
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([km]?)", cleaned)
+    if not match:
+        raise ValueError(text)
+    value = float(match.group(1))
+    scale = {"": 1, "k": 1024, "m": 1024 * 1024}[match.group(2)]
+    return int(round(value * scale))
+
+
+def duration_days(text: str) -> float:
+    """A deadline: '14d', '2w', '2周', '30天', '3 months', '36h', '两周'."""
+    cleaned = text.strip().lower().replace(" ", "")
+    match = re.fullmatch(
+        NUMBER + r"?(d|days?|天|日|w|weeks?|wks?|周|星期|个星期|h|hours?|hrs?|小时|个小时|"
+        r"m|months?|mo|个月|月)",
+        cleaned,
+    )
+    if not match:
+        raise ValueError(text)
+    value = number(match.group(1)) if match.group(1) else 1.0
+    unit = match.group(2)
+    if unit in ("h", "hour", "hours", "hr", "hrs", "小时", "个小时"):
+        return value / 24
+    if unit.startswith("w") or unit in ("周", "星期", "个星期"):
+        return value * 7
+    if unit in ("m", "month", "months", "mo", "个月", "月"):
+        return value * 30
+    return value
+
+
+# exchange rate used when someone budgets in RMB: stated as an assumption in the answer
+CNY_PER_USD = 7.2
+
+
+def money_usd(text: str) -> tuple[float, str]:
+    """A budget in USD and the currency it was written in: '$50k' -> (50000, 'USD'),
+    '5万美元' -> (50000, 'USD'), '50万人民币' -> (69444, 'CNY'), '¥500000' -> (69444, 'CNY')."""
+    cleaned = text.strip().lower().replace(" ", "").replace(",", "")
+    currency = "USD"
+    if re.search(r"人民币|元|rmb|cny|￥|¥", cleaned) and "美元" not in cleaned:
+        currency = "CNY"
+    cleaned = re.sub(r"美元|美金|人民币|元|rmb|cny|usd|dollars?|bucks|[$￥¥]", "", cleaned)
+    value = quantity(cleaned)
+    if currency == "CNY":
+        value /= CNY_PER_USD
+    return value, currency
+
+
+def ratio(text: str) -> float:
+    """A fraction: '0.4' -> 0.4, '40%' -> 0.4."""
+    cleaned = text.strip()
+    if cleaned.endswith("%"):
+        return number(cleaned[:-1]) / 100
+    return number(cleaned)
