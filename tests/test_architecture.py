@@ -1,0 +1,55 @@
+"""Shapes and parameter counts, with the arithmetic written out."""
+
+import pytest
+
+from estimator.architecture import from_spec, generic
+
+
+def test_llama2_7b_parameters_by_hand(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    attn = 4 * 4096 * 4096  # q, k, v, o: 67,108,864
+    mlp = 3 * 4096 * 11008  # gate, up, down: 135,266,304
+    norms = 2 * 4096
+    embed = head = 32000 * 4096
+    assert a.params == 32 * (attn + mlp + norms) + embed + head + 4096 == 6_738_415_616
+
+
+def test_gqa_kv_cache_per_token(cat):
+    a = from_spec(cat.models["llama-3-70b"])
+    # 2 (K, V) x 8 kv heads x 128 dims per layer; x 80 layers x 2 bytes = 327,680 bytes/token
+    assert a.kv_cache_elems_per_token_layer == 2 * 8 * 128
+    assert a.layers * a.kv_cache_elems_per_token_layer * 2 == 327_680
+
+
+def test_mla_caches_the_latent_only(cat):
+    a = from_spec(cat.models["deepseek-v3"])
+    assert a.kv_cache_elems_per_token_layer == 512 + 64
+
+
+def test_matmul_params_exclude_embedding_lookup_but_count_head(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    # N for FLOPs: layers (minus norms) + the output head; the embedding is a lookup
+    assert a.matmul_params_per_token == a.params - 32000 * 4096 - 32 * 2 * 4096 - 4096
+
+
+def test_lora_parameter_count_by_hand(cat):
+    a = from_spec(cat.models["llama-3.1-8b"])
+    r = 8
+    per_layer = r * ((4096 + 4096) + 2 * (4096 + 1024) + (4096 + 4096) + 3 * (4096 + 14336))
+    assert a.lora_params(r) == 32 * per_layer == 20_971_520
+
+
+@pytest.mark.parametrize("size, layers, hidden", [(6.7, 32, 4096), (13, 40, 5120), (175, 96, 12288)])
+def test_generic_shapes_follow_the_gpt3_ladder(size, layers, hidden):
+    a = generic(size)
+    assert (a.layers, a.hidden) == (layers, hidden)
+    assert a.params / 1e9 == pytest.approx(size, rel=0.03)
+
+
+@pytest.mark.parametrize("size", [0.1, 0.5, 1.5, 3, 7, 13, 34, 70, 180, 405, 1000])
+def test_generic_sizes_land_near_the_request(size):
+    a = generic(size)
+    assert a.params / 1e9 == pytest.approx(size, rel=0.12)
+    assert a.heads * a.head_dim == a.hidden
+    if a.hidden >= 2048:
+        assert a.heads % 8 == 0  # tensor parallel can split 8 ways

@@ -1,0 +1,160 @@
+"""The command line: exit codes, the JSON contract, both languages."""
+
+import json
+
+import pytest
+
+from bot.cli import main
+
+CONTRACT_KEYS = {
+    "intent",
+    "lang",
+    "request",
+    "assumptions",
+    "clarify",
+    "memory",
+    "compute",
+    "io",
+    "network",
+    "tier",
+    "alternatives",
+    "diagnoses",
+    "warnings",
+}
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_quick_start_command(capsys):
+    code, out, err = run(capsys, "70b full")
+    assert code == 0 and not err
+    assert "full fine-tune" in out and "Memory per GPU" in out and "Assumptions" in out
+
+
+def test_chinese_question_gets_chinese_answer(capsys):
+    code, out, _ = run(capsys, "700亿 全参微调 8张H100")
+    assert code == 0
+    assert "全参微调" in out and "单卡显存" in out and "装不下" in out
+
+
+def test_lang_flag_overrides(capsys):
+    _, out, _ = run(capsys, "--lang", "zh", "70b lora")
+    assert "单卡显存" in out
+
+
+def test_json_contract(capsys):
+    code, out, _ = run(capsys, "--json", "llama-3-70b lora gpu=a100 gpus=2")
+    data = json.loads(out)
+    assert code == 0 and set(data) >= CONTRACT_KEYS
+    assert set(data["memory"]["breakdown_gib"]) == {
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "adapters",
+        "kv_cache",
+        "overhead",
+    }
+    for key in ("per_gpu_gib", "capacity_gib", "fits", "host_ram_gib"):
+        assert key in data["memory"]
+    for key in ("total_flops", "train_tokens", "mfu", "tokens_per_s_per_gpu", "days", "gpu_hours", "cost_usd"):
+        assert key in data["compute"]
+    for key in (
+        "model",
+        "params_b",
+        "method",
+        "seq_len",
+        "micro_batch",
+        "global_batch",
+        "train_tokens",
+        "precision",
+        "optimizer",
+        "gpu",
+        "gpus",
+        "nodes",
+        "zero",
+        "offload",
+        "tp",
+        "pp",
+        "ckpt",
+        "lora_rank",
+    ):
+        assert key in data["request"]
+    assert all(isinstance(a, str) and a for a in data["assumptions"])
+
+
+def test_acceptance_70b_full_on_8_h100(capsys):
+    _, out, _ = run(capsys, "--json", "llama-3-70b full seq=4096 gpu=h100 gpus=8 zero=3")
+    data = json.loads(out)
+    assert data["memory"]["fits"] is False
+    assert any("offload=cpu" in w for w in data["warnings"])
+    _, out, _ = run(capsys, "--json", "llama-3-70b full seq=4096 gpu=h100 gpus=8 zero=3 offload=cpu")
+    data = json.loads(out)
+    assert data["memory"]["fits"] is True
+    assert data["memory"]["host_ram_gib"] > 1000
+    assert data["request"]["offload"] == "cpu"
+
+
+@pytest.mark.parametrize(
+    "question, named",
+    [
+        ("model=-5b", "-5"),
+        ("70b gpus=0", "gpus=0"),
+        ("llama-2-7b seq=10M", "4,096"),
+        ("70b foo=bar", "foo"),
+        ("70b gpu=h1000", "h1000"),
+        ("70b seq=abc", "seq=abc"),
+        ("70b zero=7", "zero=7"),
+    ],
+)
+def test_nonsense_exits_2_and_names_the_value(capsys, question, named):
+    code, out, err = run(capsys, question)
+    assert code == 2 and not out
+    assert named in err
+    assert "Traceback" not in err
+    assert "gpuplan" in err  # an example that works
+
+
+def test_chinese_errors_in_chinese(capsys):
+    code, _, err = run(capsys, "700亿 gpus=0")
+    assert code == 2 and "至少需要一张 GPU" in err
+
+
+def test_missing_model_asks_back(capsys):
+    code, out, _ = run(capsys, "--json", "how many GPUs do I need?")
+    data = json.loads(out)
+    assert code == 0 and data["clarify"] and data["memory"] is None
+
+
+def test_lists(capsys):
+    code, out, _ = run(capsys, "gpus")
+    assert code == 0 and "h100-sxm" in out
+    code, out, _ = run(capsys, "models")
+    assert code == 0 and "llama-3-70b" in out
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "qwen2.5-72b infer",
+        "deepseek-v3 infer gpu=h200 precision=fp8",
+        "mixtral-8x22b lora",
+        "7b pretrain tokens=1T",
+        "llama-3-8b dpo",
+        "llama-3-8b ppo gpu=a100",
+        "13b full gpu=v100",
+        "70b qlora gpu=4090",
+        "405b pretrain gpus=2048 tp=8 pp=8",
+        "70b full budget=$50k deadline=14d",
+        "7b lora budget=5万人民币",
+    ],
+)
+def test_varied_questions_answer_in_both_languages(capsys, question):
+    for lang in ("en", "zh"):
+        code, out, err = run(capsys, "--lang", lang, question)
+        assert code == 0, err
+        assert out.strip()

@@ -1,0 +1,105 @@
+"""FLOPs, utilisation and time against hand-worked numbers."""
+
+import numpy as np
+import pytest
+
+from estimator.architecture import from_spec
+from estimator.compute import attention_flops_forward, decode_speed, stage_imbalance, token_flops, training_step
+from estimator.memory import Job, Layout
+from estimator.network import links_for
+
+
+def test_training_flops_per_token_palm(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    n = a.matmul_params_per_token
+    attention = 12 * 32 * 4096 * (32 * 128)  # PaLM: 12 * L * T * H * Q
+    assert token_flops(a, "pretrain", 4096).model == pytest.approx(6 * n + attention)
+    assert 6 * n == pytest.approx(6 * 6.607e9, rel=1e-3)
+
+
+def test_lora_skips_weight_gradients(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    attn = attention_flops_forward(a, 2048)
+    expected = 4 * a.matmul_params_per_token + 3 * attn + 6 * a.lora_params(16)
+    assert token_flops(a, "lora", 2048, 16).model == pytest.approx(expected)
+    assert token_flops(a, "lora", 2048).model < 0.7 * token_flops(a, "full", 2048).model
+
+
+def test_moe_counts_active_parameters(cat):
+    a = from_spec(cat.models["mixtral-8x7b"])
+    flops = token_flops(a, "pretrain", 4096).model
+    assert flops < 7 * 13e9 * 1.15  # ~6 x 12.9B active plus attention, not 6 x 46.7B
+
+
+def test_full_recompute_costs_one_forward(
+    cat,
+):
+    a = from_spec(cat.models["llama-2-7b"])
+    t = token_flops(a, "full", 2048)
+    assert t.forward == pytest.approx(t.model / 3)
+
+
+def _step(cat, gpu_id, **layout):
+    a = from_spec(cat.models["llama-2-7b"])
+    gpu = cat.gpus[gpu_id]
+    job = Job(a, "full", "bf16-mixed", "adamw", 2048)
+    lay = Layout(**{"gpus": 8, "zero": 1, "micro_batches": 8, **layout})
+    links = links_for(gpu, cat.fabrics["ib-ndr400"], 0.8)
+    return training_step(job, gpu, lay, 64, links, cat.defaults)
+
+
+def test_mfu_override_sets_throughput(cat):
+    step = _step(cat, "a100-80gb")
+    a = from_spec(cat.models["llama-2-7b"])
+    gpu = cat.gpus["a100-80gb"]
+    job = Job(a, "full", "bf16-mixed", "adamw", 2048)
+    links = links_for(gpu, cat.fabrics["ib-ndr400"], 0.8)
+    fixed = training_step(job, gpu, Layout(8, zero=1, micro_batches=8), 64, links, cat.defaults, mfu_override=0.4)
+    flops = 64 * 2048 * token_flops(a, "full", 2048).model / 8
+    assert float(fixed.seconds) == pytest.approx(flops / (312e12 * 0.4))
+    assert float(step.mfu) > 0
+
+
+def test_recompute_lowers_mfu_by_a_quarter(cat):
+    none = _step(cat, "a100-80gb", ckpt=0)
+    full = _step(cat, "a100-80gb", ckpt=2)
+    # hardware does 8 units of work for 6 credited: MFU x 3/4 when compute-bound
+    assert float(full.compute) / float(none.compute) == pytest.approx(4 / 3, rel=1e-6)
+
+
+def test_pipeline_bubble_formula(cat):
+    step = _step(cat, "a100-80gb", gpus=8, pp=4, zero=0, micro_batches=16)
+    # Narayanan et al. 2021: bubble = (p - 1) / m of the ideal time
+    assert float(step.bubble) == pytest.approx(float(step.compute) * 3 / 16)
+
+
+def test_stage_imbalance_counts_whole_layers_and_the_head(cat):
+    a = from_spec(cat.models["gpt-3-175b"])
+    layer = (a.matmul_params_per_token - a.vocab * a.hidden) / 96
+    head = a.vocab * a.hidden
+    mean = (96 * layer + head) / 16
+    assert float(stage_imbalance(a, np.array(16.0))) == pytest.approx((6 * layer + head) / mean)
+    assert float(stage_imbalance(a, np.array(1.0))) == 1.0
+
+
+def test_h100_faster_than_a100(cat):
+    assert float(_step(cat, "h100-sxm").seconds) < float(_step(cat, "a100-80gb").seconds)
+
+
+def test_decode_is_memory_bound_at_small_batch(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    gpu = cat.gpus["h100-sxm"]
+    speed = decode_speed(a, gpu, "bf16", 2048, 1, 1, 1, cat.defaults)
+    # one token per step: step = (weights + KV read) / (3.35 TB/s x 0.8)
+    kv = 1 * 1024 * 32 * 2 * 32 * 128 * 2
+    step = (a.params * 2 + kv) / (3350e9 * 0.8)
+    assert bool(speed.memory_bound)
+    assert float(speed.tokens_per_s_per_gpu) == pytest.approx(1 / step)
+
+
+def test_moe_decode_reads_only_touched_experts(cat):
+    a = from_spec(cat.models["mixtral-8x7b"])
+    gpu = cat.gpus["h100-sxm"]
+    one = decode_speed(a, gpu, "bf16", 2048, 1, 2, 1, cat.defaults)
+    dense_like = a.params * 2 / 2 / (3350e9 * 0.8)
+    assert float(one.step_seconds) < 0.5 * dense_like  # top-2 of 8 experts per token

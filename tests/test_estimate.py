@@ -1,0 +1,149 @@
+"""The estimator end to end: table-driven requests and the choices it makes."""
+
+import pytest
+
+from estimator.errors import RequestError
+from estimator.estimate import estimate
+from estimator.schema import Request
+
+CASES = [
+    # (request, expectations on the resolved request / memory / compute)
+    (dict(params_b=7, method="qlora"), dict(gpus=1, fits=True, method="qlora", optimizer="paged-adamw8bit")),
+    (dict(params_b=7, method="lora", gpu="rtx-4090"), dict(gpus=1, fits=True)),
+    (dict(model="llama-3-8b", method="full", gpu="a100-80gb"), dict(fits=True, max_gpus=8)),
+    (dict(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096), dict(fits=False)),
+    (
+        dict(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096, offload="cpu"),
+        dict(fits=True, offload="cpu", min_host=1000),
+    ),
+    (dict(model="llama-3-70b", method="qlora", gpu="a100-80gb", gpus=1), dict(fits=True)),
+    (dict(model="llama-3-70b", method="infer", gpu="h100-sxm"), dict(fits=True, gpus=4)),  # 16 x 4k sequences
+    (dict(model="llama-3-70b", method="infer", gpu="h100-sxm", micro_batch=1), dict(fits=True, gpus=2)),
+    (dict(model="deepseek-v3", method="infer", gpu="h100-sxm"), dict(fits=True, gpus=16, precision="fp8")),
+    (
+        dict(model="llama-3-70b", method="infer", gpu="h100-sxm", precision="fp8", micro_batch=4),
+        dict(fits=True, gpus=1),
+    ),
+    (dict(model="llama-3-70b", method="infer", gpu="h100-sxm", precision="fp8"), dict(fits=True, gpus=2)),
+    (dict(model="llama-3.1-405b", method="infer", gpu="h100-sxm", precision="fp8"), dict(fits=True, gpus=8)),
+    (dict(model="deepseek-v3", method="infer", gpu="h200", precision="fp8"), dict(fits=True, gpus=8)),
+    (dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb"), dict(fits=True)),
+    (dict(params_b=175, method="pretrain", train_tokens=300e9, gpu="a100-80gb"), dict(fits=True, min_gpus=512)),
+    (dict(model="qwen2.5-7b", method="dpo", gpu="a100-80gb"), dict(fits=True)),
+    (dict(model="llama-3-8b", method="ppo", gpu="a100-80gb"), dict(fits=True, min_gpus=2)),
+    (dict(model="llama-2-7b", method="full", gpu="v100-32gb"), dict(fits=True, precision="fp16-mixed")),
+]
+
+
+@pytest.mark.parametrize("fields, expect", CASES)
+def test_estimate_table(fields, expect):
+    est = estimate(Request(**fields))
+    r, m = est.resolved, est.memory
+    if "fits" in expect:
+        assert m.fits is expect["fits"], (m.per_gpu_gib, m.capacity_gib)
+    for key in ("gpus", "method", "optimizer", "offload", "precision"):
+        if key in expect:
+            assert getattr(r, key) == expect[key]
+    if "max_gpus" in expect:
+        assert r.gpus <= expect["max_gpus"]
+    if "min_gpus" in expect:
+        assert r.gpus >= expect["min_gpus"]
+    if "min_host" in expect:
+        assert m.host_ram_gib >= expect["min_host"]
+    assert m.per_gpu_gib == pytest.approx(sum(m.breakdown_gib.model_dump().values()))
+    assert est.compute.days > 0 and est.compute.cost_usd > 0
+
+
+def test_unfit_plan_says_how_to_fit():
+    est = estimate(Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096))
+    codes = [w.code for w in est.warnings]
+    assert codes[0] == "does_not_fit"
+    assert "fits_with_offload" in codes and "fits_with_more_gpus" in codes
+
+
+def test_every_default_is_stated():
+    est = estimate(Request(params_b=13))
+    codes = {a.code for a in est.assumptions}
+    assert {
+        "generic_arch",
+        "default_method",
+        "default_gpu",
+        "default_seq",
+        "default_precision",
+        "default_optimizer",
+        "default_global_batch",
+        "tokens_default",
+        "chosen_layout",
+        "mfu_model",
+        "price_default",
+    } <= codes
+
+
+def test_given_values_are_kept():
+    est = estimate(
+        Request(
+            params_b=13,
+            method="full",
+            gpus=4,
+            zero=2,
+            ckpt="selective",
+            micro_batch=2,
+            seq_len=1024,
+            precision="bf16",
+            optimizer="adamw8bit",
+        )
+    )
+    r = est.resolved
+    assert (r.gpus, r.zero, r.ckpt, r.micro_batch, r.seq_len, r.precision, r.optimizer) == (
+        4,
+        2,
+        "selective",
+        2,
+        1024,
+        "bf16",
+        "adamw8bit",
+    )
+    assert "chosen_layout" in {a.code for a in est.assumptions}  # tp was still open
+
+
+def test_deadline_drives_gpu_count():
+    slow = estimate(Request(params_b=7, method="pretrain", train_tokens=1e12, deadline_days=60))
+    fast = estimate(Request(params_b=7, method="pretrain", train_tokens=1e12, deadline_days=7))
+    assert fast.resolved.gpus > slow.resolved.gpus
+    assert fast.compute.days <= 7 and slow.compute.days <= 60
+
+
+def test_tokens_from_samples_and_epochs():
+    est = estimate(Request(params_b=7, method="lora", samples=50_000, epochs=2, seq_len=1024))
+    assert est.compute.train_tokens == 50_000 * 1024 * 2
+
+
+def test_chinchilla_tokens_for_pretraining():
+    est = estimate(Request(model="llama-2-7b", method="pretrain"))
+    assert est.compute.train_tokens == pytest.approx(20 * 6.738e9, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    "fields, code",
+    [
+        (dict(params_b=-5), "bad_model_size"),
+        (dict(params_b=7, gpus=0), "bad_gpus"),
+        (dict(model="llama-2-7b", seq_len=10 * 2**20), "seq_over_context"),
+        (dict(params_b=7, seq_len=10 * 2**20), "seq_over_limit"),
+        (dict(params_b=7, zero=5), "bad_zero"),
+        (dict(params_b=7, mfu=1.5), "bad_mfu"),
+        (dict(params_b=7, gpus=8, tp=3, pp=1), "tp_pp_not_dividing"),
+        (dict(model="llama-2-7b", tp=3), "tp_not_dividing_heads"),
+        (dict(model="llama-2-7b", pp=64), "pp_over_layers"),
+        (dict(params_b=7, gpu="v100-32gb", precision="bf16-mixed"), "no_bf16"),
+        (dict(params_b=7, gpu="a100-80gb", precision="fp8-mixed"), "no_fp8"),
+        (dict(params_b=7, method="infer", precision="bf16-mixed"), "bad_precision"),
+        (dict(params_b=7, zero=0, offload="cpu"), "offload_needs_zero"),
+        (dict(params_b=7, gpus=12, nodes=5), "gpus_nodes_mismatch"),
+        (dict(), "model_missing"),
+    ],
+)
+def test_impossible_requests_name_the_value(fields, code):
+    with pytest.raises(RequestError) as err:
+        estimate(Request(**fields))
+    assert code in [n.code for n in err.value.notes]

@@ -1,0 +1,187 @@
+"""Memory formulas against hand-worked numbers (the arithmetic is in each test)."""
+
+import numpy as np
+import pytest
+
+from estimator.architecture import from_spec, generic
+from estimator.memory import (
+    GIB,
+    NF4_BYTES_PER_PARAM,
+    Job,
+    Layout,
+    Overheads,
+    activation_elems_per_token_layer,
+    kv_bytes_per_token,
+    per_gpu_total,
+    serving_memory,
+    state_bytes,
+    training_memory,
+)
+
+NO_OVERHEAD = Overheads(0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "precision, optimizer, expected",
+    [
+        ("bf16-mixed", "adamw", (2, 2, 12)),  # ZeRO paper: fp16 params + grads, fp32 master + m + v
+        ("fp16-mixed", "adamw", (2, 2, 12)),
+        ("bf16", "adamw", (2, 2, 4)),  # pure bf16: m and v in bf16, no master copy
+        ("fp32", "adamw", (4, 4, 8)),
+        ("bf16-mixed", "adamw8bit", (2, 2, 6)),  # master 4 + two 1-byte states
+        ("bf16-mixed", "sgd", (2, 2, 8)),  # master 4 + momentum 4
+        ("bf16-mixed", "adafactor", (2, 2, 4)),  # master only; factored moments counted separately
+        ("fp8-mixed", "adamw", (3, 2, 12)),  # plus an fp8 copy of each weight
+    ],
+)
+def test_state_bytes(precision, optimizer, expected):
+    assert state_bytes(precision, optimizer) == expected
+
+
+def test_full_finetune_model_states_are_16_bytes_per_param(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    parts = training_memory(Job(a, "full", "bf16-mixed", "adamw", 2048), Layout(1), NO_OVERHEAD)
+    states = parts["weights"] + parts["gradients"] + parts["optimizer"]
+    assert float(states) == pytest.approx(16 * a.params)
+
+
+@pytest.mark.parametrize(
+    "zero, weights, grads, opt",
+    [
+        (0, 1, 1, 1),
+        (1, 1, 1, 1 / 8),
+        (2, 1, 1 / 8, 1 / 8),
+        (3, 1 / 8, 1 / 8, 1 / 8),
+    ],
+)
+def test_zero_stages_shard_what_the_paper_says(cat, zero, weights, grads, opt):
+    a = from_spec(cat.models["llama-2-13b"])
+    job = Job(a, "full", "bf16-mixed", "adamw", 2048)
+    parts = training_memory(job, Layout(8, zero=zero), NO_OVERHEAD)
+    unit = a.largest_unit_params
+    gathered = 2 * unit * 2.0 if zero == 3 else 0.0  # the running and the prefetched unit, 16-bit
+    unit_grads = unit * 2.0 if zero == 3 else 0.0
+    assert float(parts["weights"]) == pytest.approx(2 * a.params * weights + gathered)
+    assert float(parts["gradients"]) == pytest.approx(2 * a.params * grads + unit_grads)
+    assert float(parts["optimizer"]) == pytest.approx(12 * a.params * opt)
+
+
+def test_cpu_offload_moves_optimizer_to_host(cat):
+    a = from_spec(cat.models["llama-3-70b"])
+    job = Job(a, "full", "bf16-mixed", "adamw", 4096)
+    parts = training_memory(job, Layout(8, zero=3, offload=1, ckpt=2), NO_OVERHEAD)
+    assert float(parts["optimizer"]) == 0.0
+    # host keeps fp32 master + m + v (12 B) and fp32 gradients (4 B) for every parameter of the node
+    assert float(parts["host_offload"]) == pytest.approx(16 * a.params, rel=1e-6)
+
+
+def test_qlora_weights_are_nf4_except_embeddings(cat):
+    a = from_spec(cat.models["llama-3.1-8b"])
+    job = Job(a, "qlora", "bf16-mixed", "paged-adamw8bit", 2048, lora_rank=8)
+    parts = training_memory(job, Layout(1, ckpt=2, micro_batch=2), NO_OVERHEAD)
+    norms = 32 * 2 * 4096
+    linear = a.layer_stack_params - norms
+    kept16 = a.params - linear  # embeddings, head, norms
+    dequant = 4096 * 14336 * 2.0  # one MLP matrix in bf16 at a time
+    expected = linear * NF4_BYTES_PER_PARAM + kept16 * 2 + dequant
+    assert float(parts["weights"]) == pytest.approx(expected)
+    assert pytest.approx(0.5159, abs=1e-4) == NF4_BYTES_PER_PARAM  # 4.127 bits
+
+
+def test_lora_adapters_hold_the_training_state(cat):
+    a = from_spec(cat.models["llama-3.1-8b"])
+    parts = training_memory(Job(a, "lora", "bf16-mixed", "adamw", 2048, lora_rank=8), Layout(1), NO_OVERHEAD)
+    assert float(parts["gradients"]) == 0.0 and float(parts["optimizer"]) == 0.0
+    assert float(parts["adapters"]) == pytest.approx(16 * a.lora_params(8))
+
+
+def test_activation_elements_per_layer_llama2_7b(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    h, f = 4096, 11008
+    e = activation_elems_per_token_layer(a)
+    # norm inputs+outputs 4h, q k v o 4h, fp32 LSE 2 x 32 heads, gate/up/product 3f
+    assert e["none"] == 4 * h + 4 * h + 2 * 32 + 3 * f
+    assert e["selective"] == e["none"] - 2 * h - f
+    assert e["full"] == h
+
+
+def test_checkpointing_orders_activation_memory(cat):
+    a = from_spec(cat.models["llama-3-8b"])
+    job = Job(a, "full", "bf16-mixed", "adamw", 4096)
+    acts = training_memory(job, Layout(8, zero=3, ckpt=np.array([0, 1, 2])), NO_OVERHEAD)["activations"]
+    assert acts[0] > acts[1] > acts[2]
+
+
+def test_full_checkpointing_stores_layer_inputs_plus_one_layer(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    job = Job(a, "full", "bf16-mixed", "adamw", 2048)
+    parts = training_memory(job, Layout(1, ckpt=2), NO_OVERHEAD)
+    tokens = 2048
+    inputs = 32 * tokens * 4096 * 2
+    loss = tokens * (32000 * 3 + 4096 * 2)  # bf16 logits + one fp32 chunk, final norm output
+    layer = activation_elems_per_token_layer(a)["none"] * tokens * 2
+    assert float(parts["activations"]) == pytest.approx(inputs + max(loss, layer))
+
+
+def test_pipeline_first_stage_holds_pp_microbatches(cat):
+    a = from_spec(cat.models["llama-2-70b"])
+    job = Job(a, "pretrain", "bf16-mixed", "adamw", 4096)
+    one = training_memory(job, Layout(8, pp=1, ckpt=2, micro_batches=16), NO_OVERHEAD)["activations"]
+    eight = training_memory(job, Layout(8, pp=8, ckpt=2, micro_batches=16), NO_OVERHEAD)["activations"]
+    # 1F1B: first stage keeps 8 micro-batches of L/8 layers = the same L layers' inputs
+    stored = 80 * 4096 * 8192 * 2
+    assert float(one) - float(eight) == pytest.approx(0, abs=0.02 * stored)
+
+
+def test_more_gpus_never_need_more_memory_under_zero3(cat):
+    a = from_spec(cat.models["llama-3-70b"])
+    job = Job(a, "full", "bf16-mixed", "adamw", 4096)
+    gpus = np.array([8, 16, 32, 64, 128])
+    totals = per_gpu_total(training_memory(job, Layout(gpus, zero=3, ckpt=2), NO_OVERHEAD))
+    assert np.all(np.diff(totals) < 0)
+
+
+def test_vllm_kv_cache_13b(cat):
+    # Kwon et al. 2023: 13B (40 layers, hidden 5120, fp16): 2 x 40 x 5120 x 2 B = 800 KiB per token
+    a = generic(13)
+    assert kv_bytes_per_token(a, "bf16") == 2 * 40 * 5120 * 2 == 819_200
+    parts = serving_memory(a, "bf16", 2048, 1, 1, 1, 8192, NO_OVERHEAD)
+    assert float(parts["kv_cache"]) / GIB == pytest.approx(1.5625)
+
+
+def test_serving_tensor_parallel_splits_weights_and_kv(cat):
+    a = from_spec(cat.models["llama-3-70b"])
+    one = serving_memory(a, "bf16", 4096, 8, 1, 1, 8192, NO_OVERHEAD)
+    four = serving_memory(a, "bf16", 4096, 8, 4, 1, 8192, NO_OVERHEAD)
+    assert float(four["weights"]) == pytest.approx(float(one["weights"]) / 4)
+    assert float(four["kv_cache"]) == pytest.approx(float(one["kv_cache"]) / 4)
+
+
+def test_kv_heads_replicate_when_tp_exceeds_them(cat):
+    a = from_spec(cat.models["glm-4-9b"])  # 2 kv heads
+    two = serving_memory(a, "bf16", 4096, 8, 2, 1, 8192, NO_OVERHEAD)["kv_cache"]
+    eight = serving_memory(a, "bf16", 4096, 8, 8, 1, 8192, NO_OVERHEAD)["kv_cache"]
+    assert float(eight) == pytest.approx(float(two))  # each rank still holds one whole kv head
+
+
+def test_int4_weights_quarter_of_bf16(cat):
+    a = from_spec(cat.models["llama-2-70b"])
+    bf16 = serving_memory(a, "bf16", 2048, 1, 1, 1, 8192, NO_OVERHEAD)["weights"]
+    int4 = serving_memory(a, "int4", 2048, 1, 1, 1, 8192, NO_OVERHEAD)["weights"]
+    ends = (a.embed_params + a.head_params + a.final_norm_params) * 2
+    assert float(int4) == pytest.approx(a.layer_stack_params * (0.5 + 4 / 128) + ends)
+    assert float(int4) < 0.3 * float(bf16)
+
+
+def test_overhead_is_context_comm_and_fragmentation(cat):
+    a = from_spec(cat.models["llama-2-7b"])
+    over = Overheads(0.5, 0.5, 0.03)
+    job = Job(a, "full", "bf16-mixed", "adamw", 2048)
+    single = training_memory(job, Layout(1), over)
+    subtotal = sum(
+        float(single[k]) for k in ("weights", "gradients", "optimizer", "activations", "adapters", "kv_cache")
+    )
+    assert float(single["overhead"]) == pytest.approx(0.5 * GIB + 0.03 * subtotal)
+    multi = training_memory(job, Layout(2, zero=1), over)
+    sub2 = sum(float(multi[k]) for k in ("weights", "gradients", "optimizer", "activations", "adapters", "kv_cache"))
+    assert float(multi["overhead"]) == pytest.approx(1.0 * GIB + 0.03 * sub2)

@@ -1,0 +1,45 @@
+"""Every message exists in both languages, and every code the code base emits has a message."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _catalog(lang):
+    return yaml.safe_load((ROOT / "templates" / lang / "messages.yaml").read_text(encoding="utf-8"))
+
+
+def test_both_languages_have_the_same_codes():
+    en, zh = _catalog("en"), _catalog("zh")
+    assert set(en) == set(zh), set(en) ^ set(zh)
+
+
+def test_every_template_exists_in_both_languages():
+    en = {p.name for p in (ROOT / "templates" / "en").iterdir()}
+    zh = {p.name for p in (ROOT / "templates" / "zh").iterdir()}
+    assert en == zh
+
+
+def _emitted_codes():
+    pattern = re.compile(r"""(?:code=|assume\(|warn\(|reject\()["']([a-z_0-9]+)["']""")
+    codes = set()
+    for path in [*ROOT.glob("estimator/*.py"), *ROOT.glob("bot/*.py")]:
+        codes |= set(pattern.findall(path.read_text(encoding="utf-8")))
+    return codes
+
+
+def test_every_emitted_code_has_a_message():
+    codes = _emitted_codes()
+    assert len(codes) > 40
+    missing = codes - set(_catalog("en"))
+    assert not missing, missing
+
+
+def test_chinese_messages_contain_chinese():
+    for code, text in _catalog("zh").items():
+        if code.startswith(("ckpt.", "offload.", "method.")) and not re.search(r"[\u4e00-\u9fff]", text):
+            continue  # labels such as "PPO / RLHF" are the same in both languages
+        assert re.search(r"[\u4e00-\u9fff]", text), code

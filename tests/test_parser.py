@@ -1,0 +1,82 @@
+"""The first parser: key=value tokens, model and size, method, GPU and counts (table-driven)."""
+
+import pytest
+
+from bot.parser import detect_lang, parse, strip_slack_markup
+
+CASES = [
+    ("70b full", dict(params_b=70, method="full")),
+    ("llama-3-70b lora gpu=a100 gpus=2", dict(model="llama-3-70b", method="lora", gpu="a100-80gb", gpus=2)),
+    ("model=qwen2.5-72b method=qlora seq=8k", dict(model="qwen2.5-72b", method="qlora", seq_len=8192)),
+    ("700亿 全参微调 8张H100", dict(params_b=70, method="full", gpu="h100-sxm", gpus=8)),
+    ("2台8卡A800能全参训练70B吗", dict(params_b=70, gpu="a800", gpus=16, nodes=2)),
+    ("我们想用QLoRA微调一个33B的模型", dict(params_b=33, method="qlora")),
+    ("Llama-3.1-70B-Instruct inference on H200", dict(model="llama-3.1-70b", method="infer", gpu="h200")),
+    ("pretrain model=6.7b seq=2048 tokens=1T gpu=a100-80gb", dict(params_b=6.7, method="pretrain", train_tokens=1e12)),
+    ("continued pretraining of qwen2.5-7b", dict(model="qwen2.5-7b", method="continue")),
+    ("增量预训练 7b", dict(params_b=7, method="continue")),
+    ("dpo on mistral 7b", dict(model="mistral-7b", method="dpo")),
+    ("RLHF for llama3 8b", dict(model="llama-3-8b", method="ppo")),
+    ("部署 通义千问72B", dict(model="qwen2.5-72b", method="infer")),
+    ("8x H100 for 70b full fine-tune", dict(params_b=70, gpu="h100-sxm", gpus=8, method="full")),
+    ("zero=fsdp 70b", dict(params_b=70, zero=3)),
+    ("70b budget=5万美元 deadline=2周", dict(params_b=70, budget_usd=50_000, deadline_days=14)),
+    ("70b optim=paged_adamw8bit", dict(params_b=70, optimizer="paged-adamw8bit")),
+    ("７０ｂ　ｆｕｌｌ", dict(params_b=70, method="full")),  # full-width characters
+]
+
+
+@pytest.mark.parametrize("text, expect", CASES)
+def test_parse_table(text, expect):
+    parsed = parse(text)
+    assert not parsed.errors, parsed.errors
+    got = parsed.request.model_dump()
+    for key, value in expect.items():
+        assert got[key] == pytest.approx(value), key
+
+
+def test_key_value_beats_free_text():
+    parsed = parse("llama-3-70b full on 8 H100 model=7b method=lora gpus=2 gpu=a100")
+    r = parsed.request
+    assert (r.model, r.params_b, r.method, r.gpus, r.gpu) == (None, 7, "lora", 2, "a100-80gb")
+
+
+def test_slack_markup_is_stripped():
+    assert strip_slack_markup("<@U123> 70b <https://x.y|the docs> <!here> <#C1|general>").split() == [
+        "70b",
+        "the",
+        "docs",
+    ]
+    parsed = parse("<@U0BOT> 70b full")
+    assert parsed.request.params_b == 70
+
+
+def test_language_detection():
+    assert detect_lang("70b 全参") == "zh" and detect_lang("70b full") == "en"
+    parsed = parse("70b full lang=zh")
+    assert parsed.lang == "zh" and parsed.lang_given
+
+
+def test_currency_assumption_recorded():
+    parsed = parse("7b lora budget=50万人民币")
+    assert parsed.request.budget_usd == pytest.approx(500_000 / 7.2)
+    assert [n.code for n in parsed.notes] == ["currency_converted"]
+
+
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ("70b foo=1", "unknown_key"),
+        ("70b seq=abc", "bad_value"),
+        ("model=gpt-9", "unknown_model"),
+        ("70b gpu=tpu", "unknown_gpu"),
+        ("70b ckpt=sometimes", "bad_value"),
+    ],
+)
+def test_bad_tokens_are_named(text, code):
+    assert code in [e.code for e in parse(text).errors]
+
+
+def test_unknown_model_suggests_close_names():
+    errors = parse("model=llama-3-7b").errors
+    assert errors[0].code == "unknown_model" and errors[0].params["suggestions"]
