@@ -103,3 +103,12 @@ def test_moe_decode_reads_only_touched_experts(cat):
     one = decode_speed(a, gpu, "bf16", 2048, 1, 2, 1, cat.defaults)
     dense_like = a.params * 2 / 2 / (3350e9 * 0.8)
     assert float(one.step_seconds) < 0.5 * dense_like  # top-2 of 8 experts per token
+
+
+@pytest.mark.parametrize("model_id", ["llama-2-7b", "llama-3-70b", "qwen2.5-72b", "gpt-3-175b"])
+def test_six_n_d_sanity_check(cat, model_id):
+    """Kaplan et al. 2020: training costs about 6 FLOPs per parameter per token; attention adds
+    a few percent at 2k context, and untied output heads count in N."""
+    a = from_spec(cat.models[model_id])
+    ratio = token_flops(a, "pretrain", 2048).model / (6 * a.params)
+    assert 0.97 < ratio < 1.12
