@@ -26,8 +26,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gpuplan",
         description="Size GPUs for training, fine-tuning and serving LLMs. / 估算大模型训练、微调和推理所需的 GPU。",
-        epilog="examples: gpuplan \"70b full\"   gpuplan \"llama-3-8b qlora gpu=4090\"\n"
-        "          gpuplan --json \"qwen2.5-72b infer\"   gpuplan \"700亿 全参微调 8张H100\"\n"
+        epilog='examples: gpuplan "70b full"   gpuplan "llama-3-8b qlora gpu=4090"\n'
+        '          gpuplan --json "qwen2.5-72b infer"   gpuplan "700亿 全参微调 8张H100"\n'
         "lists:    gpuplan gpus   gpuplan models",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -61,7 +61,7 @@ KEY_ALIASES = {
 CJK = re.compile(r"[\u4e00-\u9fff]")
 _SLACK_LINK = re.compile(r"<(https?://[^>|]+)(?:\|([^>]*))?>")
 _SLACK_TOKEN = re.compile(r"<[@#!][^>]*>")
-_KEY_VALUE = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_]+)\s*=\s*([^\s,;，；]+)")
+_KEY_VALUE = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_]+)\s*=\s*([^\s=,;，；]+)(?=[\s,;，；]|$)")
 
 
 @dataclass

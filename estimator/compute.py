@@ -12,7 +12,7 @@ import numpy as np
 
 from estimator.architecture import Arch
 from estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token
-from estimator.network import Links, step_comm_seconds, step_traffic
+from estimator.network import Links, exposed_comm, step_comm_seconds, step_traffic
 from estimator.schema import ADAPTER_METHODS
 from knowledge import GPU, Defaults
 
@@ -66,6 +66,21 @@ def hardware_utilisation(gpu: GPU, method: str, precision: str, defaults: Defaul
     return hfu
 
 
+@dataclass(frozen=True)
+class Hardware:
+    """What the time model needs of the GPU types: scalars for one type, (T, 1) arrays for many."""
+
+    peak: np.ndarray | float  # dense 16-bit FLOP/s
+    hfu: np.ndarray | float
+    links: Links
+
+
+def hardware_for(gpus: list[GPU], method: str, precision: str, defaults: Defaults, links: Links) -> Hardware:
+    peak = np.array([[g.peak_16bit_tflops * 1e12] for g in gpus])
+    hfu = np.array([[hardware_utilisation(g, method, precision, defaults)] for g in gpus])
+    return Hardware(peak, hfu, links)
+
+
 def stage_imbalance(a: Arch, pp: np.ndarray) -> np.ndarray:
     """Slowest pipeline stage over the average one: whole layers per stage, plus the output
     head on the last stage (a pipeline runs at the pace of its slowest stage)."""
@@ -90,14 +105,16 @@ class StepTime:
 
 def training_step(
     job: Job,
-    gpu: GPU,
+    hw: Hardware,
     lay: Layout,
     global_batch,
-    links: Links,
     defaults: Defaults,
     mfu_override: float | None = None,
 ) -> StepTime:
-    """Seconds per optimizer step: compute, pipeline bubble, exposed communication, offload."""
+    """Seconds per optimizer step: compute, pipeline bubble, exposed communication, offload.
+
+    Layout arrays have shape (L,); `hw` holds scalars or (T, 1) arrays; results are (T, L).
+    """
     a = job.arch
     gpus, tp, pp = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp))
     ckpt = np.asarray(lay.ckpt)
@@ -105,53 +122,52 @@ def training_step(
     seqs_per_step = np.asarray(global_batch, dtype=float) * (2 if job.method == "dpo" else 1)
     tokens_step = seqs_per_step * job.seq_len
     flops = token_flops(a, job.method, job.seq_len, job.lora_rank)
-    peak = gpu.peak_16bit_tflops * 1e12
 
     model_flops_gpu = tokens_step * flops.model / gpus
     if mfu_override is not None:
-        seconds = model_flops_gpu / (peak * mfu_override)
+        seconds = model_flops_gpu / (hw.peak * mfu_override)
         zero_arr = np.zeros_like(seconds)
         return StepTime(
             seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu_override
         )
 
-    recompute = np.select(
-        [ckpt == 2, ckpt == 1],
-        [tokens_step * flops.forward / gpus, defaults.number("selective_recompute_cost") * model_flops_gpu],
-        0.0,
+    recompute = np.where(
+        ckpt == 2,
+        tokens_step * flops.forward / gpus,
+        np.where(ckpt == 1, defaults.number("selective_recompute_cost") * model_flops_gpu, 0.0),
     )
-    hfu = hardware_utilisation(gpu, job.method, job.precision, defaults)
-    t_compute = (model_flops_gpu + recompute) / (peak * hfu) * stage_imbalance(a, pp)
+    t_compute = (model_flops_gpu + recompute) * stage_imbalance(a, pp) / (hw.peak * hw.hfu)
 
     # 1F1B pipeline bubble: (p-1)/m of the ideal time (Narayanan et al. 2021, Sec. 2.2)
     bubble = t_compute * (pp - 1) / np.maximum(micro_batches, 1)
 
-    trained = job.method not in ADAPTER_METHODS and job.method != "infer"
-    traffic = step_traffic(
-        a,
-        trained,
-        job.seq_len,
-        gpus,
-        tp,
-        pp,
-        lay.zero,
-        ckpt,
-        np.asarray(lay.micro_batch, dtype=float) * (2 if job.method == "dpo" else 1),
-        micro_batches,
-        frozen_gathered=False,
-        grad_bytes=4.0 if job.precision == "fp32" else 2.0,
-    )
-    comm = step_comm_seconds(traffic, links, gpus, tp)
-    # TP and PP transfers sit on the critical path; DP overlaps backward (ZeRO-3 prefetch: all compute)
-    overlap = np.where(np.asarray(lay.zero) >= 3, 1.0, 2.0 / 3.0)
-    dp_exposed = np.maximum(0.0, comm["dp"] - overlap * t_compute)
-    comm_exposed = comm["tp"] + comm["pp"] + dp_exposed
-    comm_total = comm["tp"] + comm["pp"] + comm["dp"]
+    traffic = training_traffic(job, lay)
+    comm = step_comm_seconds(traffic, hw.links, gpus, tp)
+    comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero)
 
     t_offload = offload_seconds(job, lay, defaults)
     seconds = t_compute + bubble + comm_exposed + t_offload
-    mfu = model_flops_gpu / (seconds * peak)
+    mfu = model_flops_gpu / (seconds * hw.peak)
     return StepTime(seconds, t_compute, bubble, comm_exposed, comm_total, t_offload, tokens_step, mfu)
+
+
+def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
+    """Bytes per GPU per step for a training layout (network.step_traffic with the job's figures)."""
+    dpo = 2 if job.method == "dpo" else 1
+    trained = job.method not in ADAPTER_METHODS and job.method != "infer"
+    return step_traffic(
+        job.arch,
+        trained,
+        job.seq_len,
+        lay.gpus,
+        lay.tp,
+        lay.pp,
+        lay.zero,
+        lay.ckpt,
+        np.asarray(lay.micro_batch, dtype=float) * dpo,
+        lay.micro_batches,
+        grad_bytes=4.0 if job.precision == "fp32" else 2.0,
+    )
 
 
 def offload_seconds(job: Job, lay: Layout, defaults: Defaults) -> np.ndarray:
@@ -176,19 +192,27 @@ class ServingSpeed:
     memory_bound: np.ndarray
 
 
-def decode_speed(a: Arch, gpu: GPU, precision: str, seq_len: int, batch, tp, pp, defaults: Defaults) -> ServingSpeed:
-    """Generation throughput ceiling: each decode step streams the weights and the KV cache from HBM (roofline)."""
+def decode_speed_arrays(
+    a: Arch, precision: str, seq_len: int, batch, tp, pp, hbm, peak, defaults: Defaults
+) -> ServingSpeed:
+    """Generation throughput ceiling: each decode step streams the weights and the KV cache from
+    HBM (roofline; Williams et al. 2009), or is bound by matmul throughput at large batches.
+    `hbm` and `peak` are bytes/s and FLOP/s, scalars or (T, 1) arrays for several GPU types."""
     batch = np.asarray(batch, dtype=float)
     gpus = np.asarray(tp, dtype=float) * np.asarray(pp, dtype=float)
-    hbm = gpu.hbm_gb_s * 1e9 * defaults.number("inference", "hbm_efficiency")
+    hbm = np.asarray(hbm, dtype=float) * defaults.number("inference", "hbm_efficiency")
     # MoE: a batch touches each expert with probability 1 - (1 - k/E)^batch
     touched = 1.0 - (1.0 - a.experts_per_token / a.experts) ** batch if a.is_moe else 1.0
     expert_params = a.moe_layers * a.experts * a.expert_params
     weight_bytes = (a.params - expert_params + expert_params * touched) * SERVE_WEIGHT_BYTES[precision]
     kv_read = batch * (seq_len / 2) * kv_bytes_per_token(a, precision)  # average context during generation
     t_memory = (weight_bytes + kv_read) / gpus / hbm
-    serve_peak = (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
     flops = batch * token_flops(a, "infer", seq_len).model
-    t_compute = flops / gpus / (serve_peak * defaults.number("inference", "compute_efficiency"))
+    t_compute = flops / gpus / (np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency"))
     step = np.maximum(t_memory, t_compute)
     return ServingSpeed(batch / step / gpus, step, t_memory >= t_compute)
+
+
+def decode_speed(a: Arch, gpu: GPU, precision: str, seq_len: int, batch, tp, pp, defaults: Defaults) -> ServingSpeed:
+    serve_peak = (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
+    return decode_speed_arrays(a, precision, seq_len, batch, tp, pp, gpu.hbm_gb_s * 1e9, serve_peak, defaults)

@@ -10,16 +10,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator import architecture, compute, memory, network
+from estimator import architecture, compute, io, memory, network, search
 from estimator.architecture import Arch
 from estimator.errors import RequestError
-from estimator.memory import CKPT_CODE, GIB, OFFLOAD_CODE, Job, Layout, Overheads
+from estimator.memory import CKPT_CODE, GIB, Job, Overheads
 from estimator.schema import (
     ADAPTER_METHODS,
     CKPTS,
     OFFLOADS,
     SERVE_PRECISIONS,
     TRAIN_PRECISIONS,
+    Alternative,
     ComputeEstimate,
     Estimate,
     MemoryBreakdown,
@@ -31,7 +32,6 @@ from estimator.schema import (
 from knowledge import GPU, Catalog, catalog
 
 PRETRAINING = ("pretrain", "continue")
-MICRO_BATCHES = (1, 2, 4, 8)
 MAX_PARAMS_B = 100_000  # 100T parameters: beyond any model built so far
 SECONDS_PER_DAY = 86400.0
 
@@ -42,7 +42,7 @@ class _Context:
     req: Request
     arch: Arch
     model_id: str | None
-    gpu: GPU
+    gpu: GPU | None  # the type the user fixed; None lets the search choose
     method: str
     assumptions: list[Note]
     warnings: list[Note]
@@ -121,7 +121,7 @@ def _check_against_model(ctx: _Context, seq: int) -> list[Note]:
         bad.append(Note(code="pp_over_layers", params={"pp": req.pp, "layers": arch.layers, "model": arch.name}))
     if req.lora_rank and req.lora_rank > arch.hidden:
         bad.append(Note(code="lora_rank_too_big", params={"rank": req.lora_rank, "hidden": arch.hidden}))
-    if req.nodes and req.gpus and req.gpus // req.nodes > gpu.gpus_per_node:
+    if gpu and req.nodes and req.gpus and req.gpus // req.nodes > gpu.gpus_per_node:
         bad.append(
             Note(
                 code="too_many_per_node",
@@ -135,10 +135,12 @@ def _check_against_model(ctx: _Context, seq: int) -> list[Note]:
             bad.append(
                 Note(code="bad_precision", params={"value": precision, "method": ctx.method, "allowed": list(allowed)})
             )
-        elif precision.startswith("bf16") and not gpu.supports_bf16:
+        elif gpu and precision.startswith("bf16") and not gpu.supports_bf16:
             bad.append(Note(code="no_bf16", params={"gpu": gpu.name}))
-        elif precision == "fp8-mixed" and not gpu.fp8_tflops:
+        elif gpu and precision == "fp8-mixed" and not gpu.fp8_tflops:
             bad.append(Note(code="no_fp8", params={"gpu": gpu.name}))
+    if req.fabric and req.fabric not in ctx.cat.fabrics:
+        bad.append(Note(code="unknown_fabric", params={"value": req.fabric, "fabrics": list(ctx.cat.fabrics)}))
     if ctx.method != "infer" and req.offload and req.offload != "none":
         needed = 3 if req.offload.endswith("-all") else 1
         if req.zero is not None and req.zero < needed:
@@ -211,66 +213,33 @@ def _overheads(cat: Catalog) -> Overheads:
     )
 
 
-def _gpu_counts(gpu: GPU, max_gpus: int) -> np.ndarray:
-    """1, 2, 4, ... within a node, then whole nodes: 2, 3, 4, 6, 8, 12, 16, 24, ... nodes."""
-    per_node = gpu.gpus_per_node
-    within = [n for n in (1, 2, 4, 8, 16) if n <= per_node] + [per_node]
-    node_counts = {2**k for k in range(1, 13)} | {3 * 2**k for k in range(12)}
-    across = [n * per_node for n in node_counts if n > 1 and n * per_node <= max_gpus]
-    return np.array(sorted(set(within) | set(across)), dtype=float)
+def _candidate_gpus(ctx: _Context) -> list[GPU]:
+    """The fixed GPU type, else every type in stock (in the region, when one is given)."""
+    if ctx.gpu:
+        return [ctx.gpu]
+    region = ctx.req.region
+    types = [g for g in ctx.cat.gpus.values() if ctx.cat.stock(g.id, region)[0] > 0]
+    if not types:
+        raise RequestError([Note(code="no_stock", params={"region": region or ""})])
+    return types
+
+
+def _fabric(ctx: _Context) -> str:
+    return ctx.req.fabric or ctx.cat.default_fabric
+
+
+def _stock_warning(ctx: _Context, gpu: GPU, gpus: int, region: str | None) -> None:
+    stock, where = ctx.cat.stock(gpu.id, region)
+    if gpus > stock:
+        ctx.warn("over_stock", gpus=gpus, gpu=gpu.name, stock=stock, region=where or "")
 
 
 # --- training ------------------------------------------------------------------------------
 
 
-def _training_grid(ctx: _Context, gbs: int) -> dict[str, np.ndarray]:
-    """Every combination of the open layout fields, filtered by the hard constraints."""
-    req, gpu, arch = ctx.req, ctx.gpu, ctx.arch
-    max_gpus = int(ctx.number("limits", "max_gpus"))
-    if req.gpus:
-        gpus = np.array([req.gpus], dtype=float)
-    elif req.nodes:
-        gpus = np.array([req.nodes * gpu.gpus_per_node], dtype=float)
-    else:
-        gpus = _gpu_counts(gpu, max_gpus)
-    tps = [t for t in (1, 2, 4, 8) if t <= gpu.gpus_per_node and arch.heads % t == 0]
-    tp = np.array([req.tp] if req.tp else tps, dtype=float)
-    zeros = np.array([req.zero] if req.zero is not None else [0, 1, 2, 3], dtype=float)
-    ckpts = np.array([CKPT_CODE[req.ckpt]] if req.ckpt else [0, 1, 2], dtype=float)
-    mbss = np.array([req.micro_batch] if req.micro_batch else MICRO_BATCHES, dtype=float)
-    g, t, z, c, m = (x.ravel() for x in np.meshgrid(gpus, tp, zeros, ckpts, mbss, indexing="ij"))
-    pp = np.full_like(g, req.pp or 1)
-    offload = np.full_like(g, OFFLOAD_CODE[req.offload or "none"])
-    dp = g / (t * pp)
-    keep = (g % (t * pp) == 0) & ((dp > 1) | (z == 0))
-    # each optimizer step splits the global batch evenly over replicas and micro-batches
-    even = (gbs % (dp * m) == 0) & (dp * m <= gbs)
-    keep &= even if (even & keep).any() else dp * m <= max(gbs, dp.min() * m.min())
-    if req.zero is None and req.offload and req.offload != "none":
-        keep &= z >= (3 if req.offload.endswith("-all") else 1)
-    if not keep.any():
-        raise RequestError(
-            [Note(code="tp_pp_not_dividing", params={"gpus": req.gpus, "tp": req.tp or 1, "pp": req.pp or 1})]
-        )
-    return {
-        "gpus": g[keep],
-        "tp": t[keep],
-        "pp": pp[keep],
-        "zero": z[keep],
-        "ckpt": c[keep],
-        "offload": offload[keep],
-        "micro_batch": m[keep],
-    }
-
-
-def _estimate_training(ctx: _Context, seq: int) -> Estimate:
-    req, cat, gpu, arch, method = ctx.req, ctx.cat, ctx.gpu, ctx.arch, ctx.method
-    d = cat.defaults
-    precision = req.precision
-    if not precision:
-        key = "train" if gpu.supports_bf16 else "train_no_bf16"
-        precision = str(d.precision[key].value)
-        ctx.assume("default_precision", precision=precision)
+def _training_defaults(ctx: _Context, seq: int) -> tuple[str | None, str, int, int, float]:
+    req, d, method = ctx.req, ctx.cat.defaults, ctx.method
+    precision = req.precision  # None: bf16-mixed, or fp16-mixed on GPUs without bf16 (per type)
     optimizer = req.optimizer or str(d.optimizer["qlora" if method == "qlora" else "default"].value)
     if not req.optimizer:
         ctx.assume("default_optimizer", optimizer=optimizer)
@@ -279,76 +248,87 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
         ctx.assume("default_lora", rank=lora_rank, targets=str(d.lora["targets"].value))
     if req.global_batch:
         gbs = req.global_batch
-    elif method in PRETRAINING:
-        gbs = max(1, round(float(d.global_batch_tokens["pretrain"]) / seq))
-        ctx.assume("default_global_batch", global_batch=gbs, tokens=gbs * seq)
     else:
-        gbs = int(d.global_batch_tokens["finetune_sequences"])
+        gbs = (
+            max(1, round(float(d.global_batch_tokens["pretrain"]) / seq))
+            if method in PRETRAINING
+            else int(d.global_batch_tokens["finetune_sequences"])
+        )
         ctx.assume("default_global_batch", global_batch=gbs, tokens=gbs * seq)
-    tokens = _train_tokens(ctx, seq)
+    return precision, optimizer, lora_rank, gbs, _train_tokens(ctx, seq)
 
-    job = Job(arch, method, precision, optimizer, seq, lora_rank, str(d.lora["targets"].value))
-    over = _overheads(cat)
-    fabric = cat.fabrics[cat.default_fabric]
-    links = network.links_for(gpu, fabric, cat.collective_efficiency)
 
-    if not req.ckpt and (req.tp or req.pp) and (req.tp or 1) * (req.pp or 1) > 1:
-        # Megatron-LM's published 3D-parallel benchmarks recompute every layer (Narayanan et al. 2021)
-        req = req.model_copy(update={"ckpt": "full"})
-        ctx.req = req
-        ctx.assume("megatron_recompute")
-    grid = _training_grid(ctx, gbs)
-    mbs = grid["micro_batch"]
-    dp = grid["gpus"] / (grid["tp"] * grid["pp"])
-    micro_batches = np.maximum(1.0, np.ceil(gbs / (dp * mbs)))
-    layout = Layout(
-        grid["gpus"],
-        grid["tp"],
-        grid["pp"],
-        grid["zero"],
-        grid["offload"],
-        grid["ckpt"],
-        mbs,
-        micro_batches,
-        gpu.gpus_per_node,
+def _fixed_layout(req: Request, per_node: int) -> search.Fixed:
+    gpus = req.gpus or (req.nodes * per_node if req.nodes else None)
+    return search.Fixed(
+        gpus=gpus,
+        tp=req.tp,
+        pp=req.pp,
+        zero=req.zero,
+        offload=req.offload,
+        ckpt=CKPT_CODE[req.ckpt] if req.ckpt else None,
+        micro_batch=req.micro_batch,
     )
-    parts = memory.training_memory(job, layout, over)
-    per_gpu = memory.per_gpu_total(parts)
-    fits = per_gpu <= gpu.memory_gib * GIB
-    gbs_effective = micro_batches * dp * mbs
-    step = compute.training_step(job, gpu, layout, gbs_effective, links, d, req.mfu)
-    tokens_per_s_gpu = step.tokens / step.seconds / grid["gpus"]
-    goodput = ctx.number("goodput")
-    seconds = tokens / (tokens_per_s_gpu * grid["gpus"]) / goodput
-    days = seconds / SECONDS_PER_DAY
-    cost = seconds / 3600 * grid["gpus"] * gpu.price_usd_per_hour
+
+
+def _score(ctx: _Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: int, tokens: float) -> search.Scored:
+    cat = ctx.cat
+    max_gpus = int(ctx.number("limits", "max_gpus"))
+    if fixed.gpus is None:  # never consider more GPUs than any candidate type has in stock
+        max_gpus = min(max_gpus, max(cat.stock(g.id, ctx.req.region)[0] for g in types))
+    per_node = types[0].gpus_per_node
+    grid = search.training_grid(job.arch, job.method, fixed, gbs, per_node, max(per_node, max_gpus))
+    if grid.size == 0:
+        raise RequestError(
+            [Note(code="tp_pp_not_dividing", params={"gpus": fixed.gpus, "tp": fixed.tp or 1, "pp": fixed.pp or 1})]
+        )
+    options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
+    links = network.links_for_types(types, cat.fabrics[_fabric(ctx)], cat.collective_efficiency)
+    hw = compute.hardware_for(types, job.method, job.precision, cat.defaults, links)
+    return search.score_training(
+        job, grid, options, hw, gbs, tokens, _overheads(cat), cat, ctx.req.mfu, explicit_gpus=bool(fixed.gpus)
+    )
+
+
+def _estimate_training(ctx: _Context, seq: int) -> Estimate:
+    req, cat, arch, method = ctx.req, ctx.cat, ctx.arch, ctx.method
+    precision, optimizer, lora_rank, gbs, tokens = _training_defaults(ctx, seq)
+    targets = str(cat.defaults.lora["targets"].value)
+    job = Job(arch, method, precision or "bf16-mixed", optimizer, seq, lora_rank, targets)
+    types = _candidate_gpus(ctx)
+    fixed = _fixed_layout(req, types[0].gpus_per_node)
+    if fixed.ckpt is None and (req.tp or req.pp) and (req.tp or 1) * (req.pp or 1) > 1:
+        # Megatron-LM's published 3D-parallel benchmarks recompute every layer (Narayanan et al. 2021)
+        fixed.ckpt = CKPT_CODE["full"]
+        ctx.assume("megatron_recompute")
+    scored = _score(ctx, job, fixed, types, gbs, tokens)
 
     deadline = req.deadline_days
-    if deadline is None and method in PRETRAINING and not req.gpus and not req.nodes:
+    if deadline is None and method in PRETRAINING and fixed.gpus is None:
         deadline = ctx.number("limits", "pretrain_target_days")
         ctx.assume("pretrain_target", days=deadline)
-    ok = fits.copy()
-    if deadline:
-        ok &= days <= deadline
-    if req.budget_usd:
-        ok &= cost <= req.budget_usd
-    cost_band = np.round(np.log(np.maximum(cost, 1e-9)) / np.log(1.02))  # costs within ~2% tie
-    if ok.any():
-        order = np.lexsort((days, grid["gpus"], cost_band, ~ok))
-    elif fits.any():
-        order = np.lexsort((cost, days, ~fits))
-    else:
-        order = np.lexsort((days, per_gpu))
-    i = int(order[0])
+    objective = req.objective or "cheapest"
+    choice = search.choose(scored, objective, deadline, req.budget_usd, offload_fixed=fixed.offload is not None)
+    t, i = (int(x) for x in np.unravel_index(choice.index, scored.fits.shape))
+    gpu = scored.options.gpus[t]
+    region = scored.options.regions[t]
+    for code, params in choice.shortfalls:
+        ctx.warn(f"short_{code}", **params)
 
-    chosen = {k: grid[k][i] for k in grid}
+    grid = scored.grid
+    chosen_gpus = int(grid.gpus[i])
+    if not precision:
+        precision = "bf16-mixed" if gpu.supports_bf16 else "fp16-mixed"
+        ctx.assume("default_precision", precision=precision)
+    if not req.gpu:
+        ctx.assume("chosen_gpu", gpu=gpu.name, region=region or "", types=len(types))
     open_fields = [
         f
         for f, given in (
-            ("gpus", req.gpus or req.nodes),
+            ("gpus", fixed.gpus),
             ("tp", req.tp),
             ("zero", req.zero is not None),
-            ("ckpt", req.ckpt),
+            ("ckpt", fixed.ckpt is not None),
             ("micro_batch", req.micro_batch),
         )
         if not given
@@ -356,33 +336,93 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
     if open_fields:
         ctx.assume(
             "chosen_layout",
-            gpus=int(chosen["gpus"]),
-            tp=int(chosen["tp"]),
-            zero=int(chosen["zero"]),
-            ckpt=CKPTS[int(chosen["ckpt"])],
-            micro_batch=int(chosen["micro_batch"]),
+            gpus=chosen_gpus,
+            tp=int(grid.tp[i]),
+            zero=int(grid.zero[i]),
+            ckpt=CKPTS[int(grid.ckpt[i])],
+            micro_batch=int(grid.micro_batch[i]),
             fields=open_fields,
+            objective=objective,
         )
-    if deadline and fits[i] and days[i] > deadline:
-        ctx.warn("deadline_missed", days=float(days[i]), deadline=deadline)
-    if req.budget_usd and fits[i] and cost[i] > req.budget_usd:
-        ctx.warn("over_budget", cost=float(cost[i]), budget=req.budget_usd)
-    if gbs_effective[i] != gbs:
-        ctx.warn("global_batch_rounded", asked=gbs, used=int(gbs_effective[i]))
+    if scored.explicit_gpus:
+        _stock_warning(ctx, gpu, chosen_gpus, req.region)
+    micro_batches = float(scored.micro_batches[i])
+    gbs_used = int(micro_batches * grid.dp()[i] * grid.micro_batch[i])
+    if gbs_used != gbs:
+        ctx.warn("global_batch_rounded", asked=gbs, used=gbs_used)
 
-    hfu_note = compute.hardware_utilisation(gpu, method, precision, d)
+    step = scored.step
+    mfu = float(np.broadcast_to(step.mfu, scored.fits.shape)[t, i])
     if req.mfu is None:
-        ctx.assume("mfu_model", mfu=float(step.mfu[i]), hfu=hfu_note, family=gpu.family)
-    ctx.assume("goodput", goodput=goodput)
+        ctx.assume(
+            "mfu_model",
+            mfu=mfu,
+            hfu=compute.hardware_utilisation(gpu, method, precision, cat.defaults),
+            family=gpu.family,
+        )
+    ctx.assume("goodput", goodput=ctx.number("goodput"))
     ctx.assume("activation_conventions", chunks=memory.LOSS_CHUNKS_NOTE)
+    price = float(scored.options.price[t, 0])
+    ctx.assume("price_default", gpu=gpu.name, price=price, region=region or "")
 
-    breakdown = {k: float(parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
-    mem = _memory_estimate(ctx, breakdown, float(per_gpu[i]) / GIB, parts, i, int(chosen["gpus"]))
+    nodes = max(1, math.ceil(chosen_gpus / gpu.gpus_per_node))
+    host_offload = float(scored.parts["host_offload"][i]) / GIB
+    nvme_offload = float(scored.parts["nvme_offload"][i]) / GIB
+    tokens_per_s = float(
+        scored.tokens_per_s_gpu[t, i] if np.ndim(scored.tokens_per_s_gpu) == 2 else scored.tokens_per_s_gpu[i]
+    )
+    data_kind = req.data or io.default_data_kind(method)
+    if not req.data:
+        ctx.assume("default_data", data=data_kind)
+    io_plan = io.training_io(
+        cat,
+        arch,
+        method,
+        precision,
+        optimizer,
+        lora_rank,
+        tokens,
+        req.epochs or 1.0,
+        req.dataset_gb,
+        data_kind,
+        tokens_per_s * chosen_gpus,
+        chosen_gpus,
+        gpu.gpus_per_node,
+        host_offload,
+        nvme_offload,
+    )
+    breakdown = {k: float(scored.parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
+    per_gpu = float(scored.per_gpu[i]) / GIB
+    mem = MemoryEstimate(
+        per_gpu_gib=per_gpu,
+        capacity_gib=gpu.memory_gib,
+        usable_gib=gpu.memory_gib - breakdown["overhead"],
+        fits=per_gpu <= gpu.memory_gib,
+        host_ram_gib=io_plan["host_ram_gib"],
+        nvme_gib=nvme_offload,
+        breakdown_gib=MemoryBreakdown(**breakdown),
+    )
+    typical = ctx.number("offload", "host_ram_per_node_gib")
+    if mem.host_ram_gib > typical:
+        ctx.warn("host_ram_high", host_ram=mem.host_ram_gib, typical=typical)
     if not mem.fits:
-        _suggest_fixes(ctx, job, layout, over, i, gbs)
+        _suggest_fixes(ctx, job, fixed, gpu, gbs, tokens)
 
+    seconds = float(scored.seconds[t, i])
     flops = compute.token_flops(arch, method, seq, lora_rank)
-    nodes = max(1, math.ceil(chosen["gpus"] / gpu.gpus_per_node))
+    comp = ComputeEstimate(
+        total_flops=tokens * flops.model,
+        flops_per_token=flops.model,
+        train_tokens=tokens,
+        mfu=mfu,
+        tokens_per_s_per_gpu=tokens_per_s,
+        step_time_s=float(np.broadcast_to(step.seconds, scored.fits.shape)[t, i]),
+        days=seconds / SECONDS_PER_DAY,
+        gpu_hours=seconds / 3600 * chosen_gpus,
+        cost_usd=float(scored.cost[t, i]),
+        price_usd_per_gpu_hour=price,
+    )
+    net = _network_report(ctx, job, scored, t, i, gpu)
     resolved = Resolved(
         model=ctx.model_id,
         model_name=arch.name,
@@ -390,148 +430,184 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
         active_params_b=arch.active_params / 1e9,
         method=method,
         seq_len=seq,
-        micro_batch=int(mbs[i]),
-        global_batch=int(gbs_effective[i]),
+        micro_batch=int(grid.micro_batch[i]),
+        global_batch=gbs_used,
         train_tokens=tokens,
         precision=precision,
         optimizer=optimizer,
         gpu=gpu.id,
         gpu_name=gpu.name,
-        gpus=int(chosen["gpus"]),
+        gpus=chosen_gpus,
         nodes=nodes,
-        zero=int(chosen["zero"]),
-        offload=OFFLOADS[int(chosen["offload"])],
-        tp=int(chosen["tp"]),
-        pp=int(chosen["pp"]),
-        dp=int(dp[i]),
-        ckpt=CKPTS[int(chosen["ckpt"])],
+        zero=int(grid.zero[i]),
+        offload=OFFLOADS[int(grid.offload[i])],
+        tp=int(grid.tp[i]),
+        pp=int(grid.pp[i]),
+        dp=int(grid.dp()[i]),
+        ckpt=CKPTS[int(grid.ckpt[i])],
         lora_rank=lora_rank if method in ADAPTER_METHODS else None,
         mfu=req.mfu,
         deadline_days=req.deadline_days,
         budget_usd=req.budget_usd,
-        region=req.region,
+        region=region,
+        objective=objective,
+        fabric=net["fabric"] if net else None,
     )
-    comp = ComputeEstimate(
-        total_flops=tokens * flops.model,
-        flops_per_token=flops.model,
-        train_tokens=tokens,
-        mfu=float(step.mfu[i]),
-        tokens_per_s_per_gpu=float(tokens_per_s_gpu[i]),
-        step_time_s=float(step.seconds[i]),
-        days=float(days[i]),
-        gpu_hours=float(seconds[i] / 3600 * grid["gpus"][i]),
-        cost_usd=float(cost[i]),
-        price_usd_per_gpu_hour=gpu.price_usd_per_hour,
-    )
-    return Estimate(resolved=resolved, memory=mem, compute=comp, assumptions=ctx.assumptions, warnings=ctx.warnings)
-
-
-def _memory_estimate(
-    ctx: _Context, breakdown: dict[str, float], per_gpu_gib: float, parts, i: int, gpus: int
-) -> MemoryEstimate:
-    gpu, arch = ctx.gpu, ctx.arch
-    factor = ctx.number("offload", "host_buffer_factor")
-    per_node = min(gpus, gpu.gpus_per_node)
-    loading = arch.params * 2.0 * per_node / gpus / GIB  # this node's share of the 16-bit checkpoint
-    host_ram = float(parts["host_offload"][i]) / GIB * factor + loading
-    nvme = float(parts["nvme_offload"][i]) / GIB
-    typical = ctx.number("offload", "host_ram_per_node_gib")
-    if host_ram > typical:
-        ctx.warn("host_ram_high", host_ram=host_ram, typical=typical)
-    return MemoryEstimate(
-        per_gpu_gib=per_gpu_gib,
-        capacity_gib=gpu.memory_gib,
-        usable_gib=gpu.memory_gib - breakdown["overhead"],
-        fits=per_gpu_gib <= gpu.memory_gib,
-        host_ram_gib=host_ram,
-        nvme_gib=nvme,
-        breakdown_gib=MemoryBreakdown(**breakdown),
+    alts = [_alternative(scored, reason, j) for reason, j in choice.alternatives]
+    return Estimate(
+        resolved=resolved,
+        memory=mem,
+        compute=comp,
+        io=io_plan,
+        network=net,
+        alternatives=alts,
+        candidates=scored.candidates,
+        assumptions=ctx.assumptions,
+        warnings=ctx.warnings,
     )
 
 
-def _suggest_fixes(ctx: _Context, job: Job, layout: Layout, over: Overheads, i: int, gbs: int) -> None:
-    """When the chosen layout does not fit, quantify the two usual ways out."""
-    gpu = ctx.gpu
-    pick = {
-        f: float(np.asarray(getattr(layout, f)).ravel()[i] if np.ndim(getattr(layout, f)) else getattr(layout, f))
-        for f in ("gpus", "tp", "pp", "offload", "micro_batch", "micro_batches")
-    }
+def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
+    t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
+    g = scored.grid
+    gpu = scored.options.gpus[t]
+    return Alternative(
+        reason=reason,
+        gpu=gpu.id,
+        gpu_name=gpu.name,
+        gpus=int(g.gpus[i]),
+        zero=int(g.zero[i]),
+        tp=int(g.tp[i]),
+        pp=int(g.pp[i]),
+        ckpt=CKPTS[int(g.ckpt[i])],
+        offload=OFFLOADS[int(g.offload[i])],
+        micro_batch=int(g.micro_batch[i]),
+        region=scored.options.regions[t],
+        days=float(scored.days[t, i]),
+        cost_usd=float(scored.cost[t, i]),
+        per_gpu_gib=float(scored.per_gpu[i]) / GIB,
+    )
+
+
+def _network_report(ctx: _Context, job: Job, scored: search.Scored, t: int, i: int, gpu: GPU) -> dict:
+    g = scored.grid
+    lay = memory.Layout(
+        g.gpus[i],
+        g.tp[i],
+        g.pp[i],
+        g.zero[i],
+        g.offload[i],
+        g.ckpt[i],
+        g.micro_batch[i],
+        scored.micro_batches[i],
+        gpu.gpus_per_node,
+    )
+    traffic = {k: float(v) for k, v in compute.training_traffic(job, lay).items()}
+    step = scored.step
+    pick = lambda arr: float(np.broadcast_to(arr, scored.fits.shape)[t, i])  # noqa: E731
+    t_compute = pick(step.compute)
+    other = t_compute + pick(step.bubble) + pick(step.offload)
+    fabrics = list(ctx.cat.fabrics.values())
+    if ctx.req.fabric:
+        fabrics = [ctx.cat.fabrics[ctx.req.fabric]]
+    report = network.compare_fabrics(
+        traffic,
+        gpu,
+        fabrics,
+        ctx.cat.collective_efficiency,
+        int(g.gpus[i]),
+        int(g.tp[i]),
+        int(g.zero[i]),
+        t_compute,
+        other,
+    )
+    if report["comm_fraction"] > 0.3:
+        ctx.warn("comm_bound", fraction=report["comm_fraction"], fabric=report["fabric"])
+    return report
+
+
+def _suggest_fixes(ctx: _Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: int, tokens: float) -> None:
+    """When what the user fixed cannot fit, quantify the two usual ways out on the same GPU type."""
     ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
-    if job.method not in ADAPTER_METHODS and pick["offload"] == 0 and pick["gpus"] > 1:
-        trial = Layout(
-            pick["gpus"],
-            pick["tp"],
-            pick["pp"],
-            3,
-            OFFLOAD_CODE["cpu"],
-            CKPT_CODE["full"],
-            pick["micro_batch"],
-            pick["micro_batches"],
-            gpu.gpus_per_node,
+    if job.method not in ADAPTER_METHODS and (fixed.offload in (None, "none")) and fixed.gpus and fixed.gpus > 1:
+        relaxed = search.Fixed(
+            gpus=fixed.gpus,
+            tp=fixed.tp,
+            pp=fixed.pp,
+            zero=3,
+            offload="cpu",
+            ckpt=CKPT_CODE["full"],
+            micro_batch=fixed.micro_batch,
         )
-        parts = memory.training_memory(job, trial, over)
-        need = float(memory.per_gpu_total(parts)) / GIB
-        host = float(parts["host_offload"]) / GIB * ctx.number("offload", "host_buffer_factor")
-        if need <= gpu.memory_gib:
-            ctx.warn("fits_with_offload", per_gpu=need, host_ram=host, gpus=int(pick["gpus"]))
-    counts = _gpu_counts(gpu, int(ctx.number("limits", "max_gpus")))
-    counts = counts[(counts % (pick["tp"] * pick["pp"]) == 0) & (counts > pick["gpus"])]
-    dp = counts / (pick["tp"] * pick["pp"])
-    trial = Layout(
-        counts, pick["tp"], pick["pp"], 3, 0, CKPT_CODE["full"], 1, np.maximum(1, np.ceil(gbs / dp)), gpu.gpus_per_node
-    )
-    need = memory.per_gpu_total(memory.training_memory(job, trial, over)) / GIB
-    enough = counts[need <= gpu.memory_gib]
-    if enough.size:
-        ctx.warn("fits_with_more_gpus", gpus=int(enough[0]), gpu=gpu.name)
+        scored = _score(ctx, job, relaxed, [gpu], gbs, tokens)
+        j = search.best(scored, "cheapest", scored.fits)
+        if j is not None:
+            i = int(np.unravel_index(j, scored.fits.shape)[1])
+            factor = ctx.number("offload", "host_buffer_factor")
+            ctx.warn(
+                "fits_with_offload",
+                per_gpu=float(scored.per_gpu[i]) / GIB,
+                gpus=fixed.gpus,
+                host_ram=float(scored.parts["host_offload"][i]) / GIB * factor,
+            )
+    relaxed = search.Fixed(tp=fixed.tp, pp=fixed.pp, offload="none" if fixed.offload is None else fixed.offload)
+    scored = _score(ctx, job, relaxed, [gpu], gbs, tokens)
+    more = scored.fits & (scored.grid.gpus[None, :] > (fixed.gpus or 0))
+    j = search.best(scored, "fewest", more)
+    if j is not None:
+        i = int(np.unravel_index(j, scored.fits.shape)[1])
+        ctx.warn("fits_with_more_gpus", gpus=int(scored.grid.gpus[i]), gpu=gpu.name)
 
 
 # --- serving -------------------------------------------------------------------------------
 
 
-def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
-    req, cat, gpu, arch = ctx.req, ctx.cat, ctx.gpu, ctx.arch
-    d = cat.defaults
-    published = arch.weights_dtype if arch.weights_dtype != "bf16" else None
-    if published == "fp8" and not (gpu.fp8_tflops or gpu.family.startswith("ampere")):
+def _serving_precision(ctx: _Context, gpu: GPU | None) -> str:
+    published = ctx.arch.weights_dtype if ctx.arch.weights_dtype != "bf16" else None
+    if published == "fp8" and gpu is not None and not (gpu.fp8_tflops or gpu.family.startswith("ampere")):
         published = None  # no FP8 kernels (V100, T4): served upcast to 16-bit
-    precision = req.precision or published or str(d.precision["infer"].value)
+    return ctx.req.precision or published or str(ctx.cat.defaults.precision["infer"].value)
+
+
+def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
+    req, cat, arch = ctx.req, ctx.cat, ctx.arch
+    d = cat.defaults
+    precision = _serving_precision(ctx, ctx.gpu)
     if not req.precision:
         ctx.assume("default_serve_precision", precision=precision)
     batch = req.micro_batch or int(d.micro_batch["infer"])
     if not req.micro_batch:
         ctx.assume("default_concurrency", batch=batch)
-    over = _overheads(cat)
-    per_node = gpu.gpus_per_node
-    tps = [t for t in (1, 2, 4, 8, 16) if t <= per_node and arch.heads % t == 0]
-    tp = np.array([req.tp] if req.tp else tps, dtype=float)
-    pp = np.array([req.pp] if req.pp else list(range(1, 17)), dtype=float)
-    t, p = (x.ravel() for x in np.meshgrid(tp, pp, indexing="ij"))
-    # tensor parallel inside a node; pipeline stages only across nodes (vLLM / TensorRT-LLM practice)
-    keep = (p <= arch.layers) & ((p == 1) | (t == max(tps)) | bool(req.tp))
-    if req.gpus:
-        keep &= (req.gpus % (t * p)) == 0
-    t, p = t[keep], p[keep]
-    if t.size == 0:
+    types = _candidate_gpus(ctx)
+    if precision == "fp8":  # FP8 weights need FP8 tensor cores or Ampere's weight-only kernels
+        types = [g for g in types if g.fp8_tflops or g.family.startswith("ampere")] or types
+    region = _serving_region(ctx)
+    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp)
+    tp, pp = search.serving_grid(arch, fixed)
+    if tp.size == 0:
         raise RequestError(
             [Note(code="tp_pp_not_dividing", params={"gpus": req.gpus, "tp": req.tp or 1, "pp": req.pp or 1})]
         )
-    chunk = int(d.number("inference", "prefill_chunk_tokens"))
-    parts = memory.serving_memory(arch, precision, seq, batch, t, p, chunk, over)
-    per_gpu = memory.per_gpu_total(parts)
-    fits = per_gpu <= gpu.memory_gib * GIB
-    replica = t * p
-    order = np.lexsort((p, replica, ~fits)) if fits.any() else np.lexsort((replica, per_gpu))
-    i = int(order[0])
-    replica_gpus = int(replica[i])
+    options = search.gpu_options(cat, types, region, None)
+    scored = search.score_serving(arch, precision, seq, batch, tp, pp, options, _overheads(cat), cat, fixed)
+    objective = req.objective or "cheapest"
+    flat, met = search.choose_serving(scored, objective)
+    t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
+    gpu = options.gpus[t]
+    where = options.regions[t]
+    replica_gpus = int(tp[i] * pp[i])
     gpus = req.gpus or replica_gpus
+    if not req.gpu:
+        ctx.assume("chosen_gpu", gpu=gpu.name, region=where or "", types=len(types))
     if not (req.gpus or req.tp or req.pp):
-        ctx.assume("serving_layout", tp=int(t[i]), pp=int(p[i]))
+        ctx.assume("serving_layout", tp=int(tp[i]), pp=int(pp[i]))
     if precision in ("int8", "int4", "fp8"):
         ctx.assume("quantized_ends", precision=precision)
+    if not met and scored.fits.any():
+        ctx.warn("short_stock", gpus=replica_gpus, gpu=gpu.name, stock=int(options.stock[t, 0]))
+    _stock_warning(ctx, gpu, gpus, where) if req.gpus else None
 
-    speed = compute.decode_speed(arch, gpu, precision, seq, batch, t[i], p[i], d)
-    tokens_per_s_gpu = float(speed.tokens_per_s_per_gpu)
+    tokens_per_s_gpu = float(scored.tokens_per_s_gpu[t, i])
     if req.train_tokens:
         tokens = req.train_tokens
         seconds = tokens / (tokens_per_s_gpu * gpus)
@@ -539,11 +615,22 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
         seconds = SECONDS_PER_DAY
         tokens = tokens_per_s_gpu * gpus * seconds
         ctx.assume("serving_day")
+    price = float(options.price[t, 0])
+    ctx.assume("price_default", gpu=gpu.name, price=price, region=where or "")
     gpu_hours = seconds / 3600 * gpus
-    cost = gpu_hours * gpu.price_usd_per_hour
     flops = compute.token_flops(arch, "infer", seq)
-    breakdown = {k: float(parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
-    mem = _memory_estimate(ctx, breakdown, float(per_gpu[i]) / GIB, parts, i, replica_gpus)
+    breakdown = {k: float(scored.parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
+    per_gpu = float(scored.per_gpu[i]) / GIB
+    io_plan = io.serving_io(cat, arch, precision, replica_gpus, gpu.gpus_per_node)
+    mem = MemoryEstimate(
+        per_gpu_gib=per_gpu,
+        capacity_gib=gpu.memory_gib,
+        usable_gib=gpu.memory_gib - breakdown["overhead"],
+        fits=per_gpu <= gpu.memory_gib,
+        host_ram_gib=io_plan["host_ram_gib"],
+        nvme_gib=0.0,
+        breakdown_gib=MemoryBreakdown(**breakdown),
+    )
     if not mem.fits:
         ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
     resolved = Resolved(
@@ -561,34 +648,89 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
         gpu=gpu.id,
         gpu_name=gpu.name,
         gpus=gpus,
-        nodes=max(1, math.ceil(gpus / per_node)),
+        nodes=max(1, math.ceil(gpus / gpu.gpus_per_node)),
         zero=0,
         offload="none",
-        tp=int(t[i]),
-        pp=int(p[i]),
+        tp=int(tp[i]),
+        pp=int(pp[i]),
         dp=max(1, gpus // replica_gpus),
         ckpt="none",
         lora_rank=None,
         mfu=req.mfu,
         deadline_days=req.deadline_days,
         budget_usd=req.budget_usd,
-        region=req.region,
+        region=where,
+        objective=objective,
+        fabric=None,
     )
-    peak = gpu.peak_16bit_tflops * 1e12
     comp = ComputeEstimate(
         total_flops=tokens * flops.model,
         flops_per_token=flops.model,
         train_tokens=tokens,
-        mfu=tokens_per_s_gpu * flops.model / peak,
+        mfu=tokens_per_s_gpu * flops.model / (gpu.peak_16bit_tflops * 1e12),
         tokens_per_s_per_gpu=tokens_per_s_gpu,
-        step_time_s=float(speed.step_seconds),
+        step_time_s=float(scored.step_seconds[t, i]),
         days=seconds / SECONDS_PER_DAY,
         gpu_hours=gpu_hours,
-        cost_usd=cost,
-        price_usd_per_gpu_hour=gpu.price_usd_per_hour,
-        cost_per_million_tokens_usd=gpu.price_usd_per_hour / (tokens_per_s_gpu * 3600) * 1e6,
+        cost_usd=gpu_hours * price,
+        price_usd_per_gpu_hour=price,
+        cost_per_million_tokens_usd=price / (tokens_per_s_gpu * 3600) * 1e6,
     )
-    return Estimate(resolved=resolved, memory=mem, compute=comp, assumptions=ctx.assumptions, warnings=ctx.warnings)
+    serving = {
+        "kv_bytes_per_token": memory.kv_bytes_per_token(arch, precision),
+        "kv_cache_gib": breakdown["kv_cache"] * tp[i] * pp[i] if arch.kv_heads >= tp[i] else breakdown["kv_cache"],
+        "weights_gib": breakdown["weights"] * replica_gpus,
+        "concurrency": batch,
+        "context": seq,
+        "replica_gpus": replica_gpus,
+        "tokens_per_s_ceiling": tokens_per_s_gpu * replica_gpus,
+        "tokens_per_s_per_sequence": tokens_per_s_gpu * replica_gpus / batch,
+        "mig": _mig_fit(cat, gpu, per_gpu) if replica_gpus == 1 else None,
+        "region": where,
+        "users": req.users,
+    }
+    return Estimate(
+        resolved=resolved,
+        memory=mem,
+        compute=comp,
+        io=io_plan,
+        serving=serving,
+        candidates=int(scored.fits.size),
+        assumptions=ctx.assumptions,
+        warnings=ctx.warnings,
+    )
+
+
+def _serving_region(ctx: _Context) -> str | None:
+    """The region the user named, else one that serves the users' area (the guide's mapping)."""
+    if ctx.req.region or not ctx.req.users:
+        return ctx.req.region
+    near = [r.id for r in ctx.cat.regions.values() if ctx.req.users in r.serves]
+    if near:
+        ctx.assume("region_for_users", region=near[0], users=ctx.req.users)
+        return near[0]
+    return None
+
+
+MIG_GPUS = ("a100-80gb", "h100-sxm", "h200")
+
+
+def _mig_fit(cat: Catalog, gpu: GPU, need_gib: float) -> dict | None:
+    """The smallest MIG slice that holds one replica: on the chosen GPU, else on A100/H100/H200."""
+    for candidate in [gpu, *(cat.gpus[g] for g in MIG_GPUS if g != gpu.id)]:
+        fitting = [p for p in candidate.mig_profiles if p.memory_gib >= need_gib]
+        if fitting:
+            p = min(fitting, key=lambda p: (p.memory_gib, -p.count))
+            if p.count > 1 or candidate.id != gpu.id:
+                return {
+                    "gpu": candidate.id,
+                    "gpu_name": candidate.name,
+                    "profile": p.name,
+                    "memory_gib": p.memory_gib,
+                    "per_gpu": p.count,
+                }
+            return None
+    return None
 
 
 # --- entry point ---------------------------------------------------------------------------
@@ -612,13 +754,12 @@ def estimate(req: Request, cat: Catalog | None = None) -> Estimate:
     method = req.method or str(cat.defaults.method.value)
     if not req.method:
         assumptions.append(Note(code="default_method", params={"method": method}))
-    gpu_id = req.gpu or str((cat.defaults.gpu_infer if method == "infer" else cat.defaults.gpu).value)
-    if gpu_id not in cat.gpus:
-        raise RequestError([Note(code="unknown_gpu", params={"value": gpu_id, "suggestions": []})])
-    if not req.gpu:
-        assumptions.append(Note(code="default_gpu", params={"gpu": cat.gpus[gpu_id].name}))
-    ctx = _Context(cat, req, arch, model_id, cat.gpus[gpu_id], method, assumptions, [])
-    ctx.assume("price_default", gpu=ctx.gpu.name, price=ctx.gpu.price_usd_per_hour)
+    gpu = None
+    if req.gpu:
+        gpu = cat.gpus.get(req.gpu)
+        if gpu is None:
+            raise RequestError([Note(code="unknown_gpu", params={"value": req.gpu, "suggestions": []})])
+    ctx = _Context(cat, req, arch, model_id, gpu, method, assumptions, [])
     seq = _seq_len(ctx)
     problems = _check_against_model(ctx, seq)
     if problems:

@@ -17,19 +17,28 @@ from knowledge import GPU, Fabric
 
 @dataclass(frozen=True)
 class Links:
-    """Achievable collective bandwidth in bytes/s per GPU, per direction."""
+    """Achievable collective bandwidth in bytes/s per GPU, per direction; scalars or (T, 1) arrays."""
 
-    intra_node: float
-    inter_node: float
-    gpus_per_node: int
+    intra_node: np.ndarray | float
+    inter_node: np.ndarray | float
+    gpus_per_node: np.ndarray | int
+
+
+def intra_node_bandwidth(gpu: GPU, efficiency: float) -> float:
+    # vendor link figures are bidirectional totals; a ring uses one direction at a time
+    return gpu.link_gb_s / 2 * 1e9 * efficiency
 
 
 def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
-    # vendor link figures are bidirectional totals; a ring uses one direction at a time
+    return Links(intra_node_bandwidth(gpu, efficiency), fabric.gb_s * 1e9 * efficiency, gpu.gpus_per_node)
+
+
+def links_for_types(gpus: list[GPU], fabric: Fabric, efficiency: float) -> Links:
+    """The same figures for several GPU types at once, shaped (T, 1) to broadcast over layouts."""
     return Links(
-        intra_node=gpu.link_gb_s / 2 * 1e9 * efficiency,
-        inter_node=fabric.gb_s * 1e9 * efficiency,
-        gpus_per_node=gpu.gpus_per_node,
+        np.array([[intra_node_bandwidth(g, efficiency)] for g in gpus]),
+        np.full((len(gpus), 1), fabric.gb_s * 1e9 * efficiency),
+        np.array([[g.gpus_per_node] for g in gpus], dtype=float),
     )
 
 
@@ -48,7 +57,6 @@ def step_traffic(
     ckpt,
     micro_batch,
     micro_batches,
-    frozen_gathered: bool = False,
     grad_bytes: float = 2.0,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU per optimizer step on each parallel dimension.
@@ -57,7 +65,10 @@ def step_traffic(
     when the forward is recomputed; with sequence parallelism the same volume as reduce-scatter +
     all-gather. dp: gradient all-reduce once per step (ZeRO-1/2 reduce-scatter + all-gather is
     the same volume); ZeRO-3 gathers parameters twice and reduce-scatters gradients on every
-    micro-batch (Rajbhandari et al. 2020, Sec. 7). pp: activations and their gradients between stages.
+    micro-batch (Rajbhandari et al. 2020, Sec. 7); frozen weights (LoRA) are gathered but send no
+    gradients. pp: activations and their gradients between stages. ep (MoE): each token's hidden
+    state goes to its k experts and back, forward and backward (GShard, Lepikhin et al. 2020),
+    with experts spread over the data-parallel ranks.
     """
     gpus, tp, pp, micro_batch, micro_batches = (
         np.asarray(x, dtype=float) for x in (gpus, tp, pp, micro_batch, micro_batches)
@@ -66,28 +77,107 @@ def step_traffic(
     dp = gpus / (tp * pp)
     tokens_mb = micro_batch * seq_len
     params_shard = a.params / (tp * pp)
+    recompute = np.where(ckpt == 2, 1.0, 0.0)
 
-    per_layer_allreduces = 4 + np.where(ckpt == 2, 2, 0)
-    tp_bytes = per_layer_allreduces * 2 * _ring(tp) * tokens_mb * a.hidden * 2.0 * (a.layers / pp) * micro_batches
+    per_layer_allreduces = 4 + 2 * recompute
+    activation = tokens_mb * a.hidden * 2.0
+    tp_bytes = per_layer_allreduces * 2 * _ring(tp) * activation * (a.layers / pp) * micro_batches
 
     gather = 2 * _ring(dp) * params_shard * 2.0 * micro_batches  # forward and backward all-gathers
     scatter = _ring(dp) * params_shard * grad_bytes * micro_batches if trained else 0.0
-    zero3 = gather + scatter
     allreduce = 2 * _ring(dp) * params_shard * grad_bytes if trained else np.zeros_like(dp)
-    dp_bytes = np.where((zero >= 3) | frozen_gathered, zero3, allreduce)
+    dp_bytes = np.where(zero >= 3, gather + scatter, allreduce)
 
-    pp_bytes = np.where(pp > 1, 2 * tokens_mb * a.hidden * 2.0 / tp * micro_batches, 0.0)
-    return {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
+    pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches, 0.0)
+    traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
+    if a.is_moe:
+        ep = np.minimum(dp, a.experts)
+        passes = 2 + recompute  # forward, backward, recomputed forward
+        per_layer = 2 * a.experts_per_token * activation / tp * _ring(ep)  # dispatch and combine
+        traffic["ep"] = per_layer * passes * (a.moe_layers / pp) * micro_batches
+    return traffic
 
 
 def step_comm_seconds(traffic: dict[str, np.ndarray], links: Links, gpus, tp) -> dict[str, np.ndarray]:
     """Seconds per step on each dimension: tp inside a node, dp/pp across nodes when the job spans nodes."""
     gpus, tp = np.asarray(gpus, dtype=float), np.asarray(tp, dtype=float)
-    multi_node = gpus > links.gpus_per_node
-    tp_bw = np.where(tp <= links.gpus_per_node, links.intra_node, links.inter_node)
+    per_node = np.asarray(links.gpus_per_node, dtype=float)
+    multi_node = gpus > per_node
+    tp_bw = np.where(tp <= per_node, links.intra_node, links.inter_node)
     outer_bw = np.where(multi_node, links.inter_node, links.intra_node)
+    seconds = {"tp": traffic["tp"] / tp_bw, "dp": traffic["dp"] / outer_bw, "pp": traffic["pp"] / outer_bw}
+    if "ep" in traffic:
+        seconds["ep"] = traffic["ep"] / outer_bw
+    return seconds
+
+
+def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero) -> tuple[np.ndarray, np.ndarray]:
+    """(exposed, total) communication seconds per step.
+
+    Tensor, pipeline and expert-parallel transfers sit on the critical path; data-parallel
+    traffic overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3 prefetching.
+    """
+    overlap = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
+    dp_exposed = np.maximum(0.0, comm["dp"] - overlap * t_compute)
+    serial = comm["tp"] + comm["pp"] + comm.get("ep", 0.0)
+    return serial + dp_exposed, serial + comm["dp"]
+
+
+FABRIC_SLACK = 1.05  # a fabric is good enough when the step is at most 5% slower than on the best one
+
+
+def compare_fabrics(
+    traffic: dict[str, float],
+    gpu: GPU,
+    fabrics: list[Fabric],
+    efficiency: float,
+    gpus: int,
+    tp: int,
+    zero: int,
+    t_compute: float,
+    other_seconds: float,
+) -> dict:
+    """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
+    the slowest (cheapest) fabric whose step stays within 5% of the best fabric's."""
+    per_step = float(sum(traffic.values()))
+    nodes = -(-gpus // gpu.gpus_per_node)
+    if nodes <= 1:
+        links = links_for(gpu, fabrics[0], efficiency)
+        comm = step_comm_seconds(traffic, links, gpus, tp)
+        exposed, total = exposed_comm(comm, t_compute, zero)
+        step = other_seconds + float(exposed)
+        return {
+            "per_step_gb": per_step / 1e9,
+            "fabric": gpu.link,
+            "single_node": True,
+            "comm_fraction": float(exposed) / step,
+            "comm_total_fraction": float(total) / step,
+            "by_dimension_gb": {k: float(v) / 1e9 for k, v in traffic.items()},
+            "options": [],
+        }
+    links = Links(
+        intra_node_bandwidth(gpu, efficiency),
+        np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
+        gpu.gpus_per_node,
+    )
+    comm = step_comm_seconds(traffic, links, gpus, tp)
+    exposed, total = exposed_comm(comm, t_compute, zero)
+    exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
+    total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
+    steps = other_seconds + exposed
+    best_step = steps.min()
+    good = [i for i in range(len(fabrics)) if steps[i] <= best_step * FABRIC_SLACK]
+    pick = min(good, key=lambda i: (fabrics[i].gb_s, -fabrics.index(fabrics[i])))
+    options = [
+        {"fabric": f.id, "name": f.name, "step_s": float(steps[i]), "comm_fraction": float(exposed[i] / steps[i])}
+        for i, f in enumerate(fabrics)
+    ]
     return {
-        "tp": traffic["tp"] / tp_bw,
-        "dp": traffic["dp"] / outer_bw,
-        "pp": traffic["pp"] / outer_bw,
+        "per_step_gb": per_step / 1e9,
+        "fabric": fabrics[pick].id,
+        "single_node": False,
+        "comm_fraction": float(exposed[pick] / steps[pick]),
+        "comm_total_fraction": float(total[pick] / steps[pick]),
+        "by_dimension_gb": {k: float(v) / 1e9 for k, v in traffic.items()},
+        "options": options,
     }

@@ -17,6 +17,9 @@ Optimizer = Literal["adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor"]
 Offload = Literal["none", "cpu", "nvme", "cpu-all", "nvme-all"]
 Ckpt = Literal["none", "selective", "full"]
 Region = Literal["us", "hk", "sg", "jp", "kr"]
+Objective = Literal["cheapest", "fastest", "fewest"]
+DataKind = Literal["tokens", "text", "image", "video"]
+Area = Literal["na", "eu", "cn", "sea", "nea", "jp", "kr", "in", "oce", "global"]
 Lang = Literal["en", "zh"]
 
 METHODS: tuple[str, ...] = Method.__args__  # type: ignore[attr-defined]
@@ -26,6 +29,9 @@ OPTIMIZERS: tuple[str, ...] = Optimizer.__args__  # type: ignore[attr-defined]
 OFFLOADS: tuple[str, ...] = Offload.__args__  # type: ignore[attr-defined]
 CKPTS: tuple[str, ...] = Ckpt.__args__  # type: ignore[attr-defined]
 REGIONS: tuple[str, ...] = Region.__args__  # type: ignore[attr-defined]
+OBJECTIVES: tuple[str, ...] = Objective.__args__  # type: ignore[attr-defined]
+DATA_KINDS: tuple[str, ...] = DataKind.__args__  # type: ignore[attr-defined]
+AREAS: tuple[str, ...] = Area.__args__  # type: ignore[attr-defined]
 ADAPTER_METHODS = ("lora", "qlora")
 
 
@@ -68,6 +74,10 @@ class Request(BaseModel):
     deadline_days: float | None = None
     budget_usd: float | None = None
     region: Region | None = None
+    objective: Objective | None = None
+    fabric: str | None = None
+    data: DataKind | None = None
+    users: Area | None = None
 
     def given(self) -> set[str]:
         return {k for k, v in self.model_dump().items() if v is not None}
@@ -102,6 +112,8 @@ class Resolved(BaseModel):
     deadline_days: float | None
     budget_usd: float | None
     region: Region | None
+    objective: Objective
+    fabric: str | None
 
 
 class MemoryBreakdown(BaseModel):
@@ -138,10 +150,32 @@ class ComputeEstimate(BaseModel):
     cost_per_million_tokens_usd: float | None = None
 
 
+class Alternative(BaseModel):
+    reason: str  # other_gpu | fewer_gpus_offload | faster | cheaper_slower
+    gpu: str
+    gpu_name: str
+    gpus: int
+    zero: int
+    tp: int
+    pp: int
+    ckpt: Ckpt
+    offload: Offload
+    micro_batch: int
+    region: str | None
+    days: float
+    cost_usd: float
+    per_gpu_gib: float
+
+
 class Estimate(BaseModel):
     resolved: Resolved
     memory: MemoryEstimate
     compute: ComputeEstimate
+    io: dict[str, Any] = Field(default_factory=dict)
+    network: dict[str, Any] | None = None
+    serving: dict[str, Any] | None = None
+    alternatives: list[Alternative] = Field(default_factory=list)
+    candidates: int = 0
     assumptions: list[Note] = Field(default_factory=list)
     warnings: list[Note] = Field(default_factory=list)
 

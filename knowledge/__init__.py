@@ -14,9 +14,34 @@ from importlib import resources
 
 import yaml
 
-from knowledge.schema import GPU, Defaults, Fabric, ModelSpec, NetworkFile, Tier, TierFile
+from knowledge.schema import (
+    GPU,
+    Defaults,
+    Fabric,
+    InventoryFile,
+    ModelSpec,
+    NetworkFile,
+    Region,
+    RegionFile,
+    StorageFile,
+    StorageOption,
+    Tier,
+    TierFile,
+)
 
-__all__ = ["Catalog", "catalog", "normalize_name", "GPU", "ModelSpec", "Tier", "Defaults", "Fabric"]
+__all__ = [
+    "Catalog",
+    "catalog",
+    "normalize_name",
+    "GPU",
+    "ModelSpec",
+    "Tier",
+    "Defaults",
+    "Fabric",
+    "Region",
+    "StorageOption",
+    "StorageFile",
+]
 
 _VENDOR_WORDS = re.compile(r"nvidia|英伟达|geforce|tesla|meta-llama/|meta-|/|instruct|-chat|chat|-hf|-base|-it\b")
 _NOT_ALNUM = re.compile(r"[^0-9a-z\u4e00-\u9fff]+")
@@ -46,6 +71,11 @@ class Catalog:
     fabrics: dict[str, Fabric]
     default_fabric: str
     collective_efficiency: float
+    regions: dict[str, Region]
+    areas: dict[str, dict[str, str]]
+    inventory: dict[str, dict[str, int]]
+    storage: StorageFile
+    region_prices: dict[str, dict[str, float]]
     gpu_index: dict[str, str]
     model_index: dict[str, str]
 
@@ -59,6 +89,20 @@ class Catalog:
 
     def tier_url(self, tier: Tier) -> str:
         return self.tier_base_url + tier.path
+
+    def price(self, gpu_id: str, region: str | None) -> float:
+        """USD per GPU-hour: the deployer's regional price, else the default x the region factor."""
+        if region and gpu_id in self.region_prices.get(region, {}):
+            return self.region_prices[region][gpu_id]
+        factor = self.regions[region].price_factor if region in self.regions else 1.0
+        return self.gpus[gpu_id].price_usd_per_hour * factor
+
+    def stock(self, gpu_id: str, region: str | None) -> tuple[int, str | None]:
+        """GPUs of a type available in a region; with no region, the region holding the most."""
+        if region:
+            return self.inventory.get(region, {}).get(gpu_id, 0), region
+        best = max(self.inventory, key=lambda r: self.inventory[r].get(gpu_id, 0), default=None)
+        return (self.inventory[best].get(gpu_id, 0), best) if best else (0, None)
 
 
 def _index(entries: dict, kind: str) -> dict[str, str]:
@@ -74,31 +118,41 @@ def _index(entries: dict, kind: str) -> dict[str, str]:
     return index
 
 
-def _price_overrides(gpus: dict[str, GPU]) -> dict[str, GPU]:
-    """GPUPLAN_PRICES names a YAML file of `gpu-id: USD per GPU-hour` that replaces the defaults."""
+def _price_overrides(gpus: dict[str, GPU]) -> tuple[dict[str, GPU], dict[str, dict[str, float]]]:
+    """GPUPLAN_PRICES names a YAML file of `gpu-id: USD per GPU-hour` (every region) and/or
+    `region: {gpu-id: USD}` (one region) that replaces the defaults."""
     path = os.environ.get("GPUPLAN_PRICES")
     if not path:
-        return gpus
+        return gpus, {}
     with open(path, encoding="utf-8") as fh:
         table = yaml.safe_load(fh) or {}
     if not isinstance(table, dict):
         raise ValueError(f"GPUPLAN_PRICES file {path} must map GPU ids to prices")
-    updated = dict(gpus)
-    for gpu_id, price in table.items():
+
+    def checked(gpu_id: object, price: object) -> float:
         if gpu_id not in gpus:
             raise ValueError(f"GPUPLAN_PRICES file {path}: unknown GPU id {gpu_id!r}")
-        if not isinstance(price, int | float) or price <= 0:
+        if not isinstance(price, int | float) or isinstance(price, bool) or price <= 0:
             raise ValueError(f"GPUPLAN_PRICES file {path}: price of {gpu_id} must be a positive number")
-        updated[gpu_id] = gpus[gpu_id].model_copy(
-            update={"price_usd_per_hour": float(price), "price_source": f"deployer price list ({path})"}
+        return float(price)
+
+    updated = dict(gpus)
+    regional: dict[str, dict[str, float]] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            regional[str(key)] = {str(g): checked(g, p) for g, p in value.items()}
+            continue
+        price = checked(key, value)
+        updated[key] = gpus[key].model_copy(
+            update={"price_usd_per_hour": price, "price_source": f"deployer price list ({path})"}
         )
-    return updated
+    return updated, regional
 
 
 @functools.cache
 def catalog() -> Catalog:
     """Load and validate every YAML file once per process (deployer overrides from the environment)."""
-    gpus = _price_overrides({g["id"]: GPU(**g) for g in _load("gpus.yaml")["gpus"]})
+    gpus, region_prices = _price_overrides({g["id"]: GPU(**g) for g in _load("gpus.yaml")["gpus"]})
     models = {m["id"]: ModelSpec(**m) for m in _load("models.yaml")["models"]}
     tier_file = TierFile(**_load("tiers.yaml"))
     defaults = Defaults(**_load("defaults.yaml"))
@@ -106,6 +160,16 @@ def catalog() -> Catalog:
     fabrics = {f.id: f for f in network.fabrics}
     if network.default_inter_node not in fabrics:
         raise ValueError(f"default fabric {network.default_inter_node} is not listed")
+    region_file = RegionFile(**_load("regions.yaml"))
+    inventory = InventoryFile(**_load("inventory.yaml")).regions
+    storage = StorageFile(**_load("storage.yaml"))
+    regions = {r.id: r for r in region_file.regions}
+    for region, stock in inventory.items():
+        if region not in regions or set(stock) - set(gpus):
+            raise ValueError(f"inventory region {region} names an unknown region or GPU")
+    for region in region_prices:
+        if region not in regions:
+            raise ValueError(f"GPUPLAN_PRICES names an unknown region {region!r}")
     for tier in tier_file.tiers:
         unknown = set(tier.gpu_ids) - set(gpus)
         if unknown:
@@ -119,6 +183,11 @@ def catalog() -> Catalog:
         fabrics=fabrics,
         default_fabric=network.default_inter_node,
         collective_efficiency=float(network.collective_efficiency.value),
+        regions=regions,
+        areas={k: v.model_dump() for k, v in region_file.areas.items()},
+        inventory=inventory,
+        storage=storage,
+        region_prices=region_prices,
         gpu_index=_index(gpus, "GPU"),
         model_index=_index(models, "model"),
     )

@@ -147,8 +147,6 @@ class PerMethod(_Strict):
 
 class Defaults(_Strict):
     method: Fact
-    gpu: Fact
-    gpu_infer: Fact
     precision: dict[str, Fact]
     optimizer: dict[str, Fact]
     seq_len: PerMethod
@@ -187,3 +185,49 @@ class NetworkFile(_Strict):
     default_inter_node: str
     collective_efficiency: Fact
     fabrics: list[Fabric]
+
+
+class Region(_Strict):
+    id: str
+    name: Bilingual
+    serves: list[str]
+    price_factor: float = Field(gt=0)
+
+
+class RegionFile(_Strict):
+    source: str
+    regions: list[Region]
+    areas: dict[str, Bilingual]
+
+
+class InventoryFile(_Strict):
+    source: str
+    regions: dict[str, dict[str, int]]
+
+
+class StorageOption(_Strict):
+    id: str
+    name: Bilingual
+    read_gb_s: float = Field(gt=0)
+    write_gb_s: float = Field(gt=0)
+    capacity_tb: float = Field(gt=0)
+    note: str
+
+
+class Checkpoints(_Strict):
+    retained: dict[str, int | str]
+    interval_hours: Fact
+
+
+class StorageFile(_Strict):
+    source: str
+    options: list[StorageOption]
+    data: dict[str, Fact | dict[str, Fact]]
+    checkpoints: Checkpoints
+    host: dict[str, Fact]
+
+    def number(self, key: str, sub: str | None = None) -> float:
+        item = self.data[key]
+        if sub is not None:
+            item = item[sub]  # type: ignore[index]
+        return float(item.value)  # type: ignore[union-attr]

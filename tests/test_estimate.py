@@ -67,7 +67,7 @@ def test_every_default_is_stated():
     assert {
         "generic_arch",
         "default_method",
-        "default_gpu",
+        "chosen_gpu",
         "default_seq",
         "default_precision",
         "default_optimizer",

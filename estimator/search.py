@@ -1,0 +1,450 @@
+"""Layout search: every open choice as numpy arrays, with GPU types as a second axis.
+
+The layout grid L (GPU count, tensor and pipeline parallel, ZeRO stage, offload, checkpointing,
+micro-batch) is evaluated once for what does not depend on the GPU type: memory, FLOPs and
+bytes moved. GPU types T add a second axis for capacity, speed, links, price and stock, so one
+pass scores T x L candidates without a Python loop over them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from estimator import compute, memory, network
+from estimator.architecture import Arch
+from estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
+from estimator.schema import ADAPTER_METHODS
+from knowledge import GPU, Catalog
+
+MICRO_BATCHES = (1, 2, 4, 8)
+TENSOR_PARALLEL = (1, 2, 4, 8)
+PIPELINE_PARALLEL = (1, 2, 4, 8, 16)
+PIPELINE_FROM_PARAMS_B = 100  # below this, ZeRO/FSDP plus tensor parallel hold any model we plan for
+COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, then faster
+
+
+def gpu_counts(per_node: int, max_gpus: int) -> np.ndarray:
+    """1, 2, 4, ... within a node, then whole nodes: 2, 3, 4, 6, 8, 12, 16, 24, ... nodes."""
+    within = [n for n in (1, 2, 4, 8, 16) if n <= per_node] + [per_node]
+    node_counts = {2**k for k in range(1, 13)} | {3 * 2**k for k in range(12)}
+    across = [n * per_node for n in node_counts if n > 1 and n * per_node <= max_gpus]
+    return np.array(sorted(set(within) | set(across)), dtype=float)
+
+
+@dataclass
+class Fixed:
+    """Layout fields the user fixed (None = open)."""
+
+    gpus: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    zero: int | None = None
+    offload: str | None = None
+    ckpt: int | None = None
+    micro_batch: int | None = None
+
+
+@dataclass
+class Grid:
+    """The layout axis L: one entry per combination that passes the layout-only constraints."""
+
+    gpus: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    zero: np.ndarray
+    offload: np.ndarray
+    ckpt: np.ndarray
+    micro_batch: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.gpus.size)
+
+    def dp(self) -> np.ndarray:
+        return self.gpus / (self.tp * self.pp)
+
+
+def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int, max_gpus: int) -> Grid:
+    """Every combination of the open layout fields, filtered by the constraints that need no GPU type."""
+    gpus = np.array([fixed.gpus], dtype=float) if fixed.gpus else gpu_counts(per_node, max_gpus)
+    tps = [t for t in TENSOR_PARALLEL if arch.heads % t == 0]
+    pps = [1]
+    if fixed.pp:
+        pps = [fixed.pp]
+    elif arch.params >= PIPELINE_FROM_PARAMS_B * 1e9:
+        pps = [p for p in PIPELINE_PARALLEL if arch.layers % p == 0]
+    adapters = method in ADAPTER_METHODS
+    offloads = [OFFLOAD_CODE[fixed.offload]] if fixed.offload else ([0] if adapters else [0, OFFLOAD_CODE["cpu"]])
+    axes = [
+        gpus,
+        np.array([fixed.tp] if fixed.tp else tps, dtype=float),
+        np.array(pps, dtype=float),
+        np.array([fixed.zero] if fixed.zero is not None else [0, 1, 2, 3], dtype=float),
+        np.array(offloads, dtype=float),
+        np.array([fixed.ckpt] if fixed.ckpt is not None else [0, 1, 2], dtype=float),
+        np.array([fixed.micro_batch] if fixed.micro_batch else MICRO_BATCHES, dtype=float),
+    ]
+    g, t, p, z, o, c, m = (x.ravel() for x in np.meshgrid(*axes, indexing="ij"))
+    dp = g / (t * p)
+    keep = (g % (t * p) == 0) & ((dp > 1) | (z == 0) | (fixed.zero is not None))
+    keep &= (o == 0) | (z >= np.where(o >= 3, 3, 1)) | (fixed.zero is not None)
+    # an optimizer step splits the global batch evenly over replicas and micro-batches
+    even = (gbs % (dp * m) == 0) & (dp * m <= gbs)
+    keep &= even if (even & keep).any() else dp * m <= max(gbs, float((dp * m).min()))
+    return Grid(g[keep], t[keep], p[keep], z[keep], o[keep], c[keep], m[keep])
+
+
+@dataclass
+class GpuOptions:
+    """The GPU-type axis T: figures as (T, 1) columns."""
+
+    gpus: list[GPU]
+    regions: list[str | None]
+    capacity: np.ndarray
+    price: np.ndarray
+    stock: np.ndarray
+    per_node: np.ndarray
+    usable: np.ndarray  # the job's precision runs on this type
+
+    @property
+    def size(self) -> int:
+        return len(self.gpus)
+
+
+def gpu_options(cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None) -> GpuOptions:
+    regions: list[str | None] = []
+    stock, price = [], []
+    for g in gpus:
+        count, where = cat.stock(g.id, region)
+        regions.append(where)
+        stock.append(count)
+        price.append(cat.price(g.id, where))
+    usable = [
+        not ((precision or "").startswith("bf16") and not g.supports_bf16)
+        and not (precision == "fp8-mixed" and not g.fp8_tflops)
+        for g in gpus
+    ]
+    column = lambda values: np.array(values, dtype=float).reshape(-1, 1)  # noqa: E731
+    return GpuOptions(
+        gpus,
+        regions,
+        column([g.memory_gib * GIB for g in gpus]),
+        column(price),
+        column(stock),
+        column([g.gpus_per_node for g in gpus]),
+        column(usable).astype(bool),
+    )
+
+
+@dataclass
+class Scored:
+    """T x L matrices for every candidate, plus the layout-only arrays they came from."""
+
+    grid: Grid
+    options: GpuOptions
+    parts: dict[str, np.ndarray]  # memory per GPU by kind, (L,)
+    per_gpu: np.ndarray  # (L,)
+    fits: np.ndarray  # (T, L)
+    deliverable: np.ndarray  # fits, runs, in stock (T, L)
+    seconds: np.ndarray  # wall-clock of the whole job (T, L)
+    cost: np.ndarray
+    step: compute.StepTime
+    tokens_per_s_gpu: np.ndarray
+    micro_batches: np.ndarray  # (L,)
+    explicit_gpus: bool = False
+
+    @property
+    def days(self) -> np.ndarray:
+        return self.seconds / 86400.0
+
+    @property
+    def candidates(self) -> int:
+        return self.options.size * self.grid.size
+
+    def gpus_matrix(self) -> np.ndarray:
+        return np.broadcast_to(self.grid.gpus, self.fits.shape)
+
+
+def score_training(
+    job: Job,
+    grid: Grid,
+    options: GpuOptions,
+    hw: compute.Hardware,
+    gbs: int,
+    tokens: float,
+    over: Overheads,
+    cat: Catalog,
+    mfu: float | None,
+    explicit_gpus: bool,
+) -> Scored:
+    d = cat.defaults
+    dp = grid.dp()
+    micro_batches = np.maximum(1.0, np.ceil(gbs / (dp * grid.micro_batch)))
+    layout = Layout(grid.gpus, grid.tp, grid.pp, grid.zero, grid.offload, grid.ckpt, grid.micro_batch, micro_batches, 8)
+    parts = memory.training_memory(job, layout, over)
+    per_gpu = memory.per_gpu_total(parts)
+    fits = per_gpu[None, :] <= options.capacity
+    runs = options.usable & (grid.tp[None, :] <= options.per_node)
+    in_stock = (grid.gpus[None, :] <= options.stock) | explicit_gpus
+    gbs_effective = micro_batches * dp * grid.micro_batch
+    step = compute.training_step(job, hw, layout, gbs_effective, d, mfu)
+    tokens_per_s_gpu = step.tokens / step.seconds / grid.gpus
+    seconds = tokens / (tokens_per_s_gpu * grid.gpus) / d.number("goodput")
+    cost = seconds / 3600 * grid.gpus * options.price
+    return Scored(
+        grid,
+        options,
+        parts,
+        per_gpu,
+        fits,
+        fits & runs & in_stock,
+        seconds,
+        cost,
+        step,
+        tokens_per_s_gpu,
+        micro_batches,
+        explicit_gpus,
+    )
+
+
+# --- choosing --------------------------------------------------------------------------------
+
+
+def _rank(scored: Scored, objective: str, allowed: np.ndarray) -> np.ndarray:
+    """Flat candidate indices, best first, for an objective; disallowed candidates sort last."""
+    cost = scored.cost.ravel()
+    days = scored.days.ravel()
+    gpus = scored.gpus_matrix().ravel()
+    banned = ~allowed.ravel()
+    cost_band = np.round(np.log(np.maximum(cost, 1e-9)) / np.log(COST_TIE))
+    day_band = np.round(np.log(np.maximum(days, 1e-9)) / np.log(COST_TIE))
+    if objective == "fastest":
+        keys = (cost, gpus, day_band, banned)
+    elif objective == "fewest":
+        keys = (days, cost_band, gpus, banned)
+    else:
+        keys = (days, gpus, cost_band, banned)
+    return np.lexsort(keys)
+
+
+def best(scored: Scored, objective: str, allowed: np.ndarray) -> int | None:
+    if not allowed.any():
+        return None
+    return int(_rank(scored, objective, allowed)[0])
+
+
+@dataclass
+class Choice:
+    index: int  # flat index into T x L
+    met: bool  # every constraint met
+    shortfalls: list[tuple[str, dict]] = field(default_factory=list)
+    alternatives: list[tuple[str, int]] = field(default_factory=list)
+
+
+def choose(
+    scored: Scored, objective: str, deadline: float | None, budget: float | None, offload_fixed: bool = False
+) -> Choice:
+    """The best candidate for the objective under deadline and budget, or the nearest miss with
+    each unmet constraint and by how much. Offload (slow, hungry for host RAM) is only chosen when
+    the user asked for it; otherwise offloading layouts compete as alternatives."""
+    everything = scored.deliverable
+    ok_deliver = everything if offload_fixed else everything & (scored.grid.offload[None, :] == 0)
+    meets_deadline = scored.days <= deadline if deadline else np.ones_like(ok_deliver)
+    meets_budget = scored.cost <= budget if budget else np.ones_like(ok_deliver)
+    ok = ok_deliver & meets_deadline & meets_budget
+    i = best(scored, objective, ok)
+    if i is not None:
+        extra = everything & meets_deadline & meets_budget
+        return Choice(i, True, alternatives=alternatives(scored, objective, extra, i))
+
+    shortfalls: list[tuple[str, dict]] = []
+    if not ok_deliver.any():
+        fits_somewhere = scored.fits & scored.options.usable & (scored.grid.tp[None, :] <= scored.options.per_node)
+        if not offload_fixed:
+            fits_somewhere &= scored.grid.offload[None, :] == 0
+        if fits_somewhere.any():
+            j = best(scored, "fewest", fits_somewhere)
+            t, layout_i = np.unravel_index(j, scored.fits.shape)
+            shortfalls.append(
+                (
+                    "stock",
+                    {
+                        "gpus": int(scored.grid.gpus[layout_i]),
+                        "gpu": scored.options.gpus[t].name,
+                        "stock": int(scored.options.stock[t, 0]),
+                    },
+                )
+            )
+            return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j))
+        # nothing fits without offload: the layout that needs least memory, offload as alternatives
+        no_offload = np.broadcast_to(scored.grid.offload == 0, scored.fits.shape).ravel() | offload_fixed
+        per_gpu = np.broadcast_to(scored.per_gpu, scored.fits.shape).ravel()
+        j = int(np.lexsort((scored.days.ravel(), per_gpu, ~no_offload))[0])
+        if not everything.any():
+            shortfalls.append(("memory", {}))
+        return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j))
+
+    fastest = best(scored, "fastest", ok_deliver)
+    cheapest = best(scored, "cheapest", ok_deliver)
+    days, cost = scored.days.ravel(), scored.cost.ravel()
+    if deadline and days[fastest] > deadline:
+        shortfalls.append(
+            ("deadline", {"days": float(days[fastest]), "deadline": deadline, "ratio": float(days[fastest] / deadline)})
+        )
+    if budget and cost[cheapest] > budget:
+        shortfalls.append(
+            ("budget", {"cost": float(cost[cheapest]), "budget": budget, "over": float(cost[cheapest] - budget)})
+        )
+    in_time = ok_deliver & meets_deadline
+    in_budget = ok_deliver & meets_budget
+    if not shortfalls and deadline and budget:  # each alone is possible, not both together
+        j = best(scored, "cheapest", in_time)
+        k = best(scored, "fastest", in_budget)
+        shortfalls.append(
+            (
+                "deadline_and_budget",
+                {
+                    "cost_in_time": float(cost[j]),
+                    "budget": budget,
+                    "over": float(cost[j] - budget),
+                    "days_in_budget": float(days[k]),
+                    "deadline": deadline,
+                },
+            )
+        )
+    if in_time.any():
+        pick = best(scored, "cheapest", in_time)
+    elif in_budget.any():
+        pick = best(scored, "fastest", in_budget)
+    else:
+        pick = fastest
+    return Choice(int(pick), False, shortfalls, alternatives(scored, objective, everything, int(pick)))
+
+
+def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: int) -> list[tuple[str, int]]:
+    """Up to three candidates that differ meaningfully from the chosen one."""
+    shape = scored.fits.shape
+    t_chosen, l_chosen = np.unravel_index(chosen, shape)
+    types = np.broadcast_to(np.arange(shape[0])[:, None], shape)
+    gpus = scored.gpus_matrix()
+    offload = np.broadcast_to(scored.grid.offload, shape)
+    days, cost = scored.days, scored.cost
+    picks: list[tuple[str, int]] = []
+    chosen_fits = bool(scored.fits[t_chosen, l_chosen])
+    wanted = [] if chosen_fits else [("with_offload", allowed & (offload > 0), "fewest")]
+    wanted += [
+        ("other_gpu", allowed & (types != t_chosen), objective),
+        ("fewer_gpus_offload", allowed & (gpus < gpus[t_chosen, l_chosen]) & (offload > 0), "cheapest"),
+    ]
+    if objective == "fastest":
+        wanted.append(("cheaper_slower", allowed & (cost <= 0.7 * cost[t_chosen, l_chosen]), "fastest"))
+    else:
+        wanted.append(("faster", allowed & (days <= 0.6 * days[t_chosen, l_chosen]), "cheapest"))
+    seen = {chosen}
+    for reason, mask, goal in wanted:
+        j = best(scored, goal, mask)
+        if j is not None and j not in seen:
+            picks.append((reason, j))
+            seen.add(j)
+    return picks
+
+
+# --- serving -------------------------------------------------------------------------------
+
+
+@dataclass
+class ServingScored:
+    tp: np.ndarray  # (L,)
+    pp: np.ndarray
+    options: GpuOptions
+    parts: dict[str, np.ndarray]
+    per_gpu: np.ndarray
+    fits: np.ndarray  # (T, L)
+    deliverable: np.ndarray
+    tokens_per_s_gpu: np.ndarray  # (T, L)
+    step_seconds: np.ndarray
+    replica_cost: np.ndarray  # USD per hour for one replica (T, L)
+
+
+def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    tps = [t for t in (1, 2, 4, 8, 16) if arch.heads % t == 0]
+    tp = np.array([fixed.tp] if fixed.tp else tps, dtype=float)
+    pp = np.array([fixed.pp] if fixed.pp else list(range(1, max_nodes + 1)), dtype=float)
+    t, p = (x.ravel() for x in np.meshgrid(tp, pp, indexing="ij"))
+    keep = p <= arch.layers
+    if fixed.gpus:
+        keep &= (fixed.gpus % (t * p)) == 0
+    return t[keep], p[keep]
+
+
+def score_serving(
+    arch: Arch,
+    precision: str,
+    seq: int,
+    batch: int,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    options: GpuOptions,
+    over: Overheads,
+    cat: Catalog,
+    fixed: Fixed,
+) -> ServingScored:
+    d = cat.defaults
+    chunk = int(d.number("inference", "prefill_chunk_tokens"))
+    parts = memory.serving_memory(arch, precision, seq, batch, tp, pp, chunk, over)
+    per_gpu = memory.per_gpu_total(parts)
+    fits = per_gpu[None, :] <= options.capacity
+    per_node = options.per_node
+    # tensor parallel inside a node; pipeline stages only across nodes (vLLM / TensorRT-LLM practice)
+    shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))
+    if fixed.tp or fixed.pp:
+        shape_ok = tp[None, :] <= np.maximum(per_node, tp.max())
+    replica = tp * pp
+    in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
+    hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
+    peak = np.array(
+        [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
+    )
+    speed = compute.decode_speed_arrays(arch, precision, seq, batch, tp, pp, hbm, peak, d)
+    deliverable = fits & shape_ok & options.usable & in_stock
+    return ServingScored(
+        tp,
+        pp,
+        options,
+        parts,
+        per_gpu,
+        fits,
+        deliverable,
+        speed.tokens_per_s_per_gpu,
+        speed.step_seconds,
+        replica[None, :] * options.price,
+    )
+
+
+def choose_serving(scored: ServingScored, objective: str, budget_per_hour: float | None = None) -> tuple[int, bool]:
+    """Cheapest replica per hour that fits (ties: fewer pipeline stages, faster), fastest, or fewest GPUs."""
+    allowed = scored.deliverable
+    met = bool(allowed.any())
+    if not met:
+        allowed = scored.fits & scored.options.usable
+        if not allowed.any():
+            per_gpu = np.broadcast_to(scored.per_gpu, scored.fits.shape).ravel()
+            return int(np.argmin(per_gpu)), False
+    banned = ~allowed.ravel()
+    replica = np.broadcast_to(scored.tp * scored.pp, scored.fits.shape).ravel()
+    cost = scored.replica_cost.ravel()
+    speed = -scored.tokens_per_s_gpu.ravel()
+    pp = np.broadcast_to(scored.pp, scored.fits.shape).ravel()
+    if objective == "fastest":
+        order = np.lexsort((cost, speed * replica, banned))
+    elif objective == "fewest":
+        order = np.lexsort((speed, cost, replica, banned))
+    else:
+        order = np.lexsort((speed, pp, np.round(cost, 4), banned))
+    return int(order[0]), met
+
+
+def network_for(gpu: GPU, cat: Catalog, fabric_id: str) -> network.Links:
+    return network.links_for(gpu, cat.fabrics[fabric_id], cat.collective_efficiency)
