@@ -21,6 +21,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "compute": est.compute.model_dump() if est else None,
         "io": plan.io,
         "network": plan.network,
+        "serving": est.serving if est else None,
         "tier": plan.tier,
         "alternatives": plan.alternatives,
         "diagnoses": plan.diagnoses,

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from bot import values
-from estimator.schema import CKPTS, METHODS, OFFLOADS, OPTIMIZERS, REGIONS, Note, Request
+from estimator.schema import AREAS, CKPTS, DATA_KINDS, METHODS, OBJECTIVES, OFFLOADS, OPTIMIZERS, REGIONS, Note, Request
 from knowledge import Catalog, catalog, normalize_name
 
 KEYS = (
@@ -197,6 +197,17 @@ def apply_key_value(key: str, raw: str, cat: Catalog, fields: dict, errors: list
                     )
             case "region":
                 fields["region"] = _enum(raw, REGIONS, key)
+            case "objective":
+                fields["objective"] = _enum(raw, OBJECTIVES, key)
+            case "fabric":
+                fabric = raw.lower()
+                if fabric not in cat.fabrics:
+                    raise ValueError(key)
+                fields["fabric"] = fabric
+            case "data":
+                fields["data"] = _enum(raw, DATA_KINDS, key)
+            case "users":
+                fields["users"] = _enum(raw, AREAS, key)
             case "lang":
                 parsed.lang = _enum(raw, ("en", "zh"), key)
                 parsed.lang_given = True
@@ -253,6 +264,37 @@ METHOD_WORDS: tuple[tuple[str, str], ...] = (
     ),
 )
 _METHOD_RES = tuple((re.compile(p, re.IGNORECASE), m) for p, m in METHOD_WORDS)
+
+
+OBJECTIVE_WORDS = (
+    (r"fastest|as fast as possible|asap|最快|尽快|越快越好", "fastest"),
+    (r"fewest gpus|fewest cards|least gpus|minimum (?:number of )?gpus|最少(?:的)?卡|最少(?:的)?gpu|卡最少", "fewest"),
+    (r"cheapest|lowest cost|least expensive|最便宜|最省钱|成本最低|省钱", "cheapest"),
+)
+REGION_WORDS = (
+    (r"\bin (?:the )?us\b|\bus[- ](?:region|east|west|based)\b|\busa\b|united states|美国|北美", "us"),
+    (r"hong ?kong|香港", "hk"),
+    (r"singapore|新加坡", "sg"),
+    (r"japan|tokyo|日本|东京", "jp"),
+    (r"korea|seoul|韩国|首尔", "kr"),
+)
+USER_WORDS = (
+    (r"north america|北美", "na"),
+    (r"europe|欧洲", "eu"),
+    (r"south-?east asia|东南亚", "sea"),
+    (r"north-?east asia|东北亚", "nea"),
+    (r"mainland china|china|中国大陆|国内", "cn"),
+    (r"india|印度", "in"),
+    (r"global|worldwide|全球", "global"),
+)
+_USERS_CONTEXT = re.compile(r"(?:users?|customers?|用户|客户)", re.IGNORECASE)
+
+
+def _first(patterns: tuple[tuple[str, str], ...], text: str) -> str | None:
+    for pattern, value in patterns:
+        if re.search(pattern, text, re.IGNORECASE):
+            return value
+    return None
 
 
 def find_method(text: str) -> str | None:
@@ -337,6 +379,15 @@ def parse(text: str, cat: Catalog | None = None) -> Parsed:
         fields["gpu"] = gpu_id
     if count_before:
         fields["gpus"] = count_before
+    objective = _first(OBJECTIVE_WORDS, free)
+    if objective:
+        fields["objective"] = objective
+    if _USERS_CONTEXT.search(free):  # "users in South-East Asia", "面向东南亚用户"
+        users = _first(USER_WORDS, free)
+        if users:
+            fields["users"] = users
+    elif (region := _first(REGION_WORDS, free)) is not None:
+        fields["region"] = region
     nodes_of = _NODES_OF.search(free)
     if nodes_of:
         nodes, per_node = values.number(nodes_of.group(1)), values.number(nodes_of.group(2))

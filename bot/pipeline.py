@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.parser import parse
+from estimator.advise import advise
 from estimator.errors import RequestError
-from estimator.estimate import estimate
 from estimator.schema import Note, Plan
 
 
@@ -29,7 +29,6 @@ def answer(text: str, lang: str | None = None) -> Plan:
             intent=parsed.intent, lang=lang, request=request, clarify=[Note(code="need_model")], notes=parsed.notes
         )
     try:
-        result = estimate(request)
+        return advise(request, lang, intent=parsed.intent, notes=parsed.notes)
     except RequestError as exc:
         raise QuestionError(exc.notes, lang) from exc
-    return Plan(intent=parsed.intent, lang=lang, request=request, estimate=result, notes=parsed.notes)

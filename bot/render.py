@@ -14,6 +14,7 @@ import jinja2
 import yaml
 
 from estimator.schema import Note, Plan
+from knowledge import catalog
 
 LANGS = ("en", "zh")
 
@@ -75,6 +76,26 @@ def duration(days: float, lang: str = "en") -> str:
     return f"{_trim(days)} 天" if lang == "zh" else f"{_trim(days)} days"
 
 
+def rate(mb_s: float) -> str:
+    """A data rate given in MB/s, in the unit that keeps it readable."""
+    if mb_s >= 1000:
+        return f"{mb_s / 1000:,.1f} GB/s"
+    if mb_s >= 1:
+        return f"{mb_s:,.1f} MB/s"
+    return f"{mb_s * 1000:,.1f} KB/s"
+
+
+def size(gb: float) -> str:
+    """A size given in GB (10^9 bytes), in the unit that keeps it readable."""
+    if gb >= 1000:
+        return f"{gb / 1000:,.1f} TB"
+    if gb >= 1:
+        return f"{gb:,.1f} GB"
+    if gb >= 1e-3:
+        return f"{gb * 1000:,.1f} MB"
+    return f"{gb * 1e6:,.1f} KB"
+
+
 def bar(used: float, capacity: float, width: int = 20) -> str:
     """A text bar of memory use against capacity; overflow shows as '!'."""
     if capacity <= 0:
@@ -98,7 +119,9 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(human=human, usd=usd, num=num, gib=gib, pct=pct, duration=duration, bar=bar)
+    env.filters.update(
+        human=human, usd=usd, num=num, gib=gib, pct=pct, duration=duration, bar=bar, rate=rate, size=size
+    )
     return env
 
 
@@ -115,7 +138,9 @@ def message(note: Note, lang: str) -> str:
     template = messages(lang).get(note.code)
     if template is None:
         raise KeyError(f"no {lang} message for {note.code}")
-    return template.render(lang=lang, label=lambda k, v: label(k, v, lang), **note.params).strip()
+    return template.render(
+        lang=lang, label=lambda k, v: label(k, v, lang), name=lambda kind, key: name_of(kind, key, lang), **note.params
+    ).strip()
 
 
 def label(kind: str, value: Any, lang: str) -> str:
@@ -124,10 +149,34 @@ def label(kind: str, value: Any, lang: str) -> str:
     return template.render().strip() if template else str(value)
 
 
+def name_of(kind: str, key: str | None, lang: str) -> str:
+    """Display names from the knowledge base: regions, storage options, fabrics, GPUs."""
+    if not key:
+        return ""
+    cat = catalog()
+    if kind == "region" and key in cat.regions:
+        return cat.regions[key].name.model_dump()[lang]
+    if kind == "area" and key in cat.areas:
+        return cat.areas[key][lang]
+    if kind == "storage":
+        for option in cat.storage.options:
+            if option.id == key:
+                return option.name.model_dump()[lang]
+    if kind == "fabric" and key in cat.fabrics:
+        return cat.fabrics[key].name
+    if kind == "gpu" and key in cat.gpus:
+        return cat.gpus[key].name
+    return {"nvlink": "NVLink", "pcie": "PCIe", "infinity-fabric": "Infinity Fabric"}.get(key, key)
+
+
 def render(template: str, lang: str, **context: Any) -> str:
     env = environment()
     return env.get_template(f"{lang}/{template}").render(
-        lang=lang, message=lambda n: message(n, lang), label=lambda k, v: label(k, v, lang), **context
+        lang=lang,
+        message=lambda n: message(n, lang),
+        label=lambda k, v: label(k, v, lang),
+        name=lambda kind, key: name_of(kind, key, lang),
+        **context,
     )
 
 

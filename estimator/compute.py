@@ -193,7 +193,7 @@ class ServingSpeed:
 
 
 def decode_speed_arrays(
-    a: Arch, precision: str, seq_len: int, batch, tp, pp, hbm, peak, defaults: Defaults
+    a: Arch, precision: str, seq_len: int, batch, tp, pp, hbm, peak, defaults: Defaults, comm_seconds=0.0
 ) -> ServingSpeed:
     """Generation throughput ceiling: each decode step streams the weights and the KV cache from
     HBM (roofline; Williams et al. 2009), or is bound by matmul throughput at large batches.
@@ -209,7 +209,8 @@ def decode_speed_arrays(
     t_memory = (weight_bytes + kv_read) / gpus / hbm
     flops = batch * token_flops(a, "infer", seq_len).model
     t_compute = flops / gpus / (np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency"))
-    step = np.maximum(t_memory, t_compute)
+    # tensor-parallel all-reduces and pipeline hops wait on the previous layer: no overlap
+    step = np.maximum(t_memory, t_compute) + comm_seconds
     return ServingSpeed(batch / step / gpus, step, t_memory >= t_compute)
 
 

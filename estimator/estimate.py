@@ -213,15 +213,21 @@ def _overheads(cat: Catalog) -> Overheads:
     )
 
 
-def _candidate_gpus(ctx: _Context) -> list[GPU]:
-    """The fixed GPU type, else every type in stock (in the region, when one is given)."""
+def _candidate_gpus(ctx: _Context, precision: str | None) -> list[GPU]:
+    """The fixed GPU type, else every type in stock (in the region, when one is given) that no
+    other type dominates for this job."""
     if ctx.gpu:
         return [ctx.gpu]
     region = ctx.req.region
     types = [g for g in ctx.cat.gpus.values() if ctx.cat.stock(g.id, region)[0] > 0]
     if not types:
         raise RequestError([Note(code="no_stock", params={"region": region or ""})])
-    return types
+    method = ctx.method
+    speed = {
+        g.id: g.peak_16bit_tflops * compute.hardware_utilisation(g, method, precision or "bf16-mixed", ctx.cat.defaults)
+        for g in types
+    }
+    return search.drop_dominated(ctx.cat, types, region, speed)
 
 
 def _fabric(ctx: _Context) -> str:
@@ -295,7 +301,7 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
     precision, optimizer, lora_rank, gbs, tokens = _training_defaults(ctx, seq)
     targets = str(cat.defaults.lora["targets"].value)
     job = Job(arch, method, precision or "bf16-mixed", optimizer, seq, lora_rank, targets)
-    types = _candidate_gpus(ctx)
+    types = _candidate_gpus(ctx, precision)
     fixed = _fixed_layout(req, types[0].gpus_per_node)
     if fixed.ckpt is None and (req.tp or req.pp) and (req.tp or 1) * (req.pp or 1) > 1:
         # Megatron-LM's published 3D-parallel benchmarks recompute every layer (Narayanan et al. 2021)
@@ -406,7 +412,7 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
     if mem.host_ram_gib > typical:
         ctx.warn("host_ram_high", host_ram=mem.host_ram_gib, typical=typical)
     if not mem.fits:
-        _suggest_fixes(ctx, job, fixed, gpu, gbs, tokens)
+        _suggest_fixes(ctx, job, fixed, gpu, gbs)
 
     seconds = float(scored.seconds[t, i])
     flops = compute.token_flops(arch, method, seq, lora_rank)
@@ -526,9 +532,12 @@ def _network_report(ctx: _Context, job: Job, scored: search.Scored, t: int, i: i
     return report
 
 
-def _suggest_fixes(ctx: _Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: int, tokens: float) -> None:
-    """When what the user fixed cannot fit, quantify the two usual ways out on the same GPU type."""
+def _suggest_fixes(ctx: _Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: int) -> None:
+    """When what the user fixed cannot fit, quantify the two usual ways out on the same GPU type:
+    offload on the same GPUs, or more GPUs. Only memory decides these, so only memory is evaluated."""
     ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
+    over = _overheads(ctx.cat)
+    capacity = gpu.memory_gib * GIB
     if job.method not in ADAPTER_METHODS and (fixed.offload in (None, "none")) and fixed.gpus and fixed.gpus > 1:
         relaxed = search.Fixed(
             gpus=fixed.gpus,
@@ -537,26 +546,34 @@ def _suggest_fixes(ctx: _Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: 
             zero=3,
             offload="cpu",
             ckpt=CKPT_CODE["full"],
-            micro_batch=fixed.micro_batch,
+            micro_batch=fixed.micro_batch or 1,
         )
-        scored = _score(ctx, job, relaxed, [gpu], gbs, tokens)
-        j = search.best(scored, "cheapest", scored.fits)
-        if j is not None:
-            i = int(np.unravel_index(j, scored.fits.shape)[1])
+        grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus)
+        parts = memory.training_memory(job, search.layout_of(grid, gbs), over)
+        need = memory.per_gpu_total(parts)
+        if grid.size and (need <= capacity).any():
+            i = int(np.argmin(np.where(need <= capacity, need, np.inf)))
             factor = ctx.number("offload", "host_buffer_factor")
             ctx.warn(
                 "fits_with_offload",
-                per_gpu=float(scored.per_gpu[i]) / GIB,
+                per_gpu=float(need[i]) / GIB,
                 gpus=fixed.gpus,
-                host_ram=float(scored.parts["host_offload"][i]) / GIB * factor,
+                host_ram=float(parts["host_offload"][i]) / GIB * factor,
             )
-    relaxed = search.Fixed(tp=fixed.tp, pp=fixed.pp, offload="none" if fixed.offload is None else fixed.offload)
-    scored = _score(ctx, job, relaxed, [gpu], gbs, tokens)
-    more = scored.fits & (scored.grid.gpus[None, :] > (fixed.gpus or 0))
-    j = search.best(scored, "fewest", more)
-    if j is not None:
-        i = int(np.unravel_index(j, scored.fits.shape)[1])
-        ctx.warn("fits_with_more_gpus", gpus=int(scored.grid.gpus[i]), gpu=gpu.name)
+    relaxed = search.Fixed(
+        tp=fixed.tp,
+        pp=fixed.pp,
+        zero=3,
+        offload="none" if fixed.offload is None else fixed.offload,
+        ckpt=CKPT_CODE["full"],
+        micro_batch=1,
+    )
+    max_gpus = int(ctx.number("limits", "max_gpus"))
+    grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus)
+    need = memory.per_gpu_total(memory.training_memory(job, search.layout_of(grid, gbs), over))
+    more = (need <= capacity) & (grid.gpus > (fixed.gpus or 0))
+    if more.any():
+        ctx.warn("fits_with_more_gpus", gpus=int(grid.gpus[more].min()), gpu=gpu.name)
 
 
 # --- serving -------------------------------------------------------------------------------
@@ -578,7 +595,7 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
     batch = req.micro_batch or int(d.micro_batch["infer"])
     if not req.micro_batch:
         ctx.assume("default_concurrency", batch=batch)
-    types = _candidate_gpus(ctx)
+    types = _candidate_gpus(ctx, None)
     if precision == "fp8":  # FP8 weights need FP8 tensor cores or Ampere's weight-only kernels
         types = [g for g in types if g.fp8_tflops or g.family.startswith("ampere")] or types
     region = _serving_region(ctx)
@@ -591,7 +608,8 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
     options = search.gpu_options(cat, types, region, None)
     scored = search.score_serving(arch, precision, seq, batch, tp, pp, options, _overheads(cat), cat, fixed)
     objective = req.objective or "cheapest"
-    flat, met = search.choose_serving(scored, objective)
+    min_speed = d.number("inference", "min_tokens_per_s_per_sequence")
+    flat, met, interactive = search.choose_serving(scored, objective, batch, min_speed)
     t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
     gpu = options.gpus[t]
     where = options.regions[t]
@@ -603,6 +621,8 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
         ctx.assume("serving_layout", tp=int(tp[i]), pp=int(pp[i]))
     if precision in ("int8", "int4", "fp8"):
         ctx.assume("quantized_ends", precision=precision)
+    if not interactive:
+        ctx.warn("slow_serving", speed=float(scored.tokens_per_s_gpu[t, i]) * replica_gpus / batch, minimum=min_speed)
     if not met and scored.fits.any():
         ctx.warn("short_stock", gpus=replica_gpus, gpu=gpu.name, stock=int(options.stock[t, 0]))
     _stock_warning(ctx, gpu, gpus, where) if req.gpus else None
@@ -689,16 +709,38 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
         "region": where,
         "users": req.users,
     }
+    net = _serving_network(ctx, gpu, batch, int(tp[i]), int(pp[i]), float(scored.step_seconds[t, i]))
     return Estimate(
         resolved=resolved,
         memory=mem,
         compute=comp,
         io=io_plan,
+        network=net,
         serving=serving,
         candidates=int(scored.fits.size),
         assumptions=ctx.assumptions,
         warnings=ctx.warnings,
     )
+
+
+def _serving_network(ctx: _Context, gpu: GPU, batch: int, tp: int, pp: int, step_s: float) -> dict:
+    """Bytes per decode step: two tensor-parallel all-reduces per layer (Megatron-LM) inside a node,
+    one hidden-state hop per pipeline boundary between nodes."""
+    a = ctx.arch
+    hidden_bytes = batch * a.hidden * 2.0
+    tp_bytes = 2 * a.layers / pp * 2 * (tp - 1) / tp * hidden_bytes if tp > 1 else 0.0
+    pp_bytes = (pp - 1) * hidden_bytes / pp
+    intra = network.intra_node_bandwidth(gpu, ctx.cat.collective_efficiency)
+    fabric = ctx.cat.fabrics[_fabric(ctx)]
+    seconds = tp_bytes / intra + pp_bytes / (fabric.gb_s * 1e9 * ctx.cat.collective_efficiency)
+    return {
+        "per_step_gb": (tp_bytes + pp_bytes) / 1e9,
+        "fabric": fabric.id if pp > 1 else gpu.link,
+        "single_node": pp == 1,
+        "comm_fraction": seconds / (step_s + seconds) if step_s > 0 else 0.0,
+        "by_dimension_gb": {"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9},
+        "options": [],
+    }
 
 
 def _serving_region(ctx: _Context) -> str | None:

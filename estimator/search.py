@@ -8,6 +8,7 @@ pass scores T x L candidates without a Python loop over them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +47,15 @@ class Fixed:
     micro_batch: int | None = None
 
 
+@functools.lru_cache(maxsize=128)
+def _product(axes: tuple[tuple[float, ...], ...]) -> tuple[np.ndarray, ...]:
+    """Every combination of the axis values, one flat array per axis (read-only, shared)."""
+    arrays = tuple(x.ravel() for x in np.meshgrid(*(np.array(a, dtype=float) for a in axes), indexing="ij"))
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
 @dataclass
 class Grid:
     """The layout axis L: one entry per combination that passes the layout-only constraints."""
@@ -64,6 +74,17 @@ class Grid:
 
     def dp(self) -> np.ndarray:
         return self.gpus / (self.tp * self.pp)
+
+    def subset(self, keep: np.ndarray) -> Grid:
+        return Grid(
+            self.gpus[keep],
+            self.tp[keep],
+            self.pp[keep],
+            self.zero[keep],
+            self.offload[keep],
+            self.ckpt[keep],
+            self.micro_batch[keep],
+        )
 
 
 def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int, max_gpus: int) -> Grid:
@@ -86,7 +107,7 @@ def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int
         np.array([fixed.ckpt] if fixed.ckpt is not None else [0, 1, 2], dtype=float),
         np.array([fixed.micro_batch] if fixed.micro_batch else MICRO_BATCHES, dtype=float),
     ]
-    g, t, p, z, o, c, m = (x.ravel() for x in np.meshgrid(*axes, indexing="ij"))
+    g, t, p, z, o, c, m = _product(tuple(tuple(a.tolist()) for a in axes))
     dp = g / (t * p)
     keep = (g % (t * p) == 0) & ((dp > 1) | (z == 0) | (fixed.zero is not None))
     keep &= (o == 0) | (z >= np.where(o >= 3, 3, 1)) | (fixed.zero is not None)
@@ -111,6 +132,30 @@ class GpuOptions:
     @property
     def size(self) -> int:
         return len(self.gpus)
+
+
+def drop_dominated(cat: Catalog, gpus: list[GPU], region: str | None, speed: dict[str, float]) -> list[GPU]:
+    """Remove GPU types another candidate beats or equals on every count: memory, sustained speed,
+    interconnect, HBM bandwidth and stock, at no higher price (same node size). A dominated type
+    can never win, or be a useful alternative, under any objective, so this pruning is exact."""
+    rows = np.array(
+        [
+            (
+                g.memory_gib,
+                speed[g.id],
+                g.link_gb_s,
+                g.hbm_gb_s,
+                cat.stock(g.id, region)[0],
+                -cat.price(g.id, cat.stock(g.id, region)[1]),
+            )
+            for g in gpus
+        ]
+    )
+    node = np.array([g.gpus_per_node for g in gpus])
+    at_least = (rows[:, None, :] >= rows[None, :, :]).all(axis=2)  # [j, i]: j >= i everywhere
+    better = (rows[:, None, :] > rows[None, :, :]).any(axis=2)
+    dominated = (at_least & better & (node[:, None] == node[None, :])).any(axis=0)
+    return [g for g, out in zip(gpus, dominated, strict=True) if not out]
 
 
 def gpu_options(cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None) -> GpuOptions:
@@ -166,6 +211,23 @@ class Scored:
     def gpus_matrix(self) -> np.ndarray:
         return np.broadcast_to(self.grid.gpus, self.fits.shape)
 
+    @functools.cached_property
+    def flat(self) -> dict[str, np.ndarray]:
+        """Per-candidate arrays in flat (T x L) order, built once for ranking and alternatives."""
+        shape = self.fits.shape
+        return {
+            "cost": self.cost.ravel(),
+            "days": self.days.ravel(),
+            "gpus": np.broadcast_to(self.grid.gpus, shape).ravel(),
+            "offload": np.broadcast_to(self.grid.offload, shape).ravel(),
+            "type": np.broadcast_to(np.arange(shape[0])[:, None], shape).ravel(),
+        }
+
+
+def layout_of(grid: Grid, gbs: int) -> Layout:
+    micro_batches = np.maximum(1.0, np.ceil(gbs / (grid.dp() * grid.micro_batch)))
+    return Layout(grid.gpus, grid.tp, grid.pp, grid.zero, grid.offload, grid.ckpt, grid.micro_batch, micro_batches, 8)
+
 
 def score_training(
     job: Job,
@@ -178,13 +240,23 @@ def score_training(
     cat: Catalog,
     mfu: float | None,
     explicit_gpus: bool,
+    prune: bool = True,
 ) -> Scored:
     d = cat.defaults
-    dp = grid.dp()
-    micro_batches = np.maximum(1.0, np.ceil(gbs / (dp * grid.micro_batch)))
-    layout = Layout(grid.gpus, grid.tp, grid.pp, grid.zero, grid.offload, grid.ckpt, grid.micro_batch, micro_batches, 8)
+    layout = layout_of(grid, gbs)
     parts = memory.training_memory(job, layout, over)
     per_gpu = memory.per_gpu_total(parts)
+    viable = per_gpu <= options.capacity.max()
+    plain = grid.offload == 0
+    if plain.any() and not (viable & plain).any():  # keep the least-memory plain layout for the report
+        viable[np.flatnonzero(plain)[np.argmin(per_gpu[plain])]] = True
+    if prune and viable.any() and not viable.all():  # layouts no candidate GPU can hold need no more work
+        grid = grid.subset(viable)
+        parts = {k: v[viable] for k, v in parts.items()}
+        per_gpu = per_gpu[viable]
+        layout = layout_of(grid, gbs)
+    dp = grid.dp()
+    micro_batches = np.asarray(layout.micro_batches)
     fits = per_gpu[None, :] <= options.capacity
     runs = options.usable & (grid.tp[None, :] <= options.per_node)
     in_stock = (grid.gpus[None, :] <= options.stock) | explicit_gpus
@@ -212,27 +284,36 @@ def score_training(
 # --- choosing --------------------------------------------------------------------------------
 
 
-def _rank(scored: Scored, objective: str, allowed: np.ndarray) -> np.ndarray:
-    """Flat candidate indices, best first, for an objective; disallowed candidates sort last."""
-    cost = scored.cost.ravel()
-    days = scored.days.ravel()
-    gpus = scored.gpus_matrix().ravel()
-    banned = ~allowed.ravel()
-    cost_band = np.round(np.log(np.maximum(cost, 1e-9)) / np.log(COST_TIE))
-    day_band = np.round(np.log(np.maximum(days, 1e-9)) / np.log(COST_TIE))
-    if objective == "fastest":
-        keys = (cost, gpus, day_band, banned)
-    elif objective == "fewest":
-        keys = (days, cost_band, gpus, banned)
-    else:
-        keys = (days, gpus, cost_band, banned)
-    return np.lexsort(keys)
+def _band(values: np.ndarray) -> np.ndarray:
+    """Values within COST_TIE of each other land in the same integer band."""
+    return np.round(np.log(np.maximum(values, 1e-9)) / np.log(COST_TIE))
+
+
+def ranking_keys(scored: Scored, objective: str) -> tuple[np.ndarray, ...]:
+    """Flattened sort keys, most significant first, cached per search."""
+    cache = scored.__dict__.setdefault("_keys", {})
+    if objective not in cache:
+        f = scored.flat
+        if objective == "fastest":
+            cache[objective] = (_band(f["days"]), f["gpus"], f["cost"])
+        elif objective == "fewest":
+            cache[objective] = (f["gpus"], _band(f["cost"]), f["days"])
+        else:
+            cache[objective] = (_band(f["cost"]), f["gpus"], f["days"])
+    return cache[objective]
 
 
 def best(scored: Scored, objective: str, allowed: np.ndarray) -> int | None:
-    if not allowed.any():
+    """The allowed candidate that sorts first for the objective (a lexicographic argmin, O(n))."""
+    idx = np.flatnonzero(allowed.ravel())
+    if idx.size == 0:
         return None
-    return int(_rank(scored, objective, allowed)[0])
+    for key in ranking_keys(scored, objective):
+        values = key[idx]
+        idx = idx[values == values.min()]
+        if idx.size == 1:
+            break
+    return int(idx[0])
 
 
 @dataclass
@@ -288,7 +369,7 @@ def choose(
 
     fastest = best(scored, "fastest", ok_deliver)
     cheapest = best(scored, "cheapest", ok_deliver)
-    days, cost = scored.days.ravel(), scored.cost.ravel()
+    days, cost = scored.flat["days"], scored.flat["cost"]
     if deadline and days[fastest] > deadline:
         shortfalls.append(
             ("deadline", {"days": float(days[fastest]), "deadline": deadline, "ratio": float(days[fastest] / deadline)})
@@ -325,23 +406,19 @@ def choose(
 
 def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: int) -> list[tuple[str, int]]:
     """Up to three candidates that differ meaningfully from the chosen one."""
-    shape = scored.fits.shape
-    t_chosen, l_chosen = np.unravel_index(chosen, shape)
-    types = np.broadcast_to(np.arange(shape[0])[:, None], shape)
-    gpus = scored.gpus_matrix()
-    offload = np.broadcast_to(scored.grid.offload, shape)
-    days, cost = scored.days, scored.cost
+    f = scored.flat
+    allowed = allowed.ravel()
+    t_chosen, l_chosen = np.unravel_index(chosen, scored.fits.shape)
     picks: list[tuple[str, int]] = []
-    chosen_fits = bool(scored.fits[t_chosen, l_chosen])
-    wanted = [] if chosen_fits else [("with_offload", allowed & (offload > 0), "fewest")]
+    wanted = [] if bool(scored.fits[t_chosen, l_chosen]) else [("with_offload", allowed & (f["offload"] > 0), "fewest")]
     wanted += [
-        ("other_gpu", allowed & (types != t_chosen), objective),
-        ("fewer_gpus_offload", allowed & (gpus < gpus[t_chosen, l_chosen]) & (offload > 0), "cheapest"),
+        ("other_gpu", allowed & (f["type"] != t_chosen), objective),
+        ("fewer_gpus_offload", allowed & (f["gpus"] < f["gpus"][chosen]) & (f["offload"] > 0), "cheapest"),
     ]
     if objective == "fastest":
-        wanted.append(("cheaper_slower", allowed & (cost <= 0.7 * cost[t_chosen, l_chosen]), "fastest"))
+        wanted.append(("cheaper_slower", allowed & (f["cost"] <= 0.7 * f["cost"][chosen]), "fastest"))
     else:
-        wanted.append(("faster", allowed & (days <= 0.6 * days[t_chosen, l_chosen]), "cheapest"))
+        wanted.append(("faster", allowed & (f["days"] <= 0.6 * f["days"][chosen]), "cheapest"))
     seen = {chosen}
     for reason, mask, goal in wanted:
         j = best(scored, goal, mask)
@@ -407,7 +484,8 @@ def score_serving(
     peak = np.array(
         [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
     )
-    speed = compute.decode_speed_arrays(arch, precision, seq, batch, tp, pp, hbm, peak, d)
+    comm = decode_comm_seconds(arch, batch, tp, pp, options, cat)
+    speed = compute.decode_speed_arrays(arch, precision, seq, batch, tp, pp, hbm, peak, d, comm)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,
@@ -423,27 +501,50 @@ def score_serving(
     )
 
 
-def choose_serving(scored: ServingScored, objective: str, budget_per_hour: float | None = None) -> tuple[int, bool]:
-    """Cheapest replica per hour that fits (ties: fewer pipeline stages, faster), fastest, or fewest GPUs."""
-    allowed = scored.deliverable
+def decode_comm_seconds(
+    arch: Arch, batch: int, tp: np.ndarray, pp: np.ndarray, options: GpuOptions, cat: Catalog
+) -> np.ndarray:
+    """Per decode step: 2 tensor-parallel all-reduces per layer of the batch's hidden states inside
+    a node (Megatron-LM), each paying the link's latency, plus one hop per pipeline boundary."""
+    eff = cat.collective_efficiency
+    intra = np.array([[network.intra_node_bandwidth(g, eff)] for g in options.gpus])
+    latency = np.array([[cat.link_latency_us.get(g.link, 30.0) * 1e-6] for g in options.gpus])
+    fabric = cat.fabrics[cat.default_fabric]
+    hidden_bytes = batch * arch.hidden * 2.0
+    allreduces = np.where(tp > 1, 2 * arch.layers / pp, 0.0)
+    tp_seconds = allreduces * (2 * (tp - 1) / tp * hidden_bytes / intra + latency)
+    pp_seconds = (pp - 1) * (hidden_bytes / (fabric.gb_s * 1e9 * eff) + fabric.latency_us * 1e-6)
+    return tp_seconds + pp_seconds
+
+
+def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed: float) -> tuple[int, bool, bool]:
+    """The replica to deploy: cheapest per generated token (default), fastest per sequence, or
+    fewest GPUs, among those that fit, are in stock and stream at least `min_speed` tokens/s per
+    sequence. Returns (flat index, deliverable, interactive)."""
+    replica = np.broadcast_to(scored.tp * scored.pp, scored.fits.shape).ravel()
+    per_sequence = scored.tokens_per_s_gpu.ravel() * replica / batch
+    interactive = per_sequence >= min_speed
+    allowed = scored.deliverable.ravel()
     met = bool(allowed.any())
     if not met:
-        allowed = scored.fits & scored.options.usable
+        allowed = (scored.fits & scored.options.usable).ravel()
         if not allowed.any():
             per_gpu = np.broadcast_to(scored.per_gpu, scored.fits.shape).ravel()
-            return int(np.argmin(per_gpu)), False
-    banned = ~allowed.ravel()
-    replica = np.broadcast_to(scored.tp * scored.pp, scored.fits.shape).ravel()
-    cost = scored.replica_cost.ravel()
-    speed = -scored.tokens_per_s_gpu.ravel()
+            return int(np.argmin(per_gpu)), False, False
+    fast_enough = bool((allowed & interactive).any())
+    if fast_enough:
+        allowed = allowed & interactive
+    banned = ~allowed
+    per_token = scored.replica_cost.ravel() / np.maximum(per_sequence * batch, 1e-9)
     pp = np.broadcast_to(scored.pp, scored.fits.shape).ravel()
+    band = np.round(np.log(np.maximum(per_token, 1e-12)) / np.log(COST_TIE))
     if objective == "fastest":
-        order = np.lexsort((cost, speed * replica, banned))
+        order = np.lexsort((per_token, -per_sequence, banned))
     elif objective == "fewest":
-        order = np.lexsort((speed, cost, replica, banned))
+        order = np.lexsort((per_token, replica, banned))
     else:
-        order = np.lexsort((speed, pp, np.round(cost, 4), banned))
-    return int(order[0]), met
+        order = np.lexsort((-per_sequence, replica, pp, band, banned))
+    return int(order[0]), met, fast_enough
 
 
 def network_for(gpu: GPU, cat: Catalog, fabric_id: str) -> network.Links:

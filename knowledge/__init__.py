@@ -62,7 +62,7 @@ def _load(name: str) -> dict:
 
 
 @dataclass(frozen=True)
-class Catalog:
+class Catalog:  # frozen: cached_property writes to __dict__ directly
     gpus: dict[str, GPU]
     models: dict[str, ModelSpec]
     tiers: list[Tier]
@@ -71,6 +71,7 @@ class Catalog:
     fabrics: dict[str, Fabric]
     default_fabric: str
     collective_efficiency: float
+    link_latency_us: dict[str, float]
     regions: dict[str, Region]
     areas: dict[str, dict[str, str]]
     inventory: dict[str, dict[str, int]]
@@ -101,8 +102,16 @@ class Catalog:
         """GPUs of a type available in a region; with no region, the region holding the most."""
         if region:
             return self.inventory.get(region, {}).get(gpu_id, 0), region
-        best = max(self.inventory, key=lambda r: self.inventory[r].get(gpu_id, 0), default=None)
-        return (self.inventory[best].get(gpu_id, 0), best) if best else (0, None)
+        return self._largest_stock.get(gpu_id, (0, None))
+
+    @functools.cached_property
+    def _largest_stock(self) -> dict[str, tuple[int, str | None]]:
+        table: dict[str, tuple[int, str | None]] = {}
+        for region, stock in self.inventory.items():
+            for gpu_id, count in stock.items():
+                if count > table.get(gpu_id, (0, None))[0]:
+                    table[gpu_id] = (count, region)
+        return table
 
 
 def _index(entries: dict, kind: str) -> dict[str, str]:
@@ -183,6 +192,7 @@ def catalog() -> Catalog:
         fabrics=fabrics,
         default_fabric=network.default_inter_node,
         collective_efficiency=float(network.collective_efficiency.value),
+        link_latency_us={k: float(v) for k, v in network.link_latency_us.items() if k != "note"},
         regions=regions,
         areas={k: v.model_dump() for k, v in region_file.areas.items()},
         inventory=inventory,

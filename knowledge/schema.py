@@ -184,6 +184,7 @@ class Fabric(_Strict):
 class NetworkFile(_Strict):
     default_inter_node: str
     collective_efficiency: Fact
+    link_latency_us: dict[str, float | str]
     fabrics: list[Fabric]
 
 

@@ -158,3 +158,32 @@ def test_varied_questions_answer_in_both_languages(capsys, question):
         code, out, err = run(capsys, "--lang", lang, question)
         assert code == 0, err
         assert out.strip()
+
+
+def test_70b_full_open_plan_is_complete(capsys):
+    code, out, _ = run(capsys, "--json", "70b full")
+    data = json.loads(out)
+    assert code == 0 and data["memory"]["fits"]
+    assert data["tier"]["id"] and data["tier"]["url"]
+    assert data["network"]["fabric"] and data["io"]["storage"] and data["io"]["storage_tb"] > 0
+    assert data["alternatives"] and all(
+        {"gpu", "gpus", "days", "cost_usd", "per_gpu_gib"} <= set(a) for a in data["alternatives"]
+    )
+
+
+def test_deadline_and_budget_are_checked(capsys):
+    _, out, _ = run(capsys, "--json", "70b full deadline=7d budget=$20k")
+    data = json.loads(out)
+    assert data["compute"]["days"] <= 7 and data["compute"]["cost_usd"] <= 20_000  # both can be met
+    _, out, _ = run(capsys, "--json", "70b pretrain deadline=7d budget=$20k")
+    data = json.loads(out)
+    text = " ".join(data["warnings"])
+    assert "deadline cannot be met" in text and "budget cannot be met" in text
+    assert "x the 7 days" in text and "over the $20,000 budget" in text
+
+
+def test_serving_json_has_kv_and_region(capsys):
+    _, out, _ = run(capsys, "--json", "serve llama-3-8b for users in South-East Asia")
+    data = json.loads(out)
+    assert data["serving"]["kv_bytes_per_token"] > 0
+    assert data["request"]["region"] in ("hk", "sg")

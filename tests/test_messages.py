@@ -43,3 +43,30 @@ def test_chinese_messages_contain_chinese():
         if code.startswith(("ckpt.", "offload.", "method.")) and not re.search(r"[\u4e00-\u9fff]", text):
             continue  # labels such as "PPO / RLHF" are the same in both languages
         assert re.search(r"[\u4e00-\u9fff]", text), code
+
+
+def test_shortfall_codes_have_messages():
+    """choose() reports shortfalls by kind; estimate.py turns each into a `short_<kind>` warning."""
+    import inspect
+
+    from estimator import search
+
+    kinds = set(re.findall(r'\(\s*"(\w+)",\s*\{', inspect.getsource(search.choose)))
+    assert kinds >= {"stock", "deadline", "budget", "deadline_and_budget"}
+    kinds.add("memory")
+    for lang in ("en", "zh"):
+        catalog = _catalog(lang)
+        assert all(f"short_{k}" in catalog for k in kinds), lang
+
+
+def test_labels_cover_every_value():
+    from estimator.schema import CKPTS, DATA_KINDS, METHODS, OFFLOADS
+
+    for lang in ("en", "zh"):
+        catalog = _catalog(lang)
+        for kind, values in (("method", METHODS), ("ckpt", CKPTS), ("offload", OFFLOADS), ("data", DATA_KINDS)):
+            assert all(f"{kind}.{v}" in catalog for v in values), (lang, kind)
+        assert all(
+            f"alt.{r}" in catalog
+            for r in ("other_gpu", "fewer_gpus_offload", "with_offload", "faster", "cheaper_slower")
+        )

@@ -1,0 +1,31 @@
+"""Estimate -> Plan: the estimate plus the provider's matching tier (and, later, diagnoses)."""
+
+from __future__ import annotations
+
+from estimator import tiers
+from estimator.estimate import estimate
+from estimator.schema import Note, Plan, Request
+from knowledge import Catalog, catalog
+
+
+def advise(
+    request: Request, lang: str, intent: str = "plan", notes: list[Note] | None = None, cat: Catalog | None = None
+) -> Plan:
+    """The full answer for a request that names a model or a size (raises RequestError otherwise)."""
+    cat = cat or catalog()
+    est = estimate(request, cat)
+    # the provider's tiers are training configurations; serving plans carry a region instead
+    tier_info = (
+        None if est.resolved.method == "infer" else tiers.match(cat, est, request, lang, lambda r: estimate(r, cat))
+    )
+    return Plan(
+        intent=intent,
+        lang=lang,
+        request=request,
+        estimate=est,
+        notes=notes or [],
+        tier=tier_info,
+        io=est.io,
+        network=est.network,
+        alternatives=[a.model_dump() for a in est.alternatives],
+    )

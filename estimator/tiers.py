@@ -1,0 +1,124 @@
+"""Match a plan to the provider's tiers and standard plans by computation.
+
+A tier matches when the job's method is one it lists and the model size falls in its range
+(the nearest range otherwise). Its starting configuration (first listed GPU type, smallest GPU
+count) is then estimated like any plan: when it cannot hold the job, the answer says so and
+gives the configuration that can.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from estimator.schema import Estimate, Request
+from knowledge import Catalog, Tier
+
+
+def _distance(tier: Tier, params_b: float) -> float:
+    """0 inside the tier's size range, else how many times too small or too large (log scale)."""
+    low, high = tier.params_b
+    if low <= params_b <= high:
+        return 0.0
+    edge = low if params_b < low else high
+    return abs(math.log(params_b / edge))
+
+
+def best_tier(cat: Catalog, method: str, params_b: float, kind: str) -> Tier | None:
+    tiers = [t for t in cat.tiers if t.kind == kind]
+    if not tiers:
+        return None
+    # a tier listing the method wins over one that does not; then the nearest size range
+    return min(tiers, key=lambda t: (method not in t.methods, _distance(t, params_b)))
+
+
+def match(
+    cat: Catalog, est: Estimate, request: Request, lang: str, estimate_fn: Callable[[Request], Estimate]
+) -> dict[str, Any]:
+    r = est.resolved
+    plan = best_tier(cat, r.method, r.params_b, "plan")
+    starter = best_tier(cat, r.method, r.params_b, "starter")
+    tier = plan or starter
+    out: dict[str, Any] = {
+        "id": tier.id,
+        "title": tier.title.model_dump()[lang],
+        "url": cat.tier_url(tier),
+        "summary": tier.summary.model_dump()[lang],
+        "kind": tier.kind,
+        "exact": _distance(tier, r.params_b) == 0 and r.method in tier.methods,
+    }
+    if starter and starter.id != tier.id:
+        out["starter"] = {"id": starter.id, "title": starter.title.model_dump()[lang], "url": cat.tier_url(starter)}
+    # the starter rows name concrete starting configurations ("from 8 x A100/H100 80GB")
+    out["start"] = _check_start(cat, starter or tier, request, est, estimate_fn)
+    return out
+
+
+def _check_start(
+    cat: Catalog, tier: Tier, request: Request, est: Estimate, estimate_fn: Callable[[Request], Estimate]
+) -> dict[str, Any]:
+    """Estimate the tier's starting configuration for this job: does it hold it?"""
+    gpu_id = tier.gpu_ids[0]
+    gpus = tier.gpus[0]
+    r = est.resolved
+    if r.gpu == gpu_id and r.gpus == gpus and est.memory.fits:
+        return {
+            "tier": tier.id,
+            "gpu": gpu_id,
+            "gpu_name": cat.gpus[gpu_id].name,
+            "gpus": gpus,
+            "fits": True,
+            "per_gpu_gib": est.memory.per_gpu_gib,
+        }
+    trial = request.model_copy(
+        update={
+            "gpu": gpu_id,
+            "gpus": gpus,
+            "nodes": None,
+            "tp": None,
+            "pp": None,
+            "zero": None,
+            "offload": None,
+            "deadline_days": None,
+            "budget_usd": None,
+            "objective": None,
+            "method": r.method,
+            "seq_len": r.seq_len,
+        }
+    )
+    try:
+        start = estimate_fn(trial)
+    except ValueError:
+        return {"gpu": gpu_id, "gpu_name": cat.gpus[gpu_id].name, "gpus": gpus, "fits": False, "per_gpu_gib": None}
+    result: dict[str, Any] = {
+        "tier": tier.id,
+        "gpu": gpu_id,
+        "gpu_name": cat.gpus[gpu_id].name,
+        "gpus": gpus,
+        "fits": start.memory.fits,
+        "per_gpu_gib": start.memory.per_gpu_gib,
+    }
+    if not start.memory.fits:
+        needed = trial.model_copy(update={"gpus": None, "objective": "fewest"})
+        try:
+            fix = estimate_fn(needed)
+            result["needed"] = {
+                "gpu": gpu_id,
+                "gpu_name": cat.gpus[gpu_id].name,
+                "gpus": fix.resolved.gpus,
+                "tp": fix.resolved.tp,
+                "zero": fix.resolved.zero,
+                "ckpt": fix.resolved.ckpt,
+                "fits": fix.memory.fits,
+            }
+        except ValueError:
+            pass
+        offload = [w.params for w in start.warnings if w.code == "fits_with_offload"]
+        if offload:
+            result["with_offload"] = {
+                "gpus": gpus,
+                "per_gpu_gib": offload[0]["per_gpu"],
+                "host_ram_gib": offload[0]["host_ram"],
+            }
+    return result

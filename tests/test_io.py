@@ -1,0 +1,108 @@
+"""Data pipeline, storage and host RAM, with the arithmetic written out."""
+
+import pytest
+
+from estimator import io
+from estimator.architecture import for_model
+from estimator.memory import GIB
+
+
+def test_checkpoint_bytes_full_and_adapters(cat):
+    a = for_model("llama-2-7b")
+    # resumable checkpoint: 16-bit weights (2) + fp32 master, m, v (12) = 14 bytes per parameter
+    assert io.checkpoint_bytes(a, "full", "bf16-mixed", "adamw", 16) == pytest.approx(14 * a.params)
+    assert io.checkpoint_bytes(a, "ppo", "bf16-mixed", "adamw", 16) == pytest.approx(2 * 14 * a.params)
+    assert io.checkpoint_bytes(a, "lora", "bf16-mixed", "adamw", 16) == pytest.approx(14 * a.lora_params(16))
+    assert io.export_bytes(a, "full", 16) == 2 * a.params
+
+
+def test_read_rate_for_pretokenised_text(cat):
+    a = for_model("llama-2-7b")
+    plan = io.training_io(
+        cat,
+        a,
+        "pretrain",
+        "bf16-mixed",
+        "adamw",
+        16,
+        1e12,
+        1,
+        None,
+        "tokens",
+        tokens_per_s_total=1_000_000,
+        gpus=256,
+        per_node=8,
+        offload_gib_per_node=0,
+        nvme_gib_per_node=0,
+    )
+    # 1M tokens/s x 4 bytes = 4 MB/s in total, over 32 nodes
+    assert plan["read_mb_s"] == pytest.approx(4.0)
+    assert plan["read_mb_s_per_node"] == pytest.approx(4.0 / 32)
+    assert plan["dataset_gb"] == pytest.approx(1e12 * 4 / 1e9)
+    assert plan["storage"] == "object-gds" and plan["storage_reason"] == "multi_node"  # 32 nodes share storage
+
+
+def test_images_need_decode_cores(cat):
+    a = for_model("llama-3-8b")
+    plan = io.training_io(
+        cat,
+        a,
+        "full",
+        "bf16-mixed",
+        "adamw",
+        16,
+        1e9,
+        1,
+        None,
+        "image",
+        tokens_per_s_total=576 * 2400,
+        gpus=8,
+        per_node=8,
+        offload_gib_per_node=0,
+        nvme_gib_per_node=0,
+    )
+    # 2,400 images/s at 150 per core = 16 cores; 2,400 x 150 KB = 360 MB/s
+    assert plan["decode_cores_per_node"] == pytest.approx(16)
+    assert plan["read_mb_s"] == pytest.approx(360)
+    assert plan["dataloader_workers_per_gpu"] == 3  # 16 cores / 8 GPUs x 1.5, rounded up
+
+
+def test_cpu_bound_video(cat):
+    a = for_model("llama-3-8b")
+    plan = io.training_io(
+        cat,
+        a,
+        "full",
+        "bf16-mixed",
+        "adamw",
+        16,
+        1e9,
+        1,
+        None,
+        "video",
+        tokens_per_s_total=2000 * 400,
+        gpus=8,
+        per_node=8,
+        offload_gib_per_node=0,
+        nvme_gib_per_node=0,
+    )
+    # 400 s of video per second at 2 s per core-second = 200 cores > 0.75 x 96
+    assert plan["decode_cores_per_node"] == pytest.approx(200)
+    assert plan["cpu_bound"]
+
+
+def test_storage_grows_to_raid_when_local_disk_is_small(cat):
+    a = for_model("llama-3-70b")
+    plan = io.training_io(cat, a, "full", "bf16-mixed", "adamw", 16, 1e11, 1, None, "tokens", 1e5, 16, 8, 0, 0)
+    # 70.6B x 14 B = 988 GB per checkpoint, 2 kept over 2 nodes + 141 GB export + 400 GB data, x 1.2 headroom
+    local_tb = (400 + 988 * 2 / 2 + 141) * 1.2 / 1000
+    assert plan["storage_tb_per_node"] == pytest.approx(local_tb, rel=0.01)
+    assert plan["storage"] == "nvme"
+    big = io.training_io(cat, a, "full", "bf16-mixed", "adamw", 16, 2e12, 1, None, "tokens", 1e5, 16, 8, 0, 0)
+    assert big["storage"] == "nvme-raid"  # 8 TB of data no longer fits one 7.68 TB drive
+
+
+def test_host_ram_counts_offload_loading_and_processes(cat):
+    a = for_model("llama-2-7b")
+    ram = io.host_ram_gib(cat, a, gpus=8, per_node=8, offload_gib_per_node=100)
+    assert ram == pytest.approx(100 * 1.5 + a.params * 2 / GIB + 8 * 8)

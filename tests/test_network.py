@@ -1,0 +1,68 @@
+"""Bytes per step on each parallel dimension and the fabric choice, by hand."""
+
+import pytest
+
+from estimator.architecture import for_model
+from estimator.network import compare_fabrics, step_traffic
+
+
+def test_ddp_allreduce_volume(cat):
+    a = for_model("llama-2-7b")
+    t = step_traffic(a, True, 2048, gpus=8, tp=1, pp=1, zero=0, ckpt=0, micro_batch=1, micro_batches=8)
+    # ring all-reduce: 2 (n-1)/n x 2-byte gradients of every parameter, once per step
+    assert float(t["dp"]) == pytest.approx(2 * 7 / 8 * a.params * 2)
+    assert float(t["tp"]) == 0 and float(t["pp"]) == 0
+
+
+def test_zero3_gathers_twice_and_scatters_each_microbatch(cat):
+    a = for_model("llama-2-7b")
+    t = step_traffic(a, True, 2048, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=4)
+    assert float(t["dp"]) == pytest.approx(4 * 3 * 7 / 8 * a.params * 2)
+
+
+def test_lora_under_zero3_moves_no_gradients(cat):
+    a = for_model("llama-2-7b")
+    t = step_traffic(a, False, 2048, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1)
+    assert float(t["dp"]) == pytest.approx(2 * 7 / 8 * a.params * 2)
+
+
+def test_tensor_parallel_allreduces(cat):
+    a = for_model("llama-2-70b")
+    t = step_traffic(a, True, 4096, gpus=8, tp=8, pp=1, zero=0, ckpt=2, micro_batch=1, micro_batches=2)
+    # (2 fwd + 2 bwd + 2 recomputed fwd) all-reduces per layer of 4096 x 8192 x 2 bytes, ring 2 x 7/8
+    per_layer = 6 * 2 * 7 / 8 * 4096 * 8192 * 2
+    assert float(t["tp"]) == pytest.approx(per_layer * 80 * 2)
+
+
+def test_pipeline_point_to_point(cat):
+    a = for_model("llama-2-70b")
+    t = step_traffic(a, True, 4096, gpus=64, tp=8, pp=8, zero=1, ckpt=0, micro_batch=1, micro_batches=16)
+    assert float(t["pp"]) == pytest.approx(2 * 4096 * 8192 * 2 / 8 * 16)
+
+
+def test_moe_all_to_all(cat):
+    a = for_model("mixtral-8x7b")
+    t = step_traffic(a, True, 4096, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1)
+    # each token's hidden state to its 2 experts and back, forward and backward, 7/8 leave the GPU
+    assert float(t["ep"]) == pytest.approx(2 * 2 * 4096 * 4096 * 2 * 7 / 8 * 2 * 32)
+
+
+def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
+    gpu = cat.gpus["h100-sxm"]
+    fabrics = list(cat.fabrics.values())
+    # a data-parallel job with 50 GB per step and 10 s of compute across 4 nodes
+    report = compare_fabrics({"tp": 0.0, "dp": 50e9, "pp": 0.0}, gpu, fabrics, 0.8, 32, 1, 0, 10.0, 10.0)
+    by_id = {o["fabric"]: o for o in report["options"]}
+    best = min(o["step_s"] for o in report["options"])
+    assert by_id[report["fabric"]]["step_s"] <= best * 1.05
+    slower = [f for f in fabrics if f.gb_s < cat.fabrics[report["fabric"]].gb_s]
+    assert all(by_id[f.id]["step_s"] > best * 1.05 for f in slower)
+    # on 25 GbE: 50 GB / 2.5 GB/s = 20 s, minus 2/3 x 10 s hidden behind backward = 13.3 s exposed
+    assert by_id["eth-25"]["step_s"] == pytest.approx(10 + 50e9 / (3.125e9 * 0.8) - 10 * 2 / 3)
+
+
+def test_single_node_needs_no_fabric(cat):
+    report = compare_fabrics(
+        {"tp": 0.0, "dp": 1e9, "pp": 0.0}, cat.gpus["h100-sxm"], list(cat.fabrics.values()), 0.8, 8, 1, 0, 1.0, 1.0
+    )
+    assert report["single_node"] and report["fabric"] == "nvlink" and report["options"] == []

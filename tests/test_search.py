@@ -1,0 +1,255 @@
+"""The vectorised layout search against a plain Python loop, inventory limits and infeasible asks."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from estimator import compute, memory, network, search
+from estimator.architecture import for_model, generic
+from estimator.errors import RequestError
+from estimator.estimate import _overheads, estimate
+from estimator.memory import GIB, Job, Layout
+from estimator.schema import Request
+
+
+def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheapest"):
+    """Evaluate every candidate one at a time with scalar calls and pick the best in plain Python."""
+    over = _overheads(cat)
+    best_key, best = None, None
+    grid = search.training_grid(
+        job.arch, job.method, grid_fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus_types)
+    )
+    for _t, gpu in enumerate(gpus_types):
+        stock, region = cat.stock(gpu.id, None)
+        price = cat.price(gpu.id, region)
+        links = network.links_for(gpu, cat.fabrics[cat.default_fabric], cat.collective_efficiency)
+        hw = compute.Hardware(
+            gpu.peak_16bit_tflops * 1e12,
+            compute.hardware_utilisation(gpu, job.method, job.precision, cat.defaults),
+            links,
+        )
+        for i in range(grid.size):
+            g, tp, pp = float(grid.gpus[i]), float(grid.tp[i]), float(grid.pp[i])
+            dp = g / (tp * pp)
+            mbs = float(grid.micro_batch[i])
+            micro_batches = max(1.0, math.ceil(gbs / (dp * mbs)))
+            lay = Layout(
+                g, tp, pp, float(grid.zero[i]), float(grid.offload[i]), float(grid.ckpt[i]), mbs, micro_batches, 8
+            )
+            need = float(memory.per_gpu_total(memory.training_memory(job, lay, over)))
+            if need > gpu.memory_gib * GIB or tp > gpu.gpus_per_node or g > stock or grid.offload[i] != 0:
+                continue
+            step = compute.training_step(job, hw, lay, micro_batches * dp * mbs, cat.defaults)
+            tps = float(step.tokens / step.seconds / g)
+            seconds = tokens / (tps * g) / cat.defaults.number("goodput")
+            cost = seconds / 3600 * g * price
+            band = round(math.log(cost) / math.log(search.COST_TIE))
+            key = (
+                (band, g, seconds)
+                if objective == "cheapest"
+                else (g, round(math.log(cost) / math.log(search.COST_TIE)), seconds)
+            )
+            if best_key is None or key < best_key:
+                best_key, best = key, (gpu.id, g, tp, float(grid.zero[i]), float(grid.ckpt[i]), mbs, cost)
+    return best
+
+
+@pytest.mark.parametrize(
+    "model, method, types, fixed, objective",
+    [
+        ("llama-3-8b", "full", ["h100-sxm", "a100-80gb"], search.Fixed(), "cheapest"),
+        ("qwen2.5-7b", "lora", ["rtx-4090", "l40s", "a100-40gb"], search.Fixed(), "cheapest"),
+        ("llama-2-13b", "full", ["a100-80gb", "h100-sxm", "h200"], search.Fixed(ckpt=2), "fewest"),
+    ],
+)
+def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, objective):
+    arch = for_model(model)
+    job = Job(arch, method, "bf16-mixed", "adamw", 2048, 16)
+    gpus = [cat.gpus[t] for t in types]
+    gbs, tokens = 64, 1e8
+    grid = search.training_grid(arch, method, fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus))
+    options = search.gpu_options(cat, gpus, None, None)
+    links = network.links_for_types(gpus, cat.fabrics[cat.default_fabric], cat.collective_efficiency)
+    hw = compute.hardware_for(gpus, method, "bf16-mixed", cat.defaults, links)
+    scored = search.score_training(job, grid, options, hw, gbs, tokens, _overheads(cat), cat, None, False)
+    choice = search.choose(scored, objective, None, None)
+    t, i = np.unravel_index(choice.index, scored.fits.shape)
+    got = (
+        gpus[t].id,
+        float(scored.grid.gpus[i]),
+        float(scored.grid.tp[i]),
+        float(scored.grid.zero[i]),
+        float(scored.grid.ckpt[i]),
+        float(scored.grid.micro_batch[i]),
+    )
+    expected = brute_force(cat, job, gpus, fixed, gbs, tokens, objective)
+    assert got == expected[:6]
+    assert float(scored.cost[t, i]) == pytest.approx(expected[6], rel=1e-9)
+
+
+def test_vectorised_and_scalar_memory_agree(cat):
+    job = Job(for_model("llama-3-70b"), "full", "bf16-mixed", "adamw", 4096)
+    over = _overheads(cat)
+    grid = search.training_grid(job.arch, "full", search.Fixed(), 64, 8, 64)
+    vector = memory.per_gpu_total(memory.training_memory(job, search.layout_of(grid, 64), over))
+    for i in range(0, grid.size, max(1, grid.size // 40)):
+        lay = search.layout_of(grid, 64)
+        scalar = Layout(
+            *(
+                float(np.asarray(getattr(lay, f))[i])
+                for f in ("gpus", "tp", "pp", "zero", "offload", "ckpt", "micro_batch", "micro_batches")
+            )
+        )
+        assert float(memory.per_gpu_total(memory.training_memory(job, scalar, over))) == pytest.approx(vector[i])
+
+
+def test_dominated_gpu_types_are_dropped(cat):
+    speed = {g: cat.gpus[g].peak_16bit_tflops for g in ("a10", "rtx-4090", "h100-sxm", "h800")}
+    kept = {g.id for g in search.drop_dominated(cat, [cat.gpus[g] for g in speed], None, speed)}
+    assert "a10" not in kept  # the 4090 has more memory, speed and stock at a lower price
+    assert "h800" not in kept  # same chip as the H100 with slower NVLink, no cheaper
+    assert {"rtx-4090", "h100-sxm"} <= kept
+
+
+# --- inventory --------------------------------------------------------------------------------
+
+
+def _with_inventory(cat, stock: dict[str, dict[str, int]]):
+    return dataclasses.replace(cat, inventory=stock)
+
+
+def test_plan_never_exceeds_stock(cat):
+    small = _with_inventory(cat, {"us": {"h100-sxm": 16, "a100-80gb": 8}})
+    est = estimate(Request(params_b=70, method="full"), small)
+    assert est.resolved.gpus <= {"h100-sxm": 16, "a100-80gb": 8}[est.resolved.gpu]
+    assert est.memory.fits
+
+
+def test_job_bigger_than_stock_says_so(cat):
+    small = _with_inventory(cat, {"us": {"h100-sxm": 8}})
+    est = estimate(Request(params_b=405, method="full"), small)
+    codes = [w.code for w in est.warnings]
+    assert "short_stock" in codes or "short_memory" in codes
+
+
+def test_explicit_count_beyond_stock_is_evaluated_and_flagged(cat):
+    est = estimate(Request(params_b=7, method="full", gpu="h100-sxm", gpus=4096))
+    assert est.resolved.gpus == 4096
+    assert "over_stock" in [w.code for w in est.warnings]
+
+
+def test_region_limits_the_gpu_types(cat):
+    est = estimate(Request(params_b=7, method="lora", region="kr"))
+    assert est.resolved.gpu in cat.inventory["kr"]
+    assert est.resolved.region == "kr"
+
+
+def test_no_stock_in_region_is_an_error(cat):
+    empty = _with_inventory(cat, {"us": {"h100-sxm": 8}, "kr": {}})
+    with pytest.raises(RequestError) as err:
+        estimate(Request(params_b=7, method="lora", region="kr"), empty)
+    assert err.value.notes[0].code == "no_stock"
+
+
+def test_regional_price_factor(cat):
+    us = estimate(Request(params_b=7, method="lora", gpu="h100-sxm", gpus=1, region="us"))
+    hk = estimate(Request(params_b=7, method="lora", gpu="h100-sxm", gpus=1, region="hk"))
+    assert hk.compute.price_usd_per_gpu_hour == pytest.approx(us.compute.price_usd_per_gpu_hour * 1.15)
+
+
+# --- objectives, constraints, alternatives ------------------------------------------------------
+
+
+def test_objectives_order_the_answers(cat):
+    cheap = estimate(Request(params_b=13, method="full", train_tokens=2e9))
+    fast = estimate(Request(params_b=13, method="full", train_tokens=2e9, objective="fastest"))
+    few = estimate(Request(params_b=13, method="full", train_tokens=2e9, objective="fewest"))
+    assert fast.compute.days <= cheap.compute.days
+    assert cheap.compute.cost_usd <= fast.compute.cost_usd * 1.02
+    assert few.resolved.gpus <= cheap.resolved.gpus
+
+
+def test_alternatives_differ_meaningfully(cat):
+    est = estimate(Request(params_b=70, method="full"))
+    reasons = {a.reason for a in est.alternatives}
+    assert reasons and len(est.alternatives) <= 3
+    for a in est.alternatives:
+        if a.reason == "other_gpu":
+            assert a.gpu != est.resolved.gpu
+        if a.reason == "faster":
+            assert a.days <= 0.6 * est.compute.days
+        if a.reason == "fewer_gpus_offload":
+            assert a.gpus < est.resolved.gpus and a.offload != "none"
+
+
+def test_deadline_and_budget_shortfalls_are_quantified(cat):
+    est = estimate(Request(params_b=70, method="pretrain", deadline_days=7, budget_usd=20_000))
+    by_code = {w.code: w.params for w in est.warnings}
+    assert by_code["short_deadline"]["ratio"] > 1 and by_code["short_deadline"]["deadline"] == 7
+    assert by_code["short_budget"]["over"] == pytest.approx(by_code["short_budget"]["cost"] - 20_000)
+
+
+def test_deadline_or_budget_alone_is_met_when_possible(cat):
+    est = estimate(Request(params_b=7, method="pretrain", train_tokens=1e11, deadline_days=3))
+    assert est.compute.days <= 3 and not [w for w in est.warnings if w.code.startswith("short_")]
+
+
+def _synthetic(cat, days, cost, fits=None):
+    """A Scored with one GPU type and hand-set layouts, to test the choice logic alone."""
+    n = len(days)
+    grid = search.Grid(*(np.ones(n) for _ in range(2)), np.ones(n), np.zeros(n), np.zeros(n), np.zeros(n), np.ones(n))
+    grid.gpus = np.arange(1, n + 1, dtype=float)
+    options = search.gpu_options(cat, [cat.gpus["h100-sxm"]], None, None)
+    fits = np.ones((1, n), dtype=bool) if fits is None else np.array([fits])
+    seconds = np.array([days], dtype=float) * 86400
+    return search.Scored(
+        grid,
+        options,
+        {},
+        np.zeros(n),
+        fits,
+        fits.copy(),
+        seconds,
+        np.array([cost], dtype=float),
+        None,
+        np.ones((1, n)),
+        np.ones(n),
+    )
+
+
+def test_choice_when_deadline_and_budget_each_possible_but_not_both(cat):
+    scored = _synthetic(cat, days=[2.0, 10.0], cost=[900.0, 100.0])  # fast and dear, slow and cheap
+    choice = search.choose(scored, "cheapest", deadline=5, budget=500)
+    assert not choice.met
+    code, params = choice.shortfalls[0]
+    assert code == "deadline_and_budget"
+    assert params["cost_in_time"] == 900 and params["over"] == 400 and params["days_in_budget"] == 10
+    assert choice.index == 0  # the plan that meets the deadline, with its budget overrun stated
+
+
+def test_choice_meets_both_when_one_layout_can(cat):
+    scored = _synthetic(cat, days=[2.0, 10.0, 4.0], cost=[900.0, 100.0, 400.0])
+    choice = search.choose(scored, "cheapest", deadline=5, budget=500)
+    assert choice.met and choice.index == 2
+
+
+def test_choice_prefers_cheapest_then_fewer_gpus(cat):
+    scored = _synthetic(cat, days=[3.0, 1.0, 2.0], cost=[100.0, 101.0, 500.0])  # 1% apart counts as a tie
+    assert search.choose(scored, "cheapest", None, None).index == 0
+    assert search.choose(scored, "fastest", None, None).index == 1
+    assert search.choose(scored, "fewest", None, None).index == 0
+
+
+def test_nothing_fits_any_gpu(cat):
+    tiny = _with_inventory(cat, {"us": {"rtx-4090": 2}})
+    est = estimate(Request(params_b=1000, method="full"), tiny)
+    assert not est.memory.fits
+    assert "short_memory" in [w.code for w in est.warnings]
+
+
+def test_generic_sizes_and_candidate_count(cat):
+    est = estimate(Request(params_b=7, method="full"))
+    assert est.candidates > 1000
+    assert generic(7).params == pytest.approx(7e9, rel=0.05)
