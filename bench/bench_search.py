@@ -32,7 +32,7 @@ def setup(max_gpus: int):
 def vectorised(cat, gpus, job, grid, prune: bool = True) -> float:
     start = time.perf_counter()
     options = search.gpu_options(cat, gpus, None, None)
-    links = network.links_for_types(gpus, cat.fabrics[cat.default_fabric], cat.collective_efficiency)
+    links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
     hw = compute.hardware_for(gpus, "full", "bf16-mixed", cat.defaults, links)
     scored = search.score_training(job, grid, options, hw, GBS, TOKENS, _overheads(cat), cat, None, True, prune)
     search.choose(scored, "cheapest", None, None)
@@ -46,7 +46,7 @@ def python_loop(cat, gpus, job, grid, limit: int) -> tuple[float, int]:
     done = 0
     best = math.inf
     for gpu in gpus:
-        links = network.links_for(gpu, cat.fabrics[cat.default_fabric], cat.collective_efficiency)
+        links = network.links_for(gpu, cat.fabrics[gpu.node_fabric], cat.collective_efficiency)
         hw = compute.Hardware(
             gpu.peak_16bit_tflops * 1e12, compute.hardware_utilisation(gpu, "full", "bf16-mixed", cat.defaults), links
         )

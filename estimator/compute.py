@@ -101,6 +101,7 @@ class StepTime:
     offload: np.ndarray
     tokens: float
     mfu: np.ndarray
+    traffic: dict[str, np.ndarray]  # bytes per GPU per step by parallel dimension, per layout
 
 
 def training_step(
@@ -124,11 +125,12 @@ def training_step(
     flops = token_flops(a, job.method, job.seq_len, job.lora_rank)
 
     model_flops_gpu = tokens_step * flops.model / gpus
+    traffic = training_traffic(job, lay)
     if mfu_override is not None:
         seconds = model_flops_gpu / (hw.peak * mfu_override)
         zero_arr = np.zeros_like(seconds)
         return StepTime(
-            seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu_override
+            seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu_override, traffic
         )
 
     recompute = np.where(
@@ -141,14 +143,13 @@ def training_step(
     # 1F1B pipeline bubble: (p-1)/m of the ideal time (Narayanan et al. 2021, Sec. 2.2)
     bubble = t_compute * (pp - 1) / np.maximum(micro_batches, 1)
 
-    traffic = training_traffic(job, lay)
     comm = step_comm_seconds(traffic, hw.links, gpus, tp)
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero)
 
     t_offload = offload_seconds(job, lay, defaults)
     seconds = t_compute + bubble + comm_exposed + t_offload
     mfu = model_flops_gpu / (seconds * hw.peak)
-    return StepTime(seconds, t_compute, bubble, comm_exposed, comm_total, t_offload, tokens_step, mfu)
+    return StepTime(seconds, t_compute, bubble, comm_exposed, comm_total, t_offload, tokens_step, mfu, traffic)
 
 
 def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:

@@ -230,8 +230,9 @@ def _candidate_gpus(ctx: _Context, precision: str | None) -> list[GPU]:
     return search.drop_dominated(ctx.cat, types, region, speed)
 
 
-def _fabric(ctx: _Context) -> str:
-    return ctx.req.fabric or ctx.cat.default_fabric
+def _fabric(ctx: _Context, gpu: GPU) -> str:
+    """The inter-node fabric: the user's choice, else what servers of this GPU type usually carry."""
+    return ctx.req.fabric or gpu.node_fabric
 
 
 def _stock_warning(ctx: _Context, gpu: GPU, gpus: int, region: str | None) -> None:
@@ -289,7 +290,8 @@ def _score(ctx: _Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: 
             [Note(code="tp_pp_not_dividing", params={"gpus": fixed.gpus, "tp": fixed.tp or 1, "pp": fixed.pp or 1})]
         )
     options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
-    links = network.links_for_types(types, cat.fabrics[_fabric(ctx)], cat.collective_efficiency)
+    fabrics = [cat.fabrics[_fabric(ctx, g)] for g in types]
+    links = network.links_for_types(types, fabrics, cat.collective_efficiency)
     hw = compute.hardware_for(types, job.method, job.precision, cat.defaults, links)
     return search.score_training(
         job, grid, options, hw, gbs, tokens, _overheads(cat), cat, ctx.req.mfu, explicit_gpus=bool(fixed.gpus)
@@ -322,6 +324,14 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
         ctx.warn(f"short_{code}", **params)
 
     grid = scored.grid
+    # report the simplest ZeRO stage that fits: stages 0-2 take the same time and cost
+    final = grid.subset(np.array([i]))
+    if req.zero is None:
+        final.zero = np.array([float(search.simplest_zero(job, grid, i, gbs, _overheads(cat), gpu.memory_gib * GIB))])
+    parts = {
+        k: float(v[0]) for k, v in memory.training_memory(job, search.layout_of(final, gbs), _overheads(cat)).items()
+    }
+    zero = int(final.zero[0])
     chosen_gpus = int(grid.gpus[i])
     if not precision:
         precision = "bf16-mixed" if gpu.supports_bf16 else "fp16-mixed"
@@ -344,7 +354,7 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
             "chosen_layout",
             gpus=chosen_gpus,
             tp=int(grid.tp[i]),
-            zero=int(grid.zero[i]),
+            zero=zero,
             ckpt=CKPTS[int(grid.ckpt[i])],
             micro_batch=int(grid.micro_batch[i]),
             fields=open_fields,
@@ -372,8 +382,8 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
     ctx.assume("price_default", gpu=gpu.name, price=price, region=region or "")
 
     nodes = max(1, math.ceil(chosen_gpus / gpu.gpus_per_node))
-    host_offload = float(scored.parts["host_offload"][i]) / GIB
-    nvme_offload = float(scored.parts["nvme_offload"][i]) / GIB
+    host_offload = parts["host_offload"] / GIB
+    nvme_offload = parts["nvme_offload"] / GIB
     tokens_per_s = float(
         scored.tokens_per_s_gpu[t, i] if np.ndim(scored.tokens_per_s_gpu) == 2 else scored.tokens_per_s_gpu[i]
     )
@@ -397,8 +407,8 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
         host_offload,
         nvme_offload,
     )
-    breakdown = {k: float(scored.parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
-    per_gpu = float(scored.per_gpu[i]) / GIB
+    breakdown = {k: parts[k] / GIB for k in memory.BREAKDOWN_KEYS}
+    per_gpu = sum(breakdown.values())
     mem = MemoryEstimate(
         per_gpu_gib=per_gpu,
         capacity_gib=gpu.memory_gib,
@@ -445,7 +455,7 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
         gpu_name=gpu.name,
         gpus=chosen_gpus,
         nodes=nodes,
-        zero=int(grid.zero[i]),
+        zero=zero,
         offload=OFFLOADS[int(grid.offload[i])],
         tp=int(grid.tp[i]),
         pp=int(grid.pp[i]),
@@ -496,19 +506,9 @@ def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
 
 
 def _network_report(ctx: _Context, job: Job, scored: search.Scored, t: int, i: int, gpu: GPU) -> dict:
+    size = scored.grid.size
     g = scored.grid
-    lay = memory.Layout(
-        g.gpus[i],
-        g.tp[i],
-        g.pp[i],
-        g.zero[i],
-        g.offload[i],
-        g.ckpt[i],
-        g.micro_batch[i],
-        scored.micro_batches[i],
-        gpu.gpus_per_node,
-    )
-    traffic = {k: float(v) for k, v in compute.training_traffic(job, lay).items()}
+    traffic = {k: float(np.broadcast_to(v, (size,))[i]) for k, v in scored.step.traffic.items()}
     step = scored.step
     pick = lambda arr: float(np.broadcast_to(arr, scored.fits.shape)[t, i])  # noqa: E731
     t_compute = pick(step.compute)
@@ -606,7 +606,7 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
             [Note(code="tp_pp_not_dividing", params={"gpus": req.gpus, "tp": req.tp or 1, "pp": req.pp or 1})]
         )
     options = search.gpu_options(cat, types, region, None)
-    scored = search.score_serving(arch, precision, seq, batch, tp, pp, options, _overheads(cat), cat, fixed)
+    scored = search.score_serving(arch, precision, seq, batch, tp, pp, options, _overheads(cat), cat, fixed, req.fabric)
     objective = req.objective or "cheapest"
     min_speed = d.number("inference", "min_tokens_per_s_per_sequence")
     flat, met, interactive = search.choose_serving(scored, objective, batch, min_speed)
@@ -731,7 +731,7 @@ def _serving_network(ctx: _Context, gpu: GPU, batch: int, tp: int, pp: int, step
     tp_bytes = 2 * a.layers / pp * 2 * (tp - 1) / tp * hidden_bytes if tp > 1 else 0.0
     pp_bytes = (pp - 1) * hidden_bytes / pp
     intra = network.intra_node_bandwidth(gpu, ctx.cat.collective_efficiency)
-    fabric = ctx.cat.fabrics[_fabric(ctx)]
+    fabric = ctx.cat.fabrics[_fabric(ctx, gpu)]
     seconds = tp_bytes / intra + pp_bytes / (fabric.gb_s * 1e9 * ctx.cat.collective_efficiency)
     return {
         "per_step_gb": (tp_bytes + pp_bytes) / 1e9,

@@ -33,11 +33,12 @@ def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
     return Links(intra_node_bandwidth(gpu, efficiency), fabric.gb_s * 1e9 * efficiency, gpu.gpus_per_node)
 
 
-def links_for_types(gpus: list[GPU], fabric: Fabric, efficiency: float) -> Links:
-    """The same figures for several GPU types at once, shaped (T, 1) to broadcast over layouts."""
+def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -> Links:
+    """The same figures for several GPU types at once, shaped (T, 1) to broadcast over layouts;
+    each type with its own inter-node fabric."""
     return Links(
         np.array([[intra_node_bandwidth(g, efficiency)] for g in gpus]),
-        np.full((len(gpus), 1), fabric.gb_s * 1e9 * efficiency),
+        np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
         np.array([[g.gpus_per_node] for g in gpus], dtype=float),
     )
 
@@ -167,7 +168,7 @@ def compare_fabrics(
     steps = other_seconds + exposed
     best_step = steps.min()
     good = [i for i in range(len(fabrics)) if steps[i] <= best_step * FABRIC_SLACK]
-    pick = min(good, key=lambda i: (fabrics[i].gb_s, -fabrics.index(fabrics[i])))
+    pick = min(good, key=lambda i: (fabrics[i].gb_s, i))  # at equal speed, the first listed (InfiniBand)
     options = [
         {"fabric": f.id, "name": f.name, "step_s": float(steps[i]), "comm_fraction": float(exposed[i] / steps[i])}
         for i, f in enumerate(fabrics)

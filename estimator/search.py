@@ -102,7 +102,9 @@ def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int
         gpus,
         np.array([fixed.tp] if fixed.tp else tps, dtype=float),
         np.array(pps, dtype=float),
-        np.array([fixed.zero] if fixed.zero is not None else [0, 1, 2, 3], dtype=float),
+        # ZeRO-0/1/2 move the same bytes per step (an all-reduce's volume) and differ only in memory,
+        # so an open stage is searched as 2 or 3 and simplified afterwards (simplest_zero)
+        np.array([fixed.zero] if fixed.zero is not None else [0, 2, 3], dtype=float),
         np.array(offloads, dtype=float),
         np.array([fixed.ckpt] if fixed.ckpt is not None else [0, 1, 2], dtype=float),
         np.array([fixed.micro_batch] if fixed.micro_batch else MICRO_BATCHES, dtype=float),
@@ -110,6 +112,8 @@ def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int
     g, t, p, z, o, c, m = _product(tuple(tuple(a.tolist()) for a in axes))
     dp = g / (t * p)
     keep = (g % (t * p) == 0) & ((dp > 1) | (z == 0) | (fixed.zero is not None))
+    if fixed.zero is None:  # without data parallelism there is nothing to shard: ZeRO-0
+        keep &= (dp > 1) != (z == 0)
     keep &= (o == 0) | (z >= np.where(o >= 3, 3, 1)) | (fixed.zero is not None)
     # an optimizer step splits the global batch evenly over replicas and micro-batches
     even = (gbs % (dp * m) == 0) & (dp * m <= gbs)
@@ -222,6 +226,18 @@ class Scored:
             "offload": np.broadcast_to(self.grid.offload, shape).ravel(),
             "type": np.broadcast_to(np.arange(shape[0])[:, None], shape).ravel(),
         }
+
+
+def simplest_zero(job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capacity_bytes: float) -> int:
+    """The lowest ZeRO stage that still fits layout i (stages 0-2 take the same time)."""
+    zero = int(grid.zero[i])
+    if zero != 2:
+        return zero
+    one = grid.subset(np.array([i, i]))
+    one.zero = np.array([0.0, 1.0])
+    need = memory.per_gpu_total(memory.training_memory(job, layout_of(one, gbs), over))
+    fitting = np.flatnonzero(need <= capacity_bytes)
+    return int(one.zero[fitting[0]]) if fitting.size else zero
 
 
 def layout_of(grid: Grid, gbs: int) -> Layout:
@@ -337,6 +353,8 @@ def choose(
     ok = ok_deliver & meets_deadline & meets_budget
     i = best(scored, objective, ok)
     if i is not None:
+        if everything.size == 1:  # a fully fixed layout on one GPU type has nothing to compare with
+            return Choice(i, True)
         extra = everything & meets_deadline & meets_budget
         return Choice(i, True, alternatives=alternatives(scored, objective, extra, i))
 
@@ -467,6 +485,7 @@ def score_serving(
     over: Overheads,
     cat: Catalog,
     fixed: Fixed,
+    fabric: str | None = None,
 ) -> ServingScored:
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
@@ -484,7 +503,7 @@ def score_serving(
     peak = np.array(
         [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
     )
-    comm = decode_comm_seconds(arch, batch, tp, pp, options, cat)
+    comm = decode_comm_seconds(arch, batch, tp, pp, options, cat, fabric)
     speed = compute.decode_speed_arrays(arch, precision, seq, batch, tp, pp, hbm, peak, d, comm)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
@@ -502,18 +521,20 @@ def score_serving(
 
 
 def decode_comm_seconds(
-    arch: Arch, batch: int, tp: np.ndarray, pp: np.ndarray, options: GpuOptions, cat: Catalog
+    arch: Arch, batch: int, tp: np.ndarray, pp: np.ndarray, options: GpuOptions, cat: Catalog, fabric: str | None
 ) -> np.ndarray:
     """Per decode step: 2 tensor-parallel all-reduces per layer of the batch's hidden states inside
     a node (Megatron-LM), each paying the link's latency, plus one hop per pipeline boundary."""
     eff = cat.collective_efficiency
     intra = np.array([[network.intra_node_bandwidth(g, eff)] for g in options.gpus])
     latency = np.array([[cat.link_latency_us.get(g.link, 30.0) * 1e-6] for g in options.gpus])
-    fabric = cat.fabrics[cat.default_fabric]
+    fabrics = [cat.fabrics[fabric or g.node_fabric] for g in options.gpus]
+    inter = np.array([[f.gb_s * 1e9 * eff] for f in fabrics])
+    inter_latency = np.array([[f.latency_us * 1e-6] for f in fabrics])
     hidden_bytes = batch * arch.hidden * 2.0
     allreduces = np.where(tp > 1, 2 * arch.layers / pp, 0.0)
     tp_seconds = allreduces * (2 * (tp - 1) / tp * hidden_bytes / intra + latency)
-    pp_seconds = (pp - 1) * (hidden_bytes / (fabric.gb_s * 1e9 * eff) + fabric.latency_us * 1e-6)
+    pp_seconds = (pp - 1) * (hidden_bytes / inter + inter_latency)
     return tp_seconds + pp_seconds
 
 

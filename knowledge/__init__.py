@@ -69,7 +69,6 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     tier_base_url: str
     defaults: Defaults
     fabrics: dict[str, Fabric]
-    default_fabric: str
     collective_efficiency: float
     link_latency_us: dict[str, float]
     regions: dict[str, Region]
@@ -167,8 +166,6 @@ def catalog() -> Catalog:
     defaults = Defaults(**_load("defaults.yaml"))
     network = NetworkFile(**_load("networks.yaml"))
     fabrics = {f.id: f for f in network.fabrics}
-    if network.default_inter_node not in fabrics:
-        raise ValueError(f"default fabric {network.default_inter_node} is not listed")
     region_file = RegionFile(**_load("regions.yaml"))
     inventory = InventoryFile(**_load("inventory.yaml")).regions
     storage = StorageFile(**_load("storage.yaml"))
@@ -179,6 +176,9 @@ def catalog() -> Catalog:
     for region in region_prices:
         if region not in regions:
             raise ValueError(f"GPUPLAN_PRICES names an unknown region {region!r}")
+    for gpu in gpus.values():
+        if gpu.node_fabric not in fabrics:
+            raise ValueError(f"GPU {gpu.id} names an unknown fabric {gpu.node_fabric}")
     for tier in tier_file.tiers:
         unknown = set(tier.gpu_ids) - set(gpus)
         if unknown:
@@ -190,7 +190,6 @@ def catalog() -> Catalog:
         tier_base_url=os.environ.get("GPUPLAN_TIER_BASE_URL") or tier_file.base_url,
         defaults=defaults,
         fabrics=fabrics,
-        default_fabric=network.default_inter_node,
         collective_efficiency=float(network.collective_efficiency.value),
         link_latency_us={k: float(v) for k, v in network.link_latency_us.items() if k != "note"},
         regions=regions,

@@ -39,6 +39,7 @@ class GPU(_Strict):
     link: Literal["nvlink", "pcie", "infinity-fabric"]
     link_gb_s: float = Field(gt=0)
     gpus_per_node: int = Field(ge=1)
+    node_fabric: str
     mig_profiles: list[MigProfile]
     price_usd_per_hour: float = Field(gt=0)
     price_source: str
@@ -182,7 +183,6 @@ class Fabric(_Strict):
 
 
 class NetworkFile(_Strict):
-    default_inter_node: str
     collective_efficiency: Fact
     link_latency_us: dict[str, float | str]
     fabrics: list[Fabric]

@@ -53,7 +53,7 @@ def one(x) -> float:
 
 def _hw(cat, gpu_id, method="full", precision="bf16-mixed"):
     gpu = cat.gpus[gpu_id]
-    return hardware_for([gpu], method, precision, cat.defaults, links_for_types([gpu], cat.fabrics["ib-ndr400"], 0.8))
+    return hardware_for([gpu], method, precision, cat.defaults, links_for_types([gpu], [cat.fabrics["ib-ndr400"]], 0.8))
 
 
 def _step(cat, gpu_id, **layout):

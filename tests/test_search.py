@@ -24,7 +24,7 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
     for _t, gpu in enumerate(gpus_types):
         stock, region = cat.stock(gpu.id, None)
         price = cat.price(gpu.id, region)
-        links = network.links_for(gpu, cat.fabrics[cat.default_fabric], cat.collective_efficiency)
+        links = network.links_for(gpu, cat.fabrics[gpu.node_fabric], cat.collective_efficiency)
         hw = compute.Hardware(
             gpu.peak_16bit_tflops * 1e12,
             compute.hardware_utilisation(gpu, job.method, job.precision, cat.defaults),
@@ -71,7 +71,7 @@ def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, 
     gbs, tokens = 64, 1e8
     grid = search.training_grid(arch, method, fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus))
     options = search.gpu_options(cat, gpus, None, None)
-    links = network.links_for_types(gpus, cat.fabrics[cat.default_fabric], cat.collective_efficiency)
+    links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
     hw = compute.hardware_for(gpus, method, "bf16-mixed", cat.defaults, links)
     scored = search.score_training(job, grid, options, hw, gbs, tokens, _overheads(cat), cat, None, False)
     choice = search.choose(scored, objective, None, None)
