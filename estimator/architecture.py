@@ -219,6 +219,11 @@ class Arch:
         dense_scaled = [(i, round(o * dense_share)) for i, o in per_mlp] if dense_share else []
         return attn + scaled + dense_scaled
 
+    @cached_property
+    def largest_matrix_params(self) -> int:
+        """The biggest single projection (QLoRA dequantises one at a time)."""
+        return max(i * o for i, o in self.linear_weights_per_layer)
+
     @functools.lru_cache(maxsize=64)  # noqa: B019 - Arch is immutable and few exist per process
     def lora_params(self, rank: int, targets: str = "all-linear") -> int:
         """LoRA adds r x (in + out) per adapted matrix (Hu et al. 2021, arXiv:2106.09685)."""

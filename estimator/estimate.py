@@ -325,13 +325,16 @@ def _estimate_training(ctx: _Context, seq: int) -> Estimate:
 
     grid = scored.grid
     # report the simplest ZeRO stage that fits: stages 0-2 take the same time and cost
-    final = grid.subset(np.array([i]))
+    zero = int(grid.zero[i])
     if req.zero is None:
-        final.zero = np.array([float(search.simplest_zero(job, grid, i, gbs, _overheads(cat), gpu.memory_gib * GIB))])
-    parts = {
-        k: float(v[0]) for k, v in memory.training_memory(job, search.layout_of(final, gbs), _overheads(cat)).items()
-    }
-    zero = int(final.zero[0])
+        zero = search.simplest_zero(job, grid, i, gbs, _overheads(cat), gpu.memory_gib * GIB)
+    if zero == int(grid.zero[i]):
+        parts = {k: float(v[i]) for k, v in scored.parts.items()}
+    else:
+        final = grid.subset(np.array([i]))
+        final.zero = np.array([float(zero)])
+        layout = search.layout_of(final, gbs)
+        parts = {k: float(v[0]) for k, v in memory.training_memory(job, layout, _overheads(cat)).items()}
     chosen_gpus = int(grid.gpus[i])
     if not precision:
         precision = "bf16-mixed" if gpu.supports_bf16 else "fp16-mixed"

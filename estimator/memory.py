@@ -124,7 +124,7 @@ def activation_elems_per_token_layer(a: Arch) -> dict[str, float]:
 
 def _stored_per_token_layer(a: Arch, ckpt: np.ndarray) -> np.ndarray:
     e = activation_elems_per_token_layer(a)
-    return np.select([ckpt == 0, ckpt == 1], [e["none"], e["selective"]], e["full"])
+    return np.where(ckpt == 0, e["none"], np.where(ckpt == 1, e["selective"], e["full"]))
 
 
 # --- training --------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def _frozen_weight_bytes(job: Job, params: np.ndarray, pp: np.ndarray, tp: np.nd
 
 
 def _largest_matrix(a: Arch) -> int:
-    return max(i * o for i, o in a.linear_weights_per_layer)
+    return a.largest_matrix_params
 
 
 def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndarray]:
