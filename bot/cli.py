@@ -64,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         plan = answer(text, lang=args.lang)
         if args.json:
             output = json.dumps(plan_json(plan), ensure_ascii=False, indent=2)
+        elif plan.intent == "help":
+            output = render.help_text(plan.lang)
         elif plan.estimate is None:
-            output = "\n".join(render.notes_text(plan.clarify, plan.lang))
+            output = render.short_answer(plan)
         else:
             output = render.plan_text(plan)
     except QuestionError as exc:

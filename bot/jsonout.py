@@ -25,6 +25,9 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "tier": plan.tier,
         "alternatives": plan.alternatives,
         "diagnoses": plan.diagnoses,
+        "comparison": plan.comparison,
+        "topics": plan.topics,
+        "unknown": plan.unknown,
         "warnings": notes_text(est.warnings, lang) if est else [],
     }
     return out

@@ -134,7 +134,9 @@ def messages(lang: str) -> dict[str, jinja2.Template]:
     return {code: env.from_string(text) for code, text in table.items()}
 
 
-def message(note: Note, lang: str) -> str:
+def message(note: Note | dict, lang: str) -> str:
+    if isinstance(note, dict):
+        note = Note(**note)
     template = messages(lang).get(note.code)
     if template is None:
         raise KeyError(f"no {lang} message for {note.code}")
@@ -180,6 +182,17 @@ def render(template: str, lang: str, **context: Any) -> str:
     )
 
 
+@functools.cache
+def examples(lang: str) -> list[str]:
+    """The example questions of the help text (templates/<lang>/examples.yaml)."""
+    path = resources.files("templates").joinpath(lang, "examples.yaml")
+    return list(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def help_text(lang: str) -> str:
+    return render("help.txt.j2", lang, examples=examples(lang))
+
+
 def plan_text(plan: Plan) -> str:
     """The plan for a terminal."""
     return render("plan.txt.j2", plan.lang, plan=plan, est=plan.estimate, notes=plan.notes + plan.estimate.assumptions)
@@ -187,3 +200,16 @@ def plan_text(plan: Plan) -> str:
 
 def notes_text(notes: list[Note], lang: str) -> list[str]:
     return [message(n, lang) for n in notes]
+
+
+def short_answer(plan: Plan) -> str:
+    """An answer without figures: a question back, the topics heard, what was not understood."""
+    lang = plan.lang
+    lines = notes_text(plan.clarify, lang)
+    if plan.topics:
+        titles = [label("topic", t, lang) for t in plan.topics]
+        lines.append(message(Note(code="topics_heard", params={"topics": titles}), lang))
+    lines += notes_text(plan.notes, lang)
+    if plan.unknown:
+        lines.append(message(Note(code="not_understood", params={"words": plan.unknown}), lang))
+    return "\n".join(lines)

@@ -222,6 +222,12 @@ def _candidate_gpus(ctx: _Context, precision: str | None) -> list[GPU]:
     types = [g for g in ctx.cat.gpus.values() if ctx.cat.stock(g.id, region)[0] > 0]
     if not types:
         raise RequestError([Note(code="no_stock", params={"region": region or ""})])
+    wanted = ctx.req.gpu_memory_gib
+    if wanted:  # "a 48GB card": the types of that memory class (marketed GB vs reported GiB, ECC)
+        types = [g for g in types if 0.85 * wanted <= g.memory_gib <= 1.1 * wanted]
+        if not types:
+            raise RequestError([Note(code="no_gpu_with_memory", params={"gib": wanted})])
+        ctx.assume("gpu_memory_class", gib=wanted, gpus=[g.name for g in types])
     method = ctx.method
     speed = {
         g.id: g.peak_16bit_tflops * compute.hardware_utilisation(g, method, precision or "bf16-mixed", ctx.cat.defaults)

@@ -62,6 +62,7 @@ class Request(BaseModel):
     precision: str | None = None
     optimizer: Optimizer | None = None
     gpu: str | None = None
+    gpu_memory_gib: float | None = None  # a GPU named by its memory only ("a 48GB card")
     gpus: int | None = None
     nodes: int | None = None
     zero: int | None = None
@@ -194,3 +195,6 @@ class Plan(BaseModel):
     tier: dict[str, Any] | None = None
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     diagnoses: list[dict[str, Any]] = Field(default_factory=list)
+    topics: list[str] = Field(default_factory=list)  # troubleshooting topics the question raised
+    comparison: list[dict[str, Any]] = Field(default_factory=list)  # one summary per compared option
+    unknown: list[str] = Field(default_factory=list)  # words the parser did not understand

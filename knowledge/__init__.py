@@ -19,6 +19,7 @@ from knowledge.schema import (
     Defaults,
     Fabric,
     InventoryFile,
+    Lexicon,
     ModelSpec,
     NetworkFile,
     Region,
@@ -76,6 +77,7 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     inventory: dict[str, dict[str, int]]
     storage: StorageFile
     region_prices: dict[str, dict[str, float]]
+    lexicon: Lexicon
     gpu_index: dict[str, str]
     model_index: dict[str, str]
 
@@ -197,6 +199,7 @@ def catalog() -> Catalog:
         inventory=inventory,
         storage=storage,
         region_prices=region_prices,
+        lexicon=Lexicon(**_load("lexicon.yaml")),
         gpu_index=_index(gpus, "GPU"),
         model_index=_index(models, "model"),
     )

@@ -232,3 +232,60 @@ class StorageFile(_Strict):
         if sub is not None:
             item = item[sub]  # type: ignore[index]
         return float(item.value)  # type: ignore[union-attr]
+
+
+class Lexicon(_Strict):
+    """The parser's vocabulary: regular expressions by meaning (validated to compile)."""
+
+    source: str
+    methods: dict[str, list[str]]
+    finetune: list[str]
+    explicit_full: list[str]
+    objectives: dict[str, list[str]]
+    regions: dict[str, list[str]]
+    user_areas: dict[str, list[str]]
+    users_context: list[str]
+    data_kinds: dict[str, list[str]]
+    precisions: dict[str, list[str]]
+    pure_bf16: list[str]
+    checkpointing: dict[str, list[str]]
+    offload: dict[str, list[str]]
+    help: list[str]
+    compare: list[str]
+    symptoms: dict[str, list[str]]
+    unsupported_hardware: list[str]
+    model_families: list[str]
+    stopwords_en: list[str]
+
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> Lexicon:
+        import re
+
+        groups: list[list[str]] = [
+            self.finetune,
+            self.explicit_full,
+            self.users_context,
+            self.pure_bf16,
+            self.help,
+            self.compare,
+            self.unsupported_hardware,
+        ]
+        for table in (
+            self.methods,
+            self.objectives,
+            self.regions,
+            self.user_areas,
+            self.data_kinds,
+            self.precisions,
+            self.checkpointing,
+            self.offload,
+            self.symptoms,
+        ):
+            groups.extend(table.values())
+        for patterns in groups:
+            for pattern in patterns:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"lexicon pattern {pattern!r}: {exc}") from exc
+        return self

@@ -187,3 +187,88 @@ def test_serving_json_has_kv_and_region(capsys):
     data = json.loads(out)
     assert data["serving"]["kv_bytes_per_token"] > 0
     assert data["request"]["region"] in ("hk", "sg")
+
+
+def _readme_examples():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    return re.findall(r'^gpuplan (?:--\S+ )*(?:--lang \w+ )?"([^"]+)"', text, flags=re.M)
+
+
+def _help_examples():
+    from bot.render import examples
+
+    return [(q, "en") for q in examples("en")] + [(q, "zh") for q in examples("zh")]
+
+
+def test_readme_has_examples():
+    assert len(_readme_examples()) >= 5
+
+
+@pytest.mark.parametrize("question", _readme_examples())
+def test_every_readme_example_answers(capsys, question):
+    code, out, err = run(capsys, question)
+    assert code == 0, err
+    assert out.strip()
+
+
+@pytest.mark.parametrize("question, lang", _help_examples())
+def test_every_help_example_answers(capsys, question, lang):
+    code, out, err = run(capsys, question)
+    assert code == 0, err
+    assert out.strip()
+    assert (
+        ("单卡显存" in out or "识别为排查问题" in out)
+        if lang == "zh"
+        else ("Memory per GPU" in out or "Heard as" in out)
+    )
+
+
+def test_help_text_both_languages(capsys):
+    _, out, _ = run(capsys, "help")
+    assert "Examples" in out and "gpuplan" in out
+    _, out, _ = run(capsys, "帮助")
+    assert "示例" in out
+
+
+@pytest.mark.parametrize(
+    "question, words, lang_marker",
+    [
+        ("QLoRA full fine-tune 7b", ["full fine-tune", "qlora"], "which one"),
+        ("QLoRA全参微调7b", ["全参", "qlora"], "以哪个为准"),
+        ("8卡 16卡 70b", ["8卡", "16卡"], "GPU 数量"),
+    ],
+)
+def test_contradictions_are_named_in_the_users_language(capsys, question, words, lang_marker):
+    code, out, err = run(capsys, question)
+    assert code == 2 and not out
+    assert all(w in err for w in words) and lang_marker in err
+
+
+def test_overridden_text_is_reported(capsys):
+    _, out, _ = run(capsys, "--json", "gpus=4 nodes=2 8卡 70b")
+    data = json.loads(out)
+    assert data["request"]["gpus"] == 4
+    assert any("8卡" in a for a in data["assumptions"])
+
+
+def test_compare_json(capsys):
+    _, out, _ = run(capsys, "--json", "A100 vs H100 for 13b full fine-tune")
+    data = json.loads(out)
+    assert data["intent"] == "compare"
+    assert {c["gpu"] for c in data["comparison"]} == {"a100-80gb", "h100-sxm"}
+
+
+def test_troubleshoot_without_model_needs_no_size(capsys):
+    code, out, _ = run(capsys, "--json", "8张卡还是喂不满怎么办")
+    data = json.loads(out)
+    assert code == 0 and data["intent"] == "troubleshoot" and not data["clarify"]
+    assert "gpu_starved_io" in data["topics"]
+
+
+def test_unknown_words_are_listed(capsys):
+    _, out, _ = run(capsys, "--json", "train 7b on Gaudi2")
+    data = json.loads(out)
+    assert "gaudi2" in data["unknown"]

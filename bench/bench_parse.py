@@ -1,0 +1,49 @@
+"""Parsing speed: mean time to read one question, over the parser's table of real questions.
+
+Run: python bench/bench_parse.py
+Baseline in the same run: stripping markup and folding the text (the fixed cost every parse
+pays). Target: far under a millisecond per question.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from test_parser_table import EN, ZH  # noqa: E402
+
+from bot.parser import normalize_text, parse, strip_slack_markup, vocabulary  # noqa: E402
+
+QUESTIONS = [q for q, _ in EN + ZH]
+
+
+def timed(fn, rounds: int = 20) -> float:
+    best = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(rounds):
+            for question in QUESTIONS:
+                fn(question)
+        best.append((time.perf_counter() - start) / (rounds * len(QUESTIONS)))
+    return min(best)
+
+
+def main() -> None:
+    vocabulary()  # compile the lexicon once, as a running process would
+    parse_s = timed(parse)
+    base_s = timed(lambda q: normalize_text(strip_slack_markup(q)))
+    en = statistics.mean(len(q) for q, _ in EN)
+    zh = statistics.mean(len(q) for q, _ in ZH)
+    print(
+        f"questions                {len(QUESTIONS)} ({len(EN)} English, avg {en:.0f} chars; {len(ZH)} Chinese, avg {zh:.0f})"
+    )
+    print(f"mean parse time          {parse_s * 1e6:.0f} us  (target: far under 1,000 us)")
+    print(f"baseline (fold + strip)  {base_s * 1e6:.1f} us  -> parse / baseline = {parse_s / base_s:.0f}x")
+
+
+if __name__ == "__main__":
+    main()

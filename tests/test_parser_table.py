@@ -1,0 +1,270 @@
+"""Table-driven parser tests: questions as people write them, in English and Chinese, with the
+fields each must yield. `intent`, `topics`, `compare`, `errors`, `notes` and `unknown` are checked
+when given; every other key is a Request field."""
+
+import pytest
+
+from bot.parser import parse
+
+T = 1e12
+B = 1e9
+
+EN = [
+    ("70b full", dict(params_b=70, method="full")),
+    (
+        "How many H100s to fully fine-tune Llama 3 70B with 8k context in two weeks?",
+        dict(model="llama-3-70b", method="full", gpu="h100-sxm", seq_len=8192, deadline_days=14),
+    ),
+    ("llama-3-70b lora gpu=a100 gpus=2", dict(model="llama-3-70b", method="lora", gpu="a100-80gb", gpus=2)),
+    ("qwen2.5-72b qlora on a single 48GB card", dict(model="qwen2.5-72b", method="qlora", gpus=1, gpu_memory_gib=48)),
+    ("llama-3-8b lora gpu=4090", dict(model="llama-3-8b", method="lora", gpu="rtx-4090")),
+    ("Llama-3.1-70B-Instruct inference on H200", dict(model="llama-3.1-70b", method="infer", gpu="h200")),
+    ("meta-llama/Meta-Llama-3-8B full fine-tune", dict(model="llama-3-8b", method="full")),
+    ("Mixtral 8x7B LoRA on 2x A100 80G", dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb", gpus=2)),
+    ("fine-tune a 7 billion parameter model", dict(params_b=7, method="full", notes=["finetune_read_as_full"])),
+    ("0.5B model full fine-tune on a 4090", dict(params_b=0.5, method="full", gpu="rtx-4090")),
+    ("pretrain 7b on 2T tokens", dict(params_b=7, method="pretrain", train_tokens=2 * T)),
+    (
+        "pre-train a 1.3B model from scratch with 300B tokens",
+        dict(params_b=1.3, method="pretrain", train_tokens=300 * B),
+    ),
+    (
+        "continued pretraining of qwen2.5-7b on 10B tokens",
+        dict(model="qwen2.5-7b", method="continue", train_tokens=10 * B),
+    ),
+    ("domain-adaptive pretraining 13b", dict(params_b=13, method="continue")),
+    ("dpo on mistral 7b", dict(model="mistral-7b", method="dpo")),
+    ("RLHF for llama3 8b with PPO", dict(model="llama-3-8b", method="ppo")),
+    ("GRPO training of qwen2.5-7b", dict(model="qwen2.5-7b", method="ppo")),
+    ("serve llama-3-70b for users in South-East Asia", dict(model="llama-3-70b", method="infer", users="sea")),
+    (
+        "deploy qwen2.5-72b in Singapore with 32 concurrent requests",
+        dict(model="qwen2.5-72b", method="infer", region="sg"),
+    ),
+    ("8 GPUs for a 13b full fine-tune", dict(params_b=13, gpus=8, method="full")),
+    ("two nodes of 8 H100 for 70b", dict(params_b=70, gpu="h100-sxm", nodes=2, gpus=16)),
+    ("2 servers x 8 GPUs each, 70b full", dict(params_b=70, nodes=2, gpus=16, method="full")),
+    ("16 GPUs across 2 nodes 34b", dict(params_b=34, gpus=16, nodes=2)),
+    ("will a 24GB card do for 7b lora", dict(params_b=7, method="lora", gpus=1, gpu_memory_gib=24)),
+    ("8 x 80GB GPUs for 70b full", dict(params_b=70, gpus=8, gpu_memory_gib=80)),
+    ("13b lora with 32k context", dict(params_b=13, method="lora", seq_len=32768)),
+    ("7b full seq len 4096 batch size 8", dict(params_b=7, seq_len=4096, micro_batch=8)),
+    ("7b full context length of 16k", dict(params_b=7, seq_len=16384)),
+    ("global batch size 1024 micro batch 2 pretrain 7b", dict(params_b=7, global_batch=1024, micro_batch=2)),
+    ("fine-tune 7b on 50k samples for 3 epochs", dict(params_b=7, samples=50_000, epochs=3)),
+    ("lora on 200GB of text 13b", dict(params_b=13, method="lora", dataset_gb=200)),
+    ("pretrain 7b on a 2TB corpus", dict(params_b=7, method="pretrain", dataset_gb=2000)),
+    ("70b full within 30 days budget $50k", dict(params_b=70, deadline_days=30, budget_usd=50_000)),
+    ("need it done in 3 days, 13b lora", dict(params_b=13, deadline_days=3, method="lora")),
+    ("7b lora budget of 2000 dollars", dict(params_b=7, budget_usd=2000)),
+    ("70b lora bf16 zero3 gradient checkpointing", dict(params_b=70, precision="bf16-mixed", zero=3, ckpt="full")),
+    ("70b full fsdp with cpu offload", dict(params_b=70, zero=3, offload="cpu")),
+    ("70b full zero-infinity", dict(params_b=70, offload="nvme-all")),
+    ("70b pretrain tp8 pp4 on 512 GPUs", dict(params_b=70, tp=8, pp=4, gpus=512, method="pretrain")),
+    ("13b full with pure bf16 and 8-bit adam", dict(params_b=13, precision="bf16", optimizer="adamw8bit")),
+    ("7b full in fp8 on H100", dict(params_b=7, precision="fp8-mixed", gpu="h100-sxm")),
+    ("serve llama-3-70b in int4 awq", dict(model="llama-3-70b", method="infer", precision="int4")),
+    ("fastest way to pretrain 13b", dict(params_b=13, method="pretrain", objective="fastest")),
+    ("cheapest setup for 7b qlora", dict(params_b=7, method="qlora", objective="cheapest")),
+    ("fewest GPUs for 70b lora", dict(params_b=70, method="lora", objective="fewest")),
+    ("lora rank 64 on llama3 8b", dict(model="llama-3-8b", lora_rank=64)),
+    ("7b vision model full fine-tune on images", dict(params_b=7, data="image")),
+    ("70b on pre-tokenized data, pretrain", dict(params_b=70, data="tokens", method="pretrain")),
+    (
+        "A100 vs H100 for 70b lora",
+        dict(
+            params_b=70, method="lora", intent="compare", compare={"kind": "gpu", "options": ["a100-80gb", "h100-sxm"]}
+        ),
+    ),
+    (
+        "QLoRA or full fine-tune for 13b?",
+        dict(params_b=13, intent="compare", compare={"kind": "method", "options": ["qlora", "full"]}),
+    ),
+    ("7b vs 13b lora on a 4090", dict(intent="compare", compare={"kind": "model", "options": [7.0, 13.0]})),
+    (
+        "GPU utilization only 40% on 8 GPUs, dataloader is slow",
+        dict(gpus=8, intent="troubleshoot", topics=["gpu_starved_io"]),
+    ),
+    (
+        "CUDA out of memory on 70b full fine-tune with 8 A100",
+        dict(params_b=70, gpus=8, intent="troubleshoot", topics=["oom_large_model"]),
+    ),
+    ("NCCL timeout on 4 nodes", dict(nodes=4, intent="troubleshoot", topics=["nccl_timeout"])),
+    ("loss spikes then goes nan at step 2000", dict(intent="troubleshoot", topics=["loss_instability"])),
+    ("do I need InfiniBand or is RoCE enough for 4 nodes?", dict(intent="troubleshoot", topics=["network_choice"])),
+    ("doubling GPUs doesn't speed up training", dict(intent="troubleshoot", topics=["scaling_efficiency"])),
+    ("saving the checkpoint takes 20 minutes", dict(intent="troubleshoot", topics=["checkpoint_slow"])),
+    (
+        "how many tokens should I pretrain a 7b model on",
+        dict(params_b=7, method="pretrain", topics=["chinchilla_tokens"]),
+    ),
+    ("can I use MIG to share an H100 across teams", dict(gpu="h100-sxm", topics=["mig_multitenant"])),
+    ("is fp8 with Transformer Engine worth it on H100", dict(gpu="h100-sxm", topics=["fp8_transformer_engine"])),
+    ("help", dict(intent="help")),
+    ("", dict(intent="help")),
+    ("<@U0123> 70b full <!here>", dict(params_b=70, method="full")),
+    ("see <https://example.com|the doc> 13b lora", dict(params_b=13, method="lora")),
+    ("train llama-4-70b", dict(params_b=70, notes=["unknown_model_name"])),
+    ("QLoRA full fine-tune 7b", dict(errors=["conflict"])),
+    ("7b 13b lora", dict(errors=["conflict"])),
+    ("70b full on 8 H100 and 16 A100", dict(errors=["conflict"])),
+    ("70b gpu=tpu", dict(errors=["unknown_gpu"])),
+    ("70b foo=bar", dict(errors=["unknown_key"])),
+    ("70b seq=abc", dict(errors=["bad_value"])),
+    ("train 7b on Gaudi2", dict(params_b=7, notes=["unsupported_hardware"], unknown=["gaudi2"])),
+    ("７０ｂ　ｆｕｌｌ", dict(params_b=70, method="full")),
+    ("model=qwen2.5-72b method=qlora seq=8k", dict(model="qwen2.5-72b", method="qlora", seq_len=8192)),
+    (
+        "70b full objective=fewest fabric=ib-hdr200 data=tokens users=nea",
+        dict(params_b=70, objective="fewest", fabric="ib-hdr200", data="tokens", users="nea"),
+    ),
+    ("llama-3-70b on 300B tokens", dict(model="llama-3-70b", train_tokens=300 * B)),
+    ("llama-3-8b on 15T tokens pretrain", dict(model="llama-3-8b", train_tokens=15 * T, method="pretrain")),
+    ("70b full gpu_mem=48", dict(params_b=70, gpu_memory_gib=48)),
+]
+
+ZH = [
+    ("700亿 全参微调", dict(params_b=70, method="full")),
+    ("70亿模型全量微调", dict(params_b=7, method="full")),
+    ("1.5万亿参数模型预训练", dict(params_b=1500, method="pretrain")),
+    ("我们想用QLoRA微调一个33B的模型，单卡48G够吗？", dict(params_b=33, method="qlora", gpus=1, gpu_memory_gib=48)),
+    ("2台8卡A800能全参训练70B吗", dict(params_b=70, method="full", gpu="a800", nodes=2, gpus=16)),
+    ("2机16卡H800训练70b", dict(params_b=70, gpu="h800", nodes=2, gpus=16)),
+    ("两台8卡H100全参微调llama3 70b", dict(model="llama-3-70b", method="full", gpu="h100-sxm", nodes=2, gpus=16)),
+    ("单机8卡A100跑70b lora", dict(params_b=70, gpus=8, gpu="a100-80gb", method="lora")),
+    ("8张卡还是喂不满怎么办", dict(gpus=8, intent="troubleshoot", topics=["gpu_starved_io"])),
+    ("GPU利用率只有30%，数据加载很慢", dict(intent="troubleshoot", topics=["gpu_starved_io"])),
+    ("全参微调70B显存总是爆", dict(params_b=70, method="full", intent="troubleshoot", topics=["oom_large_model"])),
+    ("70b 全参微调 显存爆了", dict(params_b=70, method="full", topics=["oom_large_model"])),
+    ("多节点网络怎么选，IB还是RoCE", dict(intent="troubleshoot", topics=["network_choice"])),
+    ("A100和H100怎么取舍", dict(topics=["gpu_choice_a100_h100"])),
+    (
+        "A100还是H100，13b全参微调",
+        dict(
+            params_b=13, method="full", intent="compare", compare={"kind": "gpu", "options": ["a100-80gb", "h100-sxm"]}
+        ),
+    ),
+    ("训练好了怎么全球上线", dict(topics=["inference_deployment"])),
+    ("想用MIG把H100切成多个实例做灰度", dict(gpu="h100-sxm", topics=["mig_multitenant"])),
+    ("loss震荡不收敛怎么办", dict(intent="troubleshoot", topics=["loss_instability"])),
+    ("训练到一半loss变成nan", dict(topics=["loss_instability"])),
+    ("卡数加倍但吞吐不涨", dict(intent="troubleshoot", topics=["scaling_efficiency"])),
+    ("多机训练NCCL超时", dict(intent="troubleshoot", topics=["nccl_timeout"])),
+    ("保存检查点太慢了", dict(intent="troubleshoot", topics=["checkpoint_slow"])),
+    (
+        "QLoRA还是全参？33b",
+        dict(params_b=33, intent="compare", compare={"kind": "method", "options": ["qlora", "full"]}),
+    ),
+    ("要不要全参，还是lora就够了，7b", dict(params_b=7, topics=["qlora_vs_full"])),
+    ("7b模型预训练需要多少token", dict(params_b=7, method="pretrain", topics=["chinchilla_tokens"])),
+    ("H100上用fp8训练70b值得吗", dict(gpu="h100-sxm", params_b=70, topics=["fp8_transformer_engine"])),
+    ("通义千问72B推理部署", dict(model="qwen2.5-72b", method="infer")),
+    ("部署 通义千问72B，面向东南亚用户", dict(model="qwen2.5-72b", method="infer", users="sea")),
+    ("千问14b lora微调", dict(model="qwen2.5-14b", method="lora")),
+    ("百川13b全参", dict(model="baichuan2-13b", method="full")),
+    ("glm4 9b 指令微调", dict(model="glm-4-9b", method="full")),
+    ("零一万物34b qlora", dict(model="yi-34b", method="qlora")),
+    ("deepseek满血版部署要多少卡", dict(model="deepseek-v3", method="infer")),
+    ("增量预训练 7b", dict(params_b=7, method="continue")),
+    ("继续预训练qwen2.5-7b，100亿token", dict(model="qwen2.5-7b", method="continue", train_tokens=10 * B)),
+    ("从零训练一个13b模型", dict(params_b=13, method="pretrain")),
+    (
+        "预训练13b，1.4万亿token，30天内，预算50万人民币",
+        dict(
+            params_b=13,
+            method="pretrain",
+            train_tokens=1.4 * T,
+            deadline_days=30,
+            budget_usd=500_000 / 7.2,
+            notes=["currency_converted"],
+        ),
+    ),
+    ("7b lora 预算5万美元", dict(params_b=7, method="lora", budget_usd=50_000)),
+    ("70b全参，2周内完成", dict(params_b=70, deadline_days=14)),
+    ("两周内训完13b", dict(params_b=13, deadline_days=14)),
+    ("一个月内训完7b", dict(params_b=7, deadline_days=30)),
+    ("13b上下文8k lora", dict(params_b=13, seq_len=8192, method="lora")),
+    ("序列长度4096，7b全参", dict(params_b=7, seq_len=4096, method="full")),
+    ("7b 32k上下文 推理", dict(params_b=7, seq_len=32768, method="infer")),
+    ("7b全参 批量8", dict(params_b=7, micro_batch=8)),
+    ("全局批量1024 预训练7b", dict(params_b=7, global_batch=1024, method="pretrain")),
+    ("5万条数据，训练3轮，7b lora", dict(params_b=7, samples=50_000, epochs=3, method="lora")),
+    ("10万条样本微调13b", dict(params_b=13, samples=100_000)),
+    ("语料500G，继续预训练7b", dict(params_b=7, dataset_gb=500, method="continue")),
+    ("1TB语料预训练7b", dict(params_b=7, dataset_gb=1000, method="pretrain")),
+    ("显存24G能跑7b推理吗", dict(params_b=7, method="infer", gpu_memory_gib=24)),
+    ("4张24G的卡 13b lora", dict(params_b=13, method="lora", gpu_memory_gib=24, gpus=4)),
+    ("4090能跑7b qlora吗", dict(params_b=7, method="qlora", gpu="rtx-4090")),
+    ("英伟达H100 8卡 70b lora", dict(params_b=70, gpu="h100-sxm", gpus=8, method="lora")),
+    ("8块A100 80G全参7b", dict(params_b=7, gpu="a100-80gb", gpus=8, method="full")),
+    ("L40S四张跑13b lora", dict(params_b=13, gpu="l40s", method="lora")),
+    ("H20部署70b", dict(params_b=70, gpu="h20", method="infer")),
+    ("昇腾910B能训练70b吗", dict(params_b=70, notes=["unsupported_hardware"], unknown=["昇腾910b"])),
+    ("70b全参 zero3 开梯度检查点", dict(params_b=70, zero=3, ckpt="full")),
+    ("70b全参 不开重计算", dict(params_b=70, ckpt="none")),
+    ("70b全参 deepspeed zero2 下放到cpu", dict(params_b=70, zero=2, offload="cpu", notes=["framework_noted"])),
+    ("70b全参 fsdp", dict(params_b=70, zero=3)),
+    ("张量并行8 流水线并行4 预训练175b", dict(params_b=175, tp=8, pp=4, method="pretrain")),
+    ("7b全参 bf16", dict(params_b=7, precision="bf16-mixed")),
+    ("70b 推理 int4量化", dict(params_b=70, method="infer", precision="int4")),
+    ("70b 推理 fp8", dict(params_b=70, method="infer", precision="fp8")),
+    ("最快训完13b", dict(params_b=13, objective="fastest")),
+    ("最省钱的7b qlora方案", dict(params_b=7, method="qlora", objective="cheapest")),
+    ("用卡最少跑70b lora", dict(params_b=70, method="lora", objective="fewest")),
+    ("在香港部署7b", dict(params_b=7, method="infer", region="hk")),
+    ("美国机房训练70b", dict(params_b=70, region="us")),
+    ("面向日本用户部署qwen2.5-7b", dict(model="qwen2.5-7b", method="infer", users="jp")),
+    ("图片数据，7b多模态全参微调", dict(params_b=7, data="image")),
+    ("视频数据训练7b", dict(params_b=7, data="video")),
+    ("已分词的数据预训练7b", dict(params_b=7, data="tokens", method="pretrain")),
+    ("lora 秩64 llama3 8b", dict(model="llama-3-8b", lora_rank=64, method="lora")),
+    ("DPO训练qwen2.5-7b", dict(model="qwen2.5-7b", method="dpo")),
+    ("RLHF训练llama3 8b需要多少卡", dict(model="llama-3-8b", method="ppo")),
+    ("7b还是13b，lora，4090", dict(intent="compare", compare={"kind": "model", "options": [7.0, 13.0]})),
+    ("帮助", dict(intent="help")),
+    ("怎么用", dict(intent="help")),
+    ("gpus=4 nodes=2 8卡 70b", dict(params_b=70, gpus=4, nodes=2, notes=["text_overridden"])),
+    ("QLoRA全参微调7b", dict(errors=["conflict"])),
+    ("7b 全参 lora", dict(errors=["conflict"])),
+    ("8卡 16卡 70b", dict(errors=["conflict"])),
+    ("７０ｂ　全参", dict(params_b=70, method="full")),
+    ("<@U0BOT> 700亿 全参微调", dict(params_b=70, method="full")),
+    ("70b 全参 gpu=h100 lang=en", dict(params_b=70, gpu="h100-sxm")),
+    ("有多少卡都喂不满，GPU利用率上不去，70b", dict(params_b=70, topics=["gpu_starved_io"])),
+]
+
+CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
+    pytest.param(q, e, id=f"zh-{i}") for i, (q, e) in enumerate(ZH)
+]
+META = {"intent", "topics", "compare", "errors", "notes", "unknown"}
+
+
+def test_table_size_and_languages():
+    assert len(CASES) >= 120
+    assert len(ZH) * 2 >= len(CASES)
+
+
+@pytest.mark.parametrize("question, expect", CASES)
+def test_parser_table(question, expect):
+    parsed = parse(question)
+    codes = [e.code for e in parsed.errors]
+    if "errors" in expect:
+        assert set(expect["errors"]) <= set(codes), codes
+        return
+    assert not codes, parsed.errors
+    got = parsed.request.model_dump()
+    for key, value in expect.items():
+        if key in META:
+            continue
+        expected = pytest.approx(value) if isinstance(value, int | float) else value
+        assert got[key] == expected, f"{key}: {got[key]!r} != {value!r}"
+    if "intent" in expect:
+        assert parsed.intent == expect["intent"]
+    if "topics" in expect:
+        assert set(expect["topics"]) <= set(parsed.topics), parsed.topics
+    if "compare" in expect:
+        assert parsed.compare == expect["compare"]
+    if "notes" in expect:
+        assert set(expect["notes"]) <= {n.code for n in parsed.notes}, [n.code for n in parsed.notes]
+    if "unknown" in expect:
+        assert set(expect["unknown"]) <= set(parsed.unknown), parsed.unknown
