@@ -39,7 +39,8 @@ def main() -> None:
     en = statistics.mean(len(q) for q, _ in EN)
     zh = statistics.mean(len(q) for q, _ in ZH)
     print(
-        f"questions                {len(QUESTIONS)} ({len(EN)} English, avg {en:.0f} chars; {len(ZH)} Chinese, avg {zh:.0f})"
+        f"questions                {len(QUESTIONS)} ({len(EN)} English, avg {en:.0f} chars; "
+        f"{len(ZH)} Chinese, avg {zh:.0f})"
     )
     print(f"mean parse time          {parse_s * 1e6:.0f} us  (target: far under 1,000 us)")
     print(f"baseline (fold + strip)  {base_s * 1e6:.1f} us  -> parse / baseline = {parse_s / base_s:.0f}x")

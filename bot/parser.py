@@ -582,9 +582,8 @@ class Reader:
         """Family names that are not in the catalog: suggestions, and their size when written."""
         for match in self.scan.finditer(self.voc.family):
             name = match.group(0).strip("-_. ")
-            if len(name) < 3 or not re.search(r"\d", name):
-                if name in ("gpt", "glm", "opt") or len(name) < 3:
-                    continue
+            if len(name) < 3 or (name in ("gpt", "glm", "opt") and not re.search(r"\d", name)):
+                continue  # a bare family word names no model
             size = re.search(r"(\d+(?:\.\d+)?)\s*b(?![a-z])", name)
             self.scan.take(match)
             self.parsed.notes.append(
@@ -627,7 +626,10 @@ class Reader:
             r"(\d+(?:\.\d+)?)\s*(tb|gb|t|g)\s*(?:of\s+)?(?:raw\s+|training\s+)?(?:data|text|corpus|dataset|"
             r"语料|数据|文本|训练数据)"
         )
-        before = r"(?:data(?:set)?|corpus|语料|数据集?)\s*(?:is|of|about|around|约|大约|有|共)?\s*(\d+(?:\.\d+)?)\s*(tb|gb|t|g)"
+        before = (
+            r"(?:data(?:set)?|corpus|语料|数据集?)\s*(?:is|of|about|around|约|大约|有|共)?\s*"
+            r"(\d+(?:\.\d+)?)\s*(tb|gb|t|g)"
+        )
         for pattern in (size, before):
             for match in self.scan.finditer(pattern):
                 scale = 1000.0 if match.group(2).startswith("t") else 1.0
@@ -665,10 +667,9 @@ class Reader:
         )
         for match in self.scan.finditer(nodes_of):
             nodes, count = count_value(match.group(1)), count_value(match.group(3))
-            if match.group(2).startswith("机") and "each" not in match.group(0):
-                total = count  # "2机16卡": 16 GPUs over 2 machines
-            else:
-                total = nodes * count  # "2台8卡", "two nodes of 8", "2 servers x 8 GPUs"
+            # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per node
+            per_machine_total = match.group(2).startswith("机") and "each" not in match.group(0)
+            total = count if per_machine_total else nodes * count
             words = self.scan.take(match)
             self.set("nodes", int(nodes), words)
             self.set("gpus", int(total), words)
@@ -677,7 +678,10 @@ class Reader:
             words = self.scan.take(match)
             self.set("gpus", int(count_value(match.group(1))), words)
             self.set("nodes", int(count_value(match.group(2))), words)
-        single = r"单卡|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|(?:a |one )?single (?:gpu|card)|one gpu|1 gpu(?![a-z])|a gpu(?![a-z])"
+        single = (
+            r"单卡|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|(?:a |one )?single (?:gpu|card)|one gpu|"
+            r"1 gpu(?![a-z])|a gpu(?![a-z])"
+        )
         plain = NUM + r"\s*(?:x\s*)?(?:张|块|个)?\s*(?:gpus?|cards?|卡|显卡|graphics cards?)(?![a-z])"
         for match in self.scan.finditer(plain):
             if match.group(1) in ("a", "an"):
@@ -704,8 +708,8 @@ class Reader:
                 False,
             ),
             (
-                NUM
-                + r"?\s*(?:x|×|\*|张|块)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
+                NUM + r"?\s*(?:x|×|\*|张|块)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
+                r"(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
                 False,
             ),
         )
