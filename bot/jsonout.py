@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.render import notes_text
+from bot.render import diagnoses, notes_text
 from estimator.schema import Plan
 
 
@@ -24,7 +24,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "serving": est.serving if est else None,
         "tier": plan.tier,
         "alternatives": plan.alternatives,
-        "diagnoses": plan.diagnoses,
+        "diagnoses": diagnoses(plan),
         "comparison": plan.comparison,
         "topics": plan.topics,
         "unknown": plan.unknown,

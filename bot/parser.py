@@ -248,9 +248,10 @@ def vocabulary() -> Vocabulary:
             "precisions",
             "checkpointing",
             "offload",
-            "symptoms",
         )
     }
+    # symptom questions: each troubleshooting rule's triggers, in either language
+    tables["symptoms"] = [(rule.id, _any(rule.triggers.en + rule.triggers.zh)) for rule in cat.rules]
     gpu_by_alias: dict[str, str] = {}
     for gpu in cat.gpus.values():
         for name in [gpu.id, *gpu.aliases]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.parser import Parsed, parse
-from estimator.advise import advise
+from estimator.advise import advise, advise_without_plan
 from estimator.errors import RequestError
 from estimator.schema import Note, Plan, Request
 
@@ -36,7 +36,8 @@ def answer_parsed(parsed: Parsed, lang: str) -> Plan:
     has_model = request.model is not None or request.params_b is not None
     if not has_model and not (parsed.compare and parsed.compare["kind"] == "model"):
         if parsed.topics:  # a symptom needs no size: answered with the diagnoses alone
-            return Plan(intent="troubleshoot", lang=lang, request=request, notes=parsed.notes, **extra)
+            plan = advise_without_plan(request, lang, parsed.topics, notes=parsed.notes)
+            return plan.model_copy(update=extra)
         return Plan(
             intent=parsed.intent if parsed.intent != "compare" else "plan",
             lang=lang,
@@ -48,7 +49,8 @@ def answer_parsed(parsed: Parsed, lang: str) -> Plan:
     try:
         if parsed.compare:
             return _compare(parsed, request, lang, extra)
-        return advise(request, lang, intent=parsed.intent, notes=parsed.notes).model_copy(update=extra)
+        plan = advise(request, lang, intent=parsed.intent, notes=parsed.notes, raised=parsed.topics)
+        return plan.model_copy(update=extra)
     except RequestError as exc:
         raise QuestionError(exc.notes, lang) from exc
 
@@ -67,7 +69,10 @@ def _compare(parsed: Parsed, request: Request, lang: str, extra: dict[str, Any])
             )
         else:
             update = {COMPARE_FIELD[kind]: option}
-        plans.append((option, advise(request.model_copy(update=update), lang, intent="compare", notes=parsed.notes)))
+        plan = advise(
+            request.model_copy(update=update), lang, intent="compare", notes=parsed.notes, raised=parsed.topics
+        )
+        plans.append((option, plan))
     rows = []
     for option, plan in plans:
         est = plan.estimate

@@ -110,13 +110,15 @@ def _template_dir() -> str:
 
 
 @functools.cache
-def environment() -> jinja2.Environment:
+def environment(trim: bool = True) -> jinja2.Environment:
+    """Templates compiled once. `trim=False` keeps line breaks after block tags, for the rules'
+    answers, whose sentences stand on their own lines."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(_template_dir()),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
+        trim_blocks=trim,
+        lstrip_blocks=trim,
         keep_trailing_newline=False,
     )
     env.filters.update(
@@ -195,7 +197,71 @@ def help_text(lang: str) -> str:
 
 def plan_text(plan: Plan) -> str:
     """The plan for a terminal."""
-    return render("plan.txt.j2", plan.lang, plan=plan, est=plan.estimate, notes=plan.notes + plan.estimate.assumptions)
+    return render(
+        "plan.txt.j2",
+        plan.lang,
+        plan=plan,
+        est=plan.estimate,
+        diagnoses=diagnoses(plan),
+        notes=plan.notes + plan.estimate.assumptions,
+    )
+
+
+@functools.cache
+def _rule_templates(lang: str) -> dict[str, tuple[str, jinja2.Template, list[str]]]:
+    """Each troubleshooting rule's title, compiled answer and checks in one language."""
+    env = environment(trim=False)
+    out = {}
+    for rule in catalog().rules:
+        title = getattr(rule.title, lang)
+        out[rule.id] = (title, env.from_string(getattr(rule.answer, lang)), list(getattr(rule.checks, lang)))
+    return out
+
+
+def display_facts(facts: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The plan's facts plus the words answers quote (storage, fabric, data kind) in this language."""
+    f = dict(facts)
+    if f.get("has_plan"):
+        f.update(
+            read_rate=rate(f.get("read_mb_s_per_node", 0.0)),
+            data_label=label("data", f.get("data"), lang),
+            storage_name=name_of("storage", f.get("storage"), lang),
+            region_name=name_of("region", f.get("region"), lang),
+            offload_label=label("offload", f.get("offload"), lang),
+            fabric_name=name_of("fabric", f.get("fabric"), lang),
+            checkpoint_size=size(f.get("checkpoint_gb", 0.0)),
+        )
+    return f
+
+
+def diagnoses(plan: Plan) -> list[dict[str, Any]]:
+    """The plan's diagnoses rendered in its language: {id, topic, title, answer, checks, fired_by, probes}."""
+    lang = plan.lang
+    templates = _rule_templates(lang)
+    f = display_facts(plan.facts, lang)
+    out = []
+    for d in plan.diagnoses:
+        title, answer, checks = templates[d["id"]]
+        text = answer.render(
+            f=f,
+            p=d["probes"],
+            lang=lang,
+            label=lambda k, v: label(k, v, lang),
+            name=lambda kind, key: name_of(kind, key, lang),
+        )
+        text = "\n".join(line.strip() for line in text.strip().splitlines() if line.strip())
+        out.append(
+            {
+                "id": d["id"],
+                "topic": d["topic"],
+                "title": title,
+                "answer": text,
+                "checks": checks,
+                "fired_by": d["fired_by"],
+                "probes": d["probes"],
+            }
+        )
+    return out
 
 
 def notes_text(notes: list[Note], lang: str) -> list[str]:
@@ -206,9 +272,10 @@ def short_answer(plan: Plan) -> str:
     """An answer without figures: a question back, the topics heard, what was not understood."""
     lang = plan.lang
     lines = notes_text(plan.clarify, lang)
-    if plan.topics:
-        titles = [label("topic", t, lang) for t in plan.topics]
-        lines.append(message(Note(code="topics_heard", params={"topics": titles}), lang))
+    for d in diagnoses(plan):
+        lines += ["", d["title"], d["answer"]] + [f"  - {check}" for check in d["checks"]]
+    if plan.diagnoses:
+        lines.append("")
     lines += notes_text(plan.notes, lang)
     if plan.unknown:
         lines.append(message(Note(code="not_understood", params={"words": plan.unknown}), lang))

@@ -1,23 +1,30 @@
-"""Estimate -> Plan: the estimate plus the provider's matching tier (and, later, diagnoses)."""
+"""Estimate -> Plan: the estimate plus the provider's matching tier and the troubleshooting diagnoses."""
 
 from __future__ import annotations
 
-from estimator import tiers
+from estimator import diagnose, tiers
 from estimator.estimate import estimate
 from estimator.schema import Note, Plan, Request
 from knowledge import Catalog, catalog
 
 
 def advise(
-    request: Request, lang: str, intent: str = "plan", notes: list[Note] | None = None, cat: Catalog | None = None
+    request: Request,
+    lang: str,
+    intent: str = "plan",
+    notes: list[Note] | None = None,
+    raised: list[str] | None = None,
+    cat: Catalog | None = None,
 ) -> Plan:
-    """The full answer for a request that names a model or a size (raises RequestError otherwise)."""
+    """The full answer for a request that names a model or a size (raises RequestError otherwise).
+    `raised` are the troubleshooting rules the question itself triggered."""
     cat = cat or catalog()
     est = estimate(request, cat)
     # the provider's tiers are training configurations; serving plans carry a region instead
     tier_info = (
         None if est.resolved.method == "infer" else tiers.match(cat, est, request, lang, lambda r: estimate(r, cat))
     )
+    facts, diagnoses = diagnose.diagnose(cat, raised or [], request, est, lambda r: estimate(r, cat))
     return Plan(
         intent=intent,
         lang=lang,
@@ -28,4 +35,15 @@ def advise(
         io=est.io,
         network=est.network,
         alternatives=[a.model_dump() for a in est.alternatives],
+        diagnoses=diagnoses,
+        facts=facts,
     )
+
+
+def advise_without_plan(
+    request: Request, lang: str, raised: list[str], notes: list[Note] | None = None, cat: Catalog | None = None
+) -> Plan:
+    """A symptom question with no model named: the diagnoses alone, without figures."""
+    cat = cat or catalog()
+    facts, diagnoses = diagnose.diagnose(cat, raised, request, None)
+    return Plan(intent="troubleshoot", lang=lang, request=request, notes=notes or [], diagnoses=diagnoses, facts=facts)

@@ -194,7 +194,8 @@ class Plan(BaseModel):
     network: dict[str, Any] | None = None
     tier: dict[str, Any] | None = None
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
-    diagnoses: list[dict[str, Any]] = Field(default_factory=list)
+    diagnoses: list[dict[str, Any]] = Field(default_factory=list)  # rules engine output, most relevant first
+    facts: dict[str, Any] = Field(default_factory=dict)  # what the diagnoses' answers quote
     topics: list[str] = Field(default_factory=list)  # troubleshooting topics the question raised
     comparison: list[dict[str, Any]] = Field(default_factory=list)  # one summary per compared option
     unknown: list[str] = Field(default_factory=list)  # words the parser did not understand

@@ -18,6 +18,8 @@ from knowledge.schema import (
     GPU,
     Defaults,
     Fabric,
+    FaqFile,
+    FaqRule,
     InventoryFile,
     Lexicon,
     ModelSpec,
@@ -78,6 +80,7 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     storage: StorageFile
     region_prices: dict[str, dict[str, float]]
     lexicon: Lexicon
+    rules: list[FaqRule]
     gpu_index: dict[str, str]
     model_index: dict[str, str]
 
@@ -200,6 +203,7 @@ def catalog() -> Catalog:
         storage=storage,
         region_prices=region_prices,
         lexicon=Lexicon(**_load("lexicon.yaml")),
+        rules=FaqFile(**_load("faq.yaml")).rules,
         gpu_index=_index(gpus, "GPU"),
         model_index=_index(models, "model"),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -252,7 +252,6 @@ class Lexicon(_Strict):
     offload: dict[str, list[str]]
     help: list[str]
     compare: list[str]
-    symptoms: dict[str, list[str]]
     unsupported_hardware: list[str]
     model_families: list[str]
     stopwords_en: list[str]
@@ -279,7 +278,6 @@ class Lexicon(_Strict):
             self.precisions,
             self.checkpointing,
             self.offload,
-            self.symptoms,
         ):
             groups.extend(table.values())
         for patterns in groups:
@@ -289,3 +287,51 @@ class Lexicon(_Strict):
                 except re.error as exc:
                     raise ValueError(f"lexicon pattern {pattern!r}: {exc}") from exc
         return self
+
+
+class Condition(_Strict):
+    """One test on a fact of the question or plan: {fact: comm_fraction, gt: 0.3}."""
+
+    fact: str
+    eq: Any = None
+    ne: Any = None
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    in_: list[Any] | None = Field(default=None, alias="in")
+    not_in: list[Any] | None = None
+
+
+class BilingualList(_Strict):
+    en: list[str]
+    zh: list[str]
+
+
+class FaqRule(_Strict):
+    id: str
+    topic: str
+    severity: int = Field(ge=0, le=5)
+    title: Bilingual
+    triggers: BilingualList
+    when: list[list[Condition]] = []
+    applies: list[Condition] = []
+    probes: dict[str, dict[str, Any]] = {}
+    answer: Bilingual
+    checks: BilingualList
+
+    @model_validator(mode="after")
+    def _triggers_compile(self) -> FaqRule:
+        import re
+
+        for pattern in [*self.triggers.en, *self.triggers.zh]:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"rule {self.id}: trigger {pattern!r}: {exc}") from exc
+        return self
+
+
+class FaqFile(_Strict):
+    source: str
+    rules: list[FaqRule]

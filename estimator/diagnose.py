@@ -1,0 +1,176 @@
+"""The troubleshooting rules engine: which rules of knowledge/faq.yaml apply to a question and its
+plan, with the facts and probe estimates their answers quote.
+
+A rule fires when the question raised it (the parser matched one of its triggers) or when the
+plan's numbers satisfy one of its `when` groups; its `applies` conditions must hold either way.
+Probes re-estimate the request with a few settings changed ("ZeRO-3 over as many GPUs as it
+takes", "QLoRA instead") so the answer can quote both. Rendering happens in bot/: this module
+only decides and computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from estimator.errors import RequestError
+from estimator.memory import state_bytes
+from estimator.schema import ADAPTER_METHODS, Estimate, Request
+from knowledge import Catalog, FaqRule
+from knowledge.schema import Condition
+
+CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022
+
+
+def facts(request: Request, est: Estimate | None, cat: Catalog) -> dict[str, Any]:
+    """Everything a rule may test or an answer may quote, flat and JSON-friendly."""
+    f: dict[str, Any] = {"has_plan": est is not None, "method": request.method or "none"}
+    if est is None:
+        return f
+    r, m, c = est.resolved, est.memory, est.compute
+    gpu = cat.gpus[r.gpu]
+    io, net, serving = est.io or {}, est.network or {}, est.serving or {}
+    w_b, g_b, o_b = state_bytes(r.precision if r.method != "infer" else "bf16-mixed", r.optimizer)
+    trained = 0.0 if r.method in ADAPTER_METHODS or r.method == "infer" else r.params_b * 1e9 * (w_b + g_b + o_b)
+    step = c.step_time_s or 0.0
+    storage_read = next((o.read_gb_s for o in cat.storage.options if o.id == io.get("storage")), None)
+    f.update(
+        {
+            "method": r.method,
+            "model_name": r.model_name,
+            "params_b": r.params_b,
+            "gpus": r.gpus,
+            "nodes": r.nodes,
+            "gpu": r.gpu,
+            "gpu_name": r.gpu_name,
+            "gpu_family": gpu.family,
+            "gpus_per_node": gpu.gpus_per_node,
+            "capacity_gib": m.capacity_gib,
+            "per_gpu_gib": m.per_gpu_gib,
+            "fits": m.fits,
+            "over_capacity_gib": max(0.0, m.per_gpu_gib - m.capacity_gib),
+            "model_state_gb": trained / 1e9,
+            "host_ram_gib": m.host_ram_gib,
+            "offload": r.offload,
+            "zero": r.zero,
+            "ckpt": r.ckpt,
+            "precision": r.precision,
+            "seq_len": r.seq_len,
+            "tp": r.tp,
+            "pp": r.pp,
+            "mfu": c.mfu,
+            "days": c.days,
+            "cost_usd": c.cost_usd,
+            "region": r.region,
+            "multi_node": r.nodes > 1,
+            "per_step_gb": net.get("per_step_gb", 0.0),
+            "fabric": net.get("fabric"),
+            "fabric_options": net.get("options", []),
+            "comm_fraction": net.get("comm_fraction", 0.0),
+            "read_mb_s_per_node": io.get("read_mb_s_per_node", 0.0),
+            "cpu_bound": io.get("cpu_bound", False),
+            "decode_cores_per_node": io.get("decode_cores_per_node", 0.0),
+            "workers": io.get("dataloader_workers_per_gpu", 2),
+            "data": io.get("data"),
+            "storage": io.get("storage"),
+            "read_share_of_storage": (io.get("read_mb_s_per_node", 0.0) / 1000 / storage_read) if storage_read else 0.0,
+            "checkpoint_gb": io.get("checkpoint_gb", 0.0),
+            "checkpoint_write_s": io.get("checkpoint_write_s", 0.0),
+            "chinchilla_tokens": CHINCHILLA_TOKENS_PER_PARAM * r.params_b * 1e9,
+            "bubble_fraction": 0.0,
+            "concurrency": serving.get("concurrency"),
+            "tokens_per_s_per_sequence": serving.get("tokens_per_s_per_sequence"),
+            "cost_per_mtok": c.cost_per_million_tokens_usd,
+            "mig": serving.get("mig"),
+            "mig_fits": bool(serving.get("mig")),
+        }
+    )
+    if r.pp > 1 and step > 0:
+        micro = max(1, r.global_batch // max(1, r.dp * r.micro_batch))
+        f["bubble_fraction"] = (r.pp - 1) / (micro + r.pp - 1)
+    return f
+
+
+def holds(cond: Condition, f: dict[str, Any]) -> bool:
+    """One condition against the facts; a missing fact never satisfies anything."""
+    if cond.fact not in f or f[cond.fact] is None:
+        return False
+    value = f[cond.fact]
+    tests = (
+        (cond.eq is not None, lambda: value == cond.eq),
+        (cond.ne is not None, lambda: value != cond.ne),
+        (cond.gt is not None, lambda: value > cond.gt),
+        (cond.ge is not None, lambda: value >= cond.ge),
+        (cond.lt is not None, lambda: value < cond.lt),
+        (cond.le is not None, lambda: value <= cond.le),
+        (cond.in_ is not None, lambda: value in cond.in_),
+        (cond.not_in is not None, lambda: value not in cond.not_in),
+    )
+    try:
+        return all(check() for present, check in tests if present)
+    except TypeError:
+        return False
+
+
+def probe_summary(est: Estimate) -> dict[str, Any]:
+    r, m, c = est.resolved, est.memory, est.compute
+    return {
+        "method": r.method,
+        "gpu": r.gpu,
+        "gpu_name": r.gpu_name,
+        "gpus": r.gpus,
+        "zero": r.zero,
+        "ckpt": r.ckpt,
+        "offload": r.offload,
+        "precision": r.precision,
+        "per_gpu_gib": m.per_gpu_gib,
+        "fits": m.fits,
+        "host_ram_gib": m.host_ram_gib,
+        "days": c.days,
+        "cost_usd": c.cost_usd,
+    }
+
+
+def run_probes(rule: FaqRule, request: Request, estimate_fn: Callable[[Request], Estimate]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, changes in rule.probes.items():
+        try:
+            out[name] = probe_summary(estimate_fn(request.model_copy(update=changes)))
+        except (RequestError, ValueError):
+            continue  # a probe that cannot be estimated is simply not quoted
+    return out
+
+
+def diagnose(
+    cat: Catalog,
+    raised: list[str],
+    request: Request,
+    est: Estimate | None,
+    estimate_fn: Callable[[Request], Estimate] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(facts, diagnoses most relevant first). `raised` are the rule ids the question triggered."""
+    f = facts(request, est, cat)
+    found = []
+    for order, rule in enumerate(cat.rules):
+        by_question = rule.id in raised
+        by_numbers = est is not None and any(all(holds(c, f) for c in group) for group in rule.when)
+        if not (by_question or by_numbers):
+            continue
+        if rule.applies and not all(holds(c, f) for c in rule.applies):
+            continue
+        # the asker's own question first, then what the numbers reveal, by severity
+        score = (10 if by_question else 0) + (5 if by_numbers else 0) + rule.severity - order / 100
+        fired = "both" if by_question and by_numbers else "question" if by_question else "numbers"
+        probes = run_probes(rule, request, estimate_fn) if est is not None and estimate_fn else {}
+        found.append(
+            {
+                "id": rule.id,
+                "topic": rule.topic,
+                "fired_by": fired,
+                "score": round(score, 2),
+                "severity": rule.severity,
+                "probes": probes,
+            }
+        )
+    found.sort(key=lambda d: -d["score"])
+    return f, found
