@@ -16,7 +16,6 @@ from bot import render
 from bot.jsonout import plan_json
 from bot.parser import detect_lang
 from bot.pipeline import QuestionError, answer
-from estimator.schema import Note
 from knowledge import catalog
 
 EXIT_OK, EXIT_BUG, EXIT_UNREADABLE = 0, 1, 2
@@ -33,6 +32,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
     p.add_argument("--lang", choices=("en", "zh"), help="answer language (default: the question's)")
+    p.add_argument(
+        "--ticket",
+        action="store_true",
+        help="treat the text as a customer's message: print a reply for the customer and an internal note",
+    )
     p.add_argument("question", nargs="+", help='the question, e.g. "70b full" or "model=llama-3-70b method=lora"')
     return p
 
@@ -62,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     try:
         plan = answer(text, lang=args.lang)
-        if args.json:
+        if args.ticket:
+            reply, note = render.ticket(plan, text)
+            output = reply + "\n" + "-" * 72 + "\n" + note
+        elif args.json:
             output = json.dumps(plan_json(plan), ensure_ascii=False, indent=2)
         elif plan.intent == "help":
             output = render.help_text(plan.lang)
@@ -71,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             output = render.plan_text(plan)
     except QuestionError as exc:
-        lines = render.notes_text(exc.notes, exc.lang) + [render.message(Note(code="error_example"), exc.lang)]
-        print("\n".join(lines), file=sys.stderr)
+        print(render.error_text(exc.notes, exc.lang), file=sys.stderr)
         return EXIT_UNREADABLE
     except Exception:  # a bug: say so plainly, keep the traceback for debugging only
         lang = args.lang or detect_lang(text)

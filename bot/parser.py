@@ -487,7 +487,7 @@ TRIGGERS = {
     "schedule": re.compile(r"day|week|wk|month|hour|hr|天|周|星期|月|小时|期限|工期|时限|deadline|日"),
     "batches": re.compile(r"batch|(?<![a-z])bs|批|mbs|gbs"),
     "dataset": re.compile(
-        r"sample|example|instruction|conversation|dialog|pair|prompt|row|record|条|样本|组|数据|"
+        r"sample|example|instruction|conversation|dialog|pair|prompt|row|record|ticket|document|doc|question|article|条|样本|组|数据|"
         r"tb|gb|\d\s*[tg](?![a-z])|epoch|轮|遍|corpus|语料|data"
     ),
     "gpu_memory": re.compile(r"\d\s*(?:g|gb|gib)(?![a-z])|显存|vram|memory"),
@@ -613,8 +613,9 @@ class Reader:
         if not TRIGGERS["dataset"].search(self.scan.text):
             return
         samples = (
-            NUM + r"\s*" + UNIT + r"\s*(?:training\s+)?(?:samples?|examples?|instructions?|conversations?|"
-            r"dialogues?|pairs?|prompts?|rows|records|条(?:数据|样本|对话|指令|语料)?|个样本|组(?:对话|数据)|对数据)"
+            NUM + r"\s*" + UNIT + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:samples?|examples?|"
+            r"instructions?|conversations?|dialogues?|pairs?|prompts?|rows|records|tickets?|documents?|docs|"
+            r"questions?|articles?|条(?:数据|样本|对话|指令|语料|工单)?|个样本|组(?:对话|数据)|对数据)"
         )
         for match in self.scan.finditer(samples):
             try:
@@ -647,7 +648,9 @@ class Reader:
         patterns = (
             label + r"\s*(?:of|=|:|is|为|是|到|达到)?\s*" + value + r"(?:\s*tokens?)?",
             value + r"\s*(?:tokens?\s*)?(?:of\s+)?" + label,
-            r"(?<![\d.$])(\d+(?:\.\d+)?\s*k)(?![a-z0-9])(?!\s*(?:samples?|examples?|条|tokens?|steps?|\$|美元|usd))",
+            # a bare "8k" is a context length only when it is one: a power of two (4k, 8k, 32k, 128k)
+            r"(?<![\d.$])((?:1|2|4|8|16|32|64|128|256|512)\s*k)(?![a-z0-9])"
+            r"(?!\s*(?:samples?|examples?|条|tokens?|steps?|\$|美元|usd))",
         )
         for pattern in patterns:
             for match in self.scan.finditer(pattern):

@@ -96,6 +96,11 @@ def size(gb: float) -> str:
     return f"{gb * 1e6:,.1f} KB"
 
 
+def sci(value: float) -> str:
+    """A large count in scientific notation: 5.3e+19."""
+    return f"{value:.2g}" if value else "0"
+
+
 def bar(used: float, capacity: float, width: int = 20) -> str:
     """A text bar of memory use against capacity; overflow shows as '!'."""
     if capacity <= 0:
@@ -122,7 +127,7 @@ def environment(trim: bool = True) -> jinja2.Environment:
         keep_trailing_newline=False,
     )
     env.filters.update(
-        human=human, usd=usd, num=num, gib=gib, pct=pct, duration=duration, bar=bar, rate=rate, size=size
+        human=human, usd=usd, num=num, gib=gib, pct=pct, duration=duration, bar=bar, rate=rate, size=size, sci=sci
     )
     return env
 
@@ -218,6 +223,14 @@ def _rule_templates(lang: str) -> dict[str, tuple[str, jinja2.Template, list[str
     return out
 
 
+class _Absent(dict):
+    """Facts and probes for rule answers: a fact or probe the plan does not have reads as None,
+    so an answer's `{% if p.sharded %}` simply skips it (the templates stay strict otherwise)."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
 def display_facts(facts: dict[str, Any], lang: str) -> dict[str, Any]:
     """The plan's facts plus the words answers quote (storage, fabric, data kind) in this language."""
     f = dict(facts)
@@ -243,8 +256,8 @@ def diagnoses(plan: Plan) -> list[dict[str, Any]]:
     for d in plan.diagnoses:
         title, answer, checks = templates[d["id"]]
         text = answer.render(
-            f=f,
-            p=d["probes"],
+            f=_Absent(f),
+            p=_Absent(d["probes"]),
             lang=lang,
             label=lambda k, v: label(k, v, lang),
             name=lambda kind, key: name_of(kind, key, lang),
@@ -262,6 +275,82 @@ def diagnoses(plan: Plan) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+# the assumptions a customer can confirm or correct, in the order a reply lists them
+CUSTOMER_ASSUMPTIONS = (
+    "default_method",
+    "generic_arch",
+    "currency_converted",
+    "default_seq",
+    "tokens_default",
+    "tokens_chinchilla",
+    "tokens_from_samples",
+    "tokens_from_dataset",
+    "default_precision",
+    "default_serve_precision",
+    "default_concurrency",
+    "gpu_memory_class",
+    "default_data",
+    "pretrain_target",
+)
+
+
+def ticket(plan: Plan, question: str) -> tuple[str, str]:
+    """(customer reply, internal note): plain text that pastes into any ticket system."""
+    lang = plan.lang
+    est = plan.estimate
+    notes = plan.notes + (est.assumptions if est else [])
+    key = [message(n, lang) for code in CUSTOMER_ASSUMPTIONS for n in notes if n.code == code]
+    diag = diagnoses(plan)
+    reply = render(
+        "ticket_reply.txt.j2", lang, plan=plan, est=est, diagnoses=diag, key_assumptions=key, rec=recommendation(plan)
+    )
+    note = render("ticket_note.txt.j2", lang, plan=plan, est=est, diagnoses=diag, notes=notes, question=question)
+    return reply.strip() + "\n", note.strip() + "\n"
+
+
+def recommendation(plan: Plan) -> dict[str, Any] | None:
+    """What to recommend to a customer: the plan when it fits; when the customer's own setup does
+    not, the fewest GPUs that hold the job as the memory diagnosis re-estimated it."""
+    est = plan.estimate
+    if est is None:
+        return None
+    r, m, c = est.resolved, est.memory, est.compute
+    plan_rec = {
+        "gpus": r.gpus,
+        "gpu_name": r.gpu_name,
+        "zero": r.zero,
+        "tp": r.tp,
+        "pp": r.pp,
+        "ckpt": r.ckpt,
+        "offload": r.offload,
+        "per_gpu_gib": m.per_gpu_gib,
+        "capacity_gib": m.capacity_gib,
+        "days": c.days,
+        "cost_usd": c.cost_usd,
+        "nodes": r.nodes,
+        "from_plan": True,
+    }
+    if m.fits:
+        return plan_rec
+    for d in plan.diagnoses:
+        sharded = d["probes"].get("sharded")
+        if sharded and sharded["fits"]:
+            gpu = catalog().gpus[sharded["gpu"]]
+            return {
+                **sharded,
+                "tp": None,
+                "pp": None,
+                "capacity_gib": gpu.memory_gib,
+                "from_plan": False,
+                "nodes": -(-sharded["gpus"] // gpu.gpus_per_node),
+            }
+    return plan_rec
+
+
+def error_text(notes: list[Note], lang: str) -> str:
+    return render("error.txt.j2", lang, lines=notes_text(notes, lang)).strip()
 
 
 def notes_text(notes: list[Note], lang: str) -> list[str]:

@@ -307,7 +307,7 @@ def generic(params_b: float) -> Arch:
     layers = max(1, round((target - embeddings) / per_layer))
     heads = max(1, hidden // GENERIC_HEAD_DIM)
     return Arch(
-        name=f"generic {params_b:g}B",
+        name=f"{params_b:g}B",
         layers=layers,
         hidden=hidden,
         heads=heads,

@@ -66,7 +66,7 @@ def facts(request: Request, est: Estimate | None, cat: Catalog) -> dict[str, Any
             "per_step_gb": net.get("per_step_gb", 0.0),
             "fabric": net.get("fabric"),
             "fabric_options": net.get("options", []),
-            "comm_fraction": net.get("comm_fraction", 0.0),
+            "comm_fraction": net.get("assumed_comm_fraction", net.get("comm_fraction", 0.0)),
             "read_mb_s_per_node": io.get("read_mb_s_per_node", 0.0),
             "cpu_bound": io.get("cpu_bound", False),
             "decode_cores_per_node": io.get("decode_cores_per_node", 0.0),

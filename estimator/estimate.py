@@ -523,6 +523,7 @@ def _network_report(ctx: _Context, job: Job, scored: search.Scored, t: int, i: i
     t_compute = pick(step.compute)
     other = t_compute + pick(step.bubble) + pick(step.offload)
     fabrics = list(ctx.cat.fabrics.values())
+    assumed = _fabric(ctx, gpu)
     if ctx.req.fabric:
         fabrics = [ctx.cat.fabrics[ctx.req.fabric]]
     report = network.compare_fabrics(
@@ -535,9 +536,11 @@ def _network_report(ctx: _Context, job: Job, scored: search.Scored, t: int, i: i
         int(g.zero[i]),
         t_compute,
         other,
+        assumed,
     )
-    if report["comm_fraction"] > 0.3:
-        ctx.warn("comm_bound", fraction=report["comm_fraction"], fabric=report["fabric"])
+    waiting = report.get("assumed_comm_fraction", report["comm_fraction"])
+    if waiting > 0.3:
+        ctx.warn("comm_bound", fraction=waiting, fabric=report.get("assumed_fabric", report["fabric"]))
     return report
 
 

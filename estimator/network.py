@@ -137,9 +137,11 @@ def compare_fabrics(
     zero: int,
     t_compute: float,
     other_seconds: float,
+    assumed: str | None = None,
 ) -> dict:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
-    the slowest (cheapest) fabric whose step stays within 5% of the best fabric's."""
+    the slowest (cheapest) fabric whose step stays within 5% of the best fabric's. `assumed` is the
+    fabric the plan's time was computed on; its waiting share is reported as well."""
     per_step = float(sum(traffic.values()))
     nodes = -(-gpus // gpu.gpus_per_node)
     if nodes <= 1:
@@ -173,9 +175,13 @@ def compare_fabrics(
         {"fabric": f.id, "name": f.name, "step_s": float(steps[i]), "comm_fraction": float(exposed[i] / steps[i])}
         for i, f in enumerate(fabrics)
     ]
+    ids = [f.id for f in fabrics]
+    here = ids.index(assumed) if assumed in ids else pick
     return {
         "per_step_gb": per_step / 1e9,
         "fabric": fabrics[pick].id,
+        "assumed_fabric": fabrics[here].id,
+        "assumed_comm_fraction": float(exposed[here] / steps[here]),
         "single_node": False,
         "comm_fraction": float(exposed[pick] / steps[pick]),
         "comm_total_fraction": float(total[pick] / steps[pick]),

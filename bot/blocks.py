@@ -1,0 +1,439 @@
+"""Slack Block Kit messages, built by pure functions (no Slack calls here).
+
+Wording comes from templates/<lang>/slack_*.j2 as named parts ("@@ name"); this module arranges
+the parts into blocks, adds the buttons, escapes everything for mrkdwn, and fits the result
+inside Slack's limits (long content is shortened and pointed to the details view, never
+rejected by Slack).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+import jinja2
+
+from bot import render
+from estimator.architecture import for_model, generic
+from estimator.compute import token_flops
+from estimator.schema import Note, Plan
+from knowledge import catalog
+
+# Slack's documented limits (api.slack.com/reference/block-kit)
+LIMITS = {
+    "blocks_message": 50,
+    "blocks_modal": 100,
+    "section_text": 3000,
+    "fields": 10,
+    "field_text": 2000,
+    "header_text": 150,
+    "context_elements": 10,
+    "context_text": 2000,
+    "button_text": 75,
+    "button_value": 2000,
+    "action_id": 255,
+    "block_id": 255,
+    "url": 3000,
+    "actions_elements": 25,
+    "select_options": 100,
+    "option_text": 75,
+    "option_value": 150,
+    "placeholder": 150,
+    "message_text": 40000,
+    "modal_title": 24,
+    "modal_button": 24,
+    "private_metadata": 3000,
+    "fallback_text": 3000,
+}
+ELLIPSIS = "…"
+
+
+def escape(text: Any) -> str:
+    """Slack mrkdwn control characters (&, <, >) made inert: `<!channel>` prints, never pings."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+PART = re.compile(r"@@ ([a-z_]+)\n")
+
+
+def _finalize(value: Any) -> Any:
+    """Escape interpolated text; "@@" is broken so no value can forge a part marker."""
+    return escape(value).replace("@@", "@\u200b@") if isinstance(value, str) else value
+
+
+@functools.cache
+def slack_environment() -> jinja2.Environment:
+    """The text environment, plus escaping of every interpolated value."""
+    base = render.environment()
+    env = base.overlay(finalize=_finalize)
+    return env
+
+
+def parts(template: str, lang: str, **context: Any) -> list[tuple[str, str]]:
+    """Render a Slack template into its named parts, in order."""
+    env = slack_environment()
+    text = env.get_template(f"{lang}/{template}").render(
+        lang=lang,
+        message=lambda n: render.message(n, lang),
+        label=lambda k, v: render.label(k, v, lang),
+        name=lambda kind, key: render.name_of(kind, key, lang),
+        **context,
+    )
+    pieces = PART.split(text)  # [before, name, body, name, body, ...]
+    out: list[tuple[str, str]] = []
+    for name, body in zip(pieces[1::2], pieces[2::2], strict=True):
+        body = body.strip("\n")
+        if body.strip():
+            out.append((name, body))
+    return out
+
+
+def _truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
+
+
+def section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def button(text: str, action_id: str, value: str = "", url: str | None = None, style: str | None = None) -> dict:
+    b: dict[str, Any] = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": text, "emoji": True},
+        "action_id": action_id,
+    }
+    if value:
+        b["value"] = value
+    if url:
+        b["url"] = url
+    if style:
+        b["style"] = style
+    return b
+
+
+def _ui(key: str, lang: str) -> str:
+    return render.label("ui", key, lang)
+
+
+def assemble(named: list[tuple[str, str]], lang: str) -> tuple[list[dict], str]:
+    """Blocks from named parts: header, fields grouped into one section, context for assumptions."""
+    blocks: list[dict] = []
+    fallback = ""
+    fields: list[str] = []
+    context: list[str] = []
+
+    def flush_fields() -> None:
+        if fields:
+            blocks.append({"type": "section", "fields": [{"type": "mrkdwn", "text": f} for f in fields]})
+            fields.clear()
+
+    for name, text in named:
+        if name != "field":
+            flush_fields()
+        if name == "header":
+            blocks.append({"type": "header", "text": {"type": "plain_text", "text": text, "emoji": True}})
+        elif name == "field":
+            fields.append(text)
+            if len(fields) == LIMITS["fields"]:
+                flush_fields()
+        elif name == "assumptions":
+            context.extend(line for line in text.splitlines() if line.strip())
+        elif name == "fallback":
+            fallback = text
+        elif name == "diagnosis":
+            blocks.append({"type": "divider"})
+            blocks.append(section(text))
+        else:
+            blocks.append(section(text))
+    flush_fields()
+    if context:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in context]})
+    return blocks, fallback
+
+
+def _plan_ref(plan: Plan, plan_id: str | None) -> str:
+    """What the buttons carry back: the stored plan's id, else the request itself."""
+    if plan_id:
+        return plan_id
+    fields = plan.request.model_dump(exclude_none=True)
+    fields["lang"] = plan.lang
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+
+
+def actions(plan: Plan, plan_id: str | None) -> dict:
+    """Change the method or GPU, show the math, share in the channel, draft a ticket reply."""
+    lang = plan.lang
+    ref = _plan_ref(plan, plan_id)
+    methods = ("full", "lora", "qlora")
+    method_select = {
+        "type": "static_select",
+        "action_id": "set_method",
+        "placeholder": {"type": "plain_text", "text": _ui("change_method", lang)},
+        "options": [
+            {"text": {"type": "plain_text", "text": render.label("method", m, lang)}, "value": m} for m in methods
+        ],
+    }
+    cat = catalog()
+    in_stock = [g for g in cat.gpus.values() if cat.stock(g.id, None)[0] > 0]
+    gpu_select = {
+        "type": "static_select",
+        "action_id": "set_gpu",
+        "placeholder": {"type": "plain_text", "text": _ui("change_gpu", lang)},
+        "options": [{"text": {"type": "plain_text", "text": g.name}, "value": g.id} for g in in_stock],
+    }
+    return {
+        "type": "actions",
+        "block_id": f"plan:{ref}" if len(ref) < 240 else "plan",
+        "elements": [
+            method_select,
+            gpu_select,
+            button(_ui("show_math", lang), "show_math", ref),
+            button(_ui("share", lang), "share", ref, style="primary"),
+            button(_ui("draft_ticket", lang), "draft_ticket", ref),
+        ],
+    }
+
+
+def plan_message(plan: Plan, plan_id: str | None = None, with_actions: bool = True) -> dict:
+    """The whole answer as a Slack message: {"text": fallback, "blocks": [...]}."""
+    lang = plan.lang
+    if plan.intent == "help":
+        return help_message(lang)
+    if plan.estimate is None:
+        named = parts(
+            "slack_short.j2",
+            lang,
+            clarify=plan.clarify,
+            diagnoses=render.diagnoses(plan),
+            notes=plan.notes,
+            unknown=plan.unknown,
+        )
+        blocks, fallback = assemble(named, lang)
+        return fit({"text": fallback, "blocks": blocks}, lang)
+    est = plan.estimate
+    named = parts(
+        "slack_plan.j2", lang, plan=plan, est=est, diagnoses=render.diagnoses(plan), notes=plan.notes + est.assumptions
+    )
+    blocks, fallback = assemble(named, lang)
+    if plan.tier:
+        tier_block = next(
+            (b for b in blocks if b.get("text", {}).get("text", "").startswith(("*Tier:*", "*对应方案：*"))), None
+        )
+        if tier_block is not None:
+            tier_block["accessory"] = button(_ui("open_tier", lang), "open_tier", plan.tier["id"], url=plan.tier["url"])
+    if with_actions:
+        blocks.append(actions(plan, plan_id))
+    return fit({"text": fallback, "blocks": blocks}, lang)
+
+
+def help_message(lang: str) -> dict:
+    text = render.help_text(lang)
+    return fit({"text": _truncate(text, 200), "blocks": [section("```" + escape(text) + "```")]}, lang)
+
+
+def error_message(notes: list[Note], lang: str) -> dict:
+    text = render.error_text(notes, lang)
+    return fit({"text": text, "blocks": [section(":x: " + escape(text))]}, lang)
+
+
+def ticket_modal(plan: Plan, question: str, callback_id: str = "ticket_draft") -> dict:
+    """A modal with the customer reply and the internal note, each ready to copy."""
+    reply, note = render.ticket(plan, question)
+    lang = plan.lang
+    blocks = [
+        {"type": "header", "text": {"type": "plain_text", "text": _ui("reply_heading", lang)}},
+        section("```" + escape(reply) + "```"),
+        {"type": "header", "text": {"type": "plain_text", "text": _ui("note_heading", lang)}},
+        section("```" + escape(note) + "```"),
+    ]
+    return fit_modal(
+        {
+            "type": "modal",
+            "callback_id": callback_id,
+            "title": {"type": "plain_text", "text": _ui("ticket_title", lang)},
+            "close": {"type": "plain_text", "text": _ui("close", lang)},
+            "blocks": blocks,
+        },
+        lang,
+    )
+
+
+def math_modal(plan: Plan) -> dict:
+    """The breakdown behind the plan and the formulas it uses."""
+    lang = plan.lang
+    est = plan.estimate
+    arch = for_model(est.resolved.model) if est and est.resolved.model else generic(plan.request.params_b or 7.0)
+    named = parts(
+        "slack_math.j2",
+        lang,
+        plan=plan,
+        est=est,
+        arch=arch,
+        flops=token_flops(arch, est.resolved.method, est.resolved.seq_len) if est else None,
+    )
+    blocks, _ = assemble(named, lang)
+    return fit_modal(
+        {
+            "type": "modal",
+            "callback_id": "show_math",
+            "title": {"type": "plain_text", "text": _ui("math_title", lang)},
+            "close": {"type": "plain_text", "text": _ui("close", lang)},
+            "blocks": blocks,
+        },
+        lang,
+    )
+
+
+# --- Slack's limits ------------------------------------------------------------------------------
+
+
+def violations(payload: dict, kind: str = "message") -> list[str]:
+    """Every place a message or modal breaks one of Slack's limits (empty when it is fine)."""
+    out: list[str] = []
+    max_blocks = LIMITS["blocks_modal"] if kind == "modal" else LIMITS["blocks_message"]
+    blocks = payload.get("blocks", [])
+    if len(blocks) > max_blocks:
+        out.append(f"{len(blocks)} blocks > {max_blocks}")
+    if kind == "message" and len(payload.get("text", "")) > LIMITS["fallback_text"]:
+        out.append("fallback text too long")
+    if kind == "modal":
+        for key in ("title", "close", "submit"):
+            if key in payload and len(payload[key]["text"]) > LIMITS["modal_title"]:
+                out.append(f"modal {key} too long")
+        if len(payload.get("private_metadata", "")) > LIMITS["private_metadata"]:
+            out.append("private_metadata too long")
+    for i, block in enumerate(blocks):
+        where = f"block {i} ({block.get('type')})"
+        if len(block.get("block_id", "")) > LIMITS["block_id"]:
+            out.append(f"{where}: block_id too long")
+        kind_ = block.get("type")
+        if kind_ == "header" and len(block["text"]["text"]) > LIMITS["header_text"]:
+            out.append(f"{where}: header over {LIMITS['header_text']}")
+        if kind_ == "section":
+            if "text" in block and len(block["text"]["text"]) > LIMITS["section_text"]:
+                out.append(f"{where}: text over {LIMITS['section_text']}")
+            fields = block.get("fields", [])
+            if len(fields) > LIMITS["fields"]:
+                out.append(f"{where}: {len(fields)} fields")
+            out += [
+                f"{where}: field over {LIMITS['field_text']}" for f in fields if len(f["text"]) > LIMITS["field_text"]
+            ]
+            if "accessory" in block:
+                out += _element_violations(block["accessory"], where)
+            if "text" not in block and not fields:
+                out.append(f"{where}: empty section")
+        if kind_ == "context":
+            elements = block.get("elements", [])
+            if len(elements) > LIMITS["context_elements"]:
+                out.append(f"{where}: {len(elements)} context elements")
+            out += [
+                f"{where}: context text too long" for e in elements if len(e.get("text", "")) > LIMITS["context_text"]
+            ]
+        if kind_ == "actions":
+            elements = block.get("elements", [])
+            if len(elements) > LIMITS["actions_elements"]:
+                out.append(f"{where}: {len(elements)} elements")
+            for element in elements:
+                out += _element_violations(element, where)
+    return out
+
+
+def _element_violations(element: dict, where: str) -> list[str]:
+    out = []
+    if len(element.get("action_id", "")) > LIMITS["action_id"]:
+        out.append(f"{where}: action_id too long")
+    if element.get("type") == "button":
+        if len(element["text"]["text"]) > LIMITS["button_text"]:
+            out.append(f"{where}: button text too long")
+        if len(element.get("value", "")) > LIMITS["button_value"]:
+            out.append(f"{where}: button value too long")
+        if len(element.get("url", "")) > LIMITS["url"]:
+            out.append(f"{where}: url too long")
+    if element.get("type") == "static_select":
+        options = element.get("options", [])
+        if len(options) > LIMITS["select_options"]:
+            out.append(f"{where}: {len(options)} options")
+        for option in options:
+            if len(option["text"]["text"]) > LIMITS["option_text"] or len(option["value"]) > LIMITS["option_value"]:
+                out.append(f"{where}: option too long")
+        if len(element.get("placeholder", {}).get("text", "")) > LIMITS["placeholder"]:
+            out.append(f"{where}: placeholder too long")
+    return out
+
+
+def _fit_element(element: dict) -> dict:
+    if element.get("type") == "button":
+        element["text"]["text"] = _truncate(element["text"]["text"], LIMITS["button_text"])
+        if len(element.get("value", "")) > LIMITS["button_value"]:
+            element["value"] = element["value"][: LIMITS["button_value"]]
+        if len(element.get("url", "")) > LIMITS["url"]:
+            element.pop("url")
+    if element.get("type") == "static_select":
+        element["options"] = element["options"][: LIMITS["select_options"]]
+        for option in element["options"]:
+            option["text"]["text"] = _truncate(option["text"]["text"], LIMITS["option_text"])
+            option["value"] = option["value"][: LIMITS["option_value"]]
+        if "placeholder" in element:
+            element["placeholder"]["text"] = _truncate(element["placeholder"]["text"], LIMITS["placeholder"])
+    if len(element.get("action_id", "")) > LIMITS["action_id"]:
+        element["action_id"] = element["action_id"][: LIMITS["action_id"]]
+    return element
+
+
+def _fit_blocks(blocks: list[dict], max_blocks: int, lang: str) -> list[dict]:
+    fitted: list[dict] = []
+    for block in blocks:
+        kind = block.get("type")
+        if len(block.get("block_id", "")) > LIMITS["block_id"]:
+            block["block_id"] = block["block_id"][: LIMITS["block_id"]]
+        if kind == "header":
+            block["text"]["text"] = _truncate(block["text"]["text"], LIMITS["header_text"])
+        elif kind == "section":
+            if "text" in block:
+                block["text"]["text"] = _truncate(block["text"]["text"], LIMITS["section_text"])
+            if "fields" in block:
+                fields = [
+                    {"type": "mrkdwn", "text": _truncate(f["text"], LIMITS["field_text"])} for f in block["fields"]
+                ]
+                while len(fields) > LIMITS["fields"]:  # spill extra fields into sections of their own
+                    fitted.append({"type": "section", "fields": fields[: LIMITS["fields"]]})
+                    fields = fields[LIMITS["fields"] :]
+                block["fields"] = fields
+            if "accessory" in block:
+                block["accessory"] = _fit_element(block["accessory"])
+        elif kind == "context":
+            elements = block["elements"]
+            keep = LIMITS["context_elements"]
+            if len(elements) > keep:  # fold the rest into the last element
+                tail = "\n".join(e["text"] for e in elements[keep - 1 :])
+                elements = elements[: keep - 1] + [{"type": "mrkdwn", "text": tail}]
+            block["elements"] = [{**e, "text": _truncate(e["text"], LIMITS["context_text"])} for e in elements]
+        elif kind == "actions":
+            block["elements"] = [_fit_element(e) for e in block["elements"][: LIMITS["actions_elements"]]]
+        fitted.append(block)
+    if len(fitted) > max_blocks:
+        # keep the head and the buttons; say the rest is in the details view
+        tail = [b for b in fitted if b.get("type") == "actions"][-1:]
+        head = [b for b in fitted if b.get("type") != "actions"][: max_blocks - 1 - len(tail)]
+        more = {"type": "context", "elements": [{"type": "mrkdwn", "text": _ui("more_in_details", lang)}]}
+        fitted = head + [more] + tail
+    return fitted
+
+
+def fit(message: dict, lang: str = "en") -> dict:
+    """Shorten whatever breaks a limit; the result always passes `violations`."""
+    message["text"] = _truncate(message.get("text") or "gpuplan", LIMITS["fallback_text"])
+    message["blocks"] = _fit_blocks(message.get("blocks", []), LIMITS["blocks_message"], lang)
+    return message
+
+
+def fit_modal(view: dict, lang: str = "en") -> dict:
+    for key in ("title", "close", "submit"):
+        if key in view:
+            view[key]["text"] = _truncate(view[key]["text"], LIMITS["modal_title"])
+    if len(view.get("private_metadata", "")) > LIMITS["private_metadata"]:
+        view["private_metadata"] = view["private_metadata"][: LIMITS["private_metadata"]]
+    view["blocks"] = _fit_blocks(view.get("blocks", []), LIMITS["blocks_modal"], lang)
+    return view

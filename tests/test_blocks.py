@@ -1,0 +1,177 @@
+"""Slack messages: structure, Slack's limits under any input, escaping, Chinese mrkdwn spacing."""
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot import blocks
+from bot.pipeline import QuestionError, answer
+from estimator.schema import Note
+
+NASTY = [
+    "<!channel>",
+    "<!here>",
+    "<@U123>",
+    "<https://evil.example|click>",
+    "&",
+    "<#C1|general>",
+    "{{7*7}}",
+    "@@ header",
+]
+
+
+def texts(payload):
+    """Every string Slack will render from a message or modal."""
+    out = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("text", "value", "url") and isinstance(value, str):
+                    out.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(payload)
+    return out
+
+
+def test_plan_message_structure():
+    msg = blocks.plan_message(answer("llama-3-70b full seq=4096 gpu=h100 gpus=8 zero=3"), plan_id="p123")
+    kinds = [b["type"] for b in msg["blocks"]]
+    assert kinds[0] == "header" and kinds[-1] == "actions" and "context" in kinds
+    fields = msg["blocks"][1]["fields"]
+    assert 2 <= len(fields) <= 10
+    assert any(
+        "`" in b.get("text", {}).get("text", "") and "█" in b["text"]["text"]
+        for b in msg["blocks"]
+        if b["type"] == "section" and "text" in b
+    )
+    actions = msg["blocks"][-1]["elements"]
+    assert [e["action_id"] for e in actions] == ["set_method", "set_gpu", "show_math", "share", "draft_ticket"]
+    assert all(e.get("value") == "p123" for e in actions if e["type"] == "button")
+    tier = next(b for b in msg["blocks"] if b.get("accessory", {}).get("action_id") == "open_tier")
+    assert tier["accessory"]["url"].startswith("https://")
+    assert msg["text"] and "does NOT fit" in msg["text"]
+    assert blocks.violations(msg) == []
+
+
+def test_troubleshooting_message_in_chinese():
+    msg = blocks.plan_message(answer("8张卡还是喂不满怎么办"))
+    joined = "\n".join(texts(msg))
+    assert "GPU 在等数据" in joined and "nvidia-smi dmon" in joined
+    assert blocks.violations(msg) == []
+
+
+def test_help_error_and_modals_fit():
+    assert blocks.violations(blocks.help_message("zh")) == []
+    assert blocks.violations(blocks.error_message([Note(code="bad_gpus", params={"value": 0})], "en")) == []
+    plan = answer("70b full")
+    assert blocks.violations(blocks.math_modal(plan), "modal") == []
+    assert blocks.violations(blocks.ticket_modal(plan, "customer text"), "modal") == []
+
+
+def test_oversized_content_is_shortened_not_rejected():
+    long = "x" * 5000
+    msg = blocks.fit(
+        {
+            "text": long,
+            "blocks": [
+                {"type": "header", "text": {"type": "plain_text", "text": long}},
+                {"type": "section", "fields": [{"type": "mrkdwn", "text": long} for _ in range(14)]},
+                *[blocks.section(long) for _ in range(60)],
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": long} for _ in range(15)]},
+                {"type": "actions", "elements": [blocks.button(long, "a" * 300, long * 2)]},
+            ],
+        },
+        "zh",
+    )
+    assert blocks.violations(msg) == []
+    assert "更多内容见详情" in " ".join(texts(msg))
+    assert msg["blocks"][-1]["type"] == "actions"
+
+
+def test_user_text_comes_back_inert():
+    plan = answer("70b full")
+    plan = plan.model_copy(
+        update={
+            "unknown": NASTY,
+            "notes": [Note(code="unsupported_hardware", params={"value": n}) for n in NASTY],
+        }
+    )
+    rendered = "\n".join(texts(blocks.plan_message(plan)))
+    for raw in ("<!channel>", "<!here>", "<@U123>", "<https://evil", "<#C1"):
+        assert raw not in rendered
+    assert "&lt;!channel&gt;" in rendered and "&amp;" in rendered and "{{7*7}}" in rendered
+    assert "@@ header" not in rendered
+    modal = "\n".join(texts(blocks.ticket_modal(answer("70b full"), "please <!channel> & <@U123> help")))
+    assert "<!channel>" not in modal and "&lt;!channel&gt;" in modal
+
+
+BOLD = re.compile(r"(.)?\*[^*\n]+\*(.)?")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_chinese_keeps_spaces_around_mrkdwn_markers():
+    for question in (
+        "700亿 全参微调 8张H100",
+        "部署 通义千问72B，面向东南亚用户",
+        "8张卡还是喂不满怎么办",
+        "A100还是H100，13b全参微调",
+    ):
+        for text in texts(blocks.plan_message(answer(question))):
+            for match in BOLD.finditer(text):
+                before, after = match.group(1), match.group(2)
+                assert not (before and CJK.match(before)), (question, match.group(0))
+                assert not (after and CJK.match(after)), (question, match.group(0))
+
+
+WORDS = st.sampled_from(
+    [
+        "70b",
+        "7b",
+        "全参",
+        "lora",
+        "qlora",
+        "推理",
+        "8卡",
+        "H100",
+        "4090",
+        "gpus=16",
+        "seq=32k",
+        "zero=3",
+        "offload=cpu",
+        "deepseek-v3",
+        "mixtral 8x7b",
+        "喂不满",
+        "OOM",
+        "NCCL timeout",
+        "A100 vs H100",
+        "2台8卡",
+        "budget=$5k",
+        "deadline=2d",
+        *NASTY,
+        "x" * 300,
+        "💥",
+        "\u202e",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(WORDS, max_size=10).map(" ".join))
+def test_any_question_yields_blocks_within_limits(text):
+    try:
+        plan = answer(text)
+    except QuestionError as exc:
+        msg = blocks.error_message(exc.notes, exc.lang)
+    else:
+        msg = blocks.plan_message(plan)
+    assert blocks.violations(msg) == []
+    rendered = "\n".join(texts(msg))
+    for raw in ("<!channel>", "<!here>", "<@U123>", "<https://evil"):
+        assert raw not in rendered

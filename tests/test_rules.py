@@ -1,0 +1,124 @@
+"""The troubleshooting rules and their engine."""
+
+import re
+
+import pytest
+
+from estimator.diagnose import diagnose, facts, holds
+from estimator.estimate import estimate
+from estimator.schema import Request
+from knowledge.schema import Condition
+
+REQUIRED_TOPICS = {
+    "gpu_starved_io",
+    "oom_large_model",
+    "network_choice",
+    "gpu_choice_a100_h100",
+    "inference_deployment",
+    "mig_multitenant",
+    "loss_instability",
+    "scaling_efficiency",
+    "nccl_timeout",
+    "checkpoint_slow",
+    "qlora_vs_full",
+    "chinchilla_tokens",
+    "fp8_transformer_engine",
+}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_every_required_topic_has_a_rule(cat):
+    assert {r.topic for r in cat.rules} >= REQUIRED_TOPICS
+    ids = [r.id for r in cat.rules]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_rule_is_complete_in_both_languages(cat):
+    for rule in cat.rules:
+        assert rule.title.en and rule.answer.en and rule.checks.en and rule.triggers.en, rule.id
+        assert CJK.search(rule.title.zh) and CJK.search(rule.answer.zh), rule.id
+        assert rule.triggers.zh and all(CJK.search(c) for c in rule.checks.zh), rule.id
+        assert len(rule.checks.en) == len(rule.checks.zh), rule.id
+
+
+@pytest.mark.parametrize(
+    "cond, value, expected",
+    [
+        (dict(fact="x", gt=0.3), 0.5, True),
+        (dict(fact="x", gt=0.3), 0.3, False),
+        (dict(fact="x", ge=0.3), 0.3, True),
+        (dict(fact="x", lt=2), 1, True),
+        (dict(fact="x", le=1), 2, False),
+        (dict(fact="x", eq="full"), "full", True),
+        (dict(fact="x", ne="none"), "cpu", True),
+        (dict(**{"fact": "x", "in": ["a", "b"]}), "b", True),
+        (dict(fact="x", not_in=["a"]), "a", False),
+        (dict(fact="x", gt=1), "text", False),
+    ],
+)
+def test_condition_operators(cond, value, expected):
+    assert holds(Condition(**cond), {"x": value}) is expected
+
+
+def test_missing_fact_never_holds():
+    assert not holds(Condition(fact="absent", eq=None, ne=1), {})
+
+
+def test_rule_fires_from_numbers_alone(cat):
+    req = Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096)
+    est = estimate(req)
+    _, found = diagnose(cat, [], req, est, estimate)
+    oom = next(d for d in found if d["id"] == "oom_large_model")
+    assert oom["fired_by"] == "numbers"
+    assert oom["probes"]["sharded"]["fits"] and oom["probes"]["sharded"]["gpus"] > 8
+    assert oom["probes"]["qlora"]["method"] == "qlora"
+
+
+def test_question_first_then_numbers(cat):
+    req = Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096)
+    _, found = diagnose(cat, ["nccl_timeout"], req, estimate(req), estimate)
+    assert [d["id"] for d in found][:2] == ["nccl_timeout", "oom_large_model"]
+
+
+def test_symptom_without_plan_has_no_probes(cat):
+    f, found = diagnose(cat, ["gpu_starved_io"], Request(), None)
+    assert f == {"has_plan": False, "method": "none"}
+    assert found == [
+        {
+            "id": "gpu_starved_io",
+            "topic": "gpu_starved_io",
+            "fired_by": "question",
+            "score": found[0]["score"],
+            "severity": 3,
+            "probes": {},
+        }
+    ]
+
+
+def test_applies_blocks_a_rule(cat):
+    req = Request(model="llama-3-8b", method="infer")
+    _, found = diagnose(cat, ["fp8_transformer_engine"], req, estimate(req), estimate)
+    assert "fp8_transformer_engine" not in [d["id"] for d in found]  # about training only
+
+
+def test_facts_of_a_multi_node_plan(cat):
+    req = Request(params_b=70, method="pretrain", gpu="h100-sxm", gpus=64, train_tokens=1e11)
+    f = facts(req, estimate(req), cat)
+    assert f["multi_node"] and f["nodes"] == 8 and 0 <= f["comm_fraction"] < 1
+    assert f["chinchilla_tokens"] == pytest.approx(20 * f["params_b"] * 1e9)
+
+
+def test_host_ram_rule(cat):
+    req = Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, offload="cpu", seq_len=4096)
+    _, found = diagnose(cat, [], req, estimate(req), estimate)
+    assert "offload_host_ram" in [d["id"] for d in found]
+
+
+def test_communication_bound_plan_fires_scaling_rule(cat):
+    # ZeRO-3 over 16 nodes of consumer cards on 25 GbE with tiny batches: mostly waiting on the network
+    req = Request(params_b=13, method="full", gpu="rtx-4090", gpus=128, zero=3, micro_batch=1, global_batch=128)
+    est = estimate(req)
+    assert est.network["assumed_fabric"] == "eth-25" and est.network["assumed_comm_fraction"] > 0.3
+    assert est.network["comm_fraction"] < est.network["assumed_comm_fraction"]  # a faster fabric is recommended
+    _, found = diagnose(cat, [], req, est, estimate)
+    assert {"scaling_efficiency", "network_choice"} <= {d["id"] for d in found}
