@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from bot import render
 from estimator.architecture import for_model, generic
@@ -59,7 +60,10 @@ PART = re.compile(r"@@ ([a-z_]+)\n")
 
 
 def _finalize(value: Any) -> Any:
-    """Escape interpolated text; "@@" is broken so no value can forge a part marker."""
+    """Escape interpolated text; "@@" is broken so no value can forge a part marker. Markup
+    values are ours (Slack date tokens), built from numbers, and pass as they are."""
+    if isinstance(value, Markup):
+        return str(value)
     return escape(value).replace("@@", "@\u200b@") if isinstance(value, str) else value
 
 
@@ -142,6 +146,8 @@ def assemble(named: list[tuple[str, str]], lang: str) -> tuple[list[dict], str]:
             context.extend(line for line in text.splitlines() if line.strip())
         elif name == "fallback":
             fallback = text
+        elif name == "job":  # what was estimated, in small print under the header
+            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": text}]})
         elif name == "diagnosis":
             blocks.append({"type": "divider"})
             blocks.append(section(text))

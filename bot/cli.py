@@ -12,10 +12,11 @@ import os
 import sys
 import traceback
 
-from bot import render
+from bot import render, serve
 from bot.jsonout import plan_json
 from bot.parser import detect_lang
 from bot.pipeline import QuestionError, answer
+from bot.serve import is_serve
 from knowledge import catalog
 
 EXIT_OK, EXIT_BUG, EXIT_UNREADABLE = 0, 1, 2
@@ -27,7 +28,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Size GPUs for training, fine-tuning and serving LLMs. / 估算大模型训练、微调和推理所需的 GPU。",
         epilog='examples: gpuplan "70b full"   gpuplan "llama-3-8b qlora gpu=4090"\n'
         '          gpuplan --json "qwen2.5-72b infer"   gpuplan "700亿 全参微调 8张H100"\n'
-        "lists:    gpuplan gpus   gpuplan models",
+        "lists:    gpuplan gpus   gpuplan models\n"
+        "slack:    gpuplan serve [--socket] [--port 3000]   (see the README's Slack section)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
@@ -59,6 +61,9 @@ def _list_models() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if is_serve(argv):
+        return serve.main(argv[1:])
     args = _build_parser().parse_args(argv)
     text = " ".join(args.question)
     if text.strip().lower() in ("gpus", "models"):

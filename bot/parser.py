@@ -941,8 +941,12 @@ def _precision(word: str, method: str | None) -> str | None:
     )
 
 
-def parse(text: str, cat: Catalog | None = None) -> Parsed:
-    """Read a question into a Request; never raises on user text."""
+def parse(text: str, cat: Catalog | None = None, previous: Request | None = None) -> Parsed:
+    """Read a question into a Request; never raises on user text.
+
+    `previous` is the request a follow-up changes: words whose meaning depends on the method
+    ("int4") are read against it when the follow-up names no method.
+    """
     cat = cat or catalog()
     raw = normalize_text(strip_slack_markup(text or ""))[:MAX_TEXT]
     parsed = Parsed(request=Request(), lang=detect_lang(raw))
@@ -980,7 +984,7 @@ def parse(text: str, cat: Catalog | None = None) -> Parsed:
 
     fields = reader.fields
     precision_word = fields.pop("precision_word", None)
-    method = kv_fields.get("method", fields.get("method"))
+    method = kv_fields.get("method", fields.get("method", previous.method if previous else None))
     if precision_word:
         precision = _precision(precision_word, method)
         if precision:

@@ -44,7 +44,8 @@ def test_plan_message_structure():
     msg = blocks.plan_message(answer("llama-3-70b full seq=4096 gpu=h100 gpus=8 zero=3"), plan_id="p123")
     kinds = [b["type"] for b in msg["blocks"]]
     assert kinds[0] == "header" and kinds[-1] == "actions" and "context" in kinds
-    fields = msg["blocks"][1]["fields"]
+    assert kinds[1] == "context"  # the job: tokens, sequence length, precision
+    fields = msg["blocks"][2]["fields"]
     assert 2 <= len(fields) <= 10
     assert any(
         "`" in b.get("text", {}).get("text", "") and "█" in b["text"]["text"]

@@ -1,0 +1,247 @@
+"""What the Slack app remembers, through SQLAlchemy Core: SQLite by default, PostgreSQL by URL.
+
+- plans: every answered plan under a short id (history, `show <id>`, the buttons on a message);
+- conversations: the request behind each Slack thread, so a follow-up changes it;
+- events: event ids already taken, so Slack's retries never produce a second reply.
+
+Every write is one short transaction; uniqueness is left to the database (primary keys), so
+several gunicorn workers and several machines sharing one database stay consistent.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from estimator.schema import Plan, Request
+
+metadata = sa.MetaData()
+
+plans = sa.Table(
+    "gpuplan_plans",
+    metadata,
+    sa.Column("id", sa.String(12), primary_key=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("team_id", sa.String(32), nullable=False, default=""),
+    sa.Column("user_id", sa.String(32), nullable=False, default=""),
+    sa.Column("channel_id", sa.String(32), nullable=False, default=""),
+    sa.Column("source", sa.String(16), nullable=False),  # command, mention, dm, thread, action, shortcut
+    sa.Column("lang", sa.String(2), nullable=False),
+    sa.Column("question", sa.Text, nullable=False),
+    sa.Column("summary", sa.Text, nullable=False),
+    sa.Column("plan", sa.Text, nullable=False),  # Plan.model_dump_json(): replayed exactly by `show`
+    sa.Index("gpuplan_plans_user", "team_id", "user_id", "created_at"),
+)
+
+conversations = sa.Table(
+    "gpuplan_conversations",
+    metadata,
+    sa.Column("channel_id", sa.String(32), primary_key=True),
+    sa.Column("thread_ts", sa.String(32), primary_key=True),
+    sa.Column("request", sa.Text, nullable=False),  # the Request the thread is about, as JSON
+    sa.Column("lang", sa.String(2), nullable=False),
+    sa.Column("plan_id", sa.String(12), nullable=True),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+events = sa.Table(
+    "gpuplan_events",
+    metadata,
+    sa.Column("event_id", sa.String(64), primary_key=True),
+    sa.Column("received_at", sa.Float, nullable=False),
+)
+
+# Short ids: 8 characters from an alphabet without look-alikes (0/o, 1/l/i): 31^8 ~ 8.5e11
+ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+ID_LENGTH = 8
+EVENT_TTL_S = 24 * 3600  # Slack retries within minutes; a day is ample
+
+
+def new_id() -> str:
+    return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+
+
+@dataclass(frozen=True)
+class StoredPlan:
+    id: str
+    created_at: float
+    user_id: str
+    channel_id: str
+    source: str
+    lang: str
+    question: str
+    summary: str
+    plan_json: str
+
+    def plan(self) -> Plan:
+        return Plan.model_validate_json(self.plan_json)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine tuned for many short transactions from several processes."""
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"timeout": 15, "check_same_thread": False})
+
+        @sa.event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
+            cursor.execute("PRAGMA synchronous=NORMAL")  # durable at each WAL checkpoint, safe under WAL
+            cursor.execute("PRAGMA busy_timeout=15000")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5, pool_recycle=1800)
+
+
+class Store:
+    def __init__(self, url: str, create: bool = True):
+        self.url = url
+        self.engine = make_engine(url)
+        if create:
+            self.create_tables()
+
+    def create_tables(self) -> None:
+        try:
+            metadata.create_all(self.engine, checkfirst=True)
+        except sa.exc.DatabaseError:  # another process created them at the same moment
+            metadata.create_all(self.engine, checkfirst=True)
+
+    def ping(self) -> None:
+        """Raise if the database cannot be reached (the health check)."""
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+    # --- plans --------------------------------------------------------------------------------
+
+    def save_plan(
+        self,
+        plan: Plan,
+        question: str,
+        summary: str,
+        source: str,
+        team_id: str = "",
+        user_id: str = "",
+        channel_id: str = "",
+    ) -> str:
+        row = {
+            "created_at": time.time(),
+            "team_id": team_id or "",
+            "user_id": user_id or "",
+            "channel_id": channel_id or "",
+            "source": source,
+            "lang": plan.lang,
+            "question": question,
+            "summary": summary,
+            "plan": plan.model_dump_json(exclude_defaults=True),
+        }
+        for _ in range(5):  # a collision among 8.5e11 ids is rare; try again with another
+            plan_id = new_id()
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(plans.insert().values(id=plan_id, **row))
+                return plan_id
+            except IntegrityError:
+                continue
+        raise RuntimeError("could not allocate a plan id")
+
+    def get_plan(self, plan_id: str) -> StoredPlan | None:
+        plan_id = (plan_id or "").strip().lower()
+        if not plan_id or len(plan_id) > ID_LENGTH * 2:
+            return None
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(plans).where(plans.c.id == plan_id)).mappings().first()
+        return _stored(row) if row else None
+
+    def recent_plans(self, team_id: str, user_id: str, limit: int = 10) -> list[StoredPlan]:
+        query = (
+            sa.select(plans)
+            .where(plans.c.team_id == (team_id or ""), plans.c.user_id == (user_id or ""))
+            .order_by(plans.c.created_at.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [_stored(row) for row in conn.execute(query).mappings()]
+
+    def count_plans(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(plans)).scalar_one())
+
+    # --- conversations ------------------------------------------------------------------------
+
+    def remember_thread(
+        self, channel_id: str, thread_ts: str, request: Request, lang: str, plan_id: str | None
+    ) -> None:
+        values = {
+            "request": request.model_dump_json(exclude_none=True),
+            "lang": lang,
+            "plan_id": plan_id,
+            "updated_at": time.time(),
+        }
+        key = (conversations.c.channel_id == channel_id) & (conversations.c.thread_ts == thread_ts)
+        with self.engine.begin() as conn:  # update, else insert; a racing insert becomes an update
+            if conn.execute(conversations.update().where(key).values(**values)).rowcount:
+                return
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(conversations.insert().values(channel_id=channel_id, thread_ts=thread_ts, **values))
+        except IntegrityError:
+            with self.engine.begin() as conn:
+                conn.execute(conversations.update().where(key).values(**values))
+
+    def thread(self, channel_id: str, thread_ts: str) -> tuple[Request, str, str | None] | None:
+        """The request a thread is about, its language and last plan id; None for unknown threads."""
+        query = sa.select(conversations).where(
+            conversations.c.channel_id == channel_id, conversations.c.thread_ts == thread_ts
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        if not row:
+            return None
+        return Request.model_validate_json(row["request"]), row["lang"], row["plan_id"]
+
+    # --- events -------------------------------------------------------------------------------
+
+    def claim_event(self, event_id: str) -> bool:
+        """True for the first delivery of an event, False for every repeat, across processes."""
+        if not event_id:
+            return True
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(events.insert().values(event_id=event_id[:64], received_at=time.time()))
+            return True
+        except IntegrityError:
+            return False
+
+    def release_event(self, event_id: str) -> None:
+        """Forget an event whose handling failed, so Slack's retry gets another chance."""
+        with self.engine.begin() as conn:
+            conn.execute(events.delete().where(events.c.event_id == event_id[:64]))
+
+    def prune_events(self, older_than_s: float = EVENT_TTL_S) -> int:
+        with self.engine.begin() as conn:
+            result = conn.execute(events.delete().where(events.c.received_at < time.time() - older_than_s))
+        return result.rowcount or 0
+
+
+def _stored(row: Any) -> StoredPlan:
+    return StoredPlan(
+        id=row["id"],
+        created_at=row["created_at"],
+        user_id=row["user_id"],
+        channel_id=row["channel_id"],
+        source=row["source"],
+        lang=row["lang"],
+        question=row["question"],
+        summary=row["summary"],
+        plan_json=row["plan"],
+    )

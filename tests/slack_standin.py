@@ -1,0 +1,227 @@
+"""A local stand-in for Slack: the Web API (`/api/<method>`) and response URLs (`/response/<id>`).
+
+It records every call, answers the way Slack does (`{"ok": true, ...}`), checks every message
+and view against Block Kit's limits, and fails calls on demand (429 with Retry-After, 500, a
+`ratelimited` error body, a timeout) so tests can drive retries. Also usable from the command
+line for the benchmarks: `python tests/slack_standin.py --port 9000`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import threading
+import time
+import urllib.parse
+from collections import defaultdict, deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from bot.blocks import violations
+
+BOT_USER = "U0GPUPLAN"
+BOT_ID = "B0GPUPLAN"
+TEAM = "T0TEST"
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.faults: dict[str, deque] = defaultdict(deque)
+        self.lock = threading.Lock()
+        self.counter = 0
+
+    def fail(self, method: str, *faults: Any) -> None:
+        """Queue faults for the next calls of `method`: 429, 500, "ratelimited", ("timeout", seconds)."""
+        with self.lock:
+            self.faults[method].extend(faults)
+
+    def next_fault(self, method: str) -> Any:
+        with self.lock:
+            return self.faults[method].popleft() if self.faults[method] else None
+
+    def record(self, call: dict[str, Any]) -> None:
+        with self.lock:
+            self.calls.append(call)
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [c for c in self.calls if c["method"] == method]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The calls of `method` once there are `count` successful ones (or whatever came by the timeout)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            done = [c for c in self.of(method) if c["status"] == 200 and c["response"].get("ok")]
+            if len(done) >= count:
+                return done
+            time.sleep(0.02)
+        return [c for c in self.of(method) if c["status"] == 200 and c["response"].get("ok")]
+
+    def clear(self) -> None:
+        with self.lock:
+            self.calls.clear()
+            self.faults.clear()
+
+    def violations(self) -> list[str]:
+        """Every Block Kit limit any recorded message or view broke."""
+        out = []
+        for call in list(self.calls):
+            args = call["args"]
+            if "view" in args:
+                view = args["view"] if isinstance(args["view"], dict) else json.loads(args["view"])
+                kind = "modal" if view.get("type") in ("modal", "home") else "message"
+                out += [f"{call['method']}: {v}" for v in violations(view, kind)]
+            elif "blocks" in args or "text" in args:
+                message = {"text": args.get("text", ""), "blocks": _blocks(args.get("blocks"))}
+                out += [f"{call['method']}: {v}" for v in violations(message)]
+        return out
+
+
+def _blocks(value: Any) -> list:
+    if value is None:
+        return []
+    return json.loads(value) if isinstance(value, str) else value
+
+
+class Handler(BaseHTTPRequestHandler):
+    recorder: Recorder
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length).decode("utf-8") if length else ""
+        args = _parse(raw, self.headers.get("Content-Type", ""))
+        path = urllib.parse.urlsplit(self.path).path
+        if path.startswith("/api/"):
+            method = path[len("/api/") :]
+        elif path.startswith("/response/"):
+            method = "response_url"
+            args["_hook"] = path[len("/response/") :]
+        else:
+            method = "unknown"
+        fault = self.recorder.next_fault(method)
+        status, headers, response = 200, {}, self._answer(method, args)
+        if fault == 429:
+            status, headers, response = 429, {"Retry-After": "1"}, {"ok": False, "error": "ratelimited"}
+        elif fault == 500:
+            status, response = 500, {"ok": False, "error": "internal_error"}
+        elif fault == "ratelimited":
+            status, headers, response = 429, {"Retry-After": "0"}, {"ok": False, "error": "ratelimited"}
+        elif isinstance(fault, tuple) and fault[0] == "timeout":
+            time.sleep(fault[1])
+        elif isinstance(fault, str):  # any other Slack error code, with HTTP 200 as Slack sends them
+            response = {"ok": False, "error": fault}
+        self.recorder.record(
+            {
+                "method": method,
+                "args": args,
+                "status": status,
+                "response": response,
+                "auth": self.headers.get("Authorization", ""),
+                "at": time.time(),
+            }
+        )
+        payload = json.dumps(response).encode()
+        try:
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout fault)
+            pass
+
+    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        with self.recorder.lock:
+            self.recorder.counter += 1
+            n = self.recorder.counter
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://test.slack.com/",
+                "team": "test",
+                "user": "gpuplan",
+                "team_id": TEAM,
+                "user_id": BOT_USER,
+                "bot_id": BOT_ID,
+                "is_enterprise_install": False,
+            }
+        if method == "chat.postMessage":
+            ts = f"{1700000000 + n}.{n:06d}"
+            return {
+                "ok": True,
+                "channel": args.get("channel"),
+                "ts": ts,
+                "message": {"text": args.get("text", ""), "ts": ts, "bot_id": BOT_ID},
+            }
+        if method in ("views.open", "views.publish", "views.update"):
+            view = args.get("view")
+            view = json.loads(view) if isinstance(view, str) else view
+            return {"ok": True, "view": {"id": f"V{n:08d}", **(view or {})}}
+        if method == "response_url":
+            return {"ok": True}
+        return {"ok": True}
+
+
+def _parse(raw: str, content_type: str) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if "json" in content_type:
+        try:
+            value = json.loads(raw)
+            return value if isinstance(value, dict) else {"_body": value}
+        except ValueError:
+            return {"_raw": raw}
+    form = urllib.parse.parse_qs(raw, keep_blank_values=True)
+    return {k: v[0] for k, v in form.items()}
+
+
+class SlackStandIn:
+    """Start with `with SlackStandIn() as slack:`; `slack.api_url` goes into SLACK_API_URL."""
+
+    def __init__(self, port: int = 0):
+        self.recorder = Recorder()
+        handler = type("BoundHandler", (Handler,), {"recorder": self.recorder})
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def response_url(self, name: str = "hook") -> str:
+        return f"http://127.0.0.1:{self.port}/response/{name}"
+
+    def __enter__(self) -> SlackStandIn:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--port", type=int, default=9000)
+    port = ap.parse_args().port
+    with SlackStandIn(port) as standin:
+        print(f"Slack stand-in at {standin.api_url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            standin.thread.join()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""End to end, as Slack drives it: the Procfile's gunicorn, a local stand-in for Slack's Web API,
+and signed requests for every surface. Every message that reaches the stand-in must pass the
+Block Kit limits check."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import slack_requests as sr
+from dbs import BACKENDS, fresh_url
+from servers import WebServer
+from slack_standin import SlackStandIn
+
+from bot.blocks import violations
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def stack(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp(f"e2e-{request.param}")
+    with SlackStandIn() as slack:
+        env = {
+            "SLACK_BOT_TOKEN": "xoxb-e2e",
+            "SLACK_SIGNING_SECRET": sr.SECRET,
+            "SLACK_API_URL": slack.api_url,
+            "GPUPLAN_DATABASE_URL": fresh_url(request.param, tmp),
+        }
+        server = WebServer(env, workers=2, log_path=tmp / "gunicorn.log").start()
+        try:
+            yield server, slack
+        finally:
+            server.stop()
+        assert slack.recorder.violations() == []
+        assert "Traceback" not in (tmp / "gunicorn.log").read_text(), server.log()
+
+
+def post(server, factory_result, **kw):
+    body, ctype = factory_result
+    return sr.post(server.port, body, ctype, **kw)
+
+
+def new_ts():
+    return f"{time.time():.6f}"
+
+
+def test_health(stack):
+    server, _ = stack
+    assert server.healthy()
+
+
+def test_slash_command_answers_in_the_response(stack):
+    server, slack = stack
+    status, body = post(server, sr.command("How many H100s to fully fine-tune Llama 3 70B with 8k context?"))
+    assert status == 200
+    message = json.loads(body)
+    assert message["response_type"] == "ephemeral" and "Llama 3 70B" in message["text"]
+    assert not violations({"text": message["text"], "blocks": message["blocks"]})
+    assert message["blocks"][-1]["type"] == "actions"
+
+
+def test_slash_subcommands(stack):
+    server, _ = stack
+    for text, needle in [
+        ("help", "/gpuplan tiers"),
+        ("方案", "配置档位"),
+        ("faq nccl_timeout", "NCCL"),
+        ("gpus", "h100-sxm"),
+        ("history", "plans"),
+    ]:
+        status, body = post(server, sr.command(text))
+        payload = json.loads(body)
+        assert status == 200
+        assert needle in payload["text"] + json.dumps(payload["blocks"], ensure_ascii=False), text
+
+
+def test_mention_and_thread_follow_up(stack):
+    server, slack = stack
+    ts = new_ts()
+    before = len(slack.recorder.of("chat.postMessage"))
+    assert post(server, sr.mention("llama-3.1-70b full on 16 H100", ts, "EvM" + ts))[0] == 200
+    posts = slack.recorder.wait_for("chat.postMessage", before + 1)
+    first = posts[-1]["args"]
+    assert first["thread_ts"] == ts and first["channel"] == sr.CHANNEL
+    reply_ts = new_ts()
+    assert post(server, sr.message("what about 16k context?", reply_ts, "EvF" + reply_ts, thread_ts=ts))[0] == 200
+    posts = slack.recorder.wait_for("chat.postMessage", before + 2)
+    second = posts[-1]["args"]
+    assert second["thread_ts"] == ts and "16,384" in json.dumps(second["blocks"])
+    assert "Changed from the previous plan" in json.dumps(second["blocks"])
+
+
+def test_direct_message_in_chinese(stack):
+    server, slack = stack
+    ts = new_ts()
+    before = len(slack.recorder.of("chat.postMessage"))
+    post(server, sr.message("8张卡还是喂不满怎么办", ts, "EvD" + ts, channel_type="im"))
+    reply = slack.recorder.wait_for("chat.postMessage", before + 1)[-1]["args"]
+    assert reply["thread_ts"] == ts and "数据" in json.dumps(reply["blocks"], ensure_ascii=False)
+
+
+def test_bots_and_edits_get_no_reply(stack):
+    server, slack = stack
+    before = len(slack.recorder.of("chat.postMessage"))
+    ts = new_ts()
+    post(server, sr.message("70b full", ts, "EvB" + ts, channel_type="im", bot_id="B0OTHER"))
+    post(server, sr.message("70b full", ts, "EvE" + ts, channel_type="im", subtype="message_changed"))
+    time.sleep(1.0)
+    assert len(slack.recorder.of("chat.postMessage")) == before
+
+
+def test_a_retried_event_is_answered_once(stack):
+    server, slack = stack
+    ts = new_ts()
+    before = len(slack.recorder.of("chat.postMessage"))
+    event = sr.mention("7b lora", ts, "EvRetry" + ts)
+    statuses = [post(server, event)[0]]
+    for retry in (1, 2):
+        statuses.append(
+            post(server, event, headers={"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"})[0]
+        )
+    assert statuses == [200, 200, 200]
+    slack.recorder.wait_for("chat.postMessage", before + 1)
+    time.sleep(1.0)
+    assert len([c for c in slack.recorder.of("chat.postMessage") if c["args"].get("thread_ts") == ts]) == 1
+
+
+def plan_from_command(server, text="llama-3-70b full"):
+    message = json.loads(post(server, sr.command(text))[1])
+    actions = message["blocks"][-1]
+    return actions["block_id"][len("plan:") :], actions
+
+
+def test_button_changes_the_method(stack):
+    server, slack = stack
+    ref, _ = plan_from_command(server)
+    hook = "switch-" + ref
+    status, _ = post(server, sr.block_action(sr.select("set_method", "qlora", f"plan:{ref}"), slack.response_url(hook)))
+    assert status == 200
+    calls = [c for c in slack.recorder.of("response_url") if c["args"]["_hook"] == hook]
+    assert len(calls) == 1 and calls[0]["args"]["replace_original"] is True
+    assert "QLoRA" in calls[0]["args"]["text"]
+
+
+def test_share_posts_in_the_channel(stack):
+    server, slack = stack
+    ref, _ = plan_from_command(server)
+    hook = "share-" + ref
+    post(server, sr.block_action(sr.press("share", ref), slack.response_url(hook)))
+    call = [c for c in slack.recorder.of("response_url") if c["args"]["_hook"] == hook][0]["args"]
+    assert call["response_type"] == "in_channel" and f"<@{sr.USER}>" in json.dumps(call["blocks"])
+
+
+@pytest.mark.parametrize("action_id", ["show_math", "draft_ticket"])
+def test_buttons_open_modals(stack, action_id):
+    server, slack = stack
+    ref, _ = plan_from_command(server)
+    before = len(slack.recorder.of("views.open"))
+    assert post(server, sr.block_action(sr.press(action_id, ref), slack.response_url("m")))[0] == 200
+    view = slack.recorder.wait_for("views.open", before + 1)[-1]["args"]["view"]
+    assert view["type"] == "modal"
+
+
+def test_shortcut_opens_the_ticket_modal(stack):
+    server, slack = stack
+    before = len(slack.recorder.of("views.open"))
+    assert post(server, sr.message_shortcut("我们想用QLoRA微调一个33B的模型，单卡48G够吗？"))[0] == 200
+    view = slack.recorder.wait_for("views.open", before + 1)[-1]["args"]["view"]
+    assert "工单" in view["title"]["text"]
+    assert "33B" in json.dumps(view, ensure_ascii=False)
+
+
+def test_app_home(stack):
+    server, slack = stack
+    post(server, sr.command("qwen2.5-72b qlora"))
+    before = len(slack.recorder.of("views.publish"))
+    assert post(server, sr.home_opened("EvH" + new_ts()))[0] == 200
+    call = slack.recorder.wait_for("views.publish", before + 1)[-1]["args"]
+    assert call["user_id"] == sr.USER and call["view"]["type"] == "home"
+    assert "Qwen2.5 72B" in json.dumps(call["view"])
+
+
+def test_unsigned_and_stale_requests_get_401(stack):
+    server, _ = stack
+    body, ctype = sr.command("70b full")
+    assert sr.post(server.port, body, ctype, signed=False)[0] == 401
+    stale = sr.sign(body, timestamp=int(time.time()) - 600)
+    assert sr.post(server.port, body, ctype, headers=stale, signed=False)[0] == 401
+
+
+def test_the_bot_token_reaches_slack(stack):
+    _, slack = stack
+    calls = slack.recorder.of("chat.postMessage")
+    assert calls and all(c["auth"] == "Bearer xoxb-e2e" for c in calls)

@@ -1,0 +1,415 @@
+"""Each listener, called the way Bolt calls it, with mocks for ack, respond and the Web API client."""
+
+from __future__ import annotations
+
+import re
+from unittest.mock import MagicMock
+
+import pytest
+from slack_sdk.errors import SlackApiError
+
+from bot.blocks import violations
+from bot.listeners import actions, commands, events, shortcuts
+from bot.replies import Replies
+from bot.settings import load_settings
+from bot.store import Store
+
+TEAM, USER, CHANNEL = "T0TEST", "U0ASKER1", "C0PLANS"
+
+
+class FakeApp:
+    """Records what each module registers, the way Bolt's decorators would receive it."""
+
+    def __init__(self):
+        self.commands, self.events, self.actions, self.shortcuts = {}, {}, [], {}
+
+    def command(self, name):
+        return lambda fn: self.commands.__setitem__(name, fn)
+
+    def event(self, name):
+        def register(ack=None, lazy=()):
+            self.events[name] = (ack, list(lazy))
+
+        return register
+
+    def action(self, constraint):
+        return lambda fn: self.actions.append((constraint, fn))
+
+    def shortcut(self, callback_id):
+        return lambda fn: self.shortcuts.__setitem__(callback_id, fn)
+
+    def action_for(self, action_id):
+        for constraint, fn in self.actions:
+            if isinstance(constraint, dict) and constraint["action_id"] == action_id:
+                return fn
+            if isinstance(constraint, str) and constraint == action_id:
+                return fn
+            if isinstance(constraint, re.Pattern) and constraint.match(action_id):
+                return fn
+        raise KeyError(action_id)
+
+
+@pytest.fixture
+def setup(tmp_path):
+    settings = load_settings(
+        environ={
+            "SLACK_BOT_TOKEN": "xoxb-t",
+            "SLACK_SIGNING_SECRET": "s",
+            "GPUPLAN_DATABASE_URL": f"sqlite:///{tmp_path / 'l.db'}",
+        }
+    )
+    store = Store(settings.database_url)
+    replies = Replies(store, settings)
+    app = FakeApp()
+    for module in (commands, events, actions, shortcuts):
+        module.register(app, replies)
+    yield app, replies
+    store.dispose()
+
+
+def slash(text):
+    return {"team_id": TEAM, "user_id": USER, "channel_id": CHANNEL, "text": text, "trigger_id": "t.1"}
+
+
+def only_call(mock):
+    assert mock.call_count == 1, mock.call_args_list
+    return mock.call_args.kwargs
+
+
+# --- the slash command ------------------------------------------------------------------------
+
+
+def test_command_answers_in_the_ack(setup):
+    app, _ = setup
+    ack, client = MagicMock(), MagicMock()
+    app.commands["/gpuplan"](ack=ack, command=slash("llama-3-70b lora"), client=client)
+    kwargs = only_call(ack)
+    assert kwargs["response_type"] == "ephemeral" and not violations(
+        {"text": kwargs["text"], "blocks": kwargs["blocks"]}
+    )
+    client.views_open.assert_not_called()
+
+
+def test_command_ticket_opens_a_modal(setup):
+    app, _ = setup
+    ack, client = MagicMock(), MagicMock()
+    app.commands["/gpuplan"](ack=ack, command=slash("ticket We want to LoRA fine-tune Llama 3 70B"), client=client)
+    assert only_call(client.views_open)["view"]["type"] == "modal"
+    assert ack.call_args.kwargs == {}
+
+
+def test_command_ticket_falls_back_to_a_message_when_the_modal_fails(setup):
+    app, _ = setup
+    ack, client = MagicMock(), MagicMock()
+    client.views_open.side_effect = SlackApiError("expired", {"ok": False, "error": "expired_trigger_id"})
+    app.commands["/gpuplan"](ack=ack, command=slash("ticket We want to LoRA fine-tune Llama 3 70B"), client=client)
+    assert "blocks" in only_call(ack)
+
+
+def test_command_bug_is_reported_with_a_reference(setup, monkeypatch):
+    app, replies = setup
+    monkeypatch.setattr(replies, "command", MagicMock(side_effect=RuntimeError("boom")))
+    ack = MagicMock()
+    ack.response = None  # as Bolt's Ack before it is called
+    app.commands["/gpuplan"](ack=ack, command=slash("70b"), client=MagicMock())
+    assert "err-" in only_call(ack)["text"]
+
+
+# --- events -------------------------------------------------------------------------------------
+
+
+def mention_event(text, ts="1700000000.000100", thread_ts=None):
+    ev = {"type": "app_mention", "user": USER, "text": f"<@U0GPUPLAN> {text}", "ts": ts, "channel": CHANNEL}
+    if thread_ts:
+        ev["thread_ts"] = thread_ts
+    return ev
+
+
+def run_event(app, name, event, client, bot_user="U0GPUPLAN"):
+    ack_fn, lazy = app.events[name]
+    ack = MagicMock()
+    ack_fn(ack=ack)
+    ack.assert_called_once_with()
+    context = MagicMock(bot_user_id=bot_user)
+    body = {"team_id": TEAM, "event_id": "Ev" + event.get("ts", "0"), "event": event}
+    for fn in lazy:
+        kwargs = {"event": event, "body": body, "client": client}
+        if "context" in fn.__wrapped__.__code__.co_varnames:
+            kwargs["context"] = context
+        fn(**kwargs)
+
+
+def test_mention_replies_in_a_thread(setup):
+    app, _ = setup
+    client = MagicMock()
+    run_event(app, "app_mention", mention_event("llama-3-70b lora"), client)
+    kwargs = only_call(client.chat_postMessage)
+    assert kwargs["thread_ts"] == "1700000000.000100" and kwargs["channel"] == CHANNEL
+
+
+def test_mention_follow_up_in_the_thread(setup):
+    app, _ = setup
+    client = MagicMock()
+    run_event(app, "app_mention", mention_event("llama-3.1-70b full on 16 H100"), client)
+    run_event(
+        app,
+        "message",
+        {
+            "type": "message",
+            "user": USER,
+            "text": "what about 16k context?",
+            "channel": CHANNEL,
+            "channel_type": "channel",
+            "ts": "1700000000.000300",
+            "thread_ts": "1700000000.000100",
+        },
+        client,
+    )
+    assert client.chat_postMessage.call_count == 2
+    second = client.chat_postMessage.call_args_list[1].kwargs
+    assert second["thread_ts"] == "1700000000.000100" and "16,384" in str(second["blocks"])
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "message", "subtype": "message_changed", "channel": CHANNEL, "channel_type": "im", "ts": "1.1"},
+        {"type": "message", "bot_id": "B1", "text": "70b full", "channel": "D1", "channel_type": "im", "ts": "1.2"},
+        {
+            "type": "message",
+            "subtype": "bot_message",
+            "text": "70b",
+            "channel": "D1",
+            "channel_type": "im",
+            "ts": "1.3",
+        },
+        {
+            "type": "message",
+            "user": USER,
+            "text": "70b full",
+            "channel": CHANNEL,
+            "channel_type": "channel",
+            "ts": "1.4",
+        },
+        {
+            "type": "message",
+            "user": USER,
+            "text": "thanks!",
+            "channel": CHANNEL,
+            "channel_type": "channel",
+            "ts": "1.5",
+            "thread_ts": "1.0",
+        },
+    ],
+    ids=["edit", "bot", "bot_message", "channel_chatter", "unknown_thread"],
+)
+def test_messages_that_are_not_for_us_are_ignored(setup, event):
+    app, _ = setup
+    client = MagicMock()
+    run_event(app, "message", event, client)
+    client.chat_postMessage.assert_not_called()
+
+
+def test_chatter_in_our_thread_is_ignored_but_changes_are_answered(setup):
+    app, _ = setup
+    client = MagicMock()
+    run_event(app, "app_mention", mention_event("7b lora", ts="2.0"), client)
+    chatter = {
+        "type": "message",
+        "user": USER,
+        "text": "thanks, looks good",
+        "channel": CHANNEL,
+        "channel_type": "channel",
+        "ts": "2.1",
+        "thread_ts": "2.0",
+    }
+    run_event(app, "message", chatter, client)
+    assert client.chat_postMessage.call_count == 1
+    change = dict(chatter, text="and with QLoRA", ts="2.2")
+    run_event(app, "message", change, client)
+    assert client.chat_postMessage.call_count == 2
+
+
+def test_thread_mention_is_left_to_the_mention_listener(setup):
+    app, _ = setup
+    client = MagicMock()
+    run_event(app, "app_mention", mention_event("7b lora", ts="3.0"), client)
+    both = {
+        "type": "message",
+        "user": USER,
+        "text": "<@U0GPUPLAN> and with QLoRA",
+        "channel": CHANNEL,
+        "channel_type": "channel",
+        "ts": "3.1",
+        "thread_ts": "3.0",
+    }
+    run_event(app, "message", both, client)
+    assert client.chat_postMessage.call_count == 1
+
+
+def test_direct_message(setup):
+    app, _ = setup
+    client = MagicMock()
+    run_event(
+        app,
+        "message",
+        {
+            "type": "message",
+            "user": USER,
+            "text": "8张卡还是喂不满怎么办",
+            "channel": "D1",
+            "channel_type": "im",
+            "ts": "4.0",
+        },
+        client,
+    )
+    kwargs = only_call(client.chat_postMessage)
+    assert kwargs["thread_ts"] == "4.0" and "GPU" in kwargs["text"]
+
+
+def test_a_failed_post_is_logged_with_the_plan_id(setup, caplog):
+    app, _ = setup
+    client = MagicMock()
+    client.chat_postMessage.side_effect = SlackApiError("no", {"ok": False, "error": "channel_not_found"})
+    run_event(app, "app_mention", mention_event("7b lora", ts="5.0"), client)
+    assert any(
+        "reply not posted: plan" in r.getMessage() and "channel_not_found" in r.getMessage() for r in caplog.records
+    )
+
+
+def test_a_bug_still_answers_in_the_thread(setup, monkeypatch):
+    app, replies = setup
+    monkeypatch.setattr(replies, "question", MagicMock(side_effect=RuntimeError("boom")))
+    client = MagicMock()
+    run_event(app, "app_mention", mention_event("7b lora", ts="6.0"), client)
+    assert "err-" in only_call(client.chat_postMessage)["text"]
+
+
+def test_home_is_published(setup):
+    app, _ = setup
+    client = MagicMock()
+    run_event(app, "app_home_opened", {"type": "app_home_opened", "user": USER, "tab": "home", "ts": "7.0"}, client)
+    kwargs = only_call(client.views_publish)
+    assert kwargs["user_id"] == USER and kwargs["view"]["type"] == "home"
+    run_event(app, "app_home_opened", {"type": "app_home_opened", "user": USER, "tab": "messages", "ts": "7.1"}, client)
+    assert client.views_publish.call_count == 1
+
+
+# --- actions ------------------------------------------------------------------------------------
+
+
+def plan_id(replies, text="llama-3-70b full"):
+    from bot.replies import Who
+
+    return replies.command(text, Who(TEAM, USER, CHANNEL)).plan_id
+
+
+def action_body(message=None):
+    body = {"team": {"id": TEAM}, "user": {"id": USER}, "channel": {"id": CHANNEL}, "trigger_id": "t.2"}
+    if message:
+        body["message"] = message
+    return body
+
+
+def test_switch_method_replaces_the_message(setup):
+    app, replies = setup
+    ref = plan_id(replies)
+    ack, respond = MagicMock(), MagicMock()
+    action = {
+        "type": "static_select",
+        "action_id": "set_method",
+        "block_id": f"plan:{ref}",
+        "selected_option": {"value": "qlora"},
+    }
+    app.action_for("set_method")(ack=ack, body=action_body(), action=action, respond=respond)
+    ack.assert_called_once()
+    kwargs = only_call(respond)
+    assert kwargs["replace_original"] is True and "QLoRA" in kwargs["text"]
+
+
+def test_switch_gpu_in_a_thread_updates_the_thread(setup):
+    app, replies = setup
+    from bot.replies import Who
+
+    first = replies.question("llama-3-70b full", Who(TEAM, USER, CHANNEL), "mention", (CHANNEL, "8.0"))
+    action = {
+        "type": "static_select",
+        "action_id": "set_gpu",
+        "block_id": f"plan:{first.plan_id}",
+        "selected_option": {"value": "h800"},
+    }
+    app.action_for("set_gpu")(
+        ack=MagicMock(), body=action_body({"ts": "8.1", "thread_ts": "8.0"}), action=action, respond=MagicMock()
+    )
+    assert replies.store.thread(CHANNEL, "8.0")[0].gpu == "h800"
+
+
+def test_share_posts_in_channel(setup):
+    app, replies = setup
+    ref = plan_id(replies)
+    respond = MagicMock()
+    app.action_for("share")(
+        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, respond=respond
+    )
+    kwargs = only_call(respond)
+    assert kwargs["response_type"] == "in_channel" and kwargs["replace_original"] is False
+    assert f"<@{USER}>" in str(kwargs["blocks"])
+
+
+@pytest.mark.parametrize("action_id", ["show_math", "draft_ticket", "show_plan"])
+def test_modal_buttons_open_views(setup, action_id):
+    app, replies = setup
+    ref = plan_id(replies)
+    client, respond = MagicMock(), MagicMock()
+    app.action_for(action_id)(
+        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, client=client, respond=respond
+    )
+    view = only_call(client.views_open)["view"]
+    assert view["type"] == "modal" and not violations(view, "modal")
+    respond.assert_not_called()
+
+
+def test_expired_plan_buttons_say_so(setup):
+    app, _ = setup
+    respond = MagicMock()
+    app.action_for("share")(
+        ack=MagicMock(), body=action_body(), action={"type": "button", "value": "zzzzzzzz"}, respond=respond
+    )
+    assert only_call(respond)["response_type"] == "ephemeral"
+
+
+def test_tier_link_buttons_are_acknowledged(setup):
+    app, _ = setup
+    ack = MagicMock()
+    app.action_for("open_tier_plan-growth-full-align")(ack=ack)
+    ack.assert_called_once()
+
+
+# --- the message shortcut -----------------------------------------------------------------------
+
+
+def test_shortcut_opens_the_ticket_modal_in_the_message_language(setup):
+    app, _ = setup
+    client = MagicMock()
+    shortcut = {
+        "team": {"id": TEAM},
+        "user": {"id": USER},
+        "channel": {"id": CHANNEL},
+        "trigger_id": "t.3",
+        "message": {"text": "我们想用QLoRA微调一个33B的模型，单卡48G够吗？"},
+    }
+    app.shortcuts["draft_plan_reply"](ack=MagicMock(), shortcut=shortcut, client=client)
+    view = only_call(client.views_open)["view"]
+    assert "工单" in view["title"]["text"] and not violations(view, "modal")
+
+
+def test_shortcut_reads_forwarded_messages(setup):
+    assert shortcuts.message_text({"text": "", "attachments": [{"text": "70b full on 8 H100"}]}) == "70b full on 8 H100"
+
+
+def test_shortcut_on_an_empty_message_opens_an_explanation(setup):
+    app, _ = setup
+    client = MagicMock()
+    shortcut = {"team": {"id": TEAM}, "user": {"id": USER}, "trigger_id": "t.4", "message": {"text": ""}}
+    app.shortcuts["draft_plan_reply"](ack=MagicMock(), shortcut=shortcut, client=client)
+    assert only_call(client.views_open)["view"]["type"] == "modal"

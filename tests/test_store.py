@@ -1,0 +1,99 @@
+import threading
+
+import pytest
+from dbs import BACKENDS, fresh_url
+
+from bot.pipeline import answer
+from bot.settings import Settings
+from bot.store import ID_ALPHABET, ID_LENGTH, Store, new_id
+from estimator.schema import Request
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request, tmp_path):
+    url = Settings.model_validate(
+        {
+            "SLACK_BOT_TOKEN": "xoxb-t",
+            "SLACK_SIGNING_SECRET": "s",
+            "GPUPLAN_DATABASE_URL": fresh_url(request.param, tmp_path),
+        }
+    ).database_url
+    s = Store(url)
+    yield s
+    s.dispose()
+
+
+def test_ids_are_short_and_unambiguous():
+    ids = {new_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    assert all(len(i) == ID_LENGTH and set(i) <= set(ID_ALPHABET) for i in ids)
+    assert not set("01ilo") & set(ID_ALPHABET)
+
+
+def test_plan_round_trip_is_exact(store):
+    plan = answer("llama-3-70b full gpus=16")
+    plan_id = store.save_plan(plan, "llama-3-70b full gpus=16", "summary", "command", "T1", "U1", "C1")
+    stored = store.get_plan(plan_id)
+    assert stored.question == "llama-3-70b full gpus=16" and stored.source == "command"
+    assert stored.plan() == plan
+    assert store.get_plan(plan_id.upper()).id == plan_id  # ids are read case-insensitively
+    assert store.get_plan("nosuchid") is None and store.get_plan("") is None
+
+
+def test_recent_plans_are_per_user_newest_first(store):
+    plan = answer("7b lora")
+    ids = [store.save_plan(plan, f"q{i}", "s", "command", "T1", "U1", "C1") for i in range(3)]
+    store.save_plan(plan, "other", "s", "command", "T1", "U2", "C1")
+    recent = store.recent_plans("T1", "U1")
+    assert [p.id for p in recent] == ids[::-1]
+    assert [p.id for p in store.recent_plans("T1", "U1", limit=2)] == ids[:0:-1]
+    assert store.recent_plans("T2", "U1") == []
+    assert store.count_plans() == 4
+
+
+def test_threads_remember_the_latest_request(store):
+    assert store.thread("C1", "1.1") is None
+    store.remember_thread("C1", "1.1", Request(model="llama-3-70b", method="full"), "en", "abc")
+    store.remember_thread("C1", "1.1", Request(model="llama-3-70b", method="lora"), "zh", "def")
+    request, lang, plan_id = store.thread("C1", "1.1")
+    assert request.method == "lora" and lang == "zh" and plan_id == "def"
+    assert store.thread("C2", "1.1") is None
+
+
+def test_an_event_is_claimed_once(store):
+    assert store.claim_event("Ev1") is True
+    assert store.claim_event("Ev1") is False
+    store.release_event("Ev1")
+    assert store.claim_event("Ev1") is True
+    assert store.claim_event("") is True  # no id: nothing to dedupe on
+    assert store.prune_events(older_than_s=-1) == 1
+
+
+def test_concurrent_claims_have_one_winner(store):
+    """Several workers racing for the same retried event: exactly one wins."""
+    results = []
+
+    def claim():
+        results.append(store.claim_event("EvRace"))
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(True) == 1
+
+
+def test_two_stores_share_one_database(store):
+    other = Store(store.url)
+    plan = answer("7b lora")
+    plan_id = store.save_plan(plan, "q", "s", "command", "T1", "U1", "C1")
+    assert other.get_plan(plan_id) is not None
+    store.remember_thread("C1", "9.9", Request(params_b=7), "en", plan_id)
+    assert other.thread("C1", "9.9")[2] == plan_id
+    assert store.claim_event("EvShared") and not other.claim_event("EvShared")
+    other.dispose()
+
+
+def test_ping(store):
+    store.ping()
