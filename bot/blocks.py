@@ -11,12 +11,15 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 from bot import render
+from estimator import memo
 from estimator.architecture import for_model, generic
 from estimator.compute import token_flops
 from estimator.schema import Note, Plan
@@ -204,9 +207,46 @@ def actions(plan: Plan, plan_id: str | None) -> dict:
 
 def plan_message(plan: Plan, plan_id: str | None = None, with_actions: bool = True) -> dict:
     """The whole answer as a Slack message: {"text": fallback, "blocks": [...]}."""
-    lang = plan.lang
     if plan.intent == "help":
-        return help_message(lang)
+        return help_message(plan.lang)
+    fallback, body = plan_body(plan)
+    return message_from_body(plan, fallback, body, plan_id, with_actions)
+
+
+def message_from_body(plan: Plan, fallback: str, body: str, plan_id: str | None, with_actions: bool = True) -> dict:
+    """A plan message from its rendered body (see plan_body) plus the buttons for this plan id."""
+    blocks = json.loads(body)  # a fresh copy, already fitted with room for one more block
+    if with_actions and plan.estimate is not None:
+        blocks += _fit_blocks([actions(plan, plan_id)], 1, plan.lang)
+    return {"text": fallback, "blocks": blocks}
+
+
+_BODY_MEMO: OrderedDict[str, tuple[str, str]] = OrderedDict()
+_BODY_MEMO_SIZE = 1024
+_BODY_LOCK = threading.Lock()
+
+
+def plan_body(plan: Plan, key: str | None = None) -> tuple[str, str]:
+    """(fallback text, the plan's blocks as JSON) without the buttons, which carry the plan id.
+    Memoised by the plan's content (`key`: its JSON): rendering is a pure function of it."""
+    if not memo.enabled():
+        return _render_plan_body(plan)
+    key = key or plan.model_dump_json(exclude_defaults=True)
+    with _BODY_LOCK:
+        hit = _BODY_MEMO.get(key)
+        if hit is not None:
+            _BODY_MEMO.move_to_end(key)
+            return hit
+    value = _render_plan_body(plan)
+    with _BODY_LOCK:
+        _BODY_MEMO[key] = value
+        while len(_BODY_MEMO) > _BODY_MEMO_SIZE:
+            _BODY_MEMO.popitem(last=False)
+    return value
+
+
+def _render_plan_body(plan: Plan) -> tuple[str, str]:
+    lang = plan.lang
     if plan.estimate is None:
         named = parts(
             "slack_short.j2",
@@ -217,21 +257,27 @@ def plan_message(plan: Plan, plan_id: str | None = None, with_actions: bool = Tr
             unknown=plan.unknown,
         )
         blocks, fallback = assemble(named, lang)
-        return fit({"text": fallback, "blocks": blocks}, lang)
-    est = plan.estimate
-    named = parts(
-        "slack_plan.j2", lang, plan=plan, est=est, diagnoses=render.diagnoses(plan), notes=plan.notes + est.assumptions
-    )
-    blocks, fallback = assemble(named, lang)
-    if plan.tier:
-        tier_block = next(
-            (b for b in blocks if b.get("text", {}).get("text", "").startswith(("*Tier:*", "*对应方案：*"))), None
+    else:
+        est = plan.estimate
+        named = parts(
+            "slack_plan.j2",
+            lang,
+            plan=plan,
+            est=est,
+            diagnoses=render.diagnoses(plan),
+            notes=plan.notes + est.assumptions,
         )
-        if tier_block is not None:
-            tier_block["accessory"] = button(_ui("open_tier", lang), "open_tier", plan.tier["id"], url=plan.tier["url"])
-    if with_actions:
-        blocks.append(actions(plan, plan_id))
-    return fit({"text": fallback, "blocks": blocks}, lang)
+        blocks, fallback = assemble(named, lang)
+        if plan.tier:
+            tier_block = next(
+                (b for b in blocks if b.get("text", {}).get("text", "").startswith(("*Tier:*", "*对应方案：*"))), None
+            )
+            if tier_block is not None:
+                url = plan.tier["url"]
+                tier_block["accessory"] = button(_ui("open_tier", lang), "open_tier", plan.tier["id"], url=url)
+    # room for the buttons: fit as a message of 49 blocks so appending them stays within 50
+    message = fit({"text": fallback, "blocks": blocks}, lang, max_blocks=LIMITS["blocks_message"] - 1)
+    return message["text"], json.dumps(message["blocks"], ensure_ascii=False)
 
 
 def help_message(lang: str) -> dict:
@@ -240,8 +286,8 @@ def help_message(lang: str) -> dict:
 
 
 def error_message(notes: list[Note], lang: str) -> dict:
-    text = render.error_text(notes, lang)
-    return fit({"text": text, "blocks": [section(":x: " + escape(text))]}, lang)
+    text = escape(render.error_text(notes, lang))  # the fallback text is mrkdwn too: it notifies
+    return fit({"text": text, "blocks": [section(":x: " + text)]}, lang)
 
 
 def ticket_modal(plan: Plan, question: str, callback_id: str = "ticket_draft") -> dict:
@@ -428,10 +474,10 @@ def _fit_blocks(blocks: list[dict], max_blocks: int, lang: str) -> list[dict]:
     return fitted
 
 
-def fit(message: dict, lang: str = "en") -> dict:
+def fit(message: dict, lang: str = "en", max_blocks: int = LIMITS["blocks_message"]) -> dict:
     """Shorten whatever breaks a limit; the result always passes `violations`."""
     message["text"] = _truncate(message.get("text") or "gpuplan", LIMITS["fallback_text"])
-    message["blocks"] = _fit_blocks(message.get("blocks", []), LIMITS["blocks_message"], lang)
+    message["blocks"] = _fit_blocks(message.get("blocks", []), max_blocks, lang)
     return message
 
 

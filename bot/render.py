@@ -154,6 +154,14 @@ def message(note: Note | dict, lang: str) -> str:
 
 def label(kind: str, value: Any, lang: str) -> str:
     """Short names for enum values ('method.full' -> 'full fine-tune' / '全参微调')."""
+    try:
+        return _label(kind, value, lang)
+    except TypeError:  # an unhashable value: no memo
+        return _label.__wrapped__(kind, value, lang)
+
+
+@functools.lru_cache(maxsize=4096)
+def _label(kind: str, value: Any, lang: str) -> str:
     template = messages(lang).get(f"{kind}.{value}")
     return template.render().strip() if template else str(value)
 

@@ -5,6 +5,7 @@ and builds the Block Kit payloads.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -17,6 +18,7 @@ from bot.parser import CJK, Parsed, parse
 from bot.pipeline import QuestionError, answer, answer_parsed
 from bot.settings import Settings
 from bot.store import ID_ALPHABET, ID_LENGTH, Store
+from estimator import memo
 from estimator.advise import advise_without_plan
 from estimator.schema import Note, Plan, Request
 from knowledge import catalog
@@ -91,6 +93,35 @@ def split_subcommand(text: str) -> tuple[str | None, str]:
     if word is None or (rest.strip() and word not in TAKES_TEXT):
         return None, text
     return word, rest.strip()
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A plan and everything derived from it that does not depend on who asked or its id."""
+
+    plan: Plan
+    plan_json: str
+    summary: str
+    fallback: str
+    body: str  # the blocks without buttons, as JSON
+
+    @classmethod
+    def of(cls, plan: Plan) -> Answered:
+        plan_json = plan.model_dump_json(exclude_defaults=True)
+        fallback, body = blocks.plan_body(plan, plan_json) if plan.intent != "help" else ("", "[]")
+        summary = pages.summary(plan) if plan.intent != "help" else ""
+        return cls(plan, plan_json, summary, fallback, body)
+
+
+def answer_text(text: str) -> Answered:
+    """`answer(text)` and its rendering, memoised by the text: a new question's answer is a pure
+    function of its text and the knowledge (estimator/memo.py; GPUPLAN_CACHE=0 turns it off)."""
+    return _answer_memo(text) if memo.enabled() else Answered.of(answer(text))
+
+
+@functools.lru_cache(maxsize=2048)
+def _answer_memo(text: str) -> Answered:
+    return Answered.of(answer(text))
 
 
 def outcome_of(plan: Plan) -> str:
@@ -203,31 +234,36 @@ class Replies:
                 lang = self.follow_up_lang(text, parsed, thread_lang)
                 if parsed.errors:
                     raise QuestionError(parsed.errors, lang)
-                plan = answer_parsed(parsed, lang)
+                answered = Answered.of(answer_parsed(parsed, lang))
                 source = "thread"
             else:
-                plan = answer(text)
+                answered = answer_text(text)
         except QuestionError as exc:
             return Reply(message=blocks.error_message(exc.notes, exc.lang), outcome="error")
-        return self._answered(plan, text, who, source, thread)
+        return self._answered(answered, text, who, source, thread)
 
-    def _answered(self, plan: Plan, question: str, who: Who, source: str, thread: tuple[str, str] | None) -> Reply:
+    def _answered(
+        self, answered: Answered, question: str, who: Who, source: str, thread: tuple[str, str] | None
+    ) -> Reply:
+        plan = answered.plan
+        if plan.intent == "help":
+            return Reply(message=pages.help_page(plan.lang, self.command_name), outcome="help")
         plan_id = None
-        if plan.intent != "help" and (plan.estimate is not None or plan.diagnoses):
+        if plan.estimate is not None or plan.diagnoses:
             plan_id = self.store.save_plan(
                 plan,
                 question=question,
-                summary=pages.summary(plan),
+                summary=answered.summary,
                 source=source,
                 team_id=who.team_id,
                 user_id=who.user_id,
                 channel_id=who.channel_id,
+                plan_json=answered.plan_json,
             )
-        if thread and plan.intent != "help":
+        if thread:
             self.store.remember_thread(thread[0], thread[1], plan.request, plan.lang, plan_id)
-        if plan.intent == "help":
-            return Reply(message=pages.help_page(plan.lang, self.command_name), outcome="help")
-        return Reply(message=blocks.plan_message(plan, plan_id), plan=plan, plan_id=plan_id, outcome=outcome_of(plan))
+        message = blocks.message_from_body(plan, answered.fallback, answered.body, plan_id)
+        return Reply(message=message, plan=plan, plan_id=plan_id, outcome=outcome_of(plan))
 
     # --- buttons on a plan -----------------------------------------------------------------
 
@@ -264,7 +300,7 @@ class Replies:
         except QuestionError as exc:
             return Reply(message=blocks.error_message(exc.notes, exc.lang), outcome="error")
         label = f"{question} [{name}={value}]" if question else f"{name}={value}"
-        return self._answered(new_plan, label, who, "action", thread)
+        return self._answered(Answered.of(new_plan), label, who, "action", thread)
 
     def shared(self, ref: str, who: Who) -> Reply:
         """The plan as posted to the channel: no buttons, and who shared it."""
@@ -298,12 +334,13 @@ class Replies:
             lang = lang or self.settings.default_lang
             return Reply(message=pages.notice("ticket_needs_text", lang, command=self.command_name), outcome="error")
         try:
-            plan = answer(text)
+            answered = answer_text(text)
         except QuestionError as exc:
             return Reply(message=blocks.error_message(exc.notes, exc.lang), outcome="error")
+        plan = answered.plan
         if plan.intent == "help":
             return Reply(message=pages.help_page(plan.lang, self.command_name), outcome="help")
-        reply = self._answered(plan, text, who, "ticket", None)
+        reply = self._answered(answered, text, who, "ticket", None)
         reply.view = blocks.ticket_modal(plan, text)
         reply.message = _ticket_message(plan, text)
         return reply

@@ -17,9 +17,10 @@ import urllib.parse
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from slack_bolt import App, BoltResponse
+from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.error import BoltError
+from slack_bolt.middleware import Middleware
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
@@ -68,8 +69,10 @@ def create_app(settings: Settings, store: Store, verify_token: bool = True) -> A
         app = App(
             client=web_client(settings),
             signing_secret=settings.slack_signing_secret.get_secret_value(),
-            process_before_response=True,
+            process_before_response=settings.process_before_response,
             token_verification_enabled=verify_token,
+            # SlackWSGI checks every signature before Bolt sees the request (and Socket Mode has none)
+            request_verification_enabled=False,
             logger=bolt_log,
         )
     except BoltError as exc:  # auth.test refused the token: say which setting, never its value
@@ -77,7 +80,7 @@ def create_app(settings: Settings, store: Store, verify_token: bool = True) -> A
     finally:
         bolt_log.setLevel(level)
     replies = Replies(store, settings)
-    app.use(_dedupe_events(store))
+    app.use(DedupeEvents(store))
     register_listeners(app, replies)
     warm_up()
     return app
@@ -97,18 +100,20 @@ def _reason(exc: Exception) -> str:
     return "invalid_auth" if "invalid_auth" in text else text.split("\n")[0][:120]
 
 
-def _dedupe_events(store: Store) -> Callable:
-    """Slack retries an event it thinks we missed; the first delivery claims its id, repeats stop here."""
+class DedupeEvents(Middleware):
+    """Slack retries an event it thinks we missed; the first delivery claims its id, repeats stop
+    here. A class middleware: Bolt calls it without building keyword arguments per request."""
 
-    def dedupe(body: dict[str, Any], next: Callable[[], None]) -> BoltResponse | None:  # noqa: A002 (bolt's name)
+    def __init__(self, store: Store):
+        self.store = store
+
+    def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:  # noqa: A002
+        body = req.body
         is_event = body.get("type") == "event_callback" and body.get("event_id")
-        if is_event and not store.claim_event(str(body["event_id"])):
+        if is_event and not self.store.claim_event(str(body["event_id"])):
             observe.note(outcome="duplicate")
             return BoltResponse(status=200, body="")
-        next()
-        return None
-
-    return dedupe
+        return next()
 
 
 class SlackWSGI:
@@ -199,28 +204,44 @@ def request_kind(raw: bytes, content_type: str) -> str:
     try:
         text = raw.decode("utf-8")
         if "application/json" in content_type:
-            body = json.loads(text)
-            if not isinstance(body, dict) or not isinstance(body.get("type"), str):
-                return "malformed"
-            if body["type"] == "event_callback":
-                event = body.get("event")
-                if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-                    return "malformed"
-                return f"event:{event['type']}"
-            return body["type"]
-        form = urllib.parse.parse_qs(text, keep_blank_values=True, strict_parsing=bool(text))
-        if "payload" in form:
-            payload = json.loads(form["payload"][0])
+            return _json_kind(json.loads(text))
+        fields = _form_fields(text)
+        if fields is None:
+            return "malformed"
+        if "payload" in fields:
+            payload = json.loads(urllib.parse.unquote_plus(fields["payload"]))
             if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
                 return "malformed"
             return payload["type"]
-        if "command" in form:
+        if "command" in fields:
             return "command"
-        if form.get("ssl_check"):
+        if "ssl_check" in fields:
             return "ssl_check"
         return "malformed"
     except (UnicodeDecodeError, ValueError):
         return "malformed"
+
+
+def _json_kind(body: Any) -> str:
+    if not isinstance(body, dict) or not isinstance(body.get("type"), str):
+        return "malformed"
+    if body["type"] == "event_callback":
+        event = body.get("event")
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return "malformed"
+        return f"event:{event['type']}"
+    return body["type"]
+
+
+def _form_fields(text: str) -> dict[str, str] | None:
+    """A form body's fields, values still URL-encoded (only the payload is decoded, when there is one)."""
+    fields = {}
+    for pair in text.split("&"):
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            return None
+        fields[key] = value
+    return fields
 
 
 def _plain(code: int, text: str) -> tuple[str, list, bytes]:

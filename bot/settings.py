@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     default_lang: Literal["en", "zh"] = Field(default="en", validation_alias=AliasChoices("GPUPLAN_LANG"))
     command: str = Field(default="/gpuplan", validation_alias=AliasChoices("GPUPLAN_COMMAND"))
     debug: bool = Field(default=False, validation_alias=AliasChoices("GPUPLAN_DEBUG"))
+    # Bolt's option, measured by bench/bench_http.py: True answers inside the request (no ack polling)
+    process_before_response: bool = Field(
+        default=True, validation_alias=AliasChoices("GPUPLAN_PROCESS_BEFORE_RESPONSE")
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", validation_alias=AliasChoices("GPUPLAN_LOG_LEVEL")
     )

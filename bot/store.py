@@ -10,14 +10,23 @@ several gunicorn workers and several machines sharing one database stay consiste
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+
+try:  # POSIX: cross-process write lock for SQLite; elsewhere the thread lock alone
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 from estimator.schema import Plan, Request
 
@@ -57,6 +66,9 @@ events = sa.Table(
     sa.Column("received_at", sa.Float, nullable=False),
 )
 
+_INSERT_PLAN = plans.insert()  # built once: SQLAlchemy caches the compiled form per statement
+_INSERT_EVENT = events.insert()
+
 # Short ids: 8 characters from an alphabet without look-alikes (0/o, 1/l/i): 31^8 ~ 8.5e11
 ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
 ID_LENGTH = 8
@@ -64,7 +76,13 @@ EVENT_TTL_S = 24 * 3600  # Slack retries within minutes; a day is ample
 
 
 def new_id() -> str:
-    return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+    """A random short id: 8 base-31 digits of one 48-bit draw from the OS's CSPRNG (one syscall)."""
+    value = int.from_bytes(secrets.token_bytes(6), "big")
+    digits = []
+    for _ in range(ID_LENGTH):
+        value, digit = divmod(value, len(ID_ALPHABET))
+        digits.append(ID_ALPHABET[digit])
+    return "".join(digits)
 
 
 @dataclass(frozen=True)
@@ -104,8 +122,17 @@ class Store:
     def __init__(self, url: str, create: bool = True):
         self.url = url
         self.engine = make_engine(url)
+        # SQLite has one writer at a time and makes waiters sleep and retry (busy_timeout), which
+        # costs milliseconds under load; writers queue on locks instead, which wake them at once.
+        self._write_lock = _SqliteWriteLock(url) if url.startswith("sqlite") else contextlib.nullcontext()
         if create:
             self.create_tables()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sa.Connection]:
+        """One write transaction (queued behind this process's other writers on SQLite)."""
+        with self._write_lock, self.engine.begin() as conn:
+            yield conn
 
     def create_tables(self) -> None:
         try:
@@ -132,7 +159,9 @@ class Store:
         team_id: str = "",
         user_id: str = "",
         channel_id: str = "",
+        plan_json: str | None = None,
     ) -> str:
+        """Store a plan under a new short id; `plan_json` saves dumping it again when the caller has it."""
         row = {
             "created_at": time.time(),
             "team_id": team_id or "",
@@ -142,13 +171,13 @@ class Store:
             "lang": plan.lang,
             "question": question,
             "summary": summary,
-            "plan": plan.model_dump_json(exclude_defaults=True),
+            "plan": plan_json or plan.model_dump_json(exclude_defaults=True),
         }
         for _ in range(5):  # a collision among 8.5e11 ids is rare; try again with another
             plan_id = new_id()
             try:
-                with self.engine.begin() as conn:
-                    conn.execute(plans.insert().values(id=plan_id, **row))
+                with self._write() as conn:
+                    conn.execute(_INSERT_PLAN, {"id": plan_id, **row})
                 return plan_id
             except IntegrityError:
                 continue
@@ -188,14 +217,14 @@ class Store:
             "updated_at": time.time(),
         }
         key = (conversations.c.channel_id == channel_id) & (conversations.c.thread_ts == thread_ts)
-        with self.engine.begin() as conn:  # update, else insert; a racing insert becomes an update
+        with self._write() as conn:  # update, else insert; a racing insert becomes an update
             if conn.execute(conversations.update().where(key).values(**values)).rowcount:
                 return
         try:
-            with self.engine.begin() as conn:
+            with self._write() as conn:
                 conn.execute(conversations.insert().values(channel_id=channel_id, thread_ts=thread_ts, **values))
         except IntegrityError:
-            with self.engine.begin() as conn:
+            with self._write() as conn:
                 conn.execute(conversations.update().where(key).values(**values))
 
     def thread(self, channel_id: str, thread_ts: str) -> tuple[Request, str, str | None] | None:
@@ -216,21 +245,45 @@ class Store:
         if not event_id:
             return True
         try:
-            with self.engine.begin() as conn:
-                conn.execute(events.insert().values(event_id=event_id[:64], received_at=time.time()))
+            with self._write() as conn:
+                conn.execute(_INSERT_EVENT, {"event_id": event_id[:64], "received_at": time.time()})
             return True
         except IntegrityError:
             return False
 
     def release_event(self, event_id: str) -> None:
         """Forget an event whose handling failed, so Slack's retry gets another chance."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(events.delete().where(events.c.event_id == event_id[:64]))
 
     def prune_events(self, older_than_s: float = EVENT_TTL_S) -> int:
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             result = conn.execute(events.delete().where(events.c.received_at < time.time() - older_than_s))
         return result.rowcount or 0
+
+
+class _SqliteWriteLock:
+    """Serialises SQLite writers: a thread lock within the process, an flock on a file beside
+    the database across processes (gunicorn's workers). The kernel wakes the next writer the
+    moment the lock is free, where SQLite's own busy handler would sleep for milliseconds."""
+
+    def __init__(self, url: str):
+        self.threads = threading.Lock()
+        database = sa.engine.make_url(url).database
+        self.path = f"{database}.write-lock" if database and database != ":memory:" and fcntl else None
+        self.fd: int | None = None
+
+    def __enter__(self) -> None:
+        self.threads.acquire()
+        if self.path:
+            if self.fd is None:
+                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.path and self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        self.threads.release()
 
 
 def _stored(row: Any) -> StoredPlan:

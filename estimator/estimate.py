@@ -5,12 +5,13 @@ compute memory, time and cost for the chosen layout.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from estimator import architecture, compute, io, memory, network, search
+from estimator import architecture, compute, io, memo, memory, network, search
 from estimator.architecture import Arch
 from estimator.errors import RequestError
 from estimator.memory import CKPT_CODE, GIB, Job, Overheads
@@ -791,8 +792,22 @@ def _mig_fit(cat: Catalog, gpu: GPU, need_gib: float) -> dict | None:
 
 
 def estimate(req: Request, cat: Catalog | None = None) -> Estimate:
-    """Estimate memory, time and cost; raises RequestError naming every value it cannot accept."""
-    cat = cat or catalog()
+    """Estimate memory, time and cost; raises RequestError naming every value it cannot accept.
+
+    With the process's own catalog the result is memoised by request: an estimate is a pure
+    function of the request and the knowledge, which is loaded once per process. Callers never
+    mutate an Estimate (tests/test_cache.py checks that cached and fresh answers agree)."""
+    if (cat is None or cat is catalog()) and memo.enabled():
+        return _estimate_memo(req.model_dump_json())
+    return _estimate(req, cat or catalog())
+
+
+@functools.lru_cache(maxsize=4096)
+def _estimate_memo(request_json: str) -> Estimate:
+    return _estimate(Request.model_validate_json(request_json), catalog())
+
+
+def _estimate(req: Request, cat: Catalog) -> Estimate:
     problems = _check_request(req, cat)
     if problems:
         raise RequestError(problems)

@@ -194,3 +194,48 @@ def test_home(replies):
     view = replies.home(WHO)
     assert plan.plan_id in text_of(view) and "配置档位" in text_of(view)  # the user's last language
     assert not violations(view, "modal")
+
+
+# --- property: any text a user can type gets a reply within Slack's limits ------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SLACK_MARKUP = st.sampled_from(["<!channel>", "<!here>", "<@U123>", "<https://evil.example|click>", "&", "<#C1|x>"])
+WORDS = st.sampled_from(
+    [
+        "70b",
+        "full",
+        "qlora",
+        "tiers",
+        "faq",
+        "show",
+        "ticket",
+        "history",
+        "gpus=8",
+        "8张H100",
+        "显存爆了",
+        "help",
+        "帮助",
+        "seq=32k",
+        "gpu=h100",
+        "lang=zh",
+        "工单",
+        "查看",
+        "{{7*7}}",
+    ]
+)
+TEXT = st.lists(st.one_of(WORDS, SLACK_MARKUP, st.text(max_size=30)), max_size=12).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_any_command_text_gets_a_valid_reply(replies, text):
+    reply = replies.command(text, WHO)
+    if reply.message is not None:
+        assert violations(reply.message) == []
+        dumped = json.dumps(reply.message)
+        for raw in ("<!channel>", "<!here>", "<@U123>", "<https://evil"):
+            assert raw not in dumped
+    if reply.view is not None:
+        assert violations(reply.view, "modal") == []

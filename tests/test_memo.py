@@ -1,0 +1,60 @@
+"""Memoised answers (estimator/memo.py) are the same answers: on and off agree, and nothing a
+caller does with a memoised plan changes what the next caller gets."""
+
+import json
+
+import pytest
+
+from bot import blocks, replies
+from bot.pipeline import answer
+from estimator import estimate as estimate_module
+from estimator import memo
+
+QUESTIONS = [
+    "llama-3-70b full fine-tune on H100, 8k context",
+    "700亿 全参微调 8张H100",
+    "qwen2.5-72b infer mbs=32 seq=8k",
+    "8张卡还是喂不满怎么办",
+    "A100 vs H100 for 13b full fine-tune",
+]
+
+
+@pytest.fixture
+def memo_off(monkeypatch):
+    monkeypatch.setenv("GPUPLAN_CACHE", "0")
+    memo.enabled.cache_clear()
+    yield
+    memo.enabled.cache_clear()
+
+
+def fresh(question):
+    return answer(question)
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_memo_on_and_off_agree(question, monkeypatch):
+    memo.enabled.cache_clear()
+    with_memo = replies.answer_text(question)
+    monkeypatch.setenv("GPUPLAN_CACHE", "0")
+    memo.enabled.cache_clear()
+    without = replies.answer_text(question)
+    memo.enabled.cache_clear()
+    assert with_memo.plan == without.plan
+    assert with_memo.body == without.body and with_memo.summary == without.summary
+
+
+def test_callers_cannot_change_a_memoised_answer():
+    memo.enabled.cache_clear()
+    first = replies.answer_text(QUESTIONS[0])
+    message = blocks.message_from_body(first.plan, first.fallback, first.body, "a2b3c4d5")
+    message["blocks"][0]["text"]["text"] = "changed by a caller"
+    message["blocks"].clear()
+    again = replies.answer_text(QUESTIONS[0])
+    assert json.loads(again.body)[0]["text"]["text"] != "changed by a caller"
+    assert again.plan == fresh(QUESTIONS[0])
+
+
+def test_estimates_are_memoised_by_request(memo_off):
+    estimate_module._estimate_memo.cache_clear()
+    answer(QUESTIONS[0])
+    assert estimate_module._estimate_memo.cache_info().currsize == 0  # off means off
