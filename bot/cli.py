@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 
-from bot import render, serve
+from bot import manifest, render, serve
 from bot.jsonout import plan_json
 from bot.parser import detect_lang
 from bot.pipeline import QuestionError, answer
@@ -29,7 +29,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog='examples: gpuplan "70b full"   gpuplan "llama-3-8b qlora gpu=4090"\n'
         '          gpuplan --json "qwen2.5-72b infer"   gpuplan "700亿 全参微调 8张H100"\n'
         "lists:    gpuplan gpus   gpuplan models\n"
-        "slack:    gpuplan serve [--socket] [--port 3000]   (see the README's Slack section)",
+        "slack:    gpuplan serve [--socket] [--port 3000]   gpuplan manifest --url https://your.host",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if is_serve(argv):
         return serve.main(argv[1:])
+    if is_serve(argv, word="manifest"):
+        return manifest.main(argv[1:])
     args = _build_parser().parse_args(argv)
     text = " ".join(args.question)
     if text.strip().lower() in ("gpus", "models"):

@@ -60,6 +60,7 @@ def main(argv: list[str]) -> int:
     return 0  # not reached: exec replaced this process
 
 
-def is_serve(argv: list[str]) -> bool:
-    """`gpuplan serve [--options]` starts the app; `gpuplan "serve llama-3-70b ..."` is a question."""
-    return bool(argv) and argv[0] == "serve" and (len(argv) == 1 or argv[1].startswith("-"))
+def is_serve(argv: list[str], word: str = "serve") -> bool:
+    """`gpuplan serve [--options]` starts the app; `gpuplan "serve llama-3-70b ..."` is a question.
+    The same rule tells `gpuplan manifest [--options]` from a question."""
+    return bool(argv) and argv[0] == word and (len(argv) == 1 or argv[1].startswith("-"))

@@ -35,7 +35,17 @@ def procfile_command(kind: str = "web") -> list[str]:
 class WebServer:
     """gunicorn running bot.wsgi:application on a free port, with the given environment."""
 
-    def __init__(self, env: dict[str, str], workers: int = 2, port: int | None = None, log_path: Path | None = None):
+    def __init__(
+        self,
+        env: dict[str, str],
+        workers: int = 2,
+        port: int | None = None,
+        log_path: Path | None = None,
+        command: list[str] | None = None,
+        health_status: int = 200,
+    ):
+        self.command = command or procfile_command("web")
+        self.health_status = health_status  # what GET /healthz answers once ready (a bare app: 404)
         self.port = port or free_port()
         self.env = {**os.environ, **env, "PORT": str(self.port), "HOST": "127.0.0.1", "WEB_CONCURRENCY": str(workers)}
         self.log_path = log_path
@@ -44,7 +54,7 @@ class WebServer:
     def start(self, timeout: float = 30.0) -> WebServer:
         out = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115 (closed in stop)
         self._out = out
-        self.process = subprocess.Popen(procfile_command("web"), env=self.env, cwd=ROOT, stdout=out, stderr=out)
+        self.process = subprocess.Popen(self.command, env=self.env, cwd=ROOT, stdout=out, stderr=out)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -59,7 +69,7 @@ class WebServer:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
             conn.request("GET", "/healthz")
-            ok = conn.getresponse().status == 200
+            ok = conn.getresponse().status == self.health_status
             conn.close()
             return ok
         except OSError:
