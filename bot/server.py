@@ -22,13 +22,8 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.error import BoltError
 from slack_bolt.middleware import Middleware
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
 
-from bot import observe
+from bot import observe, slack_io
 from bot.listeners import register_listeners
 from bot.replies import Replies
 from bot.settings import Settings, SettingsError
@@ -40,21 +35,13 @@ SLACK_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 MAX_BODY = 1 << 20  # Slack's payloads are a few KB; a megabyte is far past any real one
 SIGNATURE_MAX_AGE_S = 60 * 5  # Slack's rule: refuse timestamps older than five minutes
-WEB_API_TIMEOUT_S = 10
-RETRIES = {"rate_limited": 4, "server_error": 2, "connection": 2}
 
 
 def web_client(settings: Settings) -> WebClient:
-    """Slack's Web API client, at SLACK_API_URL, retrying 429 (after Retry-After), 5xx and dropped connections."""
-    return WebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url,
-        timeout=WEB_API_TIMEOUT_S,
-        retry_handlers=[
-            RateLimitErrorRetryHandler(max_retry_count=RETRIES["rate_limited"]),
-            ServerErrorRetryHandler(max_retry_count=RETRIES["server_error"]),
-            ConnectionErrorRetryHandler(max_retry_count=RETRIES["connection"]),
-        ],
+    """Bolt's Web API client (views, auth.test): at SLACK_API_URL, retrying every fault, since
+    what it sends is idempotent. Thread replies go through bot.slack_io.ReplyPoster instead."""
+    return slack_io.web_client(
+        settings.slack_bot_token.get_secret_value(), settings.slack_api_url, settings.slack_api_timeout
     )
 
 
@@ -80,8 +67,11 @@ def create_app(settings: Settings, store: Store, verify_token: bool = True) -> A
     finally:
         bolt_log.setLevel(level)
     replies = Replies(store, settings)
+    io = slack_io.SlackIO.create(
+        settings.slack_bot_token.get_secret_value(), settings.slack_api_url, settings.slack_api_timeout
+    )
     app.use(DedupeEvents(store))
-    register_listeners(app, replies)
+    register_listeners(app, replies, io)
     warm_up()
     return app
 

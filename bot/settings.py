@@ -32,6 +32,7 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr = Field(validation_alias=AliasChoices("SLACK_SIGNING_SECRET"))
     slack_app_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN"))
     slack_api_url: str = Field(default="https://slack.com/api/", validation_alias=AliasChoices("SLACK_API_URL"))
+    slack_api_timeout: float = Field(default=10.0, gt=0, le=60, validation_alias=AliasChoices("SLACK_API_TIMEOUT"))
     database_url: str = Field(  # repr=False: the URL may carry a password
         default="sqlite:///gpuplan.db",
         validation_alias=AliasChoices("GPUPLAN_DATABASE_URL", "DATABASE_URL"),

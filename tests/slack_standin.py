@@ -1,9 +1,11 @@
 """A local stand-in for Slack: the Web API (`/api/<method>`) and response URLs (`/response/<id>`).
 
-It records every call, answers the way Slack does (`{"ok": true, ...}`), checks every message
-and view against Block Kit's limits, and fails calls on demand (429 with Retry-After, 500, a
-`ratelimited` error body, a timeout) so tests can drive retries. Also usable from the command
-line for the benchmarks: `python tests/slack_standin.py --port 9000`.
+It records every call, answers the way Slack does (`{"ok": true, ...}`), keeps the messages
+posted in each thread (conversations.replies returns them, with their metadata), checks every
+message and view against Block Kit's limits, and fails calls on demand so tests can drive
+retries: 429 with Retry-After, a 200 body with error `ratelimited`, 500 before acting, "500-after"
+(posted, then 500), ("timeout", seconds) (posted, then answered too late), or any error code.
+Also usable from the command line for the benchmarks: `python tests/slack_standin.py --port 9000`.
 """
 
 from __future__ import annotations
@@ -29,8 +31,14 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
         self.faults: dict[str, deque] = defaultdict(deque)
+        self.threads: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # what is in each thread
         self.lock = threading.Lock()
         self.counter = 0
+
+    def posted(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """The messages that really landed in a thread (whatever the poster was told)."""
+        with self.lock:
+            return list(self.threads[(channel, thread_ts)])
 
     def fail(self, method: str, *faults: Any) -> None:
         """Queue faults for the next calls of `method`: 429, 500, "ratelimited", ("timeout", seconds)."""
@@ -63,6 +71,7 @@ class Recorder:
         with self.lock:
             self.calls.clear()
             self.faults.clear()
+            self.threads.clear()
 
     def violations(self) -> list[str]:
         """Every Block Kit limit any recorded message or view broke."""
@@ -105,13 +114,14 @@ class Handler(BaseHTTPRequestHandler):
         else:
             method = "unknown"
         fault = self.recorder.next_fault(method)
-        status, headers, response = 200, {}, self._answer(method, args)
+        acts = fault is None or fault == "500-after" or (isinstance(fault, tuple) and fault[0] == "timeout")
+        status, headers, response = 200, {}, self._answer(method, args, acts)
         if fault == 429:
             status, headers, response = 429, {"Retry-After": "1"}, {"ok": False, "error": "ratelimited"}
-        elif fault == 500:
+        elif fault in (500, "500-after"):  # "500-after" acted first (see `acts`)
             status, response = 500, {"ok": False, "error": "internal_error"}
-        elif fault == "ratelimited":
-            status, headers, response = 429, {"Retry-After": "0"}, {"ok": False, "error": "ratelimited"}
+        elif fault == "ratelimited":  # the error in a 200 body, with a hint to wait
+            headers, response = {"Retry-After": "0"}, {"ok": False, "error": "ratelimited"}
         elif isinstance(fault, tuple) and fault[0] == "timeout":
             time.sleep(fault[1])
         elif isinstance(fault, str):  # any other Slack error code, with HTTP 200 as Slack sends them
@@ -138,7 +148,7 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout fault)
             pass
 
-    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, method: str, args: dict[str, Any], acts: bool) -> dict[str, Any]:
         with self.recorder.lock:
             self.recorder.counter += 1
             n = self.recorder.counter
@@ -155,12 +165,15 @@ class Handler(BaseHTTPRequestHandler):
             }
         if method == "chat.postMessage":
             ts = f"{1700000000 + n}.{n:06d}"
-            return {
-                "ok": True,
-                "channel": args.get("channel"),
-                "ts": ts,
-                "message": {"text": args.get("text", ""), "ts": ts, "bot_id": BOT_ID},
-            }
+            message = {"text": args.get("text", ""), "ts": ts, "bot_id": BOT_ID, "metadata": args.get("metadata")}
+            if acts:
+                with self.recorder.lock:
+                    self.recorder.threads[(args.get("channel", ""), args.get("thread_ts") or ts)].append(message)
+            return {"ok": True, "channel": args.get("channel"), "ts": ts, "message": message}
+        if method == "conversations.replies":
+            with self.recorder.lock:
+                messages = list(self.recorder.threads[(args.get("channel", ""), args.get("ts", ""))])
+            return {"ok": True, "messages": messages, "has_more": False}
         if method in ("views.open", "views.publish", "views.update"):
             view = args.get("view")
             view = json.loads(view) if isinstance(view, str) else view

@@ -1,4 +1,5 @@
-"""Each listener, called the way Bolt calls it, with mocks for ack, respond and the Web API client."""
+"""Each listener, called the way Bolt calls it, with mocks for ack and the Web API client and a
+recorder for the replies and responses it sends through bot.slack_io."""
 
 from __future__ import annotations
 
@@ -49,6 +50,22 @@ class FakeApp:
         raise KeyError(action_id)
 
 
+class FakeIO:
+    """Records thread replies and response_url posts (bot.slack_io.SlackIO's interface)."""
+
+    def __init__(self):
+        self.replies, self.responses = [], []
+        self.reply_result = True
+
+    def reply(self, channel, thread_ts, message, key, plan_id):
+        self.replies.append({"channel": channel, "thread_ts": thread_ts, "key": key, "plan_id": plan_id, **message})
+        return self.reply_result
+
+    def respond(self, response_url, message, idempotent, plan_id):
+        self.responses.append({"url": response_url, "idempotent": idempotent, "plan_id": plan_id, **message})
+        return True
+
+
 @pytest.fixture
 def setup(tmp_path):
     settings = load_settings(
@@ -61,8 +78,11 @@ def setup(tmp_path):
     store = Store(settings.database_url)
     replies = Replies(store, settings)
     app = FakeApp()
-    for module in (commands, events, actions, shortcuts):
-        module.register(app, replies)
+    app.io = FakeIO()
+    commands.register(app, replies)
+    events.register(app, replies, app.io)
+    actions.register(app, replies, app.io)
+    shortcuts.register(app, replies)
     yield app, replies
     store.dispose()
 
@@ -133,40 +153,38 @@ def run_event(app, name, event, client, bot_user="U0GPUPLAN"):
     context = MagicMock(bot_user_id=bot_user)
     body = {"team_id": TEAM, "event_id": "Ev" + event.get("ts", "0"), "event": event}
     for fn in lazy:
-        kwargs = {"event": event, "body": body, "client": client}
-        if "context" in fn.__wrapped__.__code__.co_varnames:
+        names = fn.__wrapped__.__code__.co_varnames
+        kwargs = {"event": event, "body": body}
+        if "client" in names:
+            kwargs["client"] = client
+        if "context" in names:
             kwargs["context"] = context
         fn(**kwargs)
 
 
 def test_mention_replies_in_a_thread(setup):
     app, _ = setup
-    client = MagicMock()
-    run_event(app, "app_mention", mention_event("llama-3-70b lora"), client)
-    kwargs = only_call(client.chat_postMessage)
-    assert kwargs["thread_ts"] == "1700000000.000100" and kwargs["channel"] == CHANNEL
+    run_event(app, "app_mention", mention_event("llama-3-70b lora"), MagicMock())
+    [reply] = app.io.replies
+    assert reply["thread_ts"] == "1700000000.000100" and reply["channel"] == CHANNEL
+    assert reply["key"] == "Ev1700000000.000100" and reply["plan_id"]  # the event id keys the reply
 
 
 def test_mention_follow_up_in_the_thread(setup):
     app, _ = setup
-    client = MagicMock()
-    run_event(app, "app_mention", mention_event("llama-3.1-70b full on 16 H100"), client)
-    run_event(
-        app,
-        "message",
-        {
-            "type": "message",
-            "user": USER,
-            "text": "what about 16k context?",
-            "channel": CHANNEL,
-            "channel_type": "channel",
-            "ts": "1700000000.000300",
-            "thread_ts": "1700000000.000100",
-        },
-        client,
-    )
-    assert client.chat_postMessage.call_count == 2
-    second = client.chat_postMessage.call_args_list[1].kwargs
+    run_event(app, "app_mention", mention_event("llama-3.1-70b full on 16 H100"), MagicMock())
+    follow = {
+        "type": "message",
+        "user": USER,
+        "text": "what about 16k context?",
+        "channel": CHANNEL,
+        "channel_type": "channel",
+        "ts": "1700000000.000300",
+        "thread_ts": "1700000000.000100",
+    }
+    run_event(app, "message", follow, MagicMock())
+    assert len(app.io.replies) == 2
+    second = app.io.replies[1]
     assert second["thread_ts"] == "1700000000.000100" and "16,384" in str(second["blocks"])
 
 
@@ -205,15 +223,13 @@ def test_mention_follow_up_in_the_thread(setup):
 )
 def test_messages_that_are_not_for_us_are_ignored(setup, event):
     app, _ = setup
-    client = MagicMock()
-    run_event(app, "message", event, client)
-    client.chat_postMessage.assert_not_called()
+    run_event(app, "message", event, MagicMock())
+    assert app.io.replies == []
 
 
 def test_chatter_in_our_thread_is_ignored_but_changes_are_answered(setup):
     app, _ = setup
-    client = MagicMock()
-    run_event(app, "app_mention", mention_event("7b lora", ts="2.0"), client)
+    run_event(app, "app_mention", mention_event("7b lora", ts="2.0"), MagicMock())
     chatter = {
         "type": "message",
         "user": USER,
@@ -223,17 +239,15 @@ def test_chatter_in_our_thread_is_ignored_but_changes_are_answered(setup):
         "ts": "2.1",
         "thread_ts": "2.0",
     }
-    run_event(app, "message", chatter, client)
-    assert client.chat_postMessage.call_count == 1
-    change = dict(chatter, text="and with QLoRA", ts="2.2")
-    run_event(app, "message", change, client)
-    assert client.chat_postMessage.call_count == 2
+    run_event(app, "message", chatter, MagicMock())
+    assert len(app.io.replies) == 1
+    run_event(app, "message", dict(chatter, text="and with QLoRA", ts="2.2"), MagicMock())
+    assert len(app.io.replies) == 2
 
 
 def test_thread_mention_is_left_to_the_mention_listener(setup):
     app, _ = setup
-    client = MagicMock()
-    run_event(app, "app_mention", mention_event("7b lora", ts="3.0"), client)
+    run_event(app, "app_mention", mention_event("7b lora", ts="3.0"), MagicMock())
     both = {
         "type": "message",
         "user": USER,
@@ -243,46 +257,30 @@ def test_thread_mention_is_left_to_the_mention_listener(setup):
         "ts": "3.1",
         "thread_ts": "3.0",
     }
-    run_event(app, "message", both, client)
-    assert client.chat_postMessage.call_count == 1
+    run_event(app, "message", both, MagicMock())
+    assert len(app.io.replies) == 1
 
 
 def test_direct_message(setup):
     app, _ = setup
-    client = MagicMock()
-    run_event(
-        app,
-        "message",
-        {
-            "type": "message",
-            "user": USER,
-            "text": "8张卡还是喂不满怎么办",
-            "channel": "D1",
-            "channel_type": "im",
-            "ts": "4.0",
-        },
-        client,
-    )
-    kwargs = only_call(client.chat_postMessage)
-    assert kwargs["thread_ts"] == "4.0" and "GPU" in kwargs["text"]
-
-
-def test_a_failed_post_is_logged_with_the_plan_id(setup, caplog):
-    app, _ = setup
-    client = MagicMock()
-    client.chat_postMessage.side_effect = SlackApiError("no", {"ok": False, "error": "channel_not_found"})
-    run_event(app, "app_mention", mention_event("7b lora", ts="5.0"), client)
-    assert any(
-        "reply not posted: plan" in r.getMessage() and "channel_not_found" in r.getMessage() for r in caplog.records
-    )
+    dm = {
+        "type": "message",
+        "user": USER,
+        "text": "8张卡还是喂不满怎么办",
+        "channel": "D1",
+        "channel_type": "im",
+        "ts": "4.0",
+    }
+    run_event(app, "message", dm, MagicMock())
+    [reply] = app.io.replies
+    assert reply["thread_ts"] == "4.0" and "GPU" in reply["text"]
 
 
 def test_a_bug_still_answers_in_the_thread(setup, monkeypatch):
     app, replies = setup
     monkeypatch.setattr(replies, "question", MagicMock(side_effect=RuntimeError("boom")))
-    client = MagicMock()
-    run_event(app, "app_mention", mention_event("7b lora", ts="6.0"), client)
-    assert "err-" in only_call(client.chat_postMessage)["text"]
+    run_event(app, "app_mention", mention_event("7b lora", ts="6.0"), MagicMock())
+    assert "err-" in app.io.replies[0]["text"]
 
 
 def test_home_is_published(setup):
@@ -305,7 +303,13 @@ def plan_id(replies, text="llama-3-70b full"):
 
 
 def action_body(message=None):
-    body = {"team": {"id": TEAM}, "user": {"id": USER}, "channel": {"id": CHANNEL}, "trigger_id": "t.2"}
+    body = {
+        "team": {"id": TEAM},
+        "user": {"id": USER},
+        "channel": {"id": CHANNEL},
+        "trigger_id": "t.2",
+        "response_url": "https://hooks.slack.com/actions/T/1/x",
+    }
     if message:
         body["message"] = message
     return body
@@ -314,17 +318,18 @@ def action_body(message=None):
 def test_switch_method_replaces_the_message(setup):
     app, replies = setup
     ref = plan_id(replies)
-    ack, respond = MagicMock(), MagicMock()
+    ack = MagicMock()
     action = {
         "type": "static_select",
         "action_id": "set_method",
         "block_id": f"plan:{ref}",
         "selected_option": {"value": "qlora"},
     }
-    app.action_for("set_method")(ack=ack, body=action_body(), action=action, respond=respond)
+    app.action_for("set_method")(ack=ack, body=action_body(), action=action)
     ack.assert_called_once()
-    kwargs = only_call(respond)
-    assert kwargs["replace_original"] is True and "QLoRA" in kwargs["text"]
+    [response] = app.io.responses
+    assert response["replace_original"] is True and "QLoRA" in response["text"] and response["idempotent"]
+    assert response["url"] == "https://hooks.slack.com/actions/T/1/x"
 
 
 def test_switch_gpu_in_a_thread_updates_the_thread(setup):
@@ -338,44 +343,48 @@ def test_switch_gpu_in_a_thread_updates_the_thread(setup):
         "block_id": f"plan:{first.plan_id}",
         "selected_option": {"value": "h800"},
     }
-    app.action_for("set_gpu")(
-        ack=MagicMock(), body=action_body({"ts": "8.1", "thread_ts": "8.0"}), action=action, respond=MagicMock()
-    )
+    app.action_for("set_gpu")(ack=MagicMock(), body=action_body({"ts": "8.1", "thread_ts": "8.0"}), action=action)
     assert replies.store.thread(CHANNEL, "8.0")[0].gpu == "h800"
 
 
-def test_share_posts_in_channel(setup):
+def test_share_posts_in_channel_without_unsafe_retries(setup):
     app, replies = setup
     ref = plan_id(replies)
-    respond = MagicMock()
-    app.action_for("share")(
-        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, respond=respond
-    )
-    kwargs = only_call(respond)
-    assert kwargs["response_type"] == "in_channel" and kwargs["replace_original"] is False
-    assert f"<@{USER}>" in str(kwargs["blocks"])
+    app.action_for("share")(ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref})
+    [response] = app.io.responses
+    assert response["response_type"] == "in_channel" and response["replace_original"] is False
+    assert response["idempotent"] is False  # a new message: never repeated where Slack may have posted it
+    assert f"<@{USER}>" in str(response["blocks"])
 
 
 @pytest.mark.parametrize("action_id", ["show_math", "draft_ticket", "show_plan"])
 def test_modal_buttons_open_views(setup, action_id):
     app, replies = setup
     ref = plan_id(replies)
-    client, respond = MagicMock(), MagicMock()
+    client = MagicMock()
     app.action_for(action_id)(
-        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, client=client, respond=respond
+        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, client=client
     )
     view = only_call(client.views_open)["view"]
     assert view["type"] == "modal" and not violations(view, "modal")
-    respond.assert_not_called()
+    assert app.io.responses == []
+
+
+def test_modal_that_cannot_open_falls_back_to_a_message(setup):
+    app, replies = setup
+    ref = plan_id(replies)
+    client = MagicMock()
+    client.views_open.side_effect = SlackApiError("expired", {"ok": False, "error": "expired_trigger_id"})
+    app.action_for("show_math")(
+        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, client=client
+    )
+    assert app.io.responses[0]["response_type"] == "ephemeral"
 
 
 def test_expired_plan_buttons_say_so(setup):
     app, _ = setup
-    respond = MagicMock()
-    app.action_for("share")(
-        ack=MagicMock(), body=action_body(), action={"type": "button", "value": "zzzzzzzz"}, respond=respond
-    )
-    assert only_call(respond)["response_type"] == "ephemeral"
+    app.action_for("share")(ack=MagicMock(), body=action_body(), action={"type": "button", "value": "zzzzzzzz"})
+    assert app.io.responses[0]["response_type"] == "ephemeral"
 
 
 def test_tier_link_buttons_are_acknowledged(setup):

@@ -7,52 +7,54 @@ import logging
 import re
 from typing import Any
 
-from slack_bolt import Ack, App, Respond
+from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import observe
 from bot.listeners.guard import guarded, slack_error
 from bot.replies import Replies, Reply, Who
+from bot.slack_io import SlackIO
 
 log = logging.getLogger("gpuplan.listeners")
 
 
-def register(app: App, replies: Replies) -> None:
+def register(app: App, replies: Replies, io: SlackIO) -> None:
     @guarded("action")
-    def switch(ack: Ack, body: dict[str, Any], action: dict[str, Any], respond: Respond) -> None:
+    def switch(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
         name = "method" if action.get("action_id") == "set_method" else "gpu"
         value = (action.get("selected_option") or {}).get("value", "")
         thread = _thread(body)
         reply = replies.switch(_ref(action), name, value, _who(body), thread)
         observe.note(outcome=reply.outcome, plan_id=reply.plan_id)
-        respond(replace_original=reply.outcome != "not_found", **reply.message)
+        replace = reply.outcome != "not_found"
+        io.respond(_url(body), {"replace_original": replace, **reply.message}, idempotent=True, plan_id=reply.plan_id)
 
     @guarded("action")
-    def share(ack: Ack, body: dict[str, Any], action: dict[str, Any], respond: Respond) -> None:
+    def share(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
         reply = replies.shared(_ref(action), _who(body))
         observe.note(outcome=reply.outcome, plan_id=_ref(action))
         in_channel = reply.outcome != "not_found"
-        respond(response_type="in_channel" if in_channel else "ephemeral", replace_original=False, **reply.message)
+        message = {"response_type": "in_channel" if in_channel else "ephemeral", "replace_original": False}
+        # a new message in the channel: retried only where Slack cannot have posted it already
+        io.respond(_url(body), {**message, **reply.message}, idempotent=not in_channel, plan_id=_ref(action))
 
     @guarded("action")
-    def show_math(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, respond: Respond) -> None:
+    def show_math(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
         ack()
-        _open(client, respond, body, replies.math(_ref(action)))
+        _open(client, io, body, replies.math(_ref(action)))
 
     @guarded("action")
-    def draft_ticket(
-        ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, respond: Respond
-    ) -> None:
+    def draft_ticket(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
         ack()
-        _open(client, respond, body, replies.ticket_for_plan(_ref(action)))
+        _open(client, io, body, replies.ticket_for_plan(_ref(action)))
 
     @guarded("action")
-    def show_plan(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, respond: Respond) -> None:
+    def show_plan(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
         ack()
-        _open(client, respond, body, replies.show_modal(action.get("value", "")))
+        _open(client, io, body, replies.show_modal(action.get("value", "")))
 
     def link(ack: Ack) -> None:
         ack()  # a URL button: Slack opens the link itself
@@ -89,7 +91,11 @@ def _thread(body: dict[str, Any]) -> tuple[str, str] | None:
     return (channel, thread_ts) if channel and thread_ts else None
 
 
-def _open(client: WebClient, respond: Respond, body: dict[str, Any], reply: Reply) -> None:
+def _url(body: dict[str, Any]) -> str:
+    return str(body.get("response_url") or "")
+
+
+def _open(client: WebClient, io: SlackIO, body: dict[str, Any], reply: Reply) -> None:
     """Open the reply's modal; when there is none or it cannot open, answer with its message."""
     observe.note(outcome=reply.outcome, plan_id=reply.plan_id)
     if reply.view is not None and body.get("trigger_id"):
@@ -99,4 +105,5 @@ def _open(client: WebClient, respond: Respond, body: dict[str, Any], reply: Repl
         except SlackApiError as exc:
             log.warning("views.open failed (%s); answering with a message", slack_error(exc))
     if reply.message is not None:
-        respond(replace_original=False, response_type="ephemeral", **reply.message)
+        message = {"replace_original": False, "response_type": "ephemeral", **reply.message}
+        io.respond(_url(body), message, idempotent=True, plan_id=reply.plan_id)

@@ -2,7 +2,8 @@
 
 Events are acknowledged at once and answered by a lazy listener (Slack wants the 200 within 3 s;
 posting the reply may wait on Slack's rate limits). Slack's retries of an event are dropped by
-the event-id claim in `bot.server`, so a retry never produces a second reply.
+the event-id claim in `bot.server`, and the reply carries the event id in its metadata, so
+neither Slack's retries nor ours produce a second reply (bot/slack_io.py).
 """
 
 from __future__ import annotations
@@ -20,37 +21,38 @@ from bot import observe
 from bot.listeners.guard import internal_error_message, slack_error
 from bot.parser import CJK
 from bot.replies import Replies, Reply, Who
+from bot.slack_io import SlackIO
 
 log = logging.getLogger("gpuplan.listeners")
 
 
-def register(app: App, replies: Replies) -> None:
+def register(app: App, replies: Replies, io: SlackIO) -> None:
     def acknowledge(ack: Ack) -> None:
         ack()
 
-    def on_mention(event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
+    def on_mention(event: dict[str, Any], body: dict[str, Any]) -> None:
         if _ignored(event):
             return
         channel, ts = event.get("channel", ""), event.get("ts", "")
         thread_ts = event.get("thread_ts") or ts
         who = Who(body.get("team_id", ""), event.get("user", ""), channel)
-        _answer(replies, client, event.get("text", ""), who, "mention", channel, thread_ts, body)
+        _answer(replies, io, event.get("text", ""), who, "mention", channel, thread_ts, body)
 
-    def on_message(event: dict[str, Any], body: dict[str, Any], client: WebClient, context: BoltContext) -> None:
+    def on_message(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
         if _ignored(event):
             return
         channel, ts = event.get("channel", ""), event.get("ts", "")
         text = event.get("text", "")
         who = Who(body.get("team_id", ""), event.get("user", ""), channel)
         if event.get("channel_type") == "im":  # a direct message: always for us
-            _answer(replies, client, text, who, "dm", channel, event.get("thread_ts") or ts, body)
+            _answer(replies, io, text, who, "dm", channel, event.get("thread_ts") or ts, body)
             return
         thread_ts = event.get("thread_ts")
         if not thread_ts or (context.bot_user_id and f"<@{context.bot_user_id}>" in text):
             return  # channel chatter, or a mention that on_mention answers
         if replies.store.thread(channel, thread_ts) is None or not replies.is_follow_up(text):
             return  # not a thread of ours, or people talking among themselves ("thanks!")
-        _answer(replies, client, text, who, "thread", channel, thread_ts, body)
+        _answer(replies, io, text, who, "thread", channel, thread_ts, body)
 
     def on_home(event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
         if event.get("tab", "home") != "home":
@@ -74,7 +76,7 @@ def _ignored(event: dict[str, Any]) -> bool:
 
 def _answer(
     replies: Replies,
-    client: WebClient,
+    io: SlackIO,
     text: str,
     who: Who,
     source: str,
@@ -82,34 +84,19 @@ def _answer(
     thread_ts: str,
     body: dict[str, Any],
 ) -> None:
+    event_id = body.get("event_id", "")
     try:
         reply = replies.question(text, who, source, thread=(channel, thread_ts))
     except Exception:  # a bug: the thread still gets an answer, the log the traceback
         ref = "err-" + secrets.token_hex(4)
-        log.exception("%s failed (ref %s, event %s)", source, ref, body.get("event_id", ""))
+        log.exception("%s failed (ref %s, event %s)", source, ref, event_id)
         lang = "zh" if CJK.search(text) else replies.settings.default_lang
         reply = Reply(message=internal_error_message(lang, ref), outcome="bug")
-    _post(client, channel, thread_ts, reply, body.get("event_id", ""), source)
-
-
-def _post(client: WebClient, channel: str, thread_ts: str, reply: Reply, event_id: str, source: str) -> None:
-    """Post in the thread; the client retries rate limits and server errors, a final failure is logged."""
-    try:
-        client.chat_postMessage(channel=channel, thread_ts=thread_ts, **reply.message)
-        observe.event(source, outcome=reply.outcome, plan_id=reply.plan_id, event_id=event_id, posted=True)
-    except SlackApiError as exc:
-        observe.event(
-            source,
-            outcome="post_failed",
-            plan_id=reply.plan_id,
-            event_id=event_id,
-            error=slack_error(exc),
-            posted=False,
-        )
-        log.error("reply not posted: plan %s, event %s: %s", reply.plan_id, event_id, slack_error(exc))
-    except OSError as exc:  # the connection failed after the client's retries
-        observe.event(source, outcome="post_failed", plan_id=reply.plan_id, event_id=event_id, error=type(exc).__name__)
-        log.error("reply not posted: plan %s, event %s: %s", reply.plan_id, event_id, type(exc).__name__)
+    # the event id keys the reply: a retry after an uncertain failure finds it instead of posting twice
+    posted = io.reply(
+        channel, thread_ts, reply.message, key=event_id or f"{channel}:{thread_ts}", plan_id=reply.plan_id
+    )
+    observe.event(source, outcome=reply.outcome, plan_id=reply.plan_id, event_id=event_id, posted=posted)
 
 
 def _logged(kind: str, listener: Any) -> Any:
