@@ -80,6 +80,16 @@ class Reply:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+MAX_QUESTION = 8000  # the parser reads 4,000 characters; a ticket keeps a little more of the customer's words
+
+
+def clean_text(text: object) -> str:
+    """User text as gpuplan keeps it: a string, valid UTF-8 (lone surrogates replaced), bounded."""
+    if not isinstance(text, str):
+        return ""
+    return text[:MAX_QUESTION].encode("utf-8", "replace").decode("utf-8")
+
+
 def split_subcommand(text: str) -> tuple[str | None, str]:
     """("faq", "nccl") for "faq nccl"; (None, text) when the text is a question."""
     stripped = _LANG_TOKEN.sub(" ", text).strip()
@@ -165,6 +175,7 @@ class Replies:
     # --- the slash command -----------------------------------------------------------------
 
     def command(self, text: str, who: Who) -> Reply:
+        text = clean_text(text)
         word, rest = split_subcommand(text)
         if word is None:
             return self.question(text, who, source="command")
@@ -226,6 +237,7 @@ class Replies:
 
     def question(self, text: str, who: Who, source: str, thread: tuple[str, str] | None = None) -> Reply:
         """Answer `text`; in a known thread it changes the thread's request instead of starting over."""
+        text = clean_text(text)
         known = self.store.thread(*thread) if thread else None
         try:
             if known is not None:
@@ -330,6 +342,7 @@ class Replies:
 
     def ticket_for_text(self, text: str, who: Who, lang: str | None = None) -> Reply:
         """A customer's message (the shortcut, or `ticket <text>`): the reply and the internal note."""
+        text = clean_text(text)
         if not text.strip():
             lang = lang or self.settings.default_lang
             return Reply(message=pages.notice("ticket_needs_text", lang, command=self.command_name), outcome="error")

@@ -25,6 +25,7 @@ from slack_sdk import WebClient
 
 from bot import observe, slack_io
 from bot.listeners import register_listeners
+from bot.payloads import well_formed
 from bot.replies import Replies
 from bot.settings import Settings, SettingsError
 from bot.store import Store
@@ -166,12 +167,9 @@ class SlackWSGI:
         return captured["status"], captured["headers"], body
 
     def _signed(self, raw: bytes, timestamp: str, signature: str) -> bool:
-        if not timestamp or not signature:
-            return False
-        try:
-            age = abs(time.time() - int(timestamp))
-        except ValueError:
-            return False
+        if not signature or not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
+            return False  # Slack sends whole seconds since the epoch, digits only
+        age = abs(time.time() - int(timestamp))
         if age > SIGNATURE_MAX_AGE_S:
             return False
         # Slack v0 signing: HMAC-SHA256 of "v0:{timestamp}:{raw body}" (api.slack.com/authentication)
@@ -200,9 +198,7 @@ def request_kind(raw: bytes, content_type: str) -> str:
             return "malformed"
         if "payload" in fields:
             payload = json.loads(urllib.parse.unquote_plus(fields["payload"]))
-            if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
-                return "malformed"
-            return payload["type"]
+            return payload["type"] if well_formed(payload) else "malformed"
         if "command" in fields:
             return "command"
         if "ssl_check" in fields:
@@ -213,13 +209,10 @@ def request_kind(raw: bytes, content_type: str) -> str:
 
 
 def _json_kind(body: Any) -> str:
-    if not isinstance(body, dict) or not isinstance(body.get("type"), str):
+    if not well_formed(body):
         return "malformed"
     if body["type"] == "event_callback":
-        event = body.get("event")
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            return "malformed"
-        return f"event:{event['type']}"
+        return f"event:{body['event']['type']}"
     return body["type"]
 
 

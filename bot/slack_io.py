@@ -38,6 +38,7 @@ from bot import observe
 log = logging.getLogger("gpuplan.slack")
 RATE_LIMIT_RETRIES = 4  # each waits what Retry-After says
 OTHER_RETRIES = 2
+POST_ATTEMPTS = 5  # a thread reply: posted, looked up and posted again up to five times (~4 s of waits)
 
 
 class ProportionalJitter(Jitter):
@@ -141,7 +142,7 @@ class ReplyPoster:
     failure a look at the thread for the reply's key before posting again."""
 
     client: WebClient  # with safe_retries() only
-    attempts: int = OTHER_RETRIES + 1
+    attempts: int = POST_ATTEMPTS
 
     def post(self, channel: str, thread_ts: str, message: dict[str, Any], key: str, plan_id: str | None) -> bool:
         metadata = {"event_type": METADATA_TYPE, "event_payload": {"key": key, "plan_id": plan_id or ""}}

@@ -64,6 +64,7 @@ events = sa.Table(
     metadata,
     sa.Column("event_id", sa.String(64), primary_key=True),
     sa.Column("received_at", sa.Float, nullable=False),
+    sa.Index("gpuplan_events_received", "received_at"),
 )
 
 _INSERT_PLAN = plans.insert()  # built once: SQLAlchemy caches the compiled form per statement
@@ -73,6 +74,8 @@ _INSERT_EVENT = events.insert()
 ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
 ID_LENGTH = 8
 EVENT_TTL_S = 24 * 3600  # Slack retries within minutes; a day is ample
+PRUNE_EVERY = 1000  # claims between prunes of old event ids, per process
+SCHEMA_LOCK_KEY = 0x67707570  # "gpup": the advisory lock that serialises schema creation
 
 
 def new_id() -> str:
@@ -125,6 +128,7 @@ class Store:
         # SQLite has one writer at a time and makes waiters sleep and retry (busy_timeout), which
         # costs milliseconds under load; writers queue on locks instead, which wake them at once.
         self._write_lock = _SqliteWriteLock(url) if url.startswith("sqlite") else contextlib.nullcontext()
+        self._claims = 0
         if create:
             self.create_tables()
 
@@ -135,10 +139,12 @@ class Store:
             yield conn
 
     def create_tables(self) -> None:
-        try:
-            metadata.create_all(self.engine, checkfirst=True)
-        except sa.exc.DatabaseError:  # another process created them at the same moment
-            metadata.create_all(self.engine, checkfirst=True)
+        """Create missing tables; workers starting together take turns (flock on SQLite, an
+        advisory lock on PostgreSQL), so none sees a half-made schema or a duplicate CREATE."""
+        with self._write() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK_KEY})")
+            metadata.create_all(conn, checkfirst=True)
 
     def ping(self) -> None:
         """Raise if the database cannot be reached (the health check)."""
@@ -244,6 +250,9 @@ class Store:
         """True for the first delivery of an event, False for every repeat, across processes."""
         if not event_id:
             return True
+        self._claims += 1
+        if self._claims % PRUNE_EVERY == 0:
+            self.prune_events()
         try:
             with self._write() as conn:
                 conn.execute(_INSERT_EVENT, {"event_id": event_id[:64], "received_at": time.time()})
@@ -256,7 +265,9 @@ class Store:
         with self._write() as conn:
             conn.execute(events.delete().where(events.c.event_id == event_id[:64]))
 
-    def prune_events(self, older_than_s: float = EVENT_TTL_S) -> int:
+    def prune_events(self, older_than_s: float | None = None) -> int:
+        """Forget event ids older than a day (EVENT_TTL_S): Slack stopped retrying them long ago."""
+        older_than_s = EVENT_TTL_S if older_than_s is None else older_than_s
         with self._write() as conn:
             result = conn.execute(events.delete().where(events.c.received_at < time.time() - older_than_s))
         return result.rowcount or 0

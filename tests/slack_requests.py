@@ -177,3 +177,30 @@ def post(
         return response.status, response.read()
     finally:
         conn.close()
+
+
+def wsgi_call(
+    app: Any,
+    method: str = "POST",
+    path: str = "/slack/events",
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+    content_type: str = "application/json",
+) -> tuple[int, bytes]:
+    """Call a WSGI application in-process, as gunicorn would; returns (status, body)."""
+    import io
+
+    environ = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "CONTENT_TYPE": content_type,
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+    }
+    for key, value in (headers or {}).items():
+        environ["HTTP_" + key.upper().replace("-", "_")] = value
+    captured: dict[str, Any] = {}
+    out = b"".join(app(environ, lambda status, hdrs: captured.update(status=status, headers=hdrs)))
+    return int(captured["status"].split()[0]), out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 
@@ -36,20 +35,7 @@ def wsgi(slack, tmp_path):
 
 
 def call(app, method="POST", path="/slack/events", body=b"", headers=None, content_type="application/json"):
-    environ = {
-        "REQUEST_METHOD": method,
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "CONTENT_TYPE": content_type,
-        "CONTENT_LENGTH": str(len(body)),
-        "wsgi.input": io.BytesIO(body),
-    }
-    for key, value in (headers or {}).items():
-        environ["HTTP_" + key.upper().replace("-", "_")] = value
-    captured = {}
-    out = b"".join(app(environ, lambda status, hdrs: captured.update(status=status, headers=hdrs)))
-    return int(captured["status"].split()[0]), out
+    return sr.wsgi_call(app, method, path, body, headers, content_type)
 
 
 def test_health(wsgi):

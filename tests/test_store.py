@@ -97,3 +97,14 @@ def test_two_stores_share_one_database(store):
 
 def test_ping(store):
     store.ping()
+
+
+def test_old_event_ids_are_pruned_as_claims_go_by(store, monkeypatch):
+    import bot.store as module
+
+    monkeypatch.setattr(module, "PRUNE_EVERY", 5)
+    monkeypatch.setattr(module, "EVENT_TTL_S", -1)  # everything counts as old
+    for i in range(4):
+        assert store.claim_event(f"EvOld{i}")
+    assert store.claim_event("EvFifth")  # the fifth claim prunes the four before it first
+    assert store.claim_event("EvOld0")
