@@ -2,15 +2,19 @@
 
 Run: python bench/bench_estimate.py
 The mix repeats 20 representative requests (open layouts, fixed layouts, serving, errors) 50
-times. The baseline measured in the same run is the cost of building the Request objects
+times, with the memo of repeated requests off (estimator/memo.py). The baseline measured in
+the same run is the cost of building the Request objects
 alone, so the figure printed is the estimator's own cost and its ratio to that baseline.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import time
+
+os.environ["GPUPLAN_CACHE"] = "0"  # measure the estimator, not the per-process memo of repeated requests
 
 from estimator.errors import RequestError
 from estimator.estimate import estimate

@@ -9,7 +9,7 @@ pass scores T x L candidates without a Python loop over them.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
@@ -88,15 +88,33 @@ class Grid:
 
 
 def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int, max_gpus: int) -> Grid:
-    """Every combination of the open layout fields, filtered by the constraints that need no GPU type."""
+    """Every combination of the open layout fields, filtered by the constraints that need no GPU type.
+    The grid depends on a few numbers only, so it is built once per combination of them (the
+    arrays are read-only and shared; Grid.subset makes new ones)."""
+    pipeline_allowed = arch.params >= PIPELINE_FROM_PARAMS_B * 1e9
+    adapters = method in ADAPTER_METHODS
+    return _training_grid(arch.heads, arch.layers, pipeline_allowed, adapters, astuple(fixed), gbs, per_node, max_gpus)
+
+
+@functools.lru_cache(maxsize=512)
+def _training_grid(
+    heads: int,
+    layers: int,
+    pipeline_allowed: bool,
+    adapters: bool,
+    fixed_fields: tuple,
+    gbs: int,
+    per_node: int,
+    max_gpus: int,
+) -> Grid:
+    fixed = Fixed(*fixed_fields)
     gpus = np.array([fixed.gpus], dtype=float) if fixed.gpus else gpu_counts(per_node, max_gpus)
-    tps = [t for t in TENSOR_PARALLEL if arch.heads % t == 0]
+    tps = [t for t in TENSOR_PARALLEL if heads % t == 0]
     pps = [1]
     if fixed.pp:
         pps = [fixed.pp]
-    elif arch.params >= PIPELINE_FROM_PARAMS_B * 1e9:
-        pps = [p for p in PIPELINE_PARALLEL if arch.layers % p == 0]
-    adapters = method in ADAPTER_METHODS
+    elif pipeline_allowed:
+        pps = [p for p in PIPELINE_PARALLEL if layers % p == 0]
     offloads = [OFFLOAD_CODE[fixed.offload]] if fixed.offload else ([0] if adapters else [0, OFFLOAD_CODE["cpu"]])
     axes = [
         gpus,
@@ -118,7 +136,10 @@ def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int
     # an optimizer step splits the global batch evenly over replicas and micro-batches
     even = (gbs % (dp * m) == 0) & (dp * m <= gbs)
     keep &= even if (even & keep).any() else dp * m <= max(gbs, float((dp * m).min()))
-    return Grid(g[keep], t[keep], p[keep], z[keep], o[keep], c[keep], m[keep])
+    arrays = [a[keep] for a in (g, t, p, z, o, c, m)]
+    for a in arrays:
+        a.setflags(write=False)
+    return Grid(*arrays)
 
 
 @dataclass
