@@ -204,3 +204,18 @@ def wsgi_call(
     captured: dict[str, Any] = {}
     out = b"".join(app(environ, lambda status, hdrs: captured.update(status=status, headers=hdrs)))
     return int(captured["status"].split()[0]), out
+
+
+def settings_for(database_url: str, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> Any:
+    """Validated app settings for a test: this module's signing secret, a test token, the given database."""
+    from bot.settings import load_settings
+
+    return load_settings(
+        environ={
+            "SLACK_BOT_TOKEN": "xoxb-test",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": api_url,
+            "GPUPLAN_DATABASE_URL": database_url,
+            **env,
+        }
+    )

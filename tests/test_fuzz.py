@@ -24,7 +24,6 @@ from bot.jsonout import plan_json
 from bot.pipeline import QuestionError, answer
 from bot.replies import Replies, Who
 from bot.server import build
-from bot.settings import load_settings
 from bot.store import Store
 
 NASTY = [
@@ -84,9 +83,7 @@ def through_everything(text: str) -> None:
 @pytest.fixture(scope="module")
 def replies(tmp_path_factory):
     path = tmp_path_factory.mktemp("fuzz") / "fuzz.db"
-    settings_ = load_settings(
-        environ={"SLACK_BOT_TOKEN": "xoxb-f", "SLACK_SIGNING_SECRET": "s", "GPUPLAN_DATABASE_URL": f"sqlite:///{path}"}
-    )
+    settings_ = sr.settings_for(f"sqlite:///{path}")
     store = Store(settings_.database_url)
     yield Replies(store, settings_)
     store.dispose()
@@ -140,14 +137,7 @@ def test_any_text_is_answered_or_refused_clearly(replies, text):
 def gate(tmp_path_factory):
     with SlackStandIn() as slack:
         path = tmp_path_factory.mktemp("gate") / "gate.db"
-        settings_ = load_settings(
-            environ={
-                "SLACK_BOT_TOKEN": "xoxb-f",
-                "SLACK_SIGNING_SECRET": sr.SECRET,
-                "SLACK_API_URL": slack.api_url,
-                "GPUPLAN_DATABASE_URL": f"sqlite:///{path}",
-            }
-        )
+        settings_ = sr.settings_for(f"sqlite:///{path}", slack.api_url)
         application, _, store = build(settings_, verify_token=False)
         yield application, slack
         store.dispose()

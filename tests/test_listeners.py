@@ -7,12 +7,12 @@ import re
 from unittest.mock import MagicMock
 
 import pytest
+import slack_requests as sr
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import violations
 from bot.listeners import actions, commands, events, shortcuts
 from bot.replies import Replies
-from bot.settings import load_settings
 from bot.store import Store
 
 TEAM, USER, CHANNEL = "T0TEST", "U0ASKER1", "C0PLANS"
@@ -68,13 +68,7 @@ class FakeIO:
 
 @pytest.fixture
 def setup(tmp_path):
-    settings = load_settings(
-        environ={
-            "SLACK_BOT_TOKEN": "xoxb-t",
-            "SLACK_SIGNING_SECRET": "s",
-            "GPUPLAN_DATABASE_URL": f"sqlite:///{tmp_path / 'l.db'}",
-        }
-    )
+    settings = sr.settings_for(f"sqlite:///{tmp_path / 'l.db'}")
     store = Store(settings.database_url)
     replies = Replies(store, settings)
     app = FakeApp()

@@ -3,10 +3,10 @@
 import json
 
 import pytest
+import slack_requests as sr
 
 from bot.blocks import violations
 from bot.replies import Replies, Who, split_subcommand
-from bot.settings import load_settings
 from bot.store import Store
 
 WHO = Who("T1", "U0ASKER1", "C1")
@@ -14,13 +14,7 @@ WHO = Who("T1", "U0ASKER1", "C1")
 
 @pytest.fixture
 def replies(tmp_path):
-    settings = load_settings(
-        environ={
-            "SLACK_BOT_TOKEN": "xoxb-t",
-            "SLACK_SIGNING_SECRET": "s",
-            "GPUPLAN_DATABASE_URL": f"sqlite:///{tmp_path / 'r.db'}",
-        }
-    )
+    settings = sr.settings_for(f"sqlite:///{tmp_path / 'r.db'}")
     store = Store(settings.database_url)
     yield Replies(store, settings)
     store.dispose()
@@ -85,14 +79,7 @@ def test_pages(replies):
 
 
 def test_default_language_setting_applies_to_pages(tmp_path):
-    settings = load_settings(
-        environ={
-            "SLACK_BOT_TOKEN": "xoxb-t",
-            "SLACK_SIGNING_SECRET": "s",
-            "GPUPLAN_LANG": "zh",
-            "GPUPLAN_DATABASE_URL": f"sqlite:///{tmp_path / 'z.db'}",
-        }
-    )
+    settings = sr.settings_for(f"sqlite:///{tmp_path / 'z.db'}", GPUPLAN_LANG="zh")
     r = Replies(Store(settings.database_url), settings)
     assert "配置档位" in text_of(r.command("tiers", WHO).message)
     assert "Configuration tiers" in text_of(r.command("tiers lang=en", WHO).message)

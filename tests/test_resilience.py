@@ -17,7 +17,6 @@ from servers import WebServer
 from slack_standin import SlackStandIn
 
 from bot.blocks import violations
-from bot.settings import load_settings
 from bot.store import Store
 
 LOAD_REQUESTS, LOAD_CONCURRENCY = 500, 32  # the figures; the whole run takes about a second
@@ -35,10 +34,7 @@ def _env(slack: SlackStandIn, url: str, **extra: str) -> dict[str, str]:
 
 
 def _store(url: str) -> Store:
-    settings = load_settings(
-        environ={"SLACK_BOT_TOKEN": "xoxb-x", "SLACK_SIGNING_SECRET": "s", "GPUPLAN_DATABASE_URL": url}
-    )
-    return Store(settings.database_url)
+    return Store(sr.settings_for(url).database_url)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -19,7 +19,6 @@ from servers import WebServer
 from slack_standin import SlackStandIn
 
 from bot.server import build
-from bot.settings import load_settings
 
 FORGED = 1000
 PATHS = ["/slack/events", "/slack/events", "/slack/events", "/", "/slack/events/", "/admin", "/healthz/x", "/install"]
@@ -117,14 +116,7 @@ def slack():
 
 @pytest.fixture
 def gate(slack, tmp_path):
-    settings = load_settings(
-        environ={
-            "SLACK_BOT_TOKEN": "xoxb-sec",
-            "SLACK_SIGNING_SECRET": sr.SECRET,
-            "SLACK_API_URL": slack.api_url,
-            "GPUPLAN_DATABASE_URL": f"sqlite:///{tmp_path / 'sec.db'}",
-        }
-    )
+    settings = sr.settings_for(f"sqlite:///{tmp_path / 'sec.db'}", slack.api_url)
     application, _, store = build(settings, verify_token=False)
     slack.recorder.clear()
     yield application, store

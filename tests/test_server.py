@@ -10,7 +10,6 @@ import slack_requests as sr
 from slack_standin import SlackStandIn
 
 from bot.server import build, request_kind
-from bot.settings import load_settings
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +20,7 @@ def slack():
 
 @pytest.fixture
 def wsgi(slack, tmp_path):
-    settings = load_settings(
-        environ={
-            "SLACK_BOT_TOKEN": "xoxb-test",
-            "SLACK_SIGNING_SECRET": sr.SECRET,
-            "SLACK_API_URL": slack.api_url,
-            "GPUPLAN_DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}",
-        }
-    )
+    settings = sr.settings_for(f"sqlite:///{tmp_path / 's.db'}", slack.api_url)
     application, _, store = build(settings)
     yield application
     store.dispose()
