@@ -112,7 +112,7 @@ def _check_start(
                 "ckpt": fix.resolved.ckpt,
                 "fits": fix.memory.fits,
             }
-        except ValueError:
+        except ValueError:  # no count of this GPU type can be estimated for the job: nothing to offer
             pass
         offload = [w.params for w in start.warnings if w.code == "fits_with_offload"]
         if offload:
