@@ -56,7 +56,7 @@ def create_app(settings: Settings, store: Store, verify_token: bool = True) -> A
     try:
         app = App(
             client=web_client(settings),
-            signing_secret=settings.slack_signing_secret.get_secret_value(),
+            signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
             process_before_response=settings.process_before_response,
             token_verification_enabled=verify_token,
             # SlackWSGI checks every signature before Bolt sees the request (and Socket Mode has none)
@@ -244,7 +244,10 @@ def _plain(code: int, text: str) -> tuple[str, list, bytes]:
 
 
 def build(settings: Settings, verify_token: bool = True) -> tuple[SlackWSGI, App, Store]:
-    """Everything one process serves: the store, the Bolt app, the WSGI application."""
+    """Everything one process serves in HTTP mode: the store, the Bolt app, the WSGI application."""
+    if settings.slack_signing_secret is None:
+        raise SettingsError("gpuplan cannot start in HTTP mode: SLACK_SIGNING_SECRET is not set")
+    secret = settings.slack_signing_secret.get_secret_value()
     store = Store(settings.database_url)
     app = create_app(settings, store, verify_token=verify_token)
-    return SlackWSGI(app, store, settings.slack_signing_secret.get_secret_value(), debug=settings.debug), app, store
+    return SlackWSGI(app, store, secret, debug=settings.debug), app, store

@@ -29,7 +29,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
     slack_bot_token: SecretStr = Field(validation_alias=AliasChoices("SLACK_BOT_TOKEN"))
-    slack_signing_secret: SecretStr = Field(validation_alias=AliasChoices("SLACK_SIGNING_SECRET"))
+    slack_signing_secret: SecretStr | None = Field(  # HTTP mode only: Socket Mode has nothing to sign
+        default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET")
+    )
     slack_app_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN"))
     slack_api_url: str = Field(default="https://slack.com/api/", validation_alias=AliasChoices("SLACK_API_URL"))
     slack_api_timeout: float = Field(default=10.0, gt=0, le=60, validation_alias=AliasChoices("SLACK_API_TIMEOUT"))
@@ -66,8 +68,8 @@ class Settings(BaseSettings):
 
     @field_validator("slack_signing_secret")
     @classmethod
-    def _secret(cls, value: SecretStr) -> SecretStr:
-        if not value.get_secret_value().strip():
+    def _secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
             raise ValueError("is empty")
         return value
 
@@ -107,31 +109,35 @@ def database_display(url: str) -> str:
 
 
 def load_settings(socket_mode: bool = False, environ: dict[str, str] | None = None) -> Settings:
-    """Validate the environment; raise SettingsError naming every variable that is missing or wrong."""
+    """Validate the environment; raise SettingsError naming every variable that is missing or wrong.
+    HTTP mode needs the signing secret; Socket Mode needs the app-level token instead."""
     env = dict(os.environ if environ is None else environ)
     problems: list[str] = []
+    settings: Settings | None = None
     try:
         settings = Settings(**{k: v for k, v in env.items() if k in _VARIABLES})
     except ValidationError as exc:
-        for err in exc.errors(include_input=False, include_url=False):
-            variable = _variable(err["loc"])
-            where = f" ({WHERE[variable]})" if variable in WHERE else ""
-            if err["type"] == "missing":
-                problems.append(f"{variable} is not set{where}")
-            else:
-                reason = err["msg"].removeprefix("Value error, ")
-                reason = (
-                    reason if reason.startswith(("must", "is ")) else f"is invalid: {reason[:1].lower()}{reason[1:]}"
-                )
-                problems.append(f"{variable} {reason}{where}")
-        raise SettingsError("gpuplan cannot start: " + "; ".join(problems)) from None
-    if socket_mode and settings.slack_app_token is None:
-        raise SettingsError(
-            f"gpuplan cannot start in Socket Mode: SLACK_APP_TOKEN is not set ({WHERE['SLACK_APP_TOKEN']})"
-        )
+        problems += [_problem(err) for err in exc.errors(include_input=False, include_url=False)]
+    needed = "SLACK_APP_TOKEN" if socket_mode else "SLACK_SIGNING_SECRET"
+    if not env.get(needed) and not any(p.startswith(needed) for p in problems):
+        problems.append(f"{needed} is not set ({WHERE[needed]})")
+    if problems or settings is None:
+        mode = " in Socket Mode" if socket_mode else ""
+        raise SettingsError(f"gpuplan cannot start{mode}: " + "; ".join(problems))
     if settings.tier_base_url:  # the knowledge loader reads the same variable
         os.environ["GPUPLAN_TIER_BASE_URL"] = settings.tier_base_url
     return settings
+
+
+def _problem(err: dict) -> str:
+    variable = _variable(err["loc"])
+    where = f" ({WHERE[variable]})" if variable in WHERE else ""
+    if err["type"] == "missing":
+        return f"{variable} is not set{where}"
+    reason = err["msg"].removeprefix("Value error, ")
+    if not reason.startswith(("must", "is ")):
+        reason = f"is invalid: {reason[:1].lower()}{reason[1:]}"
+    return f"{variable} {reason}{where}"
 
 
 _VARIABLES = {

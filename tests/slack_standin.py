@@ -34,6 +34,7 @@ class Recorder:
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # what is in each thread
         self.lock = threading.Lock()
         self.counter = 0
+        self.socket_url = ""  # set to a SocketModeStandIn's url for Socket Mode tests
 
     def posted(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         """The messages that really landed in a thread (whatever the poster was told)."""
@@ -170,6 +171,12 @@ class Handler(BaseHTTPRequestHandler):
                 with self.recorder.lock:
                     self.recorder.threads[(args.get("channel", ""), args.get("thread_ts") or ts)].append(message)
             return {"ok": True, "channel": args.get("channel"), "ts": ts, "message": message}
+        if method == "apps.connections.open":  # Socket Mode: where the WebSocket stand-in listens
+            return (
+                {"ok": True, "url": self.recorder.socket_url}
+                if self.recorder.socket_url
+                else {"ok": False, "error": "socket_mode_not_enabled"}
+            )
         if method == "conversations.replies":
             with self.recorder.lock:
                 messages = list(self.recorder.threads[(args.get("channel", ""), args.get("ts", ""))])

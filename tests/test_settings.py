@@ -70,3 +70,10 @@ def test_api_url_gets_its_trailing_slash():
 def test_settings_model_is_strict_about_types():
     with pytest.raises(ValueError):
         Settings.model_validate({**BASE, "GPUPLAN_DEBUG": "maybe"})
+
+
+def test_socket_mode_needs_no_signing_secret():
+    settings = load_settings(socket_mode=True, environ={"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
+    assert settings.slack_signing_secret is None
+    with pytest.raises(SettingsError, match="SLACK_SIGNING_SECRET"):
+        load_settings(environ={"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
