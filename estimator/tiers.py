@@ -100,20 +100,9 @@ def _check_start(
         "per_gpu_gib": start.memory.per_gpu_gib,
     }
     if not start.memory.fits:
-        needed = trial.model_copy(update={"gpus": None, "objective": "fewest"})
-        try:
-            fix = estimate_fn(needed)
-            result["needed"] = {
-                "gpu": gpu_id,
-                "gpu_name": cat.gpus[gpu_id].name,
-                "gpus": fix.resolved.gpus,
-                "tp": fix.resolved.tp,
-                "zero": fix.resolved.zero,
-                "ckpt": fix.resolved.ckpt,
-                "fits": fix.memory.fits,
-            }
-        except ValueError:  # no count of this GPU type can be estimated for the job: nothing to offer
-            pass
+        needed = _fewest_that_hold(cat, gpu_id, trial, estimate_fn)
+        if needed is not None:
+            result["needed"] = needed
         offload = [w.params for w in start.warnings if w.code == "fits_with_offload"]
         if offload:
             result["with_offload"] = {
@@ -122,3 +111,20 @@ def _check_start(
                 "host_ram_gib": offload[0]["host_ram"],
             }
     return result
+
+
+def _fewest_that_hold(cat: Catalog, gpu_id: str, trial: Request, estimate_fn: Callable) -> dict[str, Any] | None:
+    """The fewest GPUs of the starter's type that hold the job, or None when none can be estimated."""
+    try:
+        fix = estimate_fn(trial.model_copy(update={"gpus": None, "objective": "fewest"}))
+    except ValueError:
+        return None
+    return {
+        "gpu": gpu_id,
+        "gpu_name": cat.gpus[gpu_id].name,
+        "gpus": fix.resolved.gpus,
+        "tp": fix.resolved.tp,
+        "zero": fix.resolved.zero,
+        "ckpt": fix.resolved.ckpt,
+        "fits": fix.memory.fits,
+    }

@@ -99,8 +99,8 @@ class Handler(BaseHTTPRequestHandler):
     recorder: Recorder
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args: Any) -> None:  # quiet
-        pass
+    def log_message(self, *args: Any) -> None:
+        """Quiet: the recorder keeps every call; http.server's per-request stderr lines are noise."""
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         length = int(self.headers.get("Content-Length") or 0)
@@ -146,8 +146,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout fault)
-            pass
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout fault): nobody to answer
+            return
 
     def _answer(self, method: str, args: dict[str, Any], acts: bool) -> dict[str, Any]:
         with self.recorder.lock:

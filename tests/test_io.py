@@ -42,11 +42,11 @@ def test_read_rate_for_pretokenised_text(cat):
     assert plan["storage"] == "object-gds" and plan["storage_reason"] == "multi_node"  # 32 nodes share storage
 
 
-def test_images_need_decode_cores(cat):
-    a = for_model("llama-3-8b")
-    plan = io.training_io(
+def _decoded_data_io(cat, kind: str, tokens_per_s_total: float) -> dict:
+    """Llama 3 8B full fine-tune on one 8-GPU node, fed with decoded media of the given kind."""
+    return io.training_io(
         cat,
-        a,
+        for_model("llama-3-8b"),
         "full",
         "bf16-mixed",
         "adamw",
@@ -54,13 +54,17 @@ def test_images_need_decode_cores(cat):
         1e9,
         1,
         None,
-        "image",
-        tokens_per_s_total=576 * 2400,
+        kind,
+        tokens_per_s_total=tokens_per_s_total,
         gpus=8,
         per_node=8,
         offload_gib_per_node=0,
         nvme_gib_per_node=0,
     )
+
+
+def test_images_need_decode_cores(cat):
+    plan = _decoded_data_io(cat, "image", 576 * 2400)
     # 2,400 images/s at 150 per core = 16 cores; 2,400 x 150 KB = 360 MB/s
     assert plan["decode_cores_per_node"] == pytest.approx(16)
     assert plan["read_mb_s"] == pytest.approx(360)
@@ -68,24 +72,7 @@ def test_images_need_decode_cores(cat):
 
 
 def test_cpu_bound_video(cat):
-    a = for_model("llama-3-8b")
-    plan = io.training_io(
-        cat,
-        a,
-        "full",
-        "bf16-mixed",
-        "adamw",
-        16,
-        1e9,
-        1,
-        None,
-        "video",
-        tokens_per_s_total=2000 * 400,
-        gpus=8,
-        per_node=8,
-        offload_gib_per_node=0,
-        nvme_gib_per_node=0,
-    )
+    plan = _decoded_data_io(cat, "video", 2000 * 400)
     # 400 s of video per second at 2 s per core-second = 200 cores > 0.75 x 96
     assert plan["decode_cores_per_node"] == pytest.approx(200)
     assert plan["cpu_bound"]
