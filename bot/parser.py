@@ -334,9 +334,6 @@ class Scan:
         self.text = self.text[:start] + " " * (end - start) + self.text[end:]
         return taken.strip()
 
-    def take_all(self, pattern: re.Pattern | str) -> list[str]:
-        return [self.take(m) for m in self.finditer(pattern)]
-
 
 # --- key=value ------------------------------------------------------------------------------------
 

@@ -233,9 +233,6 @@ class Scored:
     def candidates(self) -> int:
         return self.options.size * self.grid.size
 
-    def gpus_matrix(self) -> np.ndarray:
-        return np.broadcast_to(self.grid.gpus, self.fits.shape)
-
     @functools.cached_property
     def flat(self) -> dict[str, np.ndarray]:
         """Per-candidate arrays in flat (T x L) order, built once for ranking and alternatives."""
@@ -587,7 +584,3 @@ def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed:
     else:
         order = np.lexsort((-per_sequence, replica, pp, band, banned))
     return int(order[0]), met, fast_enough
-
-
-def network_for(gpu: GPU, cat: Catalog, fabric_id: str) -> network.Links:
-    return network.links_for(gpu, cat.fabrics[fabric_id], cat.collective_efficiency)
