@@ -1,6 +1,7 @@
 """What the Slack app says, without Slack: subcommands, questions, threads, buttons, tickets."""
 
 import json
+import re
 
 import pytest
 import slack_requests as sr
@@ -226,3 +227,13 @@ def test_any_command_text_gets_a_valid_reply(replies, text):
             assert raw not in dumped
     if reply.view is not None:
         assert violations(reply.view, "modal") == []
+
+
+def test_pages_have_no_stray_angle_brackets(replies):
+    """mrkdwn reserves < and >: a placeholder like <question> must be written &lt;question&gt;."""
+    stray = re.compile(r"<(?![@#!]|https?:|mailto:)")
+    for text in ("help", "帮助", "faq", "常见问题", "tiers", "gpus", "models", "history"):
+        message = replies.command(text, WHO).message
+        for block in message["blocks"]:
+            body = block.get("text", {}).get("text", "") if block["type"] != "header" else ""
+            assert not stray.search(body), (text, body[:200])
