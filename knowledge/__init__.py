@@ -23,6 +23,7 @@ from knowledge.schema import (
     InventoryFile,
     Lexicon,
     ModelSpec,
+    ModelVariant,
     NetworkFile,
     Region,
     RegionFile,
@@ -162,11 +163,26 @@ def _price_overrides(gpus: dict[str, GPU]) -> tuple[dict[str, GPU], dict[str, di
     return updated, regional
 
 
+def _models(table: dict) -> dict[str, ModelSpec]:
+    """Models, then each variant expanded onto its base's shape (ids unique across both)."""
+    models = {m["id"]: ModelSpec(**m) for m in table["models"]}
+    if len(models) != len(table["models"]):
+        raise ValueError("models.yaml repeats a model id")
+    for entry in table.get("variants") or []:
+        variant = ModelVariant(**entry)
+        if variant.id in models:
+            raise ValueError(f"model variant {variant.id} repeats an existing id")
+        if variant.base not in models:
+            raise ValueError(f"model variant {variant.id} names an unknown base {variant.base!r}")
+        models[variant.id] = variant.expand(models[variant.base])
+    return models
+
+
 @functools.cache
 def catalog() -> Catalog:
     """Load and validate every YAML file once per process (deployer overrides from the environment)."""
     gpus, region_prices = _price_overrides({g["id"]: GPU(**g) for g in _load("gpus.yaml")["gpus"]})
-    models = {m["id"]: ModelSpec(**m) for m in _load("models.yaml")["models"]}
+    models = _models(_load("models.yaml"))
     tier_file = TierFile(**_load("tiers.yaml"))
     defaults = Defaults(**_load("defaults.yaml"))
     network = NetworkFile(**_load("networks.yaml"))

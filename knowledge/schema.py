@@ -90,6 +90,9 @@ class ModelSpec(_Strict):
     moe_ffn_hidden: int | None = None
     shared_experts: int = 0
     dense_layers: int = 0
+    # a dense MLP run in parallel with the experts in every MoE layer (Snowflake Arctic's
+    # residual MLP); estimator/architecture.py does not read it yet
+    residual_ffn_hidden: int | None = Field(default=None, ge=1)
     mla: MLA | None = None
     weights_dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
     max_context: int = Field(ge=1)
@@ -104,7 +107,32 @@ class ModelSpec(_Strict):
             raise ValueError(f"{self.id}: experts_per_token exceeds experts")
         if self.kv_heads > self.heads or self.heads % self.kv_heads:
             raise ValueError(f"{self.id}: heads must be a multiple of kv_heads")
+        if self.residual_ffn_hidden is not None and self.experts == 1:
+            raise ValueError(f"{self.id}: residual_ffn_hidden belongs to mixture-of-experts layers")
         return self
+
+
+class ModelVariant(_Strict):
+    """Another name for a catalog architecture: a fine-tune, distillation or re-release with its
+    base's exact shape (DeepSeek-R1 is DeepSeek-V3's). `catalog()` expands it into a ModelSpec."""
+
+    id: str
+    name: str
+    base: str
+    aliases: list[str]
+    source: str
+    max_context: int | None = Field(default=None, ge=1)
+    weights_dtype: Literal["bf16", "fp16", "fp8"] | None = None
+
+    def expand(self, base: ModelSpec) -> ModelSpec:
+        """The base's shape under this variant's id, name, aliases and source."""
+        fields = base.model_dump()
+        fields.update(id=self.id, name=self.name, aliases=list(self.aliases), source=self.source)
+        if self.max_context is not None:
+            fields["max_context"] = self.max_context
+        if self.weights_dtype is not None:
+            fields["weights_dtype"] = self.weights_dtype
+        return ModelSpec(**fields)
 
 
 class Bilingual(_Strict):
