@@ -1,0 +1,371 @@
+"""Hugging Face lookups: config.json -> ModelSpec, and fetching it from a local stand-in of the Hub.
+
+No test touches the internet: HF_ENDPOINT points at tests/hf_standin.py, which records every request
+(bot.hub passes it to huggingface_hub at each call, so the library's import-time endpoint is never used).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hf_standin import CONFIGS, HubStandIn
+from huggingface_hub import constants
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot import hub
+from estimator.architecture import from_spec
+
+LLAMA = "meta-llama/Meta-Llama-3-8B"
+GATED = "gated-org/gated-model-1"
+SLOW = "slow-org/slow-model-1"
+MISSING = "nobody/no-such-model-1"
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUPLAN_HF_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("GPUPLAN_HF_TIMEOUT", "2")
+    for name in ("HF_HUB_OFFLINE", "GPUPLAN_HF_LOOKUP"):
+        monkeypatch.delenv(name, raising=False)
+    # huggingface_hub reads these at import; lookups change the last two: restore them afterwards
+    for name in ("HF_HUB_OFFLINE", "HF_HUB_DOWNLOAD_TIMEOUT", "HF_HUB_DISABLE_TELEMETRY"):
+        monkeypatch.setattr(constants, name, getattr(constants, name))
+    constants.HF_HUB_OFFLINE = False
+    hub.clear_memo()
+    yield tmp_path
+    hub.clear_memo()
+
+
+@pytest.fixture
+def standin(env, monkeypatch):
+    configs = {**CONFIGS, SLOW: CONFIGS[LLAMA]}
+    with HubStandIn(configs, gated={GATED}, slow={SLOW: 30.0}) as hub_standin:
+        monkeypatch.setenv("HF_ENDPOINT", hub_standin.endpoint)
+        yield hub_standin
+
+
+# --- config.json -> ModelSpec ----------------------------------------------------------------------
+
+
+def test_llama_config_reproduces_the_catalog(cat):
+    spec = hub.spec_from_config(LLAMA, CONFIGS[LLAMA])
+    known = cat.models["llama-3-8b"]
+    assert spec.params_b == pytest.approx(known.params_b, rel=0.005)
+    for field in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "tied", "max_context"):
+        assert getattr(spec, field) == getattr(known, field), field
+    assert spec.id == "meta-llama/meta-llama-3-8b"
+    assert spec.name == "Meta-Llama-3-8B"
+    assert spec.aliases == [LLAMA, "Meta-Llama-3-8B"]
+    assert spec.source.startswith(f"huggingface.co/{LLAMA} config.json (looked up 20")
+    assert spec.weights_dtype == "bf16"
+
+
+@pytest.mark.parametrize(
+    ("repo", "model_id"), [("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"), ("deepseek-ai/DeepSeek-V3", "deepseek-v3")]
+)
+def test_moe_configs_match_the_catalog(cat, repo, model_id):
+    spec, known = hub.spec_from_config(repo, CONFIGS[repo]), cat.models[model_id]
+    assert spec.params_b == pytest.approx(known.params_b, rel=0.01)
+    assert from_spec(spec).active_params == pytest.approx(from_spec(known).active_params, rel=0.01)
+    for field in ("experts", "experts_per_token", "moe_ffn_hidden", "shared_experts", "dense_layers", "mla", "qk_norm"):
+        assert getattr(spec, field) == getattr(known, field), field
+    assert spec.weights_dtype == known.weights_dtype  # DeepSeek-V3: fp8 from quantization_config
+
+
+def test_gemma3_reads_the_nested_text_config():
+    spec = hub.spec_from_config("google/gemma-3-27b-it", CONFIGS["google/gemma-3-27b-it"])
+    assert (spec.layers, spec.hidden, spec.heads, spec.kv_heads, spec.head_dim) == (62, 5376, 32, 16, 128)
+    assert spec.vocab == 262208  # Gemma3TextConfig's default: the config leaves it out
+    assert spec.tied and spec.qk_norm and spec.norms_per_layer == 4
+    assert spec.max_context == 131072
+    assert 26.5 < spec.params_b < 27.5  # the 27B language model; the 0.4B vision encoder is not counted
+    assert "vision encoder is not counted" in spec.source
+
+
+def test_gpt2_field_names():
+    spec = hub.spec_from_config("openai-community/gpt2", CONFIGS["openai-community/gpt2"])
+    assert (spec.layers, spec.hidden, spec.heads, spec.ffn_hidden) == (12, 768, 12, 3072)
+    assert spec.params_b == pytest.approx(0.124439808, rel=1e-5)  # GPT-2 small, as its safetensors count it
+    assert spec.learned_positions == spec.max_context == 1024
+    assert not spec.gated and spec.norm == "layer" and spec.linear_bias and spec.tied
+
+
+# config.json of catalog models from other families (shaping fields only): each must give the catalog
+# entry's architecture. Compared with what the estimator adds up (from_spec), since a few catalog
+# entries state a published total the estimator does not reproduce yet (q_lora_rank 0, Arctic's residual MLP).
+TWINS = {
+    "mixtral-8x7b": ("mistralai/Mixtral-8x7B-v0.1", {
+        "model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 32768,
+        "num_attention_heads": 32, "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "num_local_experts": 8, "tie_word_embeddings": False, "vocab_size": 32000,
+    }),
+    "qwen2.5-7b": ("Qwen/Qwen2.5-7B", {
+        "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28,
+        "num_hidden_layers": 28, "num_key_value_heads": 4, "tie_word_embeddings": False, "vocab_size": 152064,
+    }),
+    "qwen2-57b-a14b": ("Qwen/Qwen2-57B-A14B", {
+        "model_type": "qwen2_moe", "hidden_size": 3584, "intermediate_size": 18944, "moe_intermediate_size": 2560,
+        "shared_expert_intermediate_size": 20480, "num_experts": 64, "num_experts_per_tok": 8,
+        "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 151936,
+        "max_position_embeddings": 131072,
+    }),
+    "gemma-2-9b": ("google/gemma-2-9b", {
+        "model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
+        "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000,
+    }),
+    "phi-4": ("microsoft/phi-4", {
+        "model_type": "phi3", "hidden_size": 5120, "intermediate_size": 17920, "max_position_embeddings": 16384,
+        "num_attention_heads": 40, "num_hidden_layers": 40, "num_key_value_heads": 10, "vocab_size": 100352,
+    }),
+    "gpt-oss-20b": ("openai/gpt-oss-20b", {
+        "model_type": "gpt_oss", "attention_bias": True, "head_dim": 64, "hidden_size": 2880,
+        "intermediate_size": 2880, "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+        "num_key_value_heads": 8, "num_local_experts": 32, "vocab_size": 201088,
+        "quantization_config": {"quant_method": "mxfp4"},
+    }),
+    "deepseek-v2-lite": ("deepseek-ai/DeepSeek-V2-Lite", {
+        "model_type": "deepseek_v2", "first_k_dense_replace": 1, "hidden_size": 2048, "intermediate_size": 10944,
+        "kv_lora_rank": 512, "moe_intermediate_size": 1408, "n_routed_experts": 64, "n_shared_experts": 2,
+        "num_attention_heads": 16, "num_experts_per_tok": 6, "num_hidden_layers": 27, "q_lora_rank": None,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400,
+    }),
+    "llama-4-scout": ("meta-llama/Llama-4-Scout-17B-16E", {
+        "model_type": "llama4", "tie_word_embeddings": False, "vision_config": {"model_type": "llama4_vision_model"},
+        "text_config": {
+            "model_type": "llama4_text", "head_dim": 128, "hidden_size": 5120, "interleave_moe_layer_step": 1,
+            "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_attention_heads": 40,
+            "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 16,
+            "vocab_size": 202048, "max_position_embeddings": 10485760,
+        },
+    }),
+    "llama-4-maverick": ("meta-llama/Llama-4-Maverick-17B-128E", {
+        "model_type": "llama4", "text_config": {
+            "head_dim": 128, "hidden_size": 5120, "interleave_moe_layer_step": 2, "intermediate_size": 8192,
+            "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_experts_per_tok": 1,
+            "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 128, "vocab_size": 202048,
+        },
+    }),
+    "arctic": ("Snowflake/snowflake-arctic-instruct", {
+        "model_type": "arctic", "hidden_size": 7168, "intermediate_size": 4864, "num_local_experts": 128,
+        "num_experts_per_tok": 2, "moe_layer_frequency": 1, "parallel_attn_mlp_res": True, "num_hidden_layers": 35,
+        "num_attention_heads": 56, "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 4096,
+    }),
+    "falcon-7b": ("tiiuae/falcon-7b", {
+        "model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71,
+        "multi_query": True, "new_decoder_architecture": False, "parallel_attn": True, "bias": False,
+        "vocab_size": 65024,
+    }),
+    "falcon-40b": ("tiiuae/falcon-40b", {
+        "model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60, "num_attention_heads": 128,
+        "num_kv_heads": 8, "new_decoder_architecture": True, "parallel_attn": True, "bias": False,
+        "vocab_size": 65024,
+    }),
+    "bloom-176b": ("bigscience/bloom", {
+        "model_type": "bloom", "n_layer": 70, "hidden_size": 14336, "n_head": 112, "vocab_size": 250880,
+    }),
+    "opt-6.7b": ("facebook/opt-6.7b", {
+        "model_type": "opt", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "ffn_dim": 16384, "max_position_embeddings": 2048, "vocab_size": 50272, "torch_dtype": "float16",
+    }),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("model_id", sorted(TWINS))
+def test_other_families_match_the_catalog(cat, model_id):
+    repo, config = TWINS[model_id]
+    spec, known = hub.spec_from_config(repo, config), cat.models[model_id]
+    assert spec.params_b == pytest.approx(from_spec(known).params / 1e9, rel=0.005)
+    for field in ("layers", "hidden", "heads", "kv_heads", "vocab", "experts", "shared_experts", "mla", "gated"):
+        assert getattr(spec, field) == getattr(known, field), field
+
+
+def test_nulls_in_a_config_are_not_replaced_by_defaults():
+    spec = hub.spec_from_config(*TWINS["deepseek-v2-lite"])  # q_lora_rank null: no query compression
+    assert spec.mla.q_lora_rank == 0 and "q_lora_rank null" in spec.source
+
+
+def test_arctic_residual_mlp_and_interleaved_llama4_layers(cat):
+    arctic = hub.spec_from_config(*TWINS["arctic"])
+    assert arctic.residual_ffn_hidden == cat.models["arctic"].residual_ffn_hidden == 7168
+    maverick = hub.spec_from_config(*TWINS["llama-4-maverick"])
+    assert (maverick.dense_layers, maverick.ffn_hidden, maverick.moe_ffn_hidden) == (24, 16384, 8192)
+
+
+def test_olmo2_has_no_catalog_twin_but_its_published_size():
+    config = {
+        "model_type": "olmo2", "hidden_size": 5120, "intermediate_size": 13824, "max_position_embeddings": 4096,
+        "num_attention_heads": 40, "num_hidden_layers": 40, "num_key_value_heads": 40, "vocab_size": 100352,
+    }  # fmt: skip
+    spec = hub.spec_from_config("allenai/OLMo-2-1124-13B", config)
+    assert spec.params_b == pytest.approx(13.7, rel=0.01) and spec.qk_norm
+
+
+def test_quantized_release_is_named_in_the_source():
+    spec = hub.spec_from_config(*TWINS["gpt-oss-20b"])
+    assert spec.weights_dtype == "bf16" and "quantized (mxfp4)" in spec.source
+    assert hub.spec_from_config(*TWINS["opt-6.7b"]).weights_dtype == "fp16"
+
+
+def test_missing_context_defaults_and_says_so():
+    config = {**TWINS["qwen2.5-7b"][1], "model_type": "somebrandnew"}
+    spec = hub.spec_from_config("org/brand-new-1", config)
+    assert spec.max_context == 4096
+    assert "4,096 assumed" in spec.source and "read as a Llama-style decoder" in spec.source
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"model_type": "brandnew", "num_hidden_layers": 2, "hidden_size": None}, "hidden_size"),
+        ({"model_type": "brandnew", "hidden_size": 64, "num_attention_heads": 4}, "num_hidden_layers"),
+        ({"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12}, "not a decoder-only"),
+        ({"model_type": "t5", "is_encoder_decoder": True, "d_model": 512}, "not a decoder-only"),
+        ({**CONFIGS[LLAMA], "num_key_value_heads": 5}, "heads must be a multiple of kv_heads"),
+        ({**CONFIGS[LLAMA], "hidden_size": "big"}, "hidden_size is not a whole number"),
+        (["not", "an", "object"], "not a JSON object"),
+    ],
+)
+def test_configs_that_cannot_be_read_raise_value_error(config, message):
+    with pytest.raises(ValueError, match=message):
+        hub.spec_from_config("org/model-1", config)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+BASES = [CONFIGS[LLAMA], CONFIGS["deepseek-ai/DeepSeek-V3"], CONFIGS["google/gemma-3-27b-it"], TWINS["bloom-176b"][1]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(BASES), changes=st.dictionaries(st.sampled_from(sorted({k for b in BASES for k in b})), JSON)
+)
+def test_any_config_gives_a_spec_or_a_value_error(base, changes):
+    try:
+        spec = hub.spec_from_config("org/model-1", {**base, **changes})
+    except ValueError as exc:
+        assert str(exc).startswith("org/model-1: ")
+    else:
+        assert spec.params_b > 0
+
+
+# --- recognising a repo id -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "repo"),
+    [
+        ("microsoft/phi-4", "microsoft/phi-4"),
+        ("Qwen/Qwen3-14B", "Qwen/Qwen3-14B"),
+        ("allenai/OLMo-2-1124-13B", "allenai/OLMo-2-1124-13B"),
+        ("01-ai/Yi-34B", "01-ai/Yi-34B"),
+        ("openai-community/gpt2", "openai-community/gpt2"),
+        ("`deepseek-ai/DeepSeek-V3`,", "deepseek-ai/DeepSeek-V3"),
+        ("https://huggingface.co/meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("huggingface.co/google/gemma-3-27b-it/tree/main", "google/gemma-3-27b-it"),
+        ("<https://huggingface.co/Qwen/Qwen3-8B|Qwen/Qwen3-8B>", "Qwen/Qwen3-8B"),  # a Slack link
+    ],
+)
+def test_repo_ids_are_recognised(text, repo):
+    assert hub.looks_like_repo_id(text)
+    assert hub.repo_id_from(text) == repo
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "src/train.py", "configs/llama-7b.yaml", "/data/models", "./models/llama-7b", "~/llama-7b", "a/b/c",
+        "models/llama-7b", "data/train-00001", "cuda/12.1", "python/3.11", "torch/nn", "N/A", "w/o", "1/5",
+        "12/25/2024", "2024/01", "TCP/IP", "and/or", "input/output", "tokens/s", "GB/s", "A100/H100",
+        "8xA100/8xH100", "fp16/bf16", "mixed/bf16", "7B/13B", "Llama-2-7b/13b", "ZeRO-2/3", "TP/PP", "v1/v2",
+        "https://github.com/org/model-1", "https://huggingface.co/datasets/org/data-1",
+        "https://huggingface.co/spaces/org/demo-1", "org--x/model-1", "org/model..1", "", "phi-4",
+    ],
+)  # fmt: skip
+def test_other_slashed_words_are_not_repo_ids(text):
+    assert not hub.looks_like_repo_id(text)
+
+
+# --- lookups against the stand-in ------------------------------------------------------------------
+
+
+def test_lookup_downloads_config_json_once_then_serves_it_from_disk(standin):
+    spec = hub.lookup(LLAMA)
+    assert spec is not None and spec.params_b == pytest.approx(8.030, rel=0.005)
+    assert [c["method"] for c in standin.recorder.calls] == ["GET"]  # config.json only, nothing else
+    assert all(c["path"].endswith("/config.json") for c in standin.recorder.calls)
+    assert hub.lookup(LLAMA) == spec  # the process memo
+    hub.clear_memo()
+    assert hub.lookup(LLAMA) == spec  # the disk cache
+    assert standin.recorder.count() == 1
+    standin.stop()
+    hub.clear_memo()
+    assert hub.lookup(LLAMA) == spec  # the network gone: still the disk cache
+
+
+def test_lookup_takes_a_huggingface_address(standin):
+    spec = hub.lookup("https://huggingface.co/openai-community/gpt2")
+    assert spec is not None and spec.id == "openai-community/gpt2"
+
+
+@pytest.mark.parametrize("repo", [MISSING, GATED])
+def test_missing_and_gated_repos_give_none_and_are_not_retried_at_once(standin, repo, caplog):
+    caplog.set_level("DEBUG", logger="bot.hub")
+    assert hub.lookup(repo) is None
+    assert standin.recorder.calls[-1]["status"] == (401 if repo == GATED else 404)
+    assert [r.message for r in caplog.records if r.name == "bot.hub"] == [caplog.records[-1].message]
+    seen = standin.recorder.count()
+    assert hub.lookup(repo) is None
+    assert standin.recorder.count() == seen  # remembered for NEGATIVE_TTL
+
+
+def test_a_failure_is_retried_after_the_negative_ttl(standin, monkeypatch):
+    monkeypatch.setattr(hub, "NEGATIVE_TTL", -1.0)
+    assert hub.lookup(MISSING) is None
+    seen = standin.recorder.count()
+    assert hub.lookup(MISSING) is None
+    assert standin.recorder.count() > seen
+
+
+def test_slow_hub_gives_none_within_the_timeout(standin, monkeypatch):
+    monkeypatch.setenv("GPUPLAN_HF_TIMEOUT", "1")
+    started = time.monotonic()
+    assert hub.lookup(SLOW) is None
+    assert 0.9 < time.monotonic() - started < 2.5
+
+
+def test_unreachable_hub_gives_none_within_the_timeout(env, monkeypatch):
+    with HubStandIn() as gone:
+        endpoint = gone.endpoint
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)  # nothing listens there any more
+    monkeypatch.setenv("GPUPLAN_HF_TIMEOUT", "1")
+    started = time.monotonic()
+    assert hub.lookup(LLAMA) is None
+    assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize(("name", "value"), [("GPUPLAN_HF_LOOKUP", "0"), ("HF_HUB_OFFLINE", "1")])
+def test_lookup_can_be_turned_off(standin, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    assert hub.lookup(LLAMA) is None
+    assert standin.recorder.count() == 0
+    monkeypatch.delenv(name)
+    assert hub.lookup(LLAMA) is not None  # read at call time, and "off" was not remembered
+
+
+def test_words_that_are_not_repo_ids_are_not_looked_up(standin):
+    assert hub.lookup("src/train.py") is None
+    assert hub.lookup("A100/H100") is None
+    assert standin.recorder.count() == 0
+
+
+def test_config_that_cannot_be_understood_gives_none(env, monkeypatch):
+    bert = {"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12}
+    with HubStandIn({"google-bert/bert-base-1": bert}) as standin:
+        monkeypatch.setenv("HF_ENDPOINT", standin.endpoint)
+        assert hub.lookup("google-bert/bert-base-1") is None
+        assert standin.recorder.count() == 1
