@@ -23,12 +23,12 @@ from estimator.schema import Request
 MIX = [
     dict(params_b=70, method="full"),
     dict(params_b=7, method="qlora"),
-    dict(params_b=13, method="lora", gpu="rtx-4090"),
-    dict(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096),
-    dict(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096, offload="cpu"),
-    dict(model="llama-3.1-8b", method="lora", gpu="rtx-4090", gpus=1, micro_batch=2, seq_len=2048, ckpt="full"),
+    dict(params_b=13, method="lora", gpu="rtx-4090-24gb"),
+    dict(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096),
+    dict(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096, offload="cpu"),
+    dict(model="llama-3.1-8b", method="lora", gpu="rtx-4090-24gb", gpus=1, micro_batch=2, seq_len=2048, ckpt="full"),
     dict(model="qwen2.5-72b", method="infer"),
-    dict(model="deepseek-v3", method="infer", gpu="h200"),
+    dict(model="deepseek-v3", method="infer", gpu="h200-141gb"),
     dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb"),
     dict(params_b=7, method="pretrain", train_tokens=1e12, gpu="a100-80gb"),
     dict(model="llama-2-70b", method="pretrain", seq_len=4096, train_tokens=2e12, gpu="a100-80gb"),
@@ -37,7 +37,7 @@ MIX = [
     dict(model="llama-3-8b", method="dpo", gpu="a100-80gb"),
     dict(model="llama-3-8b", method="ppo", gpu="a100-80gb"),
     dict(params_b=405, method="pretrain", gpus=2048),
-    dict(model="gemma-2-27b", method="qlora", gpu="l40s"),
+    dict(model="gemma-2-27b", method="qlora", gpu="l40s-48gb"),
     dict(params_b=7, method="full", gpu="v100-32gb"),
     dict(params_b=-5),  # refused
     dict(model="llama-2-7b", seq_len=10_000_000),  # refused

@@ -251,6 +251,7 @@ def _render_plan_body(plan: Plan) -> tuple[str, str]:
         named = parts(
             "slack_short.j2",
             lang,
+            findings=plan.findings,
             clarify=plan.clarify,
             diagnoses=render.diagnoses(plan),
             notes=plan.notes,

@@ -33,7 +33,10 @@ SAME_FIELD = ("model", "params_b")  # two spellings of one thing: replaced, not 
 def follow_up(previous: Request, text: str) -> Parsed:
     """Parse `text` as a change to `previous`; the result's request is the merged one."""
     parsed = parse(text, previous=previous)
-    request, notes = change(previous, parsed.request.model_dump(exclude_none=True))
+    stated = parsed.request.model_dump(exclude_none=True)
+    if stated and parsed.intent in ("other", "help"):
+        parsed.intent = "plan"  # "what about 16k context?" changes the plan; it is not off-topic
+    request, notes = change(previous, stated)
     parsed.request = request
     parsed.notes[:0] = notes
     return parsed

@@ -16,6 +16,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "lang": lang,
         "request": est.resolved.model_dump() if est else plan.request.model_dump(exclude_none=True),
         "assumptions": notes_text(plan.notes + (est.assumptions if est else []), lang),
+        "read": notes_text(plan.read, lang),
         "clarify": notes_text(plan.clarify, lang),
         "memory": est.memory.model_dump() if est else None,
         "compute": est.compute.model_dump() if est else None,
@@ -29,5 +30,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "topics": plan.topics,
         "unknown": plan.unknown,
         "warnings": notes_text(est.warnings, lang) if est else [],
+        "findings": notes_text(plan.findings, lang),
+        "largest": plan.largest,
+        "price": plan.price,
     }
     return out

@@ -20,7 +20,7 @@ class QuestionError(ValueError):
 
 
 def answer(text: str, lang: str | None = None) -> Plan:
-    """Read a question and answer it; raises QuestionError when it cannot be read."""
+    """Read a question and answer it; raises QuestionError when a gpuplan setting does not read."""
     parsed = parse(text)
     lang = lang if lang in ("en", "zh") and not parsed.lang_given else parsed.lang
     if parsed.errors:
@@ -29,30 +29,175 @@ def answer(text: str, lang: str | None = None) -> Plan:
 
 
 def answer_parsed(parsed: Parsed, lang: str) -> Plan:
-    request = parsed.request
-    extra: dict[str, Any] = {"topics": parsed.topics, "unknown": parsed.unknown}
+    extra: dict[str, Any] = {
+        "topics": parsed.topics,
+        "unknown": parsed.unknown,
+        "read": parsed.read,
+        "observed": parsed.observed,
+    }
     if parsed.intent == "help":
-        return Plan(intent="help", lang=lang, request=request, notes=parsed.notes, **extra)
+        return Plan(intent="help", lang=lang, request=parsed.request, notes=parsed.notes, **extra)
+    if parsed.intent == "other":  # outside gpuplan's field: say what it does, in the user's language
+        notes = [Note(code="out_of_scope"), *parsed.notes]
+        return Plan(intent="other", lang=lang, request=parsed.request, notes=notes, **extra)
+    _look_up_model(parsed)
+    request = parsed.request
+    if parsed.ask in ("largest", "price") and (request.gpu or request.gpu_memory_gib):
+        return _about_hardware(parsed, _memory_only_gpu(parsed, request, any_stocked=True), lang, extra)
     has_model = request.model is not None or request.params_b is not None
     if not has_model and not (parsed.compare and parsed.compare["kind"] == "model"):
-        if parsed.topics:  # a symptom needs no size: answered with the diagnoses alone
-            plan = advise_without_plan(request, lang, parsed.topics, notes=parsed.notes)
-            return plan.model_copy(update=extra)
+        return _without_model(parsed, lang, extra)
+    request = _memory_only_gpu(parsed, request)
+    if parsed.compare:
+        return _compare(parsed, request, lang, extra)
+    plan = _advise(parsed, request, lang, parsed.intent)
+    return plan.model_copy(update=extra)
+
+
+def _look_up_model(parsed: Parsed) -> None:
+    """A Hugging Face id the catalog lacks: its config.json, when the look-up is on and answers."""
+    if not parsed.hub_id or parsed.request.model or parsed.request.params_b:
+        return
+    from bot import hub
+    from knowledge import catalog
+
+    spec = hub.lookup(parsed.hub_id)
+    if spec is None:
+        parsed.notes.append(Note(code="hub_unknown", params={"id": parsed.hub_id}))
+        return
+    catalog().register_model(spec)
+    parsed.request = parsed.request.model_copy(update={"model": spec.id})
+    parsed.notes.append(Note(code="hub_found", params={"id": parsed.hub_id, "params_b": spec.params_b}))
+
+
+def _memory_only_gpu(parsed: Parsed, request: Request, any_stocked: bool = False) -> Request:
+    """ "A 64GB card" when no GPU in stock has about that memory: a GPU of exactly that memory,
+    modelled on the catalog type it most resembles. (When some do, the estimator picks among them;
+    `any_stocked` takes the cheapest of them at once, for questions about the hardware itself.)"""
+    gib = request.gpu_memory_gib
+    if request.gpu or not gib or not 1 <= gib <= 1024:
+        return request
+    from estimator.hardware import memory_class_gpu, stocked_with_memory
+    from knowledge import catalog
+
+    cat = catalog()
+    stocked = stocked_with_memory(cat, gib, request.region)
+    if stocked and any_stocked:
+        cheapest = min(stocked, key=lambda g: (g.price_usd_per_hour, g.id))
+        parsed.notes.append(Note(code="gpu_memory_class", params={"gib": gib, "gpus": [cheapest.name]}))
+        return request.model_copy(update={"gpu": cheapest.id})
+    if stocked:
+        return request
+    gpu, like = memory_class_gpu(cat, gib, request.region)
+    if gpu.id not in cat.gpus:
+        cat.register_gpu(gpu, like)
+    parsed.notes.append(Note(code="gpu_by_memory", params={"gib": gib, "like": cat.gpus[like].name}))
+    return request.model_copy(update={"gpu": gpu.id})
+
+
+def _about_hardware(parsed: Parsed, request: Request, lang: str, extra: dict[str, Any]) -> Plan:
+    """ "The largest model 32 L40S can pretrain", "what 8 H100 cost for two weeks": no model to plan,
+    an answer about the hardware itself."""
+    from estimator import capacity
+    from knowledge import catalog
+
+    cat = catalog()
+    if parsed.ask == "largest":
+        largest = capacity.largest(request, cat)
+        findings = largest_findings(largest, request)
         return Plan(
-            intent=parsed.intent if parsed.intent != "compare" else "plan",
-            lang=lang,
-            request=request,
-            clarify=[Note(code="need_model")],
-            notes=parsed.notes,
-            **extra,
+            intent="plan", lang=lang, request=request, notes=parsed.notes, findings=findings, largest=largest, **extra
         )
-    try:
-        if parsed.compare:
-            return _compare(parsed, request, lang, extra)
-        plan = advise(request, lang, intent=parsed.intent, notes=parsed.notes, raised=parsed.topics)
-        return plan.model_copy(update=extra)
-    except RequestError as exc:
-        raise QuestionError(exc.notes, lang) from exc
+    price = capacity.price(request, cat)
+    tier = cat.tiers and next((t for t in cat.tiers if price["tier"] and t.id == price["tier"]["id"]), None)
+    findings = [Note(code="price_line", params=price)]
+    if tier:
+        findings.append(
+            Note(code="price_tier", params={"title": tier.title.model_dump()[lang], "url": price["tier"]["url"]})
+        )
+    if not price["hours_given"]:
+        findings.append(Note(code="price_hours_default"))
+    return Plan(intent="plan", lang=lang, request=request, notes=parsed.notes, findings=findings, price=price, **extra)
+
+
+def largest_findings(largest: dict[str, Any], request: Request) -> list[Note]:
+    rows = [Note(code="largest_heading", params={"gpu": largest["gpu"], "gpus": largest["gpus"]})]
+    for method, row in largest["methods"].items():
+        if row is None:
+            rows.append(Note(code="largest_none", params={"method": method}))
+        else:
+            rows.append(Note(code="largest_row", params={"method": method, **row}))
+    in_time = largest["pretrain_in_time"]
+    if in_time:
+        rows.append(Note(code="largest_in_time", params={**in_time, "given": largest["deadline_given"]}))
+    return rows
+
+
+def _without_model(parsed: Parsed, lang: str, extra: dict[str, Any]) -> Plan:
+    """No model and no size: the diagnoses alone for a symptom, else a question back."""
+    if parsed.topics:
+        plan = advise_without_plan(parsed.request, lang, parsed.topics, notes=parsed.notes, observed=parsed.observed)
+        return plan.model_copy(update={"intent": parsed.intent, **extra})
+    return Plan(
+        intent=parsed.intent,
+        lang=lang,
+        request=parsed.request,
+        clarify=[Note(code="need_model")],
+        notes=parsed.notes,
+        **extra,
+    )
+
+
+# Which fields an estimator complaint is about: a field read from the text (not a gpuplan setting)
+# that makes the request impossible is left to the estimator instead, and the answer says so.
+COMPLAINT_FIELDS = {
+    "tp_pp_not_dividing": ("tp", "pp", "micro_batch", "global_batch", "zero", "offload", "ckpt", "nodes", "gpus"),
+    "tp_not_dividing_heads": ("tp",),
+    "pp_over_layers": ("pp",),
+    "seq_over_context": ("seq_len",),
+    "seq_over_limit": ("seq_len",),
+    "lora_rank_too_big": ("lora_rank",),
+    "too_many_per_node": ("nodes",),
+    "gpus_nodes_mismatch": ("nodes",),
+    "no_gpu_with_memory": ("gpu_memory_gib",),
+    "bad_precision": ("precision",),
+    "no_bf16": ("precision",),
+    "no_fp8": ("precision",),
+    "offload_needs_zero": ("offload",),
+    "bad_gpus": ("gpus",),
+    "too_many_gpus": ("gpus", "nodes"),
+    "bad_zero": ("zero",),
+    "bad_model_size": ("params_b",),
+    "bad_mfu": ("mfu",),
+    "unknown_fabric": ("fabric",),
+}
+
+
+def _advise(parsed: Parsed, request: Request, lang: str, intent: str) -> Plan:
+    """The plan; readings from the text that make the request impossible are dropped one at a time
+    (in the order COMPLAINT_FIELDS lists them), said, and the estimate retried. Only gpuplan
+    settings the user wrote can make it fail."""
+    notes = list(parsed.notes)
+    for _ in range(12):
+        try:
+            return advise(request, lang, intent=intent, notes=notes, raised=parsed.topics, observed=parsed.observed)
+        except RequestError as exc:
+            field = _droppable(exc.notes, parsed.fixed, request)
+            if field is None:
+                raise QuestionError(exc.notes, lang) from exc
+            request = request.model_copy(update={field: None})
+            notes += [*exc.notes, Note(code="reading_dropped", params={"fields": [field]})]
+    raise QuestionError(notes, lang)
+
+
+def _droppable(complaints: list[Note], fixed: set[str], request: Request) -> str | None:
+    """The first field a complaint names that came from the text (not a setting) and is set."""
+    for note in complaints:
+        named = COMPLAINT_FIELDS.get(note.code) or ((note.params.get("field"),) if note.code == "not_positive" else ())
+        for name in named:
+            if name and name not in fixed and getattr(request, name, None) is not None:
+                return name
+    return None
 
 
 COMPARE_FIELD = {"gpu": "gpu", "method": "method"}
@@ -69,30 +214,27 @@ def _compare(parsed: Parsed, request: Request, lang: str, extra: dict[str, Any])
             )
         else:
             update = {COMPARE_FIELD[kind]: option}
-        plan = advise(
-            request.model_copy(update=update), lang, intent="compare", notes=parsed.notes, raised=parsed.topics
-        )
-        plans.append((option, plan))
-    rows = []
-    for option, plan in plans:
-        est = plan.estimate
-        rows.append(
-            {
-                "kind": kind,
-                "option": option,
-                "gpu": est.resolved.gpu,
-                "gpu_name": est.resolved.gpu_name,
-                "gpus": est.resolved.gpus,
-                "method": est.resolved.method,
-                "model_name": est.resolved.model_name,
-                "per_gpu_gib": est.memory.per_gpu_gib,
-                "capacity_gib": est.memory.capacity_gib,
-                "fits": est.memory.fits,
-                "days": est.compute.days,
-                "cost_usd": est.compute.cost_usd,
-                "tokens_per_s_per_gpu": est.compute.tokens_per_s_per_gpu,
-            }
-        )
+        plans.append((option, _advise(parsed, request.model_copy(update=update), lang, "compare")))
+    rows = [_comparison_row(kind, option, plan) for option, plan in plans]
     fitting = [i for i, r in enumerate(rows) if r["fits"]] or list(range(len(rows)))
     best = min(fitting, key=lambda i: rows[i]["cost_usd"])
     return plans[best][1].model_copy(update={"comparison": rows, **extra})
+
+
+def _comparison_row(kind: str, option: Any, plan: Plan) -> dict[str, Any]:
+    est = plan.estimate
+    return {
+        "kind": kind,
+        "option": option,
+        "gpu": est.resolved.gpu,
+        "gpu_name": est.resolved.gpu_name,
+        "gpus": est.resolved.gpus,
+        "method": est.resolved.method,
+        "model_name": est.resolved.model_name,
+        "per_gpu_gib": est.memory.per_gpu_gib,
+        "capacity_gib": est.memory.capacity_gib,
+        "fits": est.memory.fits,
+        "days": est.compute.days,
+        "cost_usd": est.compute.cost_usd,
+        "tokens_per_s_per_gpu": est.compute.tokens_per_s_per_gpu,
+    }

@@ -60,6 +60,11 @@ def gib(value: float) -> str:
     return num(value, 1)
 
 
+def mem(gib: float) -> str:
+    """A memory amount with its unit: 16.8 GiB, or 20 MiB below one GiB (allocator messages)."""
+    return f"{gib:,.1f} GiB" if gib >= 1 else f"{gib * 1024:,.0f} MiB"
+
+
 def pct(value: float) -> str:
     return f"{value * 100:.0f}%" if value >= 0.1 else f"{value * 100:.1f}%"
 
@@ -127,7 +132,17 @@ def environment(trim: bool = True) -> jinja2.Environment:
         keep_trailing_newline=False,
     )
     env.filters.update(
-        human=human, usd=usd, num=num, gib=gib, pct=pct, duration=duration, bar=bar, rate=rate, size=size, sci=sci
+        human=human,
+        usd=usd,
+        num=num,
+        gib=gib,
+        mem=mem,
+        pct=pct,
+        duration=duration,
+        bar=bar,
+        rate=rate,
+        size=size,
+        sci=sci,
     )
     return env
 
@@ -368,7 +383,7 @@ def notes_text(notes: list[Note], lang: str) -> list[str]:
 def short_answer(plan: Plan) -> str:
     """An answer without figures: a question back, the topics heard, what was not understood."""
     lang = plan.lang
-    lines = notes_text(plan.clarify, lang)
+    lines = notes_text(plan.findings, lang) + notes_text(plan.clarify, lang)
     for d in diagnoses(plan):
         lines += ["", d["title"], d["answer"]] + [f"  - {check}" for check in d["checks"]]
     if plan.diagnoses:

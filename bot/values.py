@@ -39,6 +39,7 @@ _CN_DIGITS = {
     "一": 1,
     "二": 2,
     "两": 2,
+    "双": 2,
     "三": 3,
     "四": 4,
     "五": 5,
@@ -48,7 +49,7 @@ _CN_DIGITS = {
     "九": 9,
     "十": 10,
 }
-NUMBER = r"(\d+(?:[.,]\d+)*(?:\.\d+)?|[一二两三四五六七八九十]+)"
+NUMBER = r"(\d+(?:[.,]\d+)*(?:\.\d+)?|[一二两双三四五六七八九十]+)"
 _QUANTITY = re.compile(
     NUMBER + r"\s*(万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千|trillion|billion|million|thousand|mil|bn|tn|[kmbt])?$",
     re.IGNORECASE,
@@ -75,7 +76,7 @@ def cn_number(text: str) -> float:
 def number(text: str) -> float:
     """A plain number: '1,024' -> 1024, '1.5' -> 1.5, '八' -> 8."""
     text = text.strip()
-    if re.fullmatch(r"[一二两三四五六七八九十]+", text):
+    if re.fullmatch(r"[一二两双三四五六七八九十]+", text):
         return cn_number(text)
     if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", text):
         text = text.replace(",", "")
@@ -112,9 +113,10 @@ def length(text: str) -> int:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([km]?)", cleaned)
     if not match:
         raise ValueError(text)
-    value = float(match.group(1))
-    scale = {"": 1, "k": 1024, "m": 1024 * 1024}[match.group(2)]
-    return int(round(value * scale))
+    value = float(match.group(1)) * {"": 1, "k": 1024, "m": 1024 * 1024}[match.group(2)]
+    if not math.isfinite(value) or value > 1e15:
+        raise ValueError(text)  # no sequence is that long; float('9'*400) is infinite
+    return int(round(value))
 
 
 def duration_days(text: str) -> float:

@@ -15,6 +15,7 @@ def advise(
     notes: list[Note] | None = None,
     raised: list[str] | None = None,
     cat: Catalog | None = None,
+    observed: dict | None = None,
 ) -> Plan:
     """The full answer for a request that names a model or a size (raises RequestError otherwise).
     `raised` are the troubleshooting rules the question itself triggered."""
@@ -24,7 +25,7 @@ def advise(
     tier_info = (
         None if est.resolved.method == "infer" else tiers.match(cat, est, request, lang, lambda r: estimate(r, cat))
     )
-    facts, diagnoses = diagnose.diagnose(cat, raised or [], request, est, lambda r: estimate(r, cat))
+    facts, diagnoses = diagnose.diagnose(cat, raised or [], request, est, lambda r: estimate(r, cat), observed)
     return Plan(
         intent=intent,
         lang=lang,
@@ -41,9 +42,14 @@ def advise(
 
 
 def advise_without_plan(
-    request: Request, lang: str, raised: list[str], notes: list[Note] | None = None, cat: Catalog | None = None
+    request: Request,
+    lang: str,
+    raised: list[str],
+    notes: list[Note] | None = None,
+    cat: Catalog | None = None,
+    observed: dict | None = None,
 ) -> Plan:
     """A symptom question with no model named: the diagnoses alone, without figures."""
     cat = cat or catalog()
-    facts, diagnoses = diagnose.diagnose(cat, raised, request, None)
+    facts, diagnoses = diagnose.diagnose(cat, raised, request, None, observed=observed)
     return Plan(intent="troubleshoot", lang=lang, request=request, notes=notes or [], diagnoses=diagnoses, facts=facts)

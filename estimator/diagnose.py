@@ -91,6 +91,19 @@ def facts(request: Request, est: Estimate | None, cat: Catalog) -> dict[str, Any
     return f
 
 
+def observed_facts(observed: dict[str, Any]) -> dict[str, Any]:
+    """What the user's pasted logs say, as facts the rules may quote (`oom_*`, `nccl_timeout_s`)."""
+    if not observed:
+        return {}
+    oom = observed.get("oom") or {}
+    out: dict[str, Any] = {"oom_seen": bool(oom), "nccl_timeout_s": observed.get("nccl_timeout_s")}
+    for key in ("capacity_gib", "requested_gib", "free_gib", "in_use_gib"):
+        out[f"oom_{key}"] = oom.get(key)
+    if oom.get("requested_gib") is not None and oom.get("free_gib") is not None:
+        out["oom_short_gib"] = max(0.0, oom["requested_gib"] - oom["free_gib"])
+    return out
+
+
 def holds(cond: Condition, f: dict[str, Any]) -> bool:
     """One condition against the facts; a missing fact never satisfies anything."""
     if cond.fact not in f or f[cond.fact] is None:
@@ -147,9 +160,12 @@ def diagnose(
     request: Request,
     est: Estimate | None,
     estimate_fn: Callable[[Request], Estimate] | None = None,
+    observed: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(facts, diagnoses most relevant first). `raised` are the rule ids the question triggered."""
+    """(facts, diagnoses most relevant first). `raised` are the rule ids the question triggered;
+    `observed` the figures the user's own logs state (a CUDA OOM message's capacity and request)."""
     f = facts(request, est, cat)
+    f.update(observed_facts(observed or {}))
     found = []
     for order, rule in enumerate(cat.rules):
         by_question = rule.id in raised
@@ -158,8 +174,10 @@ def diagnose(
             continue
         if rule.applies and not all(holds(c, f) for c in rule.applies):
             continue
-        # the asker's own question first, then what the numbers reveal, by severity
-        score = (10 if by_question else 0) + (5 if by_numbers else 0) + rule.severity - order / 100
+        # the asker's own question first, in the order the question raised them (most likely
+        # first), then what the numbers reveal, by severity
+        rank = raised.index(rule.id) if by_question else len(raised)
+        score = (20 - 2 * rank if by_question else 0) + (5 if by_numbers else 0) + rule.severity / 10 - order / 1000
         fired = "both" if by_question and by_numbers else "question" if by_question else "numbers"
         probes = run_probes(rule, request, estimate_fn) if est is not None and estimate_fn else {}
         found.append(

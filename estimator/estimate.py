@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator import architecture, compute, io, memo, memory, network, search
+from estimator import architecture, compute, hardware, io, memo, memory, network, search
 from estimator.architecture import Arch
 from estimator.errors import RequestError
 from estimator.memory import CKPT_CODE, GIB, Job, Overheads
@@ -225,7 +225,7 @@ def _candidate_gpus(ctx: _Context, precision: str | None) -> list[GPU]:
         raise RequestError([Note(code="no_stock", params={"region": region or ""})])
     wanted = ctx.req.gpu_memory_gib
     if wanted:  # "a 48GB card": the types of that memory class (marketed GB vs reported GiB, ECC)
-        types = [g for g in types if 0.85 * wanted <= g.memory_gib <= 1.1 * wanted]
+        types = [g for g in types if hardware.in_class(g, wanted)]
         if not types:
             raise RequestError([Note(code="no_gpu_with_memory", params={"gib": wanted})])
         ctx.assume("gpu_memory_class", gib=wanted, gpus=[g.name for g in types])
@@ -767,7 +767,7 @@ def _serving_region(ctx: _Context) -> str | None:
     return None
 
 
-MIG_GPUS = ("a100-80gb", "h100-sxm", "h200")
+MIG_GPUS = ("a100-80gb", "h100-80gb", "h200-141gb")
 
 
 def _mig_fit(cat: Catalog, gpu: GPU, need_gib: float) -> dict | None:

@@ -184,7 +184,7 @@ class Estimate(BaseModel):
 class Plan(BaseModel):
     """Everything one answer says. Figures are None when the reply asks a question back."""
 
-    intent: Literal["plan", "troubleshoot", "compare", "help"] = "plan"
+    intent: Literal["plan", "troubleshoot", "compare", "help", "other"] = "plan"
     lang: Lang = "en"
     request: Request
     estimate: Estimate | None = None
@@ -199,3 +199,8 @@ class Plan(BaseModel):
     topics: list[str] = Field(default_factory=list)  # troubleshooting topics the question raised
     comparison: list[dict[str, Any]] = Field(default_factory=list)  # one summary per compared option
     unknown: list[str] = Field(default_factory=list)  # words the parser did not understand
+    read: list[Note] = Field(default_factory=list)  # what was taken from pasted artifacts
+    findings: list[Note] = Field(default_factory=list)  # the answer to a question without a plan (largest, price)
+    largest: dict[str, Any] | None = None  # the largest model per method on given GPUs
+    price: dict[str, Any] | None = None  # what given GPUs cost for a time
+    observed: dict[str, Any] = Field(default_factory=dict)  # figures the user's own logs state (OOM, NCCL)

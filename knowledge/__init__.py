@@ -20,6 +20,8 @@ from knowledge.schema import (
     Fabric,
     FaqFile,
     FaqRule,
+    Instance,
+    InstanceFile,
     InventoryFile,
     Lexicon,
     ModelSpec,
@@ -84,6 +86,7 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     rules: list[FaqRule]
     gpu_index: dict[str, str]
     model_index: dict[str, str]
+    instances: list[Instance]
 
     def find_gpu(self, text: str) -> GPU | None:
         gpu_id = self.gpu_index.get(normalize_name(text))
@@ -92,6 +95,21 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     def find_model(self, text: str) -> ModelSpec | None:
         model_id = self.model_index.get(normalize_name(text))
         return self.models[model_id] if model_id else None
+
+    def register_model(self, spec: ModelSpec) -> None:
+        """Add a model read at run time (a Hugging Face config.json) for the rest of the process."""
+        self.models[spec.id] = spec
+        for name in [spec.id, spec.name, *spec.aliases]:
+            self.model_index.setdefault(normalize_name(name), spec.id)
+
+    def register_gpu(self, gpu: GPU, like: str) -> None:
+        """Add a GPU made up at run time (a card named by its memory only, modelled on `like`),
+        stocked where `like` is (or, where nothing like it is stocked, as the region's largest pool)."""
+        self.gpus[gpu.id] = gpu
+        self.gpu_index.setdefault(normalize_name(gpu.id), gpu.id)
+        for stock in self.inventory.values():
+            stock[gpu.id] = stock.get(like) or max(stock.values(), default=0)
+        self.__dict__.pop("_largest_stock", None)
 
     def tier_url(self, tier: Tier) -> str:
         return self.tier_base_url + tier.path
@@ -143,9 +161,16 @@ def _price_overrides(gpus: dict[str, GPU]) -> tuple[dict[str, GPU], dict[str, di
     if not isinstance(table, dict):
         raise ValueError(f"GPUPLAN_PRICES file {path} must map GPU ids to prices")
 
-    def checked(gpu_id: object, price: object) -> float:
-        if gpu_id not in gpus:
-            raise ValueError(f"GPUPLAN_PRICES file {path}: unknown GPU id {gpu_id!r}")
+    index = _index(gpus, "GPU")
+
+    def resolved(name: object) -> str:
+        """A GPU id, alias or former id (`h100-sxm` before ids carried the memory) -> the id."""
+        gpu_id = index.get(normalize_name(str(name)))
+        if gpu_id is None:
+            raise ValueError(f"GPUPLAN_PRICES file {path}: unknown GPU id {name!r}")
+        return gpu_id
+
+    def checked(gpu_id: str, price: object) -> float:
         if not isinstance(price, int | float) or isinstance(price, bool) or price <= 0:
             raise ValueError(f"GPUPLAN_PRICES file {path}: price of {gpu_id} must be a positive number")
         return float(price)
@@ -154,10 +179,11 @@ def _price_overrides(gpus: dict[str, GPU]) -> tuple[dict[str, GPU], dict[str, di
     regional: dict[str, dict[str, float]] = {}
     for key, value in table.items():
         if isinstance(value, dict):
-            regional[str(key)] = {str(g): checked(g, p) for g, p in value.items()}
+            regional[str(key)] = {resolved(g): checked(resolved(g), p) for g, p in value.items()}
             continue
-        price = checked(key, value)
-        updated[key] = gpus[key].model_copy(
+        gpu_id = resolved(key)
+        price = checked(gpu_id, value)
+        updated[gpu_id] = gpus[gpu_id].model_copy(
             update={"price_usd_per_hour": price, "price_source": f"deployer price list ({path})"}
         )
     return updated, regional
@@ -188,7 +214,11 @@ def catalog() -> Catalog:
     network = NetworkFile(**_load("networks.yaml"))
     fabrics = {f.id: f for f in network.fabrics}
     region_file = RegionFile(**_load("regions.yaml"))
-    inventory = InventoryFile(**_load("inventory.yaml")).regions
+    gpu_index = _index(gpus, "GPU")
+    inventory = {  # GPU names as the deployer wrote them (an alias or a former id works too)
+        region: {gpu_index.get(normalize_name(g), g): n for g, n in stock.items()}
+        for region, stock in InventoryFile(**_load("inventory.yaml")).regions.items()
+    }
     storage = StorageFile(**_load("storage.yaml"))
     regions = {r.id: r for r in region_file.regions}
     for region, stock in inventory.items():
@@ -200,6 +230,10 @@ def catalog() -> Catalog:
     for gpu in gpus.values():
         if gpu.node_fabric not in fabrics:
             raise ValueError(f"GPU {gpu.id} names an unknown fabric {gpu.node_fabric}")
+    instances = InstanceFile(**_load("instances.yaml")).instances
+    for instance in instances:
+        if instance.gpu not in gpus:
+            raise ValueError(f"instance {instance.pattern} names an unknown GPU {instance.gpu}")
     for tier in tier_file.tiers:
         unknown = set(tier.gpu_ids) - set(gpus)
         if unknown:
@@ -220,6 +254,7 @@ def catalog() -> Catalog:
         region_prices=region_prices,
         lexicon=Lexicon(**_load("lexicon.yaml")),
         rules=FaqFile(**_load("faq.yaml")).rules,
-        gpu_index=_index(gpus, "GPU"),
+        gpu_index=gpu_index,
         model_index=_index(models, "model"),
+        instances=instances,
     )

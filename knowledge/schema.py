@@ -281,7 +281,7 @@ class Lexicon(_Strict):
     help: list[str]
     compare: list[str]
     unsupported_hardware: list[str]
-    model_families: list[str]
+    model_families: dict[str, str]  # a family word -> catalog id prefixes, '|'-separated
     stopwords_en: list[str]
 
     @model_validator(mode="after")
@@ -334,6 +334,19 @@ class Condition(_Strict):
 class BilingualList(_Strict):
     en: list[str]
     zh: list[str]
+
+
+class Instance(_Strict):
+    """A cloud instance type: the GPU type and count it carries (`count`: the number in the name)."""
+
+    pattern: str
+    gpu: str
+    gpus: int | Literal["count"]
+
+
+class InstanceFile(_Strict):
+    source: str
+    instances: list[Instance]
 
 
 class FaqRule(_Strict):

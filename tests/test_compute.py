@@ -97,12 +97,12 @@ def test_stage_imbalance_counts_whole_layers_and_the_head(cat):
 
 
 def test_h100_faster_than_a100(cat):
-    assert one(_step(cat, "h100-sxm").seconds) < one(_step(cat, "a100-80gb").seconds)
+    assert one(_step(cat, "h100-80gb").seconds) < one(_step(cat, "a100-80gb").seconds)
 
 
 def test_decode_is_memory_bound_at_small_batch(cat):
     a = from_spec(cat.models["llama-2-7b"])
-    gpu = cat.gpus["h100-sxm"]
+    gpu = cat.gpus["h100-80gb"]
     speed = decode_speed(a, gpu, "bf16", 2048, 1, 1, 1, cat.defaults)
     # one token per step: step = (weights + KV read) / (3.35 TB/s x 0.8)
     kv = 1 * 1024 * 32 * 2 * 32 * 128 * 2
@@ -113,7 +113,7 @@ def test_decode_is_memory_bound_at_small_batch(cat):
 
 def test_moe_decode_reads_only_touched_experts(cat):
     a = from_spec(cat.models["mixtral-8x7b"])
-    gpu = cat.gpus["h100-sxm"]
+    gpu = cat.gpus["h100-80gb"]
     one = decode_speed(a, gpu, "bf16", 2048, 1, 2, 1, cat.defaults)
     dense_like = a.params * 2 / 2 / (3350e9 * 0.8)
     assert float(one.step_seconds) < 0.5 * dense_like  # top-2 of 8 experts per token

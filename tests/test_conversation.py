@@ -12,7 +12,7 @@ CASES = [
     # text, expected changes, expected kept, expected dropped
     ("what about 16k context?", {"seq_len": 16384}, {"gpu": "a100-80gb", "gpus": 16, "zero": 3}, []),
     ("上下文改成32k呢", {"seq_len": 32768}, {"method": "full"}, []),
-    ("用H800呢？", {"gpu": "h800"}, {"gpus": 16, "zero": 3}, []),
+    ("用H800呢？", {"gpu": "h800-80gb"}, {"gpus": 16, "zero": 3}, []),
     ("and with QLoRA", {"method": "qlora"}, {"gpus": 16, "seq_len": 4096}, []),
     ("换成LoRA呢", {"method": "lora"}, {"gpu": "a100-80gb"}, []),
     ("那推理呢", {"method": "infer"}, {"model": "llama-3.1-70b", "gpu": "a100-80gb"}, ["gpus", "zero"]),

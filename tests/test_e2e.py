@@ -65,7 +65,7 @@ def test_slash_subcommands(stack):
         ("help", "/gpuplan tiers"),
         ("方案", "配置档位"),
         ("faq nccl_timeout", "NCCL"),
-        ("gpus", "h100-sxm"),
+        ("gpus", "h100-80gb"),
         ("history", "plans"),
     ]:
         status, body = post(server, sr.command(text))

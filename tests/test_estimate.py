@@ -9,24 +9,24 @@ from estimator.schema import Request
 CASES = [
     # (request, expectations on the resolved request / memory / compute)
     (dict(params_b=7, method="qlora"), dict(gpus=1, fits=True, method="qlora", optimizer="paged-adamw8bit")),
-    (dict(params_b=7, method="lora", gpu="rtx-4090"), dict(gpus=1, fits=True)),
+    (dict(params_b=7, method="lora", gpu="rtx-4090-24gb"), dict(gpus=1, fits=True)),
     (dict(model="llama-3-8b", method="full", gpu="a100-80gb"), dict(fits=True, max_gpus=8)),
-    (dict(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096), dict(fits=False)),
+    (dict(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096), dict(fits=False)),
     (
-        dict(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096, offload="cpu"),
+        dict(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096, offload="cpu"),
         dict(fits=True, offload="cpu", min_host=1000),
     ),
     (dict(model="llama-3-70b", method="qlora", gpu="a100-80gb", gpus=1), dict(fits=True)),
-    (dict(model="llama-3-70b", method="infer", gpu="h100-sxm"), dict(fits=True, gpus=4)),  # 16 x 4k sequences
-    (dict(model="llama-3-70b", method="infer", gpu="h100-sxm", micro_batch=1), dict(fits=True, gpus=2)),
-    (dict(model="deepseek-v3", method="infer", gpu="h100-sxm"), dict(fits=True, gpus=16, precision="fp8")),
+    (dict(model="llama-3-70b", method="infer", gpu="h100-80gb"), dict(fits=True, gpus=4)),  # 16 x 4k sequences
+    (dict(model="llama-3-70b", method="infer", gpu="h100-80gb", micro_batch=1), dict(fits=True, gpus=2)),
+    (dict(model="deepseek-v3", method="infer", gpu="h100-80gb"), dict(fits=True, gpus=16, precision="fp8")),
     (
-        dict(model="llama-3-70b", method="infer", gpu="h100-sxm", precision="fp8", micro_batch=4),
+        dict(model="llama-3-70b", method="infer", gpu="h100-80gb", precision="fp8", micro_batch=4),
         dict(fits=True, gpus=1),
     ),
-    (dict(model="llama-3-70b", method="infer", gpu="h100-sxm", precision="fp8"), dict(fits=True, gpus=2)),
-    (dict(model="llama-3.1-405b", method="infer", gpu="h100-sxm", precision="fp8"), dict(fits=True, gpus=8)),
-    (dict(model="deepseek-v3", method="infer", gpu="h200", precision="fp8"), dict(fits=True, gpus=8)),
+    (dict(model="llama-3-70b", method="infer", gpu="h100-80gb", precision="fp8"), dict(fits=True, gpus=2)),
+    (dict(model="llama-3.1-405b", method="infer", gpu="h100-80gb", precision="fp8"), dict(fits=True, gpus=8)),
+    (dict(model="deepseek-v3", method="infer", gpu="h200-141gb", precision="fp8"), dict(fits=True, gpus=8)),
     (dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb"), dict(fits=True)),
     (dict(params_b=175, method="pretrain", train_tokens=300e9, gpu="a100-80gb"), dict(fits=True, min_gpus=512)),
     (dict(model="qwen2.5-7b", method="dpo", gpu="a100-80gb"), dict(fits=True)),
@@ -55,7 +55,7 @@ def test_estimate_table(fields, expect):
 
 
 def test_unfit_plan_says_how_to_fit():
-    est = estimate(Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096))
+    est = estimate(Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096))
     codes = [w.code for w in est.warnings]
     assert codes[0] == "does_not_fit"
     assert "fits_with_offload" in codes and "fits_with_more_gpus" in codes

@@ -335,10 +335,10 @@ def test_switch_gpu_in_a_thread_updates_the_thread(setup):
         "type": "static_select",
         "action_id": "set_gpu",
         "block_id": f"plan:{first.plan_id}",
-        "selected_option": {"value": "h800"},
+        "selected_option": {"value": "h800-80gb"},
     }
     app.action_for("set_gpu")(ack=MagicMock(), body=action_body({"ts": "8.1", "thread_ts": "8.0"}), action=action)
-    assert replies.store.thread(CHANNEL, "8.0")[0].gpu == "h800"
+    assert replies.store.thread(CHANNEL, "8.0")[0].gpu == "h800-80gb"
 
 
 def test_share_posts_in_channel_without_unsafe_retries(setup):

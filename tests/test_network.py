@@ -48,7 +48,7 @@ def test_moe_all_to_all(cat):
 
 
 def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
-    gpu = cat.gpus["h100-sxm"]
+    gpu = cat.gpus["h100-80gb"]
     fabrics = list(cat.fabrics.values())
     # a data-parallel job with 50 GB per step and 10 s of compute across 4 nodes
     report = compare_fabrics({"tp": 0.0, "dp": 50e9, "pp": 0.0}, gpu, fabrics, 0.8, 32, 1, 0, 10.0, 10.0)
@@ -63,6 +63,6 @@ def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
 
 def test_single_node_needs_no_fabric(cat):
     report = compare_fabrics(
-        {"tp": 0.0, "dp": 1e9, "pp": 0.0}, cat.gpus["h100-sxm"], list(cat.fabrics.values()), 0.8, 8, 1, 0, 1.0, 1.0
+        {"tp": 0.0, "dp": 1e9, "pp": 0.0}, cat.gpus["h100-80gb"], list(cat.fabrics.values()), 0.8, 8, 1, 0, 1.0, 1.0
     )
     assert report["single_node"] and report["fabric"] == "nvlink" and report["options"] == []

@@ -67,7 +67,7 @@ def test_pages(replies):
     for text, needle in [
         ("help", "/gpuplan tiers"),
         ("tiers", "Growth plan"),
-        ("gpus", "h100-sxm"),
+        ("gpus", "h100-80gb"),
         ("models", "llama-3-70b"),
         ("faq", "nccl_timeout"),
         ("帮助", "常见问题"),
@@ -110,9 +110,9 @@ def test_history_and_show(replies):
 
 
 def test_errors_are_messages_not_exceptions(replies):
-    reply = replies.command("llama-3-70b qlora full", WHO)
-    assert reply.outcome == "error" and not violations(reply.message)
     reply = replies.command("gpu=zz9000 70b", WHO)
+    assert reply.outcome == "error" and not violations(reply.message)
+    reply = replies.command("70b seq=abc", WHO)
     assert reply.outcome == "error"
 
 
@@ -124,7 +124,7 @@ def test_a_thread_follow_up_changes_the_request(replies):
     assert second.plan.estimate.resolved.seq_len == 16384 and second.plan.estimate.resolved.gpus == 16
     assert second.plan.notes[0].code == "follow_up_changed"
     third = replies.question("用H800呢？", WHO, "thread", thread)
-    assert third.plan.lang == "zh" and third.plan.estimate.resolved.gpu == "h800"
+    assert third.plan.lang == "zh" and third.plan.estimate.resolved.gpu == "h800-80gb"
     assert third.plan.estimate.resolved.seq_len == 16384
     fourth = replies.question("gpus=32", WHO, "thread", thread)
     assert fourth.plan.lang == "zh"  # no words: the thread's language
@@ -150,8 +150,8 @@ def test_buttons(replies):
     plan = replies.command("llama-3-70b full", WHO)
     switched = replies.switch(plan.plan_id, "method", "qlora", WHO)
     assert switched.plan.estimate.resolved.method == "qlora" and switched.plan_id != plan.plan_id
-    gpu = replies.switch(plan.plan_id, "gpu", "h100-sxm", WHO)
-    assert gpu.plan.estimate.resolved.gpu == "h100-sxm"
+    gpu = replies.switch(plan.plan_id, "gpu", "h100-80gb", WHO)
+    assert gpu.plan.estimate.resolved.gpu == "h100-80gb"
     assert replies.switch(plan.plan_id, "method", "sgd-magic", WHO).outcome == "error"
     assert replies.switch("zzzzzzzz", "method", "lora", WHO).outcome == "not_found"
     shared = replies.shared(plan.plan_id, WHO)

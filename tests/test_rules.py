@@ -65,7 +65,7 @@ def test_missing_fact_never_holds():
 
 
 def test_rule_fires_from_numbers_alone(cat):
-    req = Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096)
+    req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096)
     est = estimate(req)
     _, found = diagnose(cat, [], req, est, estimate)
     oom = next(d for d in found if d["id"] == "oom_large_model")
@@ -75,7 +75,7 @@ def test_rule_fires_from_numbers_alone(cat):
 
 
 def test_question_first_then_numbers(cat):
-    req = Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, seq_len=4096)
+    req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096)
     _, found = diagnose(cat, ["nccl_timeout"], req, estimate(req), estimate)
     assert [d["id"] for d in found][:2] == ["nccl_timeout", "oom_large_model"]
 
@@ -102,21 +102,21 @@ def test_applies_blocks_a_rule(cat):
 
 
 def test_facts_of_a_multi_node_plan(cat):
-    req = Request(params_b=70, method="pretrain", gpu="h100-sxm", gpus=64, train_tokens=1e11)
+    req = Request(params_b=70, method="pretrain", gpu="h100-80gb", gpus=64, train_tokens=1e11)
     f = facts(req, estimate(req), cat)
     assert f["multi_node"] and f["nodes"] == 8 and 0 <= f["comm_fraction"] < 1
     assert f["chinchilla_tokens"] == pytest.approx(20 * f["params_b"] * 1e9)
 
 
 def test_host_ram_rule(cat):
-    req = Request(model="llama-3-70b", method="full", gpu="h100-sxm", gpus=8, zero=3, offload="cpu", seq_len=4096)
+    req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, offload="cpu", seq_len=4096)
     _, found = diagnose(cat, [], req, estimate(req), estimate)
     assert "offload_host_ram" in [d["id"] for d in found]
 
 
 def test_communication_bound_plan_fires_scaling_rule(cat):
     # ZeRO-3 over 16 nodes of consumer cards on 25 GbE with tiny batches: mostly waiting on the network
-    req = Request(params_b=13, method="full", gpu="rtx-4090", gpus=128, zero=3, micro_batch=1, global_batch=128)
+    req = Request(params_b=13, method="full", gpu="rtx-4090-24gb", gpus=128, zero=3, micro_batch=1, global_batch=128)
     est = estimate(req)
     assert est.network["assumed_fabric"] == "eth-25" and est.network["assumed_comm_fraction"] > 0.3
     assert est.network["comm_fraction"] < est.network["assumed_comm_fraction"]  # a faster fabric is recommended

@@ -59,9 +59,9 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
 @pytest.mark.parametrize(
     "model, method, types, fixed, objective",
     [
-        ("llama-3-8b", "full", ["h100-sxm", "a100-80gb"], search.Fixed(), "cheapest"),
-        ("qwen2.5-7b", "lora", ["rtx-4090", "l40s", "a100-40gb"], search.Fixed(), "cheapest"),
-        ("llama-2-13b", "full", ["a100-80gb", "h100-sxm", "h200"], search.Fixed(ckpt=2), "fewest"),
+        ("llama-3-8b", "full", ["h100-80gb", "a100-80gb"], search.Fixed(), "cheapest"),
+        ("qwen2.5-7b", "lora", ["rtx-4090-24gb", "l40s-48gb", "a100-40gb"], search.Fixed(), "cheapest"),
+        ("llama-2-13b", "full", ["a100-80gb", "h100-80gb", "h200-141gb"], search.Fixed(ckpt=2), "fewest"),
     ],
 )
 def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, objective):
@@ -106,11 +106,11 @@ def test_vectorised_and_scalar_memory_agree(cat):
 
 
 def test_dominated_gpu_types_are_dropped(cat):
-    speed = {g: cat.gpus[g].peak_16bit_tflops for g in ("a10", "rtx-4090", "h100-sxm", "h800")}
+    speed = {g: cat.gpus[g].peak_16bit_tflops for g in ("a10-24gb", "rtx-4090-24gb", "h100-80gb", "h800-80gb")}
     kept = {g.id for g in search.drop_dominated(cat, [cat.gpus[g] for g in speed], None, speed)}
-    assert "a10" not in kept  # the 4090 has more memory, speed and stock at a lower price
-    assert "h800" not in kept  # same chip as the H100 with slower NVLink, no cheaper
-    assert {"rtx-4090", "h100-sxm"} <= kept
+    assert "a10-24gb" not in kept  # the 4090 has more memory, speed and stock at a lower price
+    assert "h800-80gb" not in kept  # same chip as the H100 with slower NVLink, no cheaper
+    assert {"rtx-4090-24gb", "h100-80gb"} <= kept
 
 
 # --- inventory --------------------------------------------------------------------------------
@@ -121,21 +121,21 @@ def _with_inventory(cat, stock: dict[str, dict[str, int]]):
 
 
 def test_plan_never_exceeds_stock(cat):
-    small = _with_inventory(cat, {"us": {"h100-sxm": 16, "a100-80gb": 8}})
+    small = _with_inventory(cat, {"us": {"h100-80gb": 16, "a100-80gb": 8}})
     est = estimate(Request(params_b=70, method="full"), small)
-    assert est.resolved.gpus <= {"h100-sxm": 16, "a100-80gb": 8}[est.resolved.gpu]
+    assert est.resolved.gpus <= {"h100-80gb": 16, "a100-80gb": 8}[est.resolved.gpu]
     assert est.memory.fits
 
 
 def test_job_bigger_than_stock_says_so(cat):
-    small = _with_inventory(cat, {"us": {"h100-sxm": 8}})
+    small = _with_inventory(cat, {"us": {"h100-80gb": 8}})
     est = estimate(Request(params_b=405, method="full"), small)
     codes = [w.code for w in est.warnings]
     assert "short_stock" in codes or "short_memory" in codes
 
 
 def test_explicit_count_beyond_stock_is_evaluated_and_flagged(cat):
-    est = estimate(Request(params_b=7, method="full", gpu="h100-sxm", gpus=4096))
+    est = estimate(Request(params_b=7, method="full", gpu="h100-80gb", gpus=4096))
     assert est.resolved.gpus == 4096
     assert "over_stock" in [w.code for w in est.warnings]
 
@@ -147,15 +147,15 @@ def test_region_limits_the_gpu_types(cat):
 
 
 def test_no_stock_in_region_is_an_error(cat):
-    empty = _with_inventory(cat, {"us": {"h100-sxm": 8}, "kr": {}})
+    empty = _with_inventory(cat, {"us": {"h100-80gb": 8}, "kr": {}})
     with pytest.raises(RequestError) as err:
         estimate(Request(params_b=7, method="lora", region="kr"), empty)
     assert err.value.notes[0].code == "no_stock"
 
 
 def test_regional_price_factor(cat):
-    us = estimate(Request(params_b=7, method="lora", gpu="h100-sxm", gpus=1, region="us"))
-    hk = estimate(Request(params_b=7, method="lora", gpu="h100-sxm", gpus=1, region="hk"))
+    us = estimate(Request(params_b=7, method="lora", gpu="h100-80gb", gpus=1, region="us"))
+    hk = estimate(Request(params_b=7, method="lora", gpu="h100-80gb", gpus=1, region="hk"))
     assert hk.compute.price_usd_per_gpu_hour == pytest.approx(us.compute.price_usd_per_gpu_hour * 1.15)
 
 
@@ -201,7 +201,7 @@ def _synthetic(cat, days, cost, fits=None):
     n = len(days)
     grid = search.Grid(*(np.ones(n) for _ in range(2)), np.ones(n), np.zeros(n), np.zeros(n), np.zeros(n), np.ones(n))
     grid.gpus = np.arange(1, n + 1, dtype=float)
-    options = search.gpu_options(cat, [cat.gpus["h100-sxm"]], None, None)
+    options = search.gpu_options(cat, [cat.gpus["h100-80gb"]], None, None)
     fits = np.ones((1, n), dtype=bool) if fits is None else np.array([fits])
     seconds = np.array([days], dtype=float) * 86400
     return search.Scored(
@@ -243,7 +243,7 @@ def test_choice_prefers_cheapest_then_fewer_gpus(cat):
 
 
 def test_nothing_fits_any_gpu(cat):
-    tiny = _with_inventory(cat, {"us": {"rtx-4090": 2}})
+    tiny = _with_inventory(cat, {"us": {"rtx-4090-24gb": 2}})
     est = estimate(Request(params_b=1000, method="full"), tiny)
     assert not est.memory.fits
     assert "short_memory" in [w.code for w in est.warnings]

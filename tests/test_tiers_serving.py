@@ -39,7 +39,7 @@ def test_small_qlora_start_configuration_holds_it(cat):
 
 
 def test_serving_kv_and_throughput(cat):
-    est = estimate(Request(model="llama-3-70b", method="infer", gpu="h100-sxm", micro_batch=8, seq_len=4096))
+    est = estimate(Request(model="llama-3-70b", method="infer", gpu="h100-80gb", micro_batch=8, seq_len=4096))
     s = est.serving
     assert s["kv_bytes_per_token"] == 80 * 2 * 8 * 128 * 2  # 327,680 bytes
     assert s["kv_cache_gib"] == pytest.approx(8 * 4096 * 327_680 / 2**30, rel=1e-6)

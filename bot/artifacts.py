@@ -1,0 +1,491 @@
+"""Read what people paste: command lines, config files, nvidia-smi tables and error logs.
+
+A Slack question is often a sentence plus a pasted artifact: a torchrun or vLLM command, a
+DeepSpeed JSON, a LLaMA-Factory YAML, an nvidia-smi table, a CUDA OOM message, an NCCL
+watchdog line. `find_code` tells artifact text from prose (so the prose reader does not count
+"GPU 0" as one GPU), and `read` turns the artifacts into field readings with the words each
+came from. The names tools use live in knowledge/artifacts.yaml; this module is the mechanism.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from bot import values
+
+# --- the vocabulary -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One entry of knowledge/artifacts.yaml: the names of one thing and how to read its value."""
+
+    field: str
+    read: str
+    values: dict[str, str]
+    requires: re.Pattern | None
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    by_name: dict[str, Setting]  # folded name (maybe dotted) -> setting
+    launchers: list[tuple[str, re.Pattern]]
+    negation: re.Pattern  # matched against the words right before a setting
+
+
+def fold(name: str) -> str:
+    """`--max-model-len` -> `max_model_len`; `"zero_optimization"` -> `zero_optimization`."""
+    return name.strip().strip("\"'").lstrip("-").lower().replace("-", "_")
+
+
+@functools.cache
+def vocabulary() -> Vocabulary:
+    text = resources.files("knowledge").joinpath("artifacts.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    by_name: dict[str, Setting] = {}
+    for entry in data["settings"]:
+        requires = re.compile(entry["requires"]) if entry.get("requires") else None
+        values_map = {str(k).lower(): str(v) for k, v in (entry.get("values") or {}).items()}
+        setting = Setting(field=entry["field"], read=entry["read"], values=values_map, requires=requires)
+        for name in entry["names"]:
+            if fold(name) in by_name:
+                raise ValueError(f"artifacts.yaml: name {name!r} is listed twice")
+            by_name[fold(name)] = setting
+    launchers = [
+        (tool, re.compile(r"^\s*(?:[$!>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:" + "|".join(patterns) + r")", re.I))
+        for tool, patterns in data["launchers"].items()
+    ]
+    negation = re.compile(r"(?:" + "|".join(data["negations"]) + r")[\s:：,，]*$", re.I)
+    return Vocabulary(by_name=by_name, launchers=launchers, negation=negation)
+
+
+def lookup(qualified: str, voc: Vocabulary) -> Setting | None:
+    """The longest dotted suffix of `qualified` that the vocabulary knows."""
+    parts = qualified.split(".")
+    for start in range(len(parts)):
+        setting = voc.by_name.get(".".join(parts[start:]))
+        if setting:
+            return setting
+    return None
+
+
+# --- telling code from prose ---------------------------------------------------------------------
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_INLINE = re.compile(r"`[^`\n]+`")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CODE_LINE = re.compile(
+    r"""^\s*(?:
+        (?:[$>]|>>>)\s                                  # shell or python prompt
+      | \#\s*(?:--?[A-Za-z]|[A-Za-z_]+=|SBATCH)          # a commented-out setting
+      | (?:export\s+)?[A-Z_][A-Z0-9_]*=\S               # environment assignment
+      | --?[A-Za-z][\w.-]*(?:[=\s]|$)                  # a line that starts with a flag
+      | \[?(?:INFO|WARN(?:ING)?|ERROR|DEBUG|CRITICAL|FATAL)\b
+      | \[(?:rank\d*|E|W|I)\b | \[E\d | \[W\d
+      | Traceback\b | File\s" | [\w.]*(?:Error|Exception|Warning): | GPU\s\d+:\s.*\(UUID
+      | [|+][-=+|\s] | \|\s+\d+\s
+      | [{}\[\]] | "[\w.-]+"\s*:
+      | [A-Za-z_][\w.-]*\s*:\s*[^\s:]+\s*,?\s*$        # yaml `key: value`
+      | (?:import|from|def|class|return)\s
+      | [\w.\[\]'"]+\s+=\s+\S.*$                        # an assignment (`x = y`)
+      | (?:[\w.]+=\S+\s*)+$                             # only name=value pairs (env, kwargs)
+      | [\w.]+\(.*                                      # a call
+      | \)\s*$
+    )""",
+    re.X,
+)
+_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w.-]*")
+
+
+def _is_code_line(line: str, voc: Vocabulary) -> bool:
+    stripped = line.strip()
+    if not stripped:
+        return False
+    if stripped.endswith("\\") or len(_FLAG.findall(line)) >= 2:
+        return True
+    if any(pattern.match(line) for _, pattern in voc.launchers):
+        return True
+    if _CJK.search(line):  # Chinese text is prose unless it starts like a command (`--max_len 512 # 另一台`)
+        return bool(re.match(r"^\s*(?:--?[A-Za-z]|[|+]-)", line))
+    return bool(_CODE_LINE.match(line))
+
+
+_INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?[A-Za-z])[^\s\u4e00-\u9fff，。；]+)?")
+_INLINE_COLON = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)\s*:\s*([^\s,，。；]+)")
+_INLINE_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s\u4e00-\u9fff，。；]+)")
+
+
+def find_code(text: str) -> list[tuple[int, int]]:
+    """Spans of `text` that are artifacts: fenced and inline code, lines that look like code, and
+    the flags and `name=value` tokens inside prose (gpuplan's own settings are taken out before)."""
+    voc = vocabulary()
+    spans: list[tuple[int, int]] = [m.span() for m in _FENCE.finditer(text)]
+    taken = _blank(text, spans)
+    spans += [m.span() for m in _INLINE.finditer(taken)]
+    taken = _blank(text, spans)
+    position, continued = 0, False
+    for line in taken.split("\n"):
+        if continued or _is_code_line(line, voc):
+            tail = None if continued else _command_tail(line, voc)
+            spans.append((position, position + (tail if tail is not None else len(line))))
+            continued = bool(re.search(r"[(\[{,\\]\s*$", line)) or (continued and not line.strip())
+        else:
+            spans += [(position + s, position + e) for s, e in _inline_artifacts(line)]
+        position += len(line) + 1
+    return sorted(spans)
+
+
+_TOKEN = re.compile(r"\S+")
+_PROSE_WORD = re.compile(r"(?:[A-Za-z][a-z]{1,}|[A-Z]{2,}|\d+(?:\.\d+)?[A-Za-z]*|[\u4e00-\u9fff]+)[?.!,，。？！]?")
+
+
+def _command_tail(line: str, voc: Vocabulary) -> int | None:
+    """Where prose resumes after a one-line command: "... --gradient_checkpointing OOM on 13b"."""
+    tokens = list(_TOKEN.finditer(line))
+    flags = [i for i, t in enumerate(tokens) if re.match(r"--?[A-Za-z]", t.group())]
+    if not flags:
+        return None
+    after = flags[-1] + 1
+    if after < len(tokens) and _takes_value(tokens[flags[-1]].group(), tokens[after].group(), voc):
+        after += 1
+    rest = [t.group() for t in tokens[after:]]
+    if len(rest) >= 2 and all(_PROSE_WORD.fullmatch(word) for word in rest):
+        return tokens[after].start()
+    return None
+
+
+def _takes_value(flag: str, token: str, voc: Vocabulary) -> bool:
+    """Whether `token` is the value of `flag` (a switch such as --gradient_checkpointing takes none)."""
+    setting = lookup(fold(flag.split("=")[0]), voc)
+    if "=" in flag or token.startswith("-"):
+        return False
+    if setting and (setting.read == "bool" or "true" in setting.values):
+        return token.lower() in _TRUE | _FALSE or token.lower() in setting.values
+    return True
+
+
+def _inline_artifacts(line: str) -> list[tuple[int, int]]:
+    """`--flag value` and `tool_name=value` written inside a sentence."""
+    spans = [m.span() for m in _INLINE_FLAG.finditer(line) if _flag_like(m.group(0))]
+    spans += [m.span() for m in _INLINE_COLON.finditer(line) if lookup(fold(m.group(1)), vocabulary())]
+    return spans + [m.span() for m in _INLINE_ASSIGN.finditer(line)]
+
+
+def _flag_like(token: str) -> bool:
+    """`--fp16`, `-bf16`, `--tp 4`; not a dash used as punctuation ("H100 -based", "7B -chat")."""
+    name = token.lstrip("-").split("=")[0].split()[0]
+    return token.startswith("--") or ("_" in name or name.lower() in vocabulary().by_name)
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans replaced by spaces (line breaks kept, so lines stay lines)."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = ["\n" if ch == "\n" else " " for ch in text[start:end]]
+    return "".join(chars)
+
+
+def split(text: str) -> tuple[str, str]:
+    """(prose, code): the same length as `text`, each with the other part blanked out."""
+    spans = find_code(text)
+    prose = _blank(text, spans)
+    code = _blank(text, _complement(spans, len(text)))
+    return prose, code
+
+
+def _complement(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    out, position = [], 0
+    for start, end in spans:
+        if start > position:
+            out.append((position, start))
+        position = max(position, end)
+    if position < length:
+        out.append((position, length))
+    return out
+
+
+# --- name/value pairs ----------------------------------------------------------------------------
+
+_VALUE = r"""("[^"\n]*"|'[^'\n]*'|[\w.-]+:\d+(?:,\d+)+|\d+(?:\s*,\s*\d+)+(?![\w.])|[^\s,;)}\]\\'"]+)"""
+_PAIR_FLAG = re.compile(r"(?<![\w\-./])(--?[A-Za-z][\w.\-]*)(?:(?:=|[ \t]+)(?!--?[A-Za-z])" + _VALUE + r")?")
+_PAIR_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)\s*=\s*" + _VALUE)
+_PAIR_COLON = re.compile(r"""(?<![\w\-./])["']?([A-Za-z_][\w.\-]*)["']?[ \t]*:[ \t]*(\{|""" + _VALUE + r")")
+
+
+@dataclass
+class Pair:
+    name: str  # folded, dotted with its JSON parents
+    value: str | None  # None: a flag written without a value
+    words: str  # as written
+    start: int = 0  # where it was written
+
+
+_COMMENT = re.compile(r"(?m)(?:^|(?<=\s))#(?!SBATCH).*$")
+
+
+def pairs(code: str) -> list[Pair]:
+    """Every `--flag value`, `name=value`, `name: value` and `"name": value` in `code` (comments
+    skipped: a commented-out `# --quantization_bit 4` says what was NOT used)."""
+    code = _COMMENT.sub(lambda m: " " * len(m.group(0)), code)
+    found: list[tuple[int, Pair]] = []
+    for match in _PAIR_FLAG.finditer(code):
+        value = match.group(2)
+        found.append(
+            (match.start(), Pair(fold(match.group(1)), _unquote(value), match.group(0).strip(), match.start()))
+        )
+    for match in _PAIR_ASSIGN.finditer(code):
+        pair = Pair(fold(match.group(1)), _unquote(match.group(2)), match.group(0).strip(), match.start())
+        found.append((match.start(), pair))
+    found += _colon_pairs(code)
+    found.sort(key=lambda item: item[0])
+    return [pair for _, pair in found]
+
+
+def _colon_pairs(code: str) -> list[tuple[int, Pair]]:
+    """`name: value` pairs, with the names of the JSON objects they sit in (`offload_optimizer.device`)."""
+    opened: list[str | None] = []  # the key of each open brace (None for an anonymous one)
+    events = sorted(
+        [(m.start(), "pair", m) for m in _PAIR_COLON.finditer(code)]
+        + [(m.start(), m.group(0), m) for m in re.finditer(r"[{}]", code)]
+    )
+    out: list[tuple[int, Pair]] = []
+    pending: str | None = None
+    for position, kind, match in events:
+        if kind == "{":
+            opened.append(pending)
+            pending = None
+        elif kind == "}":
+            if opened:
+                opened.pop()
+        else:
+            name = fold(match.group(1))
+            if match.group(2) == "{":
+                pending = name
+                continue
+            parents = [key for key in opened if key]
+            qualified = ".".join([*parents, name])
+            out.append((position, Pair(qualified, _unquote(match.group(2)), match.group(0).strip(), position)))
+    return out
+
+
+def _unquote(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return value.strip().strip("\"'").strip()
+
+
+# --- readings ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Reading:
+    field: str
+    value: Any
+    words: str
+
+
+@dataclass
+class OomReport:
+    """What a CUDA or serving OOM message says about the card and the allocation (GiB)."""
+
+    capacity_gib: float | None = None
+    requested_gib: float | None = None
+    free_gib: float | None = None
+    in_use_gib: float | None = None
+    words: str = ""
+
+
+@dataclass
+class Artifacts:
+    readings: list[Reading] = field(default_factory=list)
+    launchers: list[str] = field(default_factory=list)
+    oom: OomReport | None = None
+    nccl_timeout_s: float | None = None
+    smi_gpus: list[tuple[str, float | None]] = field(default_factory=list)  # (name, memory GiB) per row
+
+    def first(self, name: str) -> Reading | None:
+        return next((r for r in self.readings if r.field == name), None)
+
+
+_TRUE = {"true", "1", "yes", "y", "on", "enable", "enabled"}
+_FALSE = {"false", "0", "no", "n", "off", "disable", "disabled", "none"}
+
+
+def read_value(setting: Setting, raw: str | None) -> Any:
+    """The value of one pair for its setting, or None when it does not read."""
+    if setting.values:
+        key = "true" if raw is None else raw.lower()
+        if setting.read == "bool" or key in setting.values:
+            return setting.values.get(key)
+        return _values_by_word(setting, key)
+    reader = _READERS.get(setting.read)
+    try:
+        return reader(raw) if reader else None
+    except (ValueError, OverflowError, TypeError):
+        return None
+
+
+def _values_by_word(setting: Setting, key: str) -> str | None:
+    """A file name or compound value that contains one of the listed words (`ds_z3_offload.json`)."""
+    words = re.split(r"[^a-z0-9_.]+|[._](?=json|yaml|yml)", key.replace("/", " "))
+    for word in words:
+        for part in [word, *word.split("_")]:
+            if part in setting.values:
+                return setting.values[part]
+    for name, value in setting.values.items():
+        if len(name) >= 3 and name in key:
+            return value
+    return None
+
+
+def _int(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    match = re.fullmatch(r"(?:[a-z]+:)?(\d+)", raw.strip().lower())
+    return int(match.group(1)) if match else None
+
+
+def _bool(raw: str | None) -> bool | None:
+    if raw is None:
+        return True
+    lowered = raw.lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else None
+
+
+def _length(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    value = values.length(raw.replace("_", ""))
+    return value if 16 <= value <= 100_000_000 else None
+
+
+def _count_list(raw: str | None) -> int | None:
+    if raw is None or not re.fullmatch(r"\d+(\s*,\s*\d+)*,?", raw.strip()):
+        return None
+    return len([d for d in raw.split(",") if d.strip()])
+
+
+def _include(raw: str | None) -> int | None:
+    match = re.fullmatch(r"[\w.-]+:(\d+(?:,\d+)*)", raw or "")
+    return len(match.group(1).split(",")) if match else None
+
+
+def _number(raw: str | None) -> float | None:
+    return values.number(raw.replace("_", "")) if raw else None
+
+
+_READERS = {
+    "int": _int,
+    "bool": _bool,
+    "length": _length,
+    "count_list": _count_list,
+    "include": _include,
+    "number": _number,
+    "text": lambda raw: raw or None,
+}
+
+
+def read(text: str, code: str) -> Artifacts:
+    """Everything the artifacts in `code` say; `text` is the whole message (for `requires`)."""
+    voc = vocabulary()
+    found = Artifacts()
+    for pair in pairs(code):
+        setting = lookup(pair.name, voc)
+        if setting is None or (setting.requires and not setting.requires.search(text)):
+            continue
+        if voc.negation.search(text[max(0, pair.start - 16) : pair.start]):
+            continue
+        value = read_value(setting, pair.value)
+        if value is not None:
+            found.readings.append(Reading(setting.field, value, pair.words))
+    found.launchers = [tool for tool, pattern in voc.launchers if any(pattern.match(line) for line in code.split("\n"))]
+    found.oom = read_oom(text)
+    found.nccl_timeout_s = read_nccl_timeout(text)
+    found.smi_gpus = read_nvidia_smi(code)
+    return found
+
+
+# --- logs and tables ------------------------------------------------------------------------------
+
+_GIB = r"([\d.]+)\s*(GiB|MiB|GB|MB)"
+_OOM_NEW = re.compile(
+    r"Tried to allocate " + _GIB + r"\.?\s*GPU \d+ has a total capacity of " + _GIB + r" of which " + _GIB + r" is free"
+)
+_OOM_OLD = re.compile(
+    r"Tried to allocate "
+    + _GIB
+    + r" \(GPU \d+; "
+    + _GIB
+    + r" total capacity; "
+    + _GIB
+    + r" already allocated; "
+    + _GIB
+    + r" free"
+)
+_IN_USE = re.compile(r"this process has " + _GIB + r" memory in use")
+_VLLM_TOTAL = re.compile(r"total_gpu_memory \(" + _GIB + r"\)")
+
+
+def _gib(number: str, unit: str) -> float:
+    value = float(number)
+    return value / 1024 if unit.lower().startswith("m") else value
+
+
+def read_oom(text: str) -> OomReport | None:
+    """The capacity, the failed allocation and the free memory a CUDA OOM message states."""
+    match = _OOM_NEW.search(text)
+    if match:
+        g = match.groups()
+        report = OomReport(requested_gib=_gib(g[0], g[1]), capacity_gib=_gib(g[2], g[3]), free_gib=_gib(g[4], g[5]))
+    elif match := _OOM_OLD.search(text):
+        g = match.groups()
+        report = OomReport(
+            requested_gib=_gib(g[0], g[1]),
+            capacity_gib=_gib(g[2], g[3]),
+            in_use_gib=_gib(g[4], g[5]),
+            free_gib=_gib(g[6], g[7]),
+        )
+    elif match := _VLLM_TOTAL.search(text):
+        report = OomReport(capacity_gib=_gib(*match.groups()))
+    else:
+        return None
+    in_use = _IN_USE.search(text)
+    if in_use and report.in_use_gib is None:
+        report.in_use_gib = _gib(*in_use.groups())
+    report.words = match.group(0)
+    return report
+
+
+_NCCL_RAN = re.compile(r"ran for (\d+) (?:ms|milliseconds)")
+_NCCL_LIMIT = re.compile(r"Timeout\(ms\)=(\d+)")
+
+
+def read_nccl_timeout(text: str) -> float | None:
+    """Seconds a collective waited before the NCCL watchdog stopped it."""
+    if "nccl" not in text.lower() and "watchdog" not in text.lower():
+        return None
+    match = _NCCL_RAN.search(text) or _NCCL_LIMIT.search(text)
+    return int(match.group(1)) / 1000 if match else None
+
+
+_SMI_ROW = re.compile(r"\|\s*(\d+)\s+((?:NVIDIA|Tesla|GeForce|Quadro|AMD)?[\w .\-]*?)\s+(?:On|Off)\s+\|")
+_SMI_MEMORY = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
+_SMI_LIST = re.compile(r"GPU (\d+): ([^(\n]+?)\s*\(UUID")
+
+
+def read_nvidia_smi(code: str) -> list[tuple[str, float | None]]:
+    """(GPU name, memory GiB) for each GPU row of an `nvidia-smi` table or `nvidia-smi -L` list."""
+    names = {int(m.group(1)): m.group(2).strip() for m in _SMI_ROW.finditer(code)}
+    names.update({int(m.group(1)): m.group(2).strip() for m in _SMI_LIST.finditer(code)})
+    memories = [int(m.group(2)) / 1024 for m in _SMI_MEMORY.finditer(code)]
+    rows = []
+    for position, index in enumerate(sorted(names)):
+        memory = memories[position] if position < len(memories) else None
+        rows.append((names[index], memory))
+    return rows

@@ -1,0 +1,978 @@
+"""Read the prose of a question, one kind of thing at a time: GPU types and counts, models and
+sizes, tokens and dataset sizes, sequence length, batches, schedule, budget, training options,
+method and context ("8张H100", "Llama 3 70B", "8k context", "in two weeks", "$50k", "zero3").
+
+Each extractor blanks what it consumed, so later extractors cannot read the same words twice and
+what is left over can be reported as not understood. Two readings of one field never stop a
+question: the first stands (or the target of a "from X to Y"), and the answer says which was used
+and which was set aside. The vocabulary lives in knowledge/lexicon.yaml.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bot import values
+from estimator.schema import Note
+from knowledge import Catalog, catalog, normalize_name
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+_SLACK_LINK = re.compile(r"<(https?://[^>|]+)(?:\|([^>]*))?>")
+_SLACK_TOKEN = re.compile(r"<[@#!][^>]*>")
+_KEY_VALUE = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_]+)\s*=\s*([^\s=,;，；]+)(?=[\s,;，；]|$)")
+EN_NUMBERS = {
+    "one": 1,
+    "a": 1,
+    "an": 1,
+    "single": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "sixteen": 16,
+    "twenty": 20,
+    "thirty": 30,
+    "sixty": 60,
+    "ninety": 90,
+    "a couple of": 2,
+    "couple of": 2,
+    "a few": 3,
+    "a single": 1,
+    "dual": 2,
+    "a pair of": 2,
+    "pair of": 2,
+    "quad": 4,
+}
+NUM = (
+    r"(\d+(?:,\d{3})*(?:\.\d+)?|[一二两双三四五六七八九十百]+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|sixteen|twenty|thirty|sixty|ninety|a couple of|a few|a single|a pair of|dual|quad|a|an)"
+)
+UNIT = r"(万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千|trillion|billion|million|thousand|bn|tn|[kmbt])?"
+MAX_TEXT = 4000
+
+
+def count_value(text: str) -> float:
+    """A small count written as digits, in Chinese or in English words; 0 when it is none."""
+    text = text.strip().lower()
+    if text in EN_NUMBERS:
+        return float(EN_NUMBERS[text])
+    try:
+        return values.number(text)
+    except ValueError:
+        return 0.0
+
+
+# --- the compiled vocabulary ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    methods: list[tuple[str, re.Pattern]]
+    weak_infer: re.Pattern
+    finetune: re.Pattern
+    explicit_full: re.Pattern
+    tables: dict[str, list[tuple[str, re.Pattern]]]
+    users_context: re.Pattern
+    pure_bf16: re.Pattern
+    help: re.Pattern
+    compare: re.Pattern
+    unsupported: re.Pattern
+    family: re.Pattern
+    stopwords: frozenset[str]
+    model_alias: re.Pattern
+    family_size: re.Pattern  # "qwen 14b", "Yi-34", "BLOOM 1.1B", "mistral 7"
+    family_ids: dict[str, tuple[str, ...]]  # family word -> catalog id prefixes
+    instances: list[tuple[Any, re.Pattern]]  # cloud instance types
+    gpu_alias: re.Pattern
+    gpu_by_alias: dict[str, str]
+    model_by_alias: dict[str, str]
+
+
+def _any(patterns: list[str]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+def _alias_pattern(name: str) -> str:
+    """A catalog name as people type it: any of space, '-', '_' or nothing between its parts."""
+    parts = re.split(r"[\s\-_]+", name.lower())
+    return r"[\s\-_]*".join(re.escape(p) for p in parts if p)
+
+
+@functools.cache
+def vocabulary() -> Vocabulary:
+    cat = catalog()
+    lex = cat.lexicon
+    tables = {
+        name: [(key, _any(patterns)) for key, patterns in getattr(lex, name).items()]
+        for name in (
+            "objectives",
+            "regions",
+            "user_areas",
+            "data_kinds",
+            "precisions",
+            "checkpointing",
+            "offload",
+        )
+    }
+    # symptom questions: each troubleshooting rule's triggers, in either language
+    tables["symptoms"] = [(rule.id, _any(rule.triggers.en + rule.triggers.zh)) for rule in cat.rules]
+    gpu_by_alias: dict[str, str] = {}
+    for gpu in cat.gpus.values():
+        for name in [gpu.id, *gpu.aliases]:
+            gpu_by_alias[name.lower()] = gpu.id
+    model_by_alias: dict[str, str] = {}
+    for spec in cat.models.values():
+        for name in [spec.id, spec.name, *spec.aliases]:
+            model_by_alias[name.lower()] = spec.id
+    # longest names first so "a100 pcie 80g" wins over "a100"
+    gpu_names = sorted(gpu_by_alias, key=len, reverse=True)
+    model_names = sorted(model_by_alias, key=len, reverse=True)
+    gpu_alias = re.compile(
+        r"(?:(?<=\d)|(?<![a-z0-9]))(?:nvidia\s*|英伟达\s*|geforce\s*|amd\s*|tesla\s*)?("
+        + "|".join(_alias_pattern(n) for n in gpu_names)
+        + r")(?:\s*s)?(?![a-z0-9])",
+        re.IGNORECASE,
+    )
+    model_alias = re.compile(
+        r"(?<![a-z0-9])(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)?("
+        + "|".join(_alias_pattern(n) for n in model_names)
+        + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9.])",
+        re.IGNORECASE,
+    )
+    families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
+    return Vocabulary(
+        methods=[(m, _any(p)) for m, p in lex.methods.items() if m != "infer_weak"],
+        weak_infer=_any(lex.methods.get("infer_weak", ["(?!x)x"])),
+        finetune=_any(lex.finetune),
+        explicit_full=_any(lex.explicit_full),
+        tables=tables,
+        users_context=_any(lex.users_context),
+        pure_bf16=_any(lex.pure_bf16),
+        help=_any(lex.help),
+        compare=_any(lex.compare),
+        unsupported=_any(lex.unsupported_hardware),
+        family=re.compile(rf"(?<![a-z0-9])(?:{families})[\w.\-]*", re.IGNORECASE),
+        family_size=re.compile(
+            rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
+            r"[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m|亿)?(?![a-z0-9]|\.\d)",
+            re.IGNORECASE,
+        ),
+        family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
+        instances=[(i, re.compile(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])", re.I)) for i in cat.instances],
+        stopwords=frozenset(lex.stopwords_en),
+        model_alias=model_alias,
+        gpu_alias=gpu_alias,
+        gpu_by_alias=gpu_by_alias,
+        model_by_alias=model_by_alias,
+    )
+
+
+def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Catalog) -> str | None:
+    """The catalog model of a family of about `size_b` (within 15%), the newest version first
+    ("qwen 14b" -> Qwen3 14B); with a version written ("qwen2 72b"), only that version's."""
+    wanted = normalize_name(version).lstrip("v")
+    candidates = []
+    for spec in cat.models.values():
+        key = normalize_name(spec.id)
+        prefix = next((normalize_name(p) for p in prefixes if key.startswith(normalize_name(p))), None)
+        if prefix is None or abs(spec.params_b - size_b) > 0.15 * size_b:
+            continue
+        rest = key[len(prefix) :]
+        if wanted and not rest.startswith(wanted):
+            continue
+        release = re.match(r"(\d+(?:\.\d+)?)", spec.id[len(prefix) :].lstrip("-_ v"))
+        newest = float(release.group(1)) if release and not wanted and float(release.group(1)) < size_b else 0.0
+        candidates.append((-newest, abs(spec.params_b - size_b), spec.id))
+    return min(candidates)[2] if candidates else None
+
+
+def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
+    """The catalog type of the same GPU with `gib` of memory: ("a100-80gb", 40) -> "a100-40gb"."""
+    gpu = cat.gpus[found_id]
+    if abs(gpu.memory_gib - gib) <= 0.1 * gib:
+        return found_id
+    base = re.sub(r"\s*\d+\s*gb.*$", "", gpu.name.lower()).replace("sxm4", "").replace("sxm", "").strip()
+    for other in cat.gpus.values():
+        name = other.name.lower()
+        if other.family == gpu.family and base in name and abs(other.memory_gib - gib) <= 0.1 * gib:
+            return other.id
+    return None
+
+
+def gpu_id(matched: str, voc: Vocabulary) -> str | None:
+    key = re.sub(r"[\s\-_]+", " ", matched.lower()).strip()
+    if key in voc.gpu_by_alias:
+        return voc.gpu_by_alias[key]
+    return catalog().find_gpu(matched).id if catalog().find_gpu(matched) else None
+
+
+def model_id(matched: str, voc: Vocabulary | None = None) -> str | None:
+    spec = catalog().find_model(matched)
+    return spec.id if spec else None
+
+
+def method_word(text: str) -> str | None:
+    """The method a word names ("QLoRA", "全参", "fine-tune" -> full), or None."""
+    lowered = text.lower()
+    voc = vocabulary()
+    found = [method for method, pattern in voc.methods if pattern.search(lowered)]
+    if found:
+        return found[0]
+    return "full" if voc.finetune.search(lowered) else None
+
+
+_MOVE_FROM = re.compile(r"(?:from|从|mov\w*|switch\w*|went|upgrad\w*|scal\w*|increas\w*|expand\w*|扩|升级|换)\W*$")
+_MOVE_TO = re.compile(
+    r"^[^.。!?！？\n]{0,40}?(?:\bto\b|->|→|=>|\binto\b|换成|改成|改为|变成|扩到|增加到|扩展到|升级到|到)"
+)
+
+
+_CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
+
+
+def owner(text: str, span: tuple[int, int]) -> int:
+    """+1 when the clause around `span` speaks of the user's own setup ("I have", "我这里"), -1 when
+    it quotes someone else's (a paper, a README, the official benchmark), else 0."""
+    from bot.intent import question_words
+
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, span[0])), default=0)
+    end_match = _CLAUSE_END.search(text, span[1])
+    clause = text[start : end_match.start() if end_match else len(text)]
+    words = question_words()
+    mine = any(p.search(clause) for p in words["first_person"])
+    theirs = any(p.search(clause) for p in words["reference"])
+    return int(mine) - int(theirs)
+
+
+def moves_to(text: str, first: tuple[int, int], second: tuple[int, int]) -> bool:
+    """True for "from <first> to <second>" ("moved from 1 node to 4 nodes", "从单机扩到4机")."""
+    if second[0] < first[1]:
+        return False
+    before = text[max(0, first[0] - 24) : first[0]]
+    return bool(_MOVE_FROM.search(before) and _MOVE_TO.search(text[first[1] : second[0]]))
+
+
+# --- the text being read ------------------------------------------------------------------------
+
+
+@functools.cache
+def _rx(pattern: str) -> re.Pattern:
+    """Each extractor pattern compiled once per process."""
+    return re.compile(pattern)
+
+
+class Scan:
+    """The lower-cased question; extractors blank what they consume (positions stay stable)."""
+
+    def __init__(self, text: str):
+        self.text = text.lower()
+        self.original = self.text
+        self.last_span = (0, 0)
+
+    def search(self, pattern: re.Pattern | str) -> re.Match | None:
+        return (_rx(pattern) if isinstance(pattern, str) else pattern).search(self.text)
+
+    def finditer(self, pattern: re.Pattern | str) -> list[re.Match]:
+        return list((_rx(pattern) if isinstance(pattern, str) else pattern).finditer(self.text))
+
+    def blank(self, start: int, end: int) -> None:
+        self.text = self.text[:start] + " " * (end - start) + self.text[end:]
+
+    def take(self, match: re.Match, group: int = 0) -> str:
+        start, end = match.span(group)
+        self.last_span = (start, end)
+        taken = self.text[start:end]
+        self.text = self.text[:start] + " " * (end - start) + self.text[end:]
+        return taken.strip()
+
+
+def _first_in(table: list[tuple[str, re.Pattern]], scan: Scan, consume: bool = True) -> tuple[str, str] | None:
+    for key, pattern in table:
+        match = scan.search(pattern)
+        if match:
+            return key, (scan.take(match) if consume else match.group(0))
+    return None
+
+
+# Cheap tests that let an extractor skip a question with none of its words (speed only).
+TRIGGERS = {
+    "budget": re.compile(r"[$¥￥]|美元|美金|usd|dollar|buck|人民币|rmb|cny|元|块|预算|budget|spend|cost"),
+    "schedule": re.compile(r"day|week|wk|month|hour|hr|天|周|星期|月|小时|期限|工期|时限|deadline|日"),
+    "batches": re.compile(r"batch|(?<![a-z])bs|批|mbs|gbs"),
+    "dataset": re.compile(
+        r"sample|example|instruction|conversation|dialog|pair|prompt|row|record|ticket|document|doc|question|article|条|样本|组|数据|"
+        r"tb|gb|\d\s*[tg](?![a-z])|epoch|轮|遍|corpus|语料|data"
+    ),
+    "gpu_memory": re.compile(r"\d\s*(?:g|gb|gib)(?![a-z])|显存|vram|memory"),
+    "training_options": re.compile(
+        r"fp|bf|int|bit|awq|gptq|gguf|q4|precision|精度|比特|zero|fsdp|ddp|deepspeed|"
+        r"megatron|nemo|accelerate|torchtune|factory|axolotl|unsloth|vllm|sglang|trt|"
+        r"tensorrt|tgi|ollama|lmdeploy|checkpoint|recomput|重计算|重算|检查点|offload|卸载|"
+        r"下放|(?<![a-z])tp|(?<![a-z])pp|parallel|并行|adam|sgd|adafactor|rank|秩|"
+        r"transformer engine|half|float"
+    ),
+}
+
+
+_REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
+
+
+class Reader:
+    """Runs the extractors over one question and collects fields, notes and errors."""
+
+    def __init__(self, text: str, cat: Catalog):
+        self.scan = Scan(text)
+        self.cat = cat
+        self.voc = vocabulary()
+        self.fields: dict[str, Any] = {}
+        self.words: dict[str, str] = {}  # field -> the words it was read from (to name them later)
+        self.spans: dict[str, tuple[int, int]] = {}  # field -> where those words stand
+        self.weak_fields: dict[str, tuple[Any, str]] = {}
+        self.option_spans: dict[str, list[tuple[int, int]]] = {"gpu": [], "model": [], "method": []}
+        self.notes: list[Note] = []
+        self.unknown: list[str] = []  # words gpuplan did not understand
+        self.set_aside: list[Note] = []  # second readings of a field that were not used
+        self.methods_named: list[str] = []
+        self.code_names: dict[str, list[str]] = {}
+        self.contradiction: Note | None = None
+
+    def set(self, name: str, value: Any, words: str) -> None:
+        """Record a reading. Of two different readings of one field the first written stands,
+        unless the other is the target of "from X to Y" or the user's own setup against one they
+        quote ("the paper used 8 A100, I have 4"); the one not used is named back."""
+        span = self.scan.last_span
+        if name in ("gpus", "nodes") and not 0 < value <= 200_000:
+            return  # "0 GPUs" or an unreadable count is not a count
+        if name not in self.fields or self.fields[name] == value:
+            self.fields.setdefault(name, value)
+            self.words.setdefault(name, words)
+            self.spans.setdefault(name, span)
+            return
+        old = (self.spans[name], self.fields[name], self.words[name])
+        new = (span, value, words)
+        first, second = sorted([old, new], key=lambda r: r[0])
+        text = self.scan.original
+        keep = (
+            second if moves_to(text, first[0], second[0]) or owner(text, second[0]) > owner(text, first[0]) else first
+        )
+        other = second if keep is first else first
+        self.fields[name], self.words[name], self.spans[name] = keep[1], keep[2], keep[0]
+        self.set_aside.append(Note(code="set_aside", params={"field": name, "used": keep[2], "other": other[2]}))
+
+    def weak(self, name: str, value: Any, words: str) -> None:
+        """A reading that stands only when nothing else reads the field ("my 4090": one card)."""
+        self.weak_fields.setdefault(name, (value, words))
+
+    def settle_weak(self) -> None:
+        for name, (value, words) in self.weak_fields.items():
+            if name not in self.fields:
+                self.fields[name], self.words[name] = value, words
+
+    def conflict(self, name: str, first: str, second: str) -> None:
+        """Two things named where one was expected: the first is used, the second set aside."""
+        self.set_aside.append(Note(code="set_aside", params={"field": name, "used": first, "other": second}))
+
+    # each extractor reads one kind of thing and blanks it -----------------------------------
+    def unsupported_hardware(self) -> None:
+        for match in self.scan.finditer(self.voc.unsupported):
+            words = self.scan.take(match)
+            self.notes.append(Note(code="unsupported_hardware", params={"value": words}))
+            self.unknown.append(words)
+
+    def instances(self) -> list[str]:
+        """Cloud instance types ("ml.g5.48xlarge", "2 x p4d.24xlarge", "a2-highgpu-8g", "colab"):
+        their GPU type and count, said back in a note."""
+        found: list[str] = []
+        for instance, pattern in self.voc.instances:
+            for match in self.scan.finditer(pattern):
+                per = int(match.group(1)) if instance.gpus == "count" else instance.gpus
+                times = _rx(NUM + r"\s*(?:x|×|\*)?\s*(?:ml\.)?$").search(self.scan.text[: match.start()])
+                count = int(count_value(times.group(1)) or 1) if times and times.group(1) not in ("a", "an") else 1
+                words = self.scan.take(match)
+                self.set("gpu", instance.gpu, words)
+                self.set("gpus", per * count, words)
+                if count > 1:
+                    self.set("nodes", count, words)
+                self.notes.append(
+                    Note(code="instance_read", params={"instance": words, "gpu": instance.gpu, "gpus": per * count})
+                )
+                found.append(instance.gpu)
+        return found
+
+    def gpus(self) -> list[str]:
+        """GPU types named, with the count and memory written around each: "8张H100", "8x A100",
+        "4张40G的A100", "A100 (40G)", "TITAN RTX 24GB *2", "3*8*A100", "2台8卡A800", "my dual 3090"."""
+        found: list[str] = []
+        for match in self.scan.finditer(self.voc.gpu_alias):
+            found_id = gpu_id(match.group(1), self.voc)
+            if found_id is None:
+                continue
+            words = match.group(0).strip()
+            memory, memory_span = self._gpu_memory_near(match)
+            if memory:
+                found_id = variant_with_memory(found_id, memory, self.cat) or found_id
+                if abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
+                    self.set("gpu_memory_gib", memory, words)  # a card with other memory than the catalog's
+            self.scan.take(match)
+            self.option_spans["gpu"].append(match.span())
+            self.set("gpu", found_id, words)
+            if memory_span:
+                self.scan.blank(*memory_span)
+            self._gpu_count(match.start(), match.end(), words, memory_span)
+            if found_id not in found:
+                found.append(found_id)
+        return found
+
+    _MEMORY_AFTER = (
+        r"^\s*(?:[-(（,，]|with|w/)?\s*(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-z])\s*(?:显存|vram|memory)?\s*[)）]?"
+    )
+    _MEMORY_BEFORE = (
+        r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
+    )
+
+    def _gpu_memory_near(self, match: re.Match) -> tuple[float | None, tuple[int, int] | None]:
+        """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100") a GPU name."""
+        after = _rx(self._MEMORY_AFTER).search(self.scan.text[match.end() : match.end() + 16])
+        if after:
+            return float(after.group(1)), (match.end() + after.start(), match.end() + after.end())
+        head = self.scan.text[max(0, match.start() - 14) : match.start()]
+        before = _rx(self._MEMORY_BEFORE).search(head)
+        if before:
+            offset = match.start() - len(head)
+            return float(before.group(1)), (offset + before.start(), offset + before.end())
+        return None, None
+
+    def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None) -> None:
+        """The count written before the GPU name (or after it: "24GB *2"), with nodes when given."""
+        head_end = memory_span[0] if memory_span and memory_span[0] < start else start
+        head = self.scan.text[:head_end]
+        tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
+        product = _rx(NUM + r"\s*[*x×]\s*" + NUM + r"\s*[*x×]?\s*$").search(head)
+        nodes_of = _rx(
+            NUM
+            + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with)?\s*"
+            + NUM
+            + r"\s*(?:x|×|张|块)?\s*$"
+        ).search(head)
+        before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:x|×|\*|张|块|台|个|-way)?\s*$").search(head)
+        after = _rx(r"^\s*(?:gpus?|cards?)?\s*[*x×]\s*(\d{1,5})(?![\d.])").search(self.scan.text[tail_start:])
+        if product or nodes_of:  # "3*8*A100", "two nodes of 8 H100", "2台8卡H100"
+            m = product or nodes_of
+            nodes, count = count_value(m.group(1)), count_value(m.group(3) if nodes_of and not product else m.group(2))
+            total = count if nodes_of and not product and m.group(2).startswith("机") else nodes * count
+            self.set("nodes", int(nodes), m.group(0).strip() + " " + words)
+            self.set("gpus", int(total), m.group(0).strip() + " " + words)
+            self.scan.blank(*m.span())
+        elif before and before.group(1) not in ("a", "an"):
+            count = count_value(before.group(1))
+            if count and count == int(count):
+                self.set("gpus", int(count), before.group(0).strip() + " " + words)
+                self.scan.blank(*before.span())
+        elif after:
+            self.set("gpus", int(after.group(1)), words + after.group(0))
+            self.scan.blank(tail_start + after.start(), tail_start + after.end())
+        elif _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|单张|一张|一块)$").search(head) or _rx(
+            r"^\s*(?:显卡|graphics card\b|card\b|gpu\b)"
+        ).search(self.scan.text[tail_start:]):
+            self.weak("gpus", 1, words)  # "on a single A6000", "my 4090", "titanxp显卡": one card
+
+    def models(self) -> list[str]:
+        found: list[str] = []
+        for match in self.scan.finditer(self.voc.model_alias):
+            found_id = model_id(match.group(1), self.voc)
+            if found_id and self._other_size_follows(match.end(), found_id):
+                continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
+            if found_id:
+                self.option_spans["model"].append(match.span())
+            if found_id and found_id not in found:
+                found.append(found_id)
+                self.words.setdefault("model", self.scan.take(match))
+            elif found_id:
+                self.scan.take(match)
+        return found
+
+    def names_in(self, code: str) -> dict[str, list[str]]:
+        """GPU types and catalog models named inside pasted artifacts (names only: in a log,
+        "GPU 0" counts nothing)."""
+        lowered = code.lower()
+        gpus = [gpu_id(m.group(1), self.voc) for m in self.voc.gpu_alias.finditer(lowered)]
+        models = [model_id(m.group(1), self.voc) for m in self.voc.model_alias.finditer(lowered)]
+        return {
+            "gpu": list(dict.fromkeys(g for g in gpus if g)),
+            "model": list(dict.fromkeys(m for m in models if m)),
+        }
+
+    def hub_id(self, prose: str) -> str | None:
+        """A Hugging Face id (`org/name`) written in the prose that the catalog does not know."""
+        from bot.hub import looks_like_repo_id
+
+        for match in _REPO_ID.finditer(prose):
+            if looks_like_repo_id(match.group(0)) and not self.cat.find_model(match.group(0)):
+                return match.group(0)
+        return None
+
+    def _other_size_follows(self, end: int, found_id: str) -> bool:
+        after = _rx(r"^[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])").search(self.scan.text[end : end + 12])
+        if not after:
+            return False
+        size = float(after.group(1)) / (1000 if after.group(2) == "m" else 1)
+        return abs(size - self.cat.models[found_id].params_b) > 0.2 * size
+
+    def family_models(self) -> list[str]:
+        """A family and a size the catalog has ("qwen 14b" -> a Qwen of 14B): that catalog model.
+        A bare number is a size from 6 up ("Yi-34", "mistral 7") and a version below ("llama 3")."""
+        found: list[str] = []
+        for match in self.scan.finditer(self.voc.family_size):
+            number, unit = float(match.group(3)), (match.group(4) or "").lower()
+            if not unit and number < 6:
+                continue
+            size = number / 1000 if unit == "m" else number / 10 if unit == "亿" else number
+            spec = family_model(self.voc.family_ids.get(match.group(1).lower(), ()), size, match.group(2), self.cat)
+            if spec and abs(self.cat.models[spec].params_b - size) > 0.05 * size:
+                self.notes.append(Note(code="model_read_as", params={"value": match.group(0).strip(), "model": spec}))
+            if spec and spec not in found:
+                found.append(spec)
+                self.option_spans["model"].append(match.span())
+                self.words.setdefault("model", self.scan.take(match))
+        return found
+
+    def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
+        """Family names that are not in the catalog: suggestions, and their size when written."""
+        for match in self.scan.finditer(self.voc.family):
+            name = match.group(0).strip("-_. ")
+            if len(name) < 3 or (name in ("gpt", "glm", "opt") and not re.search(r"\d", name)):
+                continue  # a bare family word names no model
+            size = re.search(r"(\d+(?:\.\d+)?)\s*b(?![a-z])", name)
+            self.scan.take(match)
+            self.notes.append(
+                Note(
+                    code="unknown_model_name",
+                    params={
+                        "value": name,
+                        "suggestions": suggest_models(name, self.cat),
+                        "size": float(size.group(1)) if size else None,
+                    },
+                )
+            )
+            if size:
+                sizes.append((float(size.group(1)), name))
+
+    def tokens(self) -> None:
+        pattern = NUM + r"\s*" + UNIT + r"\s*(?:training\s+)?(?:tokens?|个\s*token|词元|token)"
+        for match in self.scan.finditer(pattern):
+            try:
+                value = values.quantity(match.group(1) + (match.group(2) or ""))
+            except ValueError:
+                continue
+            self.set("train_tokens", value, self.scan.take(match))
+
+    def dataset(self) -> None:
+        if not TRIGGERS["dataset"].search(self.scan.text):
+            return
+        samples = (
+            NUM + r"\s*" + UNIT + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:samples?|examples?|"
+            r"instructions?|conversations?|dialogues?|pairs?|prompts?|rows|records|tickets?|documents?|docs|"
+            r"questions?|articles?|条(?:数据|样本|对话|指令|语料|工单)?|个样本|组(?:对话|数据)|对数据)"
+        )
+        for match in self.scan.finditer(samples):
+            try:
+                self.set(
+                    "samples", int(values.quantity(match.group(1) + (match.group(2) or ""))), self.scan.take(match)
+                )
+            except ValueError:
+                continue
+        size = (
+            r"(\d+(?:\.\d+)?)\s*(tb|gb|t|g)\s*(?:of\s+)?(?:raw\s+|training\s+)?(?:data|text|corpus|dataset|"
+            r"语料|数据|文本|训练数据)"
+        )
+        before = (
+            r"(?:data(?:set)?|corpus|语料|数据集?)\s*(?:is|of|about|around|约|大约|有|共)?\s*"
+            r"(\d+(?:\.\d+)?)\s*(tb|gb|t|g)"
+        )
+        for pattern in (size, before):
+            for match in self.scan.finditer(pattern):
+                scale = 1000.0 if match.group(2).startswith("t") else 1.0
+                self.set("dataset_gb", float(match.group(1)) * scale, self.scan.take(match))
+        for match in self.scan.finditer(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十]+)\s*(?:epochs?|轮|个\s*epoch|遍)"):
+            self.set("epochs", values.number(match.group(1)), self.scan.take(match))
+
+    def sequence(self) -> None:
+        label = (
+            r"(?:seq(?:uence)?(?:[ _-]?len(?:gth)?)?|context(?:[ _-]?(?:length|window|len))?|max(?:imum)?[ _]"
+            r"(?:seq(?:uence)?[ _])?len(?:gth)?|ctx|上下文(?:长度|窗口)?|序列长度|最大长度|文本长度|长度)"
+        )
+        value = r"(\d+(?:\.\d+)?\s*[km]?)"
+        patterns = (
+            label + r"\s*(?:of|=|:|is|为|是|到|达到)?\s*" + value + r"(?:\s*tokens?)?",
+            value + r"\s*(?:tokens?\s*)?(?:of\s+)?" + label,
+            # a bare "8k" is a context length only when it is one: a power of two (4k, 8k, 32k, 128k)
+            r"(?<![\d.$])((?:1|2|4|8|16|32|64|128|256|512)\s*k)(?![a-z0-9])"
+            r"(?!\s*(?:samples?|examples?|条|tokens?|steps?|\$|美元|usd))",
+            # "7B 100k", "Llama2 70B 32k": a length written right after a model size is its context
+            r"(?<=\db)[\s\-_]+(\d{1,4}\s*k)(?![a-z0-9])",
+            r"(\d{1,4}\s*k)\s*(?=models?\b|版本|版)",
+        )
+        for pattern in patterns:
+            for match in self.scan.finditer(pattern):
+                try:
+                    seq = values.length(match.group(1))
+                except ValueError:
+                    continue
+                if 16 <= seq <= 100_000_000:
+                    self.set("seq_len", seq, self.scan.take(match))
+
+    def counts(self) -> None:
+        """GPU and node counts: "2台8卡", "2机16卡", "two nodes of 8", "8 GPUs", "8张卡", "单卡"."""
+        nodes_of = (
+            NUM
+            + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with|each with|,)?\s*"
+            + NUM
+            + r"\s*(?:张|块)?\s*(?:卡|显卡|gpus?|cards?)(?:\s*each)?"
+        )
+        for match in self.scan.finditer(nodes_of):
+            nodes, count = count_value(match.group(1)), count_value(match.group(3))
+            # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per node
+            per_machine_total = match.group(2).startswith("机") and "each" not in match.group(0)
+            total = count if per_machine_total else nodes * count
+            words = self.scan.take(match)
+            self.set("nodes", int(nodes), words)
+            self.set("gpus", int(total), words)
+        across = NUM + r"\s*(?:gpus?|cards?|卡)\s*(?:across|over|on|in)\s*" + NUM + r"\s*(?:nodes?|servers?|machines?)"
+        for match in self.scan.finditer(across):
+            words = self.scan.take(match)
+            self.set("gpus", int(count_value(match.group(1))), words)
+            self.set("nodes", int(count_value(match.group(2))), words)
+        single = (
+            r"单卡|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|(?:a |one )?single (?:gpu|card)|one gpu|"
+            r"1 gpu(?![a-z])|a gpu(?![a-z])"
+        )
+        plain = NUM + r"\s*(?:x\s*)?(?:张|块|个)?\s*(?:gpus?|cards?|卡|显卡|graphics cards?)(?![a-z])"
+        for match in self.scan.finditer(plain):
+            if match.group(1) in ("a", "an"):
+                continue
+            count = count_value(match.group(1))
+            if count == int(count) and 0 <= count <= 100_000:
+                self.set("gpus", int(count), self.scan.take(match))
+        for match in self.scan.finditer(single):
+            self.set("gpus", 1, self.scan.take(match))
+        for match in self.scan.finditer(NUM + r"\s*(?:nodes?|台服务器|台机器|台|机器)(?![a-z])"):
+            if match.group(1) in ("a", "an"):
+                continue
+            self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
+
+    def gpu_memory(self) -> None:
+        """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"."""
+        if not TRIGGERS["gpu_memory"].search(self.scan.text):
+            return
+        single = r"(单卡|单张卡|单张显卡|一张卡|一块卡|(?:a|one|single) )"
+        patterns = (
+            (single + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True),
+            (
+                r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|only)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])",
+                False,
+            ),
+            (
+                NUM + r"?\s*(?:x|×|\*|张|块)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
+                r"(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
+                False,
+            ),
+        )
+        for pattern, one_gpu in patterns:
+            for match in self.scan.finditer(pattern):
+                gib = float(match.group(2))
+                if not 4 <= gib <= 512:
+                    continue
+                words = self.scan.take(match)
+                self.set("gpu_memory_gib", gib, words)
+                if one_gpu and match.group(1).strip():
+                    self.set("gpus", 1, words)
+                elif not one_gpu and match.group(1) and match.group(1).strip() not in ("a", "an"):
+                    self.set("gpus", int(count_value(match.group(1))), words)
+
+    def sizes(self) -> list[tuple[float, str]]:
+        pattern = (
+            r"(?<![a-z0-9_.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿|t(?=\s*(?:参数|params?|parameters?|model|模型)))"
+            r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?![a-z])"
+        )
+        found = []
+        for match in self.scan.finditer(pattern):
+            unit = match.group(2)
+            if unit == "t":
+                unit = "万亿"
+            try:
+                size = values.model_size_b(match.group(1) + unit)
+            except ValueError:
+                continue
+            self.option_spans["model"].append(match.span())
+            found.append((size, self.scan.take(match)))
+        return found
+
+    def batches(self) -> None:
+        if not TRIGGERS["batches"].search(self.scan.text):
+            return
+        number = r"(\d+)"
+        micro = (
+            r"(?:micro[- _]?batch(?:[- _]?size)?|per[- ]device (?:train )?batch(?: size)?|per[- ]gpu batch(?: size)?|"
+            r"每卡\s*(?:batch|批量|批大小)|mbs)\s*(?:of|=|:|is|为|是)?\s*" + number
+        )
+        glob = (
+            r"(?:global[- _]?batch(?:[- _]?size)?|total batch(?: size)?|全局\s*(?:batch|批量|批大小)|gbs)"
+            r"\s*(?:of|=|:|is|为|是)?\s*" + number
+        )
+        plain = r"(?:batch[- _]?size|batch|bs|批量大小|批量|批大小)\s*(?:of|=|:|is|为|是)?\s*" + number
+        for pattern, name in ((micro, "micro_batch"), (glob, "global_batch")):
+            for match in self.scan.finditer(pattern):
+                self.set(name, int(match.group(1)), self.scan.take(match))
+        for match in self.scan.finditer(plain):
+            value = int(match.group(1))
+            name = "micro_batch" if value <= 64 else "global_batch"
+            words = self.scan.take(match)
+            self.set(name, value, words)
+            self.notes.append(Note(code="batch_read_as", params={"words": words, "field": name, "value": value}))
+
+    def schedule(self) -> None:
+        if not TRIGGERS["schedule"].search(self.scan.text):
+            return
+        units = r"(days?|weeks?|wks?|months?|hours?|hrs?|天|周|星期|个星期|个月|月|小时|个小时|日)"
+        en = (
+            r"(?:in|within|under|less than|no more than|by|for|at most|deadline(?: of| is)?|in about)\s*"
+            + NUM
+            + r"\s*"
+            + units
+        )
+        zh = NUM + r"\s*" + units + r"\s*(?:内|以内|之内|完成|搞定|训完|跑完|结束)"
+        zh_before = r"(?:期限|工期|时限|deadline)\s*(?:是|为|:)?\s*" + NUM + r"\s*" + units
+        rent = r"(?:租|租用|包|用)[^。？?!！\n]{0,12}?" + NUM + r"\s*" + units  # "租8张H100两周": the time rented
+        for pattern in (en, zh, zh_before, rent):
+            for match in self.scan.finditer(pattern):
+                try:
+                    count = count_value(match.group(1))
+                    days = values.duration_days(f"{count}{match.group(2)}")
+                except ValueError:
+                    continue
+                self.set("deadline_days", days, self.scan.take(match))
+        for match in self.scan.finditer(r"(?:this|next|one|a|一个)\s*(week|month|周|月)(?:\s*内)?"):
+            words = self.scan.take(match)
+            self.set("deadline_days", 7.0 if match.group(1) in ("week", "周") else 30.0, words)
+
+    def budget(self) -> None:
+        if not TRIGGERS["budget"].search(self.scan.text):
+            return
+        money = (
+            r"(?:(?:预算|budget|spend|cost)\s{0,3})?(?:(?:of|is|为|是|有|:|about|around|under|up to|约|大约)\s{0,3})?"
+            r"((?:\$|usd\s*|¥|￥)\s*\d+(?:[.,]\d+)*\s*(?:k|m|万|千)?(?![a-z])"
+            r"|\d+(?:[.,]\d+)*\s*(?:k|m|万|千)?\s*(?:美元|美金|usd|dollars?|bucks|人民币|rmb|cny|元|块钱|块))"
+        )
+        for match in self.scan.finditer(money):
+            raw = match.group(1)
+            try:
+                usd, currency = values.money_usd(raw)
+            except ValueError:
+                continue
+            words = self.scan.take(match)
+            self.set("budget_usd", usd, words)
+            if currency != "USD":
+                self.notes.append(
+                    Note(
+                        code="currency_converted", params={"value": raw.strip(), "usd": usd, "rate": values.CNY_PER_USD}
+                    )
+                )
+
+    def training_options(self) -> None:
+        """Precision, ZeRO/FSDP/DeepSpeed, checkpointing, offload, TP/PP, optimizer, LoRA rank."""
+        if not TRIGGERS["training_options"].search(self.scan.text):
+            return
+        scan, voc = self.scan, self.voc
+        if scan.search(voc.pure_bf16):
+            self.set("precision_word", "bf16-pure", scan.take(scan.search(voc.pure_bf16)))
+        found = _first_in(voc.tables["precisions"], scan)
+        if found:
+            self.set("precision_word", found[0], found[1])
+        for match in scan.finditer(r"zero[- _]?(?:stage[- _]?)?([0-3])(?![0-9])|zero[- _]?([0-3])\b"):
+            stage = match.group(1) or match.group(2)
+            self.set("zero", int(stage), scan.take(match))
+        for match in scan.finditer(r"(?<![a-z])fsdp\d?(?![a-z])"):
+            self.set("zero", 3, scan.take(match))
+        for match in scan.finditer(r"(?<![a-z])ddp(?![a-z])"):
+            self.set("zero", 0, scan.take(match))
+        for match in scan.finditer(
+            r"deepspeed|megatron(?:-lm)?|nemo|accelerate|torchtune|llama-?factory|axolotl|"
+            r"unsloth|vllm|sglang|tensorrt-llm|trt-llm|tgi|ollama|lmdeploy"
+        ):
+            self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))  # left for method()
+        found = _first_in(voc.tables["checkpointing"], scan)
+        if found:
+            self.set("ckpt", found[0], found[1])
+        found = _first_in(voc.tables["offload"], scan)
+        if found:
+            self.set("offload", found[0], found[1])
+        for match in scan.finditer(
+            r"(?:(?<![a-z])tp|tensor[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|张量并行)\s*[=:]?\s*(\d+)"
+        ):
+            self.set("tp", int(match.group(1)), scan.take(match))
+        for match in scan.finditer(
+            r"(?:(?<![a-z])pp|pipeline[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|流水线并行)\s*[=:]?\s*(\d+)"
+        ):
+            self.set("pp", int(match.group(1)), scan.take(match))
+        optimizers = (
+            (r"paged[- _]?adamw?[- _]?(?:8[- _]?bit)?", "paged-adamw8bit"),
+            (r"8[- _]?bit adamw?|adamw?[- _]?8[- _]?bit", "adamw8bit"),
+            (r"adafactor", "adafactor"),
+            (r"(?<![a-z])sgd(?![a-z])", "sgd"),
+            (r"adamw?(?![a-z0-9])", "adamw"),
+        )
+        for pattern, name in optimizers:
+            match = scan.search(pattern)
+            if match:
+                self.set("optimizer", name, scan.take(match))
+                break
+        for match in scan.finditer(
+            r"(?:lora[- _]?)?(?:rank|r)\s*[=:]?\s*(\d+)(?![0-9])(?=\s|$|,|，)|秩\s*(?:为|是)?\s*(\d+)"
+        ):
+            self.set("lora_rank", int(match.group(1) or match.group(2)), scan.take(match))
+
+    def method(self, comparing: bool = False) -> None:
+        """The method named first (a word after "not"/"非"/"without" does not count); a serving
+        word that is only "run"/"跑" counts when nothing else is named; a bare "fine-tune" is full."""
+        scan, voc = self.scan, self.voc
+        mentions = self._method_mentions()
+        strong = [m for m in mentions if m[2] != "infer_weak"]
+        chosen = min(strong or mentions, default=None)
+        if chosen:
+            self.fields["method"] = "infer" if chosen[2] == "infer_weak" else chosen[2]
+            self.words["method"] = chosen[3]
+            self._contradiction(strong, chosen, comparing)
+            self.methods_named = list(dict.fromkeys(m[2] for m in strong))
+        else:
+            match = scan.search(voc.finetune)
+            if match:
+                self.fields["method"] = "full"
+                self.words["method"] = scan.take(match)
+                self.notes.append(Note(code="finetune_read_as_full", params={"words": self.words["method"]}))
+        for pattern in [p for _, p in voc.methods] + [voc.weak_infer, voc.finetune]:
+            for match in scan.finditer(pattern):
+                scan.take(match)
+
+    def _method_mentions(self) -> list[tuple[int, int, str, str]]:
+        """(position, lexicon order, method, words) of every method word not negated; a "lora"
+        inside a "qlora" is the QLoRA's."""
+        from bot.artifacts import vocabulary as artifact_words
+
+        negation = artifact_words().negation
+        found = []
+        for order, (method, pattern) in enumerate([*self.voc.methods, ("infer_weak", self.voc.weak_infer)]):
+            for match in self.scan.finditer(pattern):
+                if not negation.search(self.scan.original[max(0, match.start() - 12) : match.start()]):
+                    found.append((match.start(), order, method, match.group(0)))
+        qlora = [(m[0], m[0] + len(m[3])) for m in found if m[2] == "qlora"]
+        return sorted(m for m in found if not (m[2] == "lora" and any(a <= m[0] < b for a, b in qlora)))
+
+    def _contradiction(self, strong: list[tuple[int, int, str, str]], chosen: tuple, comparing: bool) -> None:
+        """ "QLoRA full fine-tune": the first is planned, the other named back."""
+        full = next((m for m in strong if m[2] == "full" and self.voc.explicit_full.search(m[3])), None)
+        adapter = next((m for m in strong if m[2] in ("lora", "qlora")), None)
+        if full and adapter and not comparing:
+            other = adapter if chosen[2] == "full" else full
+            self.contradiction = Note(code="method_contradiction", params={"used": chosen[3], "other": other[3]})
+
+    def context(self) -> None:
+        scan, voc = self.scan, self.voc
+        found = _first_in(voc.tables["objectives"], scan)
+        if found:
+            self.set("objective", found[0], found[1])
+        found = _first_in(voc.tables["data_kinds"], scan)
+        if found:
+            self.set("data", found[0], found[1])
+        if scan.search(voc.users_context):
+            found = _first_in(voc.tables["user_areas"], scan)
+            if found:
+                self.set("users", found[0], found[1])
+        found = _first_in(voc.tables["regions"], scan)
+        if found:
+            self.set("region", found[0], found[1])
+
+    def misspelt_model(self) -> None:
+        """A model-like word nothing read ("DeekSeep-R1"): the catalog model it is a misspelling
+        of when the letters are close and the numbers identical (said back), else suggestions."""
+        if "model" in self.fields:
+            return
+        for match in _rx(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+").finditer(self.scan.original):
+            word = match.group(0).strip(".-")
+            close = close_models(word, self.cat, n=3)
+            if close and close[0][1] >= 85 and close[0][2]:
+                spec = self.cat.models[close[0][0]]
+                size = self.fields.get("params_b")
+                if size and abs(size - spec.params_b) > 0.2 * size:
+                    continue  # the size written elsewhere is another model's
+                self.fields.pop("params_b", None)
+                self.fields["model"], self.words["model"] = spec.id, word
+                self.notes.append(Note(code="model_read_as", params={"value": word, "model": spec.id}))
+                return
+
+    def leftovers(self) -> None:
+        """Technical-looking words nothing read: tokens with digits or model-like names."""
+        for word in re.findall(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|\d+[a-z][a-z0-9.\-]*", self.scan.text):
+            word = word.strip(".-")
+            if word and word not in self.voc.stopwords and word not in self.unknown:
+                self.unknown.append(word)
+
+
+def precision_for(word: str, method: str | None) -> str | None:
+    """A precision word in the request's terms: serving keeps bf16/fp16/fp8/int8/int4; training
+    maps bf16 to bf16-mixed (pure bf16 when said), fp16 to fp16-mixed, fp8 to fp8-mixed."""
+    if method == "infer":
+        return {"bf16-pure": "bf16"}.get(word, word)
+    return {"bf16": "bf16-mixed", "bf16-pure": "bf16", "fp16": "fp16-mixed", "fp8": "fp8-mixed", "fp32": "fp32"}.get(
+        word
+    )
+
+
+def _digits(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
+def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> list[tuple[str, float, bool]]:
+    """Catalog models spelled like `value` ("DeekSeep-R1", "lama3-70b"): (id, score 0-100, whether
+    its numbers are exactly the ones written). Letters may be misspelt, sizes and versions not:
+    "llama-3-7b" is not "llama-3-70b"."""
+    from rapidfuzz import fuzz, process
+
+    key = normalize_name(value)
+    if len(key) < 4:
+        return []
+    hits = process.extract(key, list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=cutoff)
+    out: dict[str, tuple[str, float, bool]] = {}
+    for name, score, _ in hits:
+        model = cat.model_index[name]
+        if model not in out and set(_digits(key)) <= set(_digits(name)):
+            out[model] = (model, score, _digits(key) == _digits(name))
+    return sorted(out.values(), key=lambda m: -m[1])[:n]
+
+
+def suggest_models(value: str, cat: Catalog, n: int = 3) -> list[str]:
+    """Did-you-mean candidates for a model name the catalog does not know (numbers may differ:
+    "llama-3-7b" suggests Llama 3 8B)."""
+    from rapidfuzz import fuzz, process
+
+    hits = process.extract(
+        normalize_name(value), list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=50
+    )
+    return list(dict.fromkeys(cat.model_index[name] for name, _, _ in hits))[:n]
+
+
+def suggest_gpus(value: str, cat: Catalog, n: int = 3) -> list[str]:
+    """Did-you-mean candidates for a GPU name the catalog does not know."""
+    from rapidfuzz import fuzz, process
+
+    hits = process.extract(normalize_name(value), list(cat.gpu_index), scorer=fuzz.ratio, limit=n * 3, score_cutoff=50)
+    return list(dict.fromkeys(cat.gpu_index[name] for name, _, _ in hits))[:n]

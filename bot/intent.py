@@ -1,0 +1,283 @@
+"""What a question asks for, and which troubleshooting topics it raises.
+
+Intent is one of plan, troubleshoot, compare or other (help is decided by the parser). It is judged
+by a linear classifier trained on labelled real questions (train/train_classifier.py writes
+knowledge/classifier.npz; its cross-validated accuracy is in the file and the README). Its inputs
+are character n-grams of the question (1-4 characters inside words, so English and Chinese are
+read alike) plus features the rules read well: the troubleshooting rules' trigger phrases, the
+question words of knowledge/questions.yaml, what was pasted (an OOM message, an NCCL log, a
+command line) and what the parser found (a model, GPUs, two options compared). Topics are ranked
+by one-vs-rest classifiers on the same inputs, with the trigger phrases as a floor. Without the
+model file the rules alone decide, as they did before it existed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import yaml
+
+from bot import extract
+from bot.artifacts import Artifacts
+
+if TYPE_CHECKING:
+    from bot.parser import Parsed
+
+SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
+INTENTS = ("plan", "troubleshoot", "compare", "other")
+MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
+TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own trigger phrase
+TRIGGER_BONUS = 0.45  # a trigger phrase in the question adds this to its topic's probability
+
+
+@dataclass
+class Evidence:
+    """What intent is judged on: the whole message, its prose and code, and what was pasted."""
+
+    raw: str
+    prose: str
+    code: str
+    found: Artifacts
+
+
+@dataclass
+class Verdict:
+    intent: str
+    topics: list[str] = field(default_factory=list)
+    ask: str = "plan"
+    scores: dict[str, float] = field(default_factory=dict)  # intent probabilities, for tests and logs
+
+
+# --- the words ------------------------------------------------------------------------------------
+
+
+@functools.cache
+def question_words() -> dict[str, list[re.Pattern]]:
+    """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
+    text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    return {name: [re.compile(p, re.I) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS}
+
+
+@functools.cache
+def contrasts() -> dict[str, dict[str, re.Pattern]]:
+    """knowledge/questions.yaml `contrasts`, compiled: kind -> option -> pattern."""
+    text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)["contrasts"]
+    return {kind: {option: re.compile(p, re.I) for option, p in options.items()} for kind, options in data.items()}
+
+
+def contrasted(text: str) -> dict[str, int]:
+    """How many different options of each kind the text names (two or more: a comparison's sign)."""
+    out = {kind: sum(1 for p in options.values() if p.search(text)) for kind, options in contrasts().items()}
+    voc = extract.vocabulary()
+    out["gpu"] = len({extract.gpu_id(m.group(1), voc) for m in voc.gpu_alias.finditer(text.lower())} - {None})
+    return out
+
+
+def hits(section: str, text: str) -> int:
+    """How many of a section's patterns occur in the text."""
+    return sum(1 for pattern in question_words()[section] if pattern.search(text))
+
+
+@functools.lru_cache(maxsize=256)
+def triggered(text: str) -> list[str]:
+    """Rule ids whose trigger phrases occur in the text, in the order they first occur (memoised:
+    the features and the verdict both ask)."""
+    lowered = text.lower()
+    found = []
+    for rule_id, pattern in extract.vocabulary().tables["symptoms"]:
+        match = pattern.search(lowered)
+        if match:
+            found.append((match.start(), rule_id))
+    return [rule_id for _, rule_id in sorted(found)]
+
+
+# --- features ---------------------------------------------------------------------------------------
+
+
+def text_for_ngrams(ev: Evidence) -> str:
+    """The prose, then the start of the code: what the n-grams are counted over."""
+    prose = " ".join(ev.prose.lower().split())
+    code = " ".join(ev.code.lower().split())[:MAX_CODE_CHARS]
+    return prose + " | " + code if code else prose
+
+
+def ngrams(text: str) -> dict[str, int]:
+    """Character 1-4-grams inside whitespace-separated words padded with a space (scikit-learn's
+    `char_wb` analyser), counted."""
+    counts: dict[str, int] = {}
+    for word in text.split():
+        padded = f" {word} "
+        size = len(padded)
+        for n in range(1, 5):
+            for start in range(size - n + 1):
+                gram = padded[start : start + n]
+                if gram != " ":
+                    counts[gram] = counts.get(gram, 0) + 1
+    return counts
+
+
+def dense_names() -> list[str]:
+    rules = [rule_id for rule_id, _ in extract.vocabulary().tables["symptoms"]]
+    return (
+        [f"words:{s}" for s in SECTIONS]
+        + [f"trigger:{r}" for r in rules]
+        + ["pasted:oom", "pasted:nccl", "pasted:code", "pasted:launcher", "pasted:traceback"]
+        + ["read:model", "read:size", "read:gpu", "read:gpus", "read:method", "read:infer", "read:compare"]
+        + ["form:question_mark", "form:short", "form:long"]
+        + [f"contrast:{kind}" for kind in [*contrasts(), "gpu"]]
+    )
+
+
+def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
+    """The rule-read features, each in [0, 1], in `dense_names()` order."""
+    text = ev.raw
+    request = parsed.request
+    fired = set(triggered(text))  # cached for judge()
+    rules = [rule_id for rule_id, _ in extract.vocabulary().tables["symptoms"]]
+    values = [min(hits(s, text), 3) / 3 for s in SECTIONS]
+    values += [1.0 if r in fired else 0.0 for r in rules]
+    lowered_code = ev.code.lower()
+    values += [
+        float(ev.found.oom is not None or "out of memory" in lowered_code),
+        float(ev.found.nccl_timeout_s is not None or "nccl" in lowered_code),
+        float(bool(ev.code.strip())),
+        float(bool(ev.found.launchers)),
+        float(bool(re.search(r"traceback|error:|exception", lowered_code))),
+    ]
+    values += [
+        float(request.model is not None or parsed.hub_id is not None),
+        float(request.params_b is not None),
+        float(request.gpu is not None or request.gpu_memory_gib is not None),
+        float(request.gpus is not None or request.nodes is not None),
+        float(request.method is not None),
+        float(request.method == "infer"),
+        float(parsed.compare is not None),
+    ]
+    length = len(ev.prose.split())
+    values += [float("?" in text or "？" in text), float(length < 12), float(length > 80)]
+    named = contrasted(ev.prose + " " + ev.code[:MAX_CODE_CHARS])
+    values += [float(named[kind] >= 2) for kind in [*contrasts(), "gpu"]]
+    return np.array(values, dtype=np.float32)
+
+
+# --- the trained model -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Model:
+    index: dict[str, int]  # n-gram -> column
+    idf: np.ndarray
+    dense_names: list[str]
+    intents: list[str]
+    intent_w: np.ndarray  # (intents, features)
+    intent_b: np.ndarray
+    topics: list[str]
+    topic_w: np.ndarray  # (topics, features)
+    topic_b: np.ndarray
+    meta: dict[str, Any]
+
+    def vector(self, grams: dict[str, int], dense_values: np.ndarray) -> np.ndarray:
+        """tf-idf of the n-grams (1 + log tf, L2-normalised), then the dense features."""
+        x = np.zeros(len(self.idf), dtype=np.float32)
+        for gram, count in grams.items():
+            column = self.index.get(gram)
+            if column is not None:
+                x[column] = (1.0 + math.log(count)) * self.idf[column]
+        norm = float(np.linalg.norm(x))
+        if norm > 0:
+            x /= norm
+        return np.concatenate([x, dense_values])
+
+    def intent_probabilities(self, x: np.ndarray) -> dict[str, float]:
+        logits = self.intent_w @ x + self.intent_b
+        exp = np.exp(logits - logits.max())
+        return dict(zip(self.intents, (exp / exp.sum()).tolist(), strict=True))
+
+    def topic_probabilities(self, x: np.ndarray) -> dict[str, float]:
+        logits = self.topic_w @ x + self.topic_b
+        return dict(zip(self.topics, (1.0 / (1.0 + np.exp(-logits))).tolist(), strict=True))
+
+
+@functools.cache
+def model() -> Model | None:
+    """knowledge/classifier.npz, loaded once; None when it is absent or was trained on other features."""
+    path = resources.files("knowledge").joinpath("classifier.npz")
+    if not path.is_file():
+        return None
+    with path.open("rb") as fh, np.load(fh, allow_pickle=False) as data:
+        names = [str(n) for n in data["dense_names"]]
+        if names != dense_names():
+            return None  # features changed since training: retrain (train/train_classifier.py)
+        return Model(
+            index={str(g): i for i, g in enumerate(data["vocabulary"])},
+            idf=data["idf"].astype(np.float32),
+            dense_names=names,
+            intents=[str(c) for c in data["intents"]],
+            intent_w=data["intent_w"].astype(np.float32),
+            intent_b=data["intent_b"].astype(np.float32),
+            topics=[str(t) for t in data["topics"]],
+            topic_w=data["topic_w"].astype(np.float32),
+            topic_b=data["topic_b"].astype(np.float32),
+            meta=yaml.safe_load(str(data["meta"])),
+        )
+
+
+# --- the verdict -------------------------------------------------------------------------------------
+
+
+def judge(ev: Evidence, parsed: Parsed) -> Verdict:
+    """Intent, topics (most likely first) and what kind of plan is asked for."""
+    fired = triggered(ev.raw)
+    trained = model()
+    if trained is None:
+        intent, topics, scores = _rules(parsed, fired), fired, {}
+    else:
+        x = trained.vector(ngrams(text_for_ngrams(ev)), dense(ev, parsed))
+        scores = trained.intent_probabilities(x)
+        intent = max(scores, key=scores.get)
+        if parsed.compare and parsed.compare_direct:
+            intent = "compare"  # "A100 vs H100 for 13b": a comparison by its form
+        topics = _rank_topics(trained.topic_probabilities(x), fired, intent)
+    return Verdict(intent=intent, topics=topics, ask=_ask(ev.raw, parsed, intent), scores=scores)
+
+
+def _rules(parsed: Parsed, fired: list[str]) -> str:
+    if parsed.compare:
+        return "compare"
+    return "troubleshoot" if fired else "plan"
+
+
+def _rank_topics(probabilities: dict[str, float], fired: list[str], intent: str) -> list[str]:
+    """Topics by probability, a trigger phrase adding to its own; a troubleshooting or comparison
+    question always gets its most likely topic, other questions only topics they name."""
+    score = {t: p + (TRIGGER_BONUS if t in fired else 0.0) for t, p in probabilities.items()}
+    score.update({t: TRIGGER_BONUS for t in fired if t not in score})
+    ranked = sorted(score, key=lambda t: -score[t])
+    floor = TOPIC_FLOOR if intent in ("troubleshoot", "compare") else TOPIC_FLOOR + 0.3
+    chosen = [t for t in ranked if score[t] >= floor or (t in fired and score[t] >= TOPIC_FLOOR)]
+    if not chosen and intent == "troubleshoot" and ranked:
+        chosen = ranked[:1]
+    return chosen[:3]
+
+
+def _ask(text: str, parsed: Parsed, intent: str) -> str:
+    """ "What is the largest model we could train on 32 L40S" and "how much do 8 H100 cost for
+    two weeks" are plans of their own kind: rules read them well (a size is absent, GPUs are named)."""
+    request = parsed.request
+    has_model = request.model or request.params_b or parsed.hub_id
+    has_gpus = request.gpu or request.gpu_memory_gib or request.gpus
+    if intent != "plan" or has_model or not has_gpus:
+        return "plan"
+    if hits("largest", text):
+        return "largest"
+    if hits("price", text) or (request.deadline_days and re.search(r"how much|多少钱|多少费用", text, re.I)):
+        return "price"
+    return "plan"

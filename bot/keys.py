@@ -1,0 +1,174 @@
+"""gpuplan's own `key=value` settings, each declared once: the Request fields it sets, how its
+value is read, an example that works, and the other spellings it accepts.
+
+A `key=value` token is a setting only when its key is one of these and it is written the way the
+help shows it (`seq=4k`, no spaces, in the prose of the question). Any other `name=value`, a
+`--flag`, JSON or YAML is part of a pasted artifact and is read by bot/artifacts.py instead, so
+`prefetch_factor=2` or `SeqNum=458` never stops a question. A setting with a value that does not
+read is an error that names the key and shows the example.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot import values
+from estimator.schema import AREAS, CKPTS, DATA_KINDS, METHODS, OBJECTIVES, OFFLOADS, OPTIMIZERS, REGIONS, Note
+from knowledge import Catalog
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    fields: tuple[str, ...]  # the Request fields it sets (and so overrides in the text)
+    read: Callable[[str, Catalog], dict[str, Any]]  # value -> {field: value}; raises ValueError
+    example: str
+    aliases: tuple[str, ...] = ()
+
+
+def _enum(allowed: tuple[str, ...], field_name: str, fold: Callable[[str], str] = str.lower):
+    def read(raw: str, cat: Catalog) -> dict[str, Any]:
+        value = fold(raw)
+        if value not in allowed:
+            raise ValueError(raw)
+        return {field_name: value}
+
+    return read
+
+
+def _integer(field_name: str):
+    def read(raw: str, cat: Catalog) -> dict[str, Any]:
+        number = values.number(raw)
+        if number != int(number):
+            raise ValueError(raw)
+        return {field_name: int(number)}
+
+    return read
+
+
+def _with(field_name: str, reader: Callable[[str], Any]):
+    return lambda raw, cat: {field_name: reader(raw)}
+
+
+def _method(raw: str, cat: Catalog) -> dict[str, Any]:
+    from bot.extract import method_word  # the lexicon's method words, shared with the prose reader
+
+    method = raw.lower() if raw.lower() in METHODS else method_word(raw)
+    if method is None:
+        raise ValueError(raw)
+    return {"method": method}
+
+
+def _zero(raw: str, cat: Catalog) -> dict[str, Any]:
+    return {"zero": 3} if raw.lower() == "fsdp" else _integer("zero")(raw, cat)
+
+
+def _fabric(raw: str, cat: Catalog) -> dict[str, Any]:
+    if raw.lower() not in cat.fabrics:
+        raise ValueError(raw)
+    return {"fabric": raw.lower()}
+
+
+def _budget(raw: str, cat: Catalog) -> dict[str, Any]:
+    usd, currency = values.money_usd(raw)
+    return {"budget_usd": usd, "_currency": currency}
+
+
+KEYS: tuple[Key, ...] = (
+    Key("model", ("model", "params_b"), lambda raw, cat: {"_model": raw}, "model=llama-3-70b, model=70b"),
+    Key("method", ("method",), _method, "method=lora"),
+    Key("seq", ("seq_len",), _with("seq_len", values.length), "seq=4k", ("context",)),
+    Key("mbs", ("micro_batch",), _integer("micro_batch"), "mbs=2"),
+    Key("gbs", ("global_batch",), _integer("global_batch"), "gbs=512"),
+    Key("tokens", ("train_tokens",), _with("train_tokens", values.quantity), "tokens=2T"),
+    Key("samples", ("samples",), _with("samples", lambda raw: int(values.quantity(raw))), "samples=50k"),
+    Key("epochs", ("epochs",), _with("epochs", values.number), "epochs=3"),
+    Key(
+        "dataset_gb",
+        ("dataset_gb",),
+        _with("dataset_gb", lambda raw: values.number(raw.lower().removesuffix("gb"))),
+        "dataset_gb=200",
+    ),
+    Key("gpu", ("gpu",), lambda raw, cat: {"_gpu": raw}, "gpu=h100"),
+    Key("gpus", ("gpus",), _integer("gpus"), "gpus=16", ("gpu_count", "n_gpus")),
+    Key("nodes", ("nodes",), _integer("nodes"), "nodes=2"),
+    Key("zero", ("zero",), _zero, "zero=3"),
+    Key("offload", ("offload",), _enum(OFFLOADS, "offload"), "offload=cpu"),
+    Key("tp", ("tp",), _integer("tp"), "tp=8"),
+    Key("pp", ("pp",), _integer("pp"), "pp=4"),
+    Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
+    Key("precision", ("precision",), lambda raw, cat: {"precision": raw.lower()}, "precision=bf16-mixed"),
+    Key(
+        "optim",
+        ("optimizer",),
+        _enum(OPTIMIZERS, "optimizer", lambda r: r.lower().replace("_", "-")),
+        "optim=adamw8bit",
+    ),
+    Key("lora_r", ("lora_rank",), _integer("lora_rank"), "lora_r=16"),
+    Key("mfu", ("mfu",), _with("mfu", values.ratio), "mfu=0.4"),
+    Key("deadline", ("deadline_days",), _with("deadline_days", values.duration_days), "deadline=14d"),
+    Key("budget", ("budget_usd",), _budget, "budget=$50k"),
+    Key("region", ("region",), _enum(REGIONS, "region"), "region=sg"),
+    Key("objective", ("objective",), _enum(OBJECTIVES, "objective"), "objective=fastest", ("goal",)),
+    Key("fabric", ("fabric",), _fabric, "fabric=ib-hdr200", ("network",)),
+    Key("data", ("data",), _enum(DATA_KINDS, "data"), "data=tokens"),
+    Key("users", ("users",), _enum(AREAS, "users"), "users=sea"),
+    Key(
+        "gpu_mem",
+        ("gpu_memory_gib",),
+        _with("gpu_memory_gib", lambda raw: values.number(re.sub(r"(?i)gi?b?$", "", raw))),
+        "gpu_mem=48",
+        ("gpu_memory", "vram"),
+    ),
+    Key("lang", (), _enum(("en", "zh"), "_lang"), "lang=zh"),
+)
+BY_NAME: dict[str, Key] = {name: key for key in KEYS for name in (key.name, *key.aliases)}
+NAMES = frozenset(BY_NAME)
+
+# A setting token: a known key, '=', a value without spaces, quotes or brackets, standing alone
+# (not part of `--gpus=8`, `x.model=...` or `"seq": ...`).
+TOKEN = re.compile(
+    r"(?<![\w\-./\"'])(" + "|".join(sorted(map(re.escape, NAMES), key=len, reverse=True)) + r")"
+    r"=([^\s=,;，；()\[\]{}\"'`]+)(?=[\s,;，；。]|$)"
+)  # case-sensitive: `GPU=2, BS=256` in a pasted config is the config's, not gpuplan's
+
+
+_FENCED = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.S)
+_CONTINUES = re.compile(r"[(\[{,\\]\s*$")
+
+
+def find(text: str) -> list[re.Match]:
+    """The setting tokens of a message: on its own lines, not inside code (fenced or inline), not
+    on an indented line or one that continues a call or command (`    model=MODEL_PATH,`)."""
+    fenced = [m.span() for m in _FENCED.finditer(text)]
+    found, position, previous = [], 0, ""
+    for line in text.split("\n"):
+        indented = line.startswith(("\t", "    "))  # a code block or the body of a call
+        if line.strip() and not indented and not _CONTINUES.search(previous):
+            for match in TOKEN.finditer(text, position, position + len(line)):
+                if not any(a <= match.start() < b for a, b in fenced):
+                    found.append(match)
+        if line.strip():
+            previous = line
+        position += len(line) + 1
+    return found
+
+
+def apply(token_key: str, raw: str, cat: Catalog) -> tuple[Key, dict[str, Any] | None, Note | None]:
+    """Read one setting: (its Key, the fields it sets, or an error note naming key and value)."""
+    key = BY_NAME[token_key]
+    try:
+        return key, key.read(raw, cat), None
+    except (ValueError, OverflowError):
+        return key, None, Note(code="bad_value", params={"key": key.name, "value": raw, "example": key.example})
+
+
+def close_key(name: str) -> str | None:
+    """A gpuplan key that `name` is probably a misspelling of (`sqe` -> `seq`), for a hint."""
+    import difflib
+
+    close = difflib.get_close_matches(name.lower(), sorted(NAMES), n=1, cutoff=0.75)
+    return BY_NAME[close[0]].name if close else None

@@ -1,0 +1,40 @@
+"""A GPU named only by its memory ("单卡48G", "a 24GB card", the capacity an OOM message states):
+a GPU of exactly that memory, with the speed, links and price of the catalog type it most
+resembles, so the plan answers for the card the user has rather than for one they did not name."""
+
+from __future__ import annotations
+
+import math
+
+from knowledge import GPU, Catalog
+
+
+def in_class(gpu: GPU, gib: float) -> bool:
+    """Marketed GB against reported GiB and ECC reserve: the estimator's own tolerance."""
+    return 0.85 * gib <= gpu.memory_gib <= 1.1 * gib
+
+
+def stocked_with_memory(cat: Catalog, gib: float, region: str | None = None) -> list[GPU]:
+    """The GPU types in stock whose memory is about `gib`."""
+    return [g for g in cat.gpus.values() if in_class(g, gib) and cat.stock(g.id, region)[0] > 0]
+
+
+def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tuple[GPU, str]:
+    """(the made-up GPU, the id of the catalog type it is modelled on). The model is the cheapest
+    stocked type within 15% of that memory, else any catalog type that close, else the nearest."""
+    close = [g for g in cat.gpus.values() if abs(math.log(g.memory_gib / gib)) <= math.log(1.15)]
+    stocked = [g for g in close if cat.stock(g.id, region)[0] > 0]
+    pool = stocked or close or [min(cat.gpus.values(), key=lambda g: abs(math.log(g.memory_gib / gib)))]
+    like = min(pool, key=lambda g: (g.price_usd_per_hour, g.id))
+    size = f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
+    made = like.model_copy(
+        update={
+            "id": f"gpu-{size}gb",
+            "name": f"{size} GB GPU (figures of {like.name})",
+            "aliases": [],
+            "memory_gib": float(gib),
+            "mig_profiles": [],
+            "source": f"a GPU given by its memory only; speed, links and price of {like.name}",
+        }
+    )
+    return made, like.id

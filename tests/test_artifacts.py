@@ -1,0 +1,210 @@
+"""What people paste, read back: launcher lines, training and serving arguments, DeepSpeed JSON,
+FSDP settings, nvidia-smi tables, CUDA OOM messages and NCCL errors, each inside an English and a
+Chinese question. Every case names the Request fields it must yield; `read` checks that the
+answer says what was taken from the paste, `observed` what a log states."""
+
+import pytest
+
+from bot import artifacts
+from bot.jsonout import plan_json
+from bot.parser import parse
+from bot.pipeline import answer
+
+TORCHRUN = "torchrun --nnodes 2 --nproc_per_node 8 --rdzv_endpoint=10.0.0.1:29500 train.py"
+DEEPSPEED = "deepspeed --num_nodes 2 --num_gpus 8 train.py --deepspeed ds_z3_offload.json"
+DEEPSPEED_INCLUDE = "deepspeed --include localhost:0,1,2,3 train.py"
+ACCELERATE = "accelerate launch --num_processes 4 --mixed_precision bf16 train.py"
+VISIBLE = "CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py"
+LLAMAFACTORY = """```yaml
+model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+stage: sft
+finetuning_type: lora
+lora_rank: 64
+quantization_bit: 4
+cutoff_len: 8192
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+```"""
+HF_ARGS = (
+    "python train.py --model_name_or_path meta-llama/Meta-Llama-3-8B --per_device_train_batch_size 8 "
+    "--gradient_accumulation_steps 4 --gradient_checkpointing --bf16 --max_seq_length 4096"
+)
+AXOLOTL = """```yaml
+base_model: mistralai/Mistral-7B-v0.1
+adapter: qlora
+load_in_4bit: true
+sequence_len: 4096
+micro_batch_size: 2
+gradient_checkpointing: true
+```"""
+TORCHTUNE = """```yaml
+batch_size: 4
+enable_activation_checkpointing: True
+dtype: bf16
+```"""
+SWIFT = "swift sft --model Qwen/Qwen2.5-14B-Instruct --train_type lora --lora_rank 8 --max_length 4096"
+DS_JSON = """```json
+{"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": true},
+ "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}}}
+```"""
+DS_JSON_TRUNCATED = """```
+  "zero_optimization": {
+    "stage": 2,
+    "offload_optimizer": {
+      "device": "cpu",
+```"""
+FSDP_ACCELERATE = """```yaml
+distributed_type: FSDP
+fsdp_config:
+  fsdp_sharding_strategy: FULL_SHARD
+  fsdp_offload_params: true
+num_machines: 2
+num_processes: 16
+```"""
+HF_FSDP = 'torchrun --nproc_per_node 8 train.py --fsdp "full_shard auto_wrap" --gradient_checkpointing'
+VLLM = (
+    "vllm serve Qwen/Qwen2.5-32B-Instruct --tensor-parallel-size 4 --max-model-len 32768 "
+    "--gpu-memory-utilization 0.9 --max-num-seqs 64"
+)
+SMI = """```
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-------------------------------+----------------------+----------------------+
+|   0  NVIDIA A100-SXM4-40GB  On  | 00000000:07:00.0 Off |                    0 |
+| N/A   32C    P0    61W / 400W |      4MiB / 40960MiB |      0%      Default |
+|   1  NVIDIA A100-SXM4-40GB  On  | 00000000:0B:00.0 Off |                    0 |
+| N/A   30C    P0    58W / 400W |      4MiB / 40960MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+```"""
+SMI_LIST = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)"
+OOM_NEW = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.83 GiB. "
+    "GPU 0 has a total capacity of 79.33 GiB of which 10.31 GiB is free."
+)
+OOM_OLD = (
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 14.75 GiB total "
+    "capacity; 13.50 GiB already allocated; 18.81 MiB free; 13.71 GiB reserved in total by PyTorch)"
+)
+NCCL = (
+    "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=458, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600057 milliseconds"
+)
+
+# (pasted artifact, fields it must yield)
+CASES = [
+    (TORCHRUN, dict(gpus=16, nodes=2)),
+    (DEEPSPEED, dict(gpus=16, nodes=2, zero=3)),
+    (DEEPSPEED_INCLUDE, dict(gpus=4)),
+    (ACCELERATE, dict(gpus=4, precision="bf16-mixed")),
+    (VISIBLE, dict(gpus=4)),
+    (
+        LLAMAFACTORY,
+        dict(model="qwen2.5-7b", method="qlora", lora_rank=64, seq_len=8192, micro_batch=2, precision="bf16-mixed"),
+    ),
+    (HF_ARGS, dict(model="llama-3-8b", micro_batch=8, ckpt="full", precision="bf16-mixed", seq_len=4096)),
+    (AXOLOTL, dict(model="mistral-7b", method="qlora", seq_len=4096, micro_batch=2, ckpt="full")),
+    (TORCHTUNE, dict(micro_batch=4, ckpt="full")),
+    (SWIFT, dict(model="qwen2.5-14b", method="lora", lora_rank=8, seq_len=4096)),
+    (DS_JSON, dict(zero=3, offload="cpu-all", micro_batch=2, precision="bf16-mixed")),
+    (DS_JSON_TRUNCATED, dict(zero=2, offload="cpu")),
+    (FSDP_ACCELERATE, dict(zero=3, offload="cpu-all", gpus=16, nodes=2)),
+    (HF_FSDP, dict(zero=3, gpus=8, ckpt="full")),
+    (VLLM, dict(model="qwen2.5-32b", method="infer", tp=4, gpus=4, seq_len=32768, micro_batch=64)),
+    (SMI, dict(gpu="a100-40gb", gpus=2)),
+    (SMI_LIST, dict(gpu="h100-80gb", gpus=2)),
+    (OOM_NEW, dict(gpu_memory_gib=79.33)),
+]
+WRAPS = {
+    "en": "Getting OOM with this setup, what do I need?\n{artifact}",
+    "zh": "用下面的配置训练爆显存了，需要什么配置？\n{artifact}",
+}
+
+
+def _cases():
+    for i, (artifact, fields) in enumerate(CASES):
+        for lang, wrap in WRAPS.items():
+            yield pytest.param(wrap.format(artifact=artifact), fields, id=f"{lang}-{i}")
+
+
+@pytest.mark.parametrize("question, fields", list(_cases()))
+def test_artifact_is_read(question, fields):
+    parsed = parse(question)
+    assert not parsed.errors, parsed.errors
+    got = parsed.request.model_dump()
+    for name, value in fields.items():
+        expected = pytest.approx(value) if isinstance(value, float) else value
+        assert got[name] == expected, f"{name}: {got[name]!r} != {value!r}"
+    assert parsed.read, "the answer must say what it took from the paste"
+
+
+@pytest.mark.parametrize("lang, wrap", WRAPS.items())
+def test_oom_message_capacity_and_request_are_used_and_said(lang, wrap):
+    plan = answer(wrap.format(artifact="qwen2.5-72b full on 8 A800. " + OOM_NEW))
+    assert plan.observed["oom"]["capacity_gib"] == pytest.approx(79.33)
+    assert plan.observed["oom"]["requested_gib"] == pytest.approx(16.83)
+    data = plan_json(plan)
+    oom = next(d for d in data["diagnoses"] if d["topic"] == "oom_large_model")
+    assert "79.3" in oom["answer"] and "16.8" in oom["answer"] and "6.5" in oom["answer"]  # 16.83 - 10.31
+
+
+def test_old_style_oom_message_in_mib():
+    parsed = parse("7b lora on colab " + OOM_OLD)
+    assert parsed.observed["oom"]["capacity_gib"] == pytest.approx(14.75)
+    assert parsed.observed["oom"]["requested_gib"] == pytest.approx(20 / 1024)
+    assert "oom_large_model" in parsed.topics
+
+
+@pytest.mark.parametrize("wrap", ["training hangs after a while:\n{}", "多机训练卡住然后报错：\n{}"])
+def test_nccl_watchdog_is_a_timeout_diagnosis(wrap):
+    parsed = parse(wrap.format(NCCL))
+    assert parsed.intent == "troubleshoot" and parsed.topics[0] == "nccl_timeout"
+    assert parsed.observed["nccl_timeout_s"] == pytest.approx(600.057)
+    assert not parsed.errors  # SeqNum=458, Timeout(ms)=600000 are the log's, not settings
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# --quantization_bit 4\nqwen 7b lora on 2 3090",
+        "注释掉了--quantization_bit 4，qwen 7b lora，两张3090",
+        "qwen 7b lora without --gradient_checkpointing on 2 3090",
+    ],
+)
+def test_a_setting_said_not_to_be_used_is_not_read(text):
+    parsed = parse(text)
+    assert parsed.request.method == "lora" and parsed.request.ckpt is None
+
+
+def test_the_text_wins_over_the_paste_and_says_so():
+    parsed = parse("8卡 A100-40G 可以做34B模型sft吗？\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\ndeepspeed main.py")
+    assert parsed.request.gpus == 8
+    assert "artifact_set_aside" in [n.code for n in parsed.notes]
+
+
+@pytest.mark.parametrize(
+    "line, code",
+    [
+        ("torchrun --nproc_per_node 8 train.py", True),
+        ("--per_device_train_batch_size 4 \\", True),
+        ("cutoff_len: 1024", True),
+        ('"zero_optimization": {', True),
+        ("[rank0]: Watchdog caught collective operation timeout", True),
+        ("|   0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |", True),
+        ("How many GPUs do I need for a 70b full fine-tune?", False),
+        ("我们想用QLoRA微调一个33B的模型，单卡48G够吗？", False),
+        ("--max_len 512 \\   # 另一台机器是 1", True),
+    ],
+)
+def test_code_lines_are_told_from_prose(line, code):
+    assert bool(artifacts.find_code(line)) == code
+
+
+def test_a_one_line_command_followed_by_words_keeps_the_words():
+    parsed = parse(
+        "accelerate launch --num_processes 4 --mixed_precision bf16 train.py "
+        "--per_device_train_batch_size 4 --gradient_checkpointing OOM on 13b"
+    )
+    r = parsed.request
+    assert (r.gpus, r.params_b, r.micro_batch, r.ckpt) == (4, 13, 4, "full")
+    assert parsed.topics[0] == "oom_large_model"
