@@ -45,6 +45,8 @@ class Collected:
 
 def to_request(found: Artifacts, reader: Reader, cat: Catalog, method: str | None) -> tuple[dict[str, Any], list[Note]]:
     """(Request fields, `read` notes) from the artifacts of one message."""
+    if not (found.readings or found.launchers or found.smi_gpus or found.oom or reader.code_names):
+        return {}, []
     got = Collected(found)
     method = method or _method(got)
     _counts(got, found, cat)

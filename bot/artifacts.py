@@ -37,6 +37,7 @@ class Vocabulary:
     by_name: dict[str, Setting]  # folded name (maybe dotted) -> setting
     launchers: list[tuple[str, re.Pattern]]
     negation: re.Pattern  # matched against the words right before a setting
+    any_launcher: re.Pattern  # every launcher at once: is this line a command?
 
 
 def fold(name: str) -> str:
@@ -62,7 +63,13 @@ def vocabulary() -> Vocabulary:
         for tool, patterns in data["launchers"].items()
     ]
     negation = re.compile(r"(?:" + "|".join(data["negations"]) + r")[\s:：,，]*$", re.I)
-    return Vocabulary(by_name=by_name, launchers=launchers, negation=negation)
+    any_launcher = re.compile(
+        r"^\s*(?:[$!>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:"
+        + "|".join(p for patterns in data["launchers"].values() for p in patterns)
+        + ")",
+        re.I,
+    )
+    return Vocabulary(by_name=by_name, launchers=launchers, negation=negation, any_launcher=any_launcher)
 
 
 def lookup(qualified: str, voc: Vocabulary) -> Setting | None:
@@ -109,7 +116,7 @@ def _is_code_line(line: str, voc: Vocabulary) -> bool:
         return False
     if stripped.endswith("\\") or len(_FLAG.findall(line)) >= 2:
         return True
-    if any(pattern.match(line) for _, pattern in voc.launchers):
+    if voc.any_launcher.match(line):
         return True
     if _CJK.search(line):  # Chinese text is prose unless it starts like a command (`--max_len 512 # 另一台`)
         return bool(re.match(r"^\s*(?:--?[A-Za-z]|[|+]-)", line))
@@ -308,9 +315,15 @@ class Artifacts:
     oom: OomReport | None = None
     nccl_timeout_s: float | None = None
     smi_gpus: list[tuple[str, float | None]] = field(default_factory=list)  # (name, memory GiB) per row
+    _first: dict[str, Reading] | None = field(default=None, repr=False)
 
     def first(self, name: str) -> Reading | None:
-        return next((r for r in self.readings if r.field == name), None)
+        """The first reading of a field (an index, built once the readings are complete)."""
+        if self._first is None:
+            self._first = {}
+            for reading in self.readings:
+                self._first.setdefault(reading.field, reading)
+        return self._first.get(name)
 
 
 _TRUE = {"true", "1", "yes", "y", "on", "enable", "enabled"}
@@ -395,7 +408,7 @@ def read(text: str, code: str) -> Artifacts:
     """Everything the artifacts in `code` say; `text` is the whole message (for `requires`)."""
     voc = vocabulary()
     found = Artifacts()
-    for pair in pairs(code):
+    for pair in pairs(code) if code.strip() else ():
         setting = lookup(pair.name, voc)
         if setting is None or (setting.requires and not setting.requires.search(text)):
             continue
@@ -404,10 +417,12 @@ def read(text: str, code: str) -> Artifacts:
         value = read_value(setting, pair.value)
         if value is not None:
             found.readings.append(Reading(setting.field, value, pair.words))
-    found.launchers = [tool for tool, pattern in voc.launchers if any(pattern.match(line) for line in code.split("\n"))]
-    found.oom = read_oom(text)
+    if code.strip():
+        lines = [line for line in code.split("\n") if line.strip()]
+        found.launchers = [tool for tool, pattern in voc.launchers if any(pattern.match(line) for line in lines)]
+        found.smi_gpus = read_nvidia_smi(code)
+    found.oom = read_oom(text) if "allocate" in text or "total_gpu_memory" in text else None
     found.nccl_timeout_s = read_nccl_timeout(text)
-    found.smi_gpus = read_nvidia_smi(code)
     return found
 
 

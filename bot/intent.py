@@ -14,8 +14,8 @@ model file the rules alone decide, as they did before it existed.
 from __future__ import annotations
 
 import functools
-import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -62,7 +62,27 @@ def question_words() -> dict[str, list[re.Pattern]]:
     """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
     text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
-    return {name: [re.compile(p, re.I) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS}
+    return {name: [re.compile(p) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS}
+
+
+@functools.cache
+def _sections_present() -> re.Pattern:
+    """One alternation over every section, a named group each: one pass says which sections occur
+    (most questions touch few), and only those are counted pattern by pattern."""
+    groups = ("(?P<{}>{})".format(n, "|".join(f"(?:{p.pattern})" for p in ps)) for n, ps in question_words().items())
+    return re.compile("|".join(groups))
+
+
+@functools.lru_cache(maxsize=256)
+def sections_in(text: str) -> frozenset[str]:
+    """The sections of knowledge/questions.yaml that occur in (lower-cased) text."""
+    return frozenset(m.lastgroup for m in _sections_present().finditer(text))
+
+
+@functools.cache
+def _kinds_present() -> re.Pattern:
+    groups = ("(?P<{}>{})".format(k, "|".join(f"(?:{p.pattern})" for p in o.values())) for k, o in contrasts().items())
+    return re.compile("|".join(groups))
 
 
 @functools.cache
@@ -70,20 +90,29 @@ def contrasts() -> dict[str, dict[str, re.Pattern]]:
     """knowledge/questions.yaml `contrasts`, compiled: kind -> option -> pattern."""
     text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)["contrasts"]
-    return {kind: {option: re.compile(p, re.I) for option, p in options.items()} for kind, options in data.items()}
+    return {kind: {option: re.compile(p) for option, p in options.items()} for kind, options in data.items()}
 
 
-def contrasted(text: str) -> dict[str, int]:
-    """How many different options of each kind the text names (two or more: a comparison's sign)."""
-    out = {kind: sum(1 for p in options.values() if p.search(text)) for kind, options in contrasts().items()}
-    voc = extract.vocabulary()
-    out["gpu"] = len({extract.gpu_id(m.group(1), voc) for m in voc.gpu_alias.finditer(text.lower())} - {None})
+def contrasted(text: str, gpus_named: int) -> dict[str, int]:
+    """How many different options of each kind the text names (two or more: a comparison's sign);
+    the GPU types are the parser's count."""
+    text = text.lower()
+    present = {m.lastgroup for m in _kinds_present().finditer(text)}
+    out = {
+        kind: sum(1 for p in options.values() if p.search(text)) if kind in present else 0
+        for kind, options in contrasts().items()
+    }
+    out["gpu"] = gpus_named
     return out
 
 
 def hits(section: str, text: str) -> int:
-    """How many of a section's patterns occur in the text."""
-    return sum(1 for pattern in question_words()[section] if pattern.search(text))
+    """How many of a section's patterns occur in the text (the patterns are lower case; so is the
+    text they are matched on, instead of the slower IGNORECASE)."""
+    lowered = text.lower()
+    if section not in sections_in(lowered):
+        return 0
+    return sum(1 for pattern in question_words()[section] if pattern.search(lowered))
 
 
 @functools.lru_cache(maxsize=256)
@@ -112,15 +141,13 @@ def text_for_ngrams(ev: Evidence) -> str:
 def ngrams(text: str) -> dict[str, int]:
     """Character 1-4-grams inside whitespace-separated words padded with a space (scikit-learn's
     `char_wb` analyser), counted."""
-    counts: dict[str, int] = {}
+    grams: list[str] = []
     for word in text.split():
         padded = f" {word} "
         size = len(padded)
-        for n in range(1, 5):
-            for start in range(size - n + 1):
-                gram = padded[start : start + n]
-                if gram != " ":
-                    counts[gram] = counts.get(gram, 0) + 1
+        grams += [padded[i : i + n] for n in (1, 2, 3, 4) for i in range(size - n + 1)]
+    counts = Counter(grams)
+    counts.pop(" ", None)
     return counts
 
 
@@ -163,7 +190,7 @@ def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
     ]
     length = len(ev.prose.split())
     values += [float("?" in text or "？" in text), float(length < 12), float(length > 80)]
-    named = contrasted(ev.prose + " " + ev.code[:MAX_CODE_CHARS])
+    named = contrasted(ev.prose + " " + ev.code[:MAX_CODE_CHARS], len(parsed.gpus_named))
     values += [float(named[kind] >= 2) for kind in [*contrasts(), "gpu"]]
     return np.array(values, dtype=np.float32)
 
@@ -171,7 +198,7 @@ def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
 # --- the trained model -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class Model:
     index: dict[str, int]  # n-gram -> column
     idf: np.ndarray
@@ -184,26 +211,49 @@ class Model:
     topic_b: np.ndarray
     meta: dict[str, Any]
 
-    def vector(self, grams: dict[str, int], dense_values: np.ndarray) -> np.ndarray:
-        """tf-idf of the n-grams (1 + log tf, L2-normalised), then the dense features."""
-        x = np.zeros(len(self.idf), dtype=np.float32)
-        for gram, count in grams.items():
-            column = self.index.get(gram)
-            if column is not None:
-                x[column] = (1.0 + math.log(count)) * self.idf[column]
-        norm = float(np.linalg.norm(x))
-        if norm > 0:
-            x /= norm
-        return np.concatenate([x, dense_values])
+    @functools.cached_property
+    def dense_columns(self) -> np.ndarray:
+        return len(self.idf) + np.arange(len(self.dense_names))
 
-    def intent_probabilities(self, x: np.ndarray) -> dict[str, float]:
-        logits = self.intent_w @ x + self.intent_b
-        exp = np.exp(logits - logits.max())
-        return dict(zip(self.intents, (exp / exp.sum()).tolist(), strict=True))
+    def vector(self, grams: dict[str, int], dense_values: np.ndarray) -> Vector:
+        """tf-idf of the n-grams (1 + log tf, L2-normalised; only the columns present), and the
+        dense features after them."""
+        index = self.index
+        known = [(index[g], c) for g, c in grams.items() if g in index]
+        if known:
+            columns, counts = zip(*known, strict=True)
+            idx = np.array(columns, dtype=np.int64)
+            vals = self.idf[idx] * (1.0 + np.log(np.array(counts, dtype=np.float32)))
+            vals /= float(np.sqrt(vals @ vals))
+        else:
+            idx, vals = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        return Vector(np.concatenate((idx, self.dense_columns)), np.concatenate((vals, dense_values)))
 
-    def topic_probabilities(self, x: np.ndarray) -> dict[str, float]:
-        logits = self.topic_w @ x + self.topic_b
-        return dict(zip(self.topics, (1.0 / (1.0 + np.exp(-logits))).tolist(), strict=True))
+    @functools.cached_property
+    def _weights(self) -> np.ndarray:
+        """Intent and topic weights side by side, one row per feature: a question's few non-zero
+        features gather a few rows, and one product gives every logit."""
+        return np.ascontiguousarray(np.vstack([self.intent_w, self.topic_w]).T)
+
+    def probabilities(self, x: Vector) -> tuple[dict[str, float], dict[str, float]]:
+        """(intent -> softmax probability, topic -> one-vs-rest probability)."""
+        logits = x.vals @ self._weights[x.idx]
+        k = len(self.intents)
+        intent = logits[:k] + self.intent_b
+        exp = np.exp(intent - intent.max())
+        topic = 1.0 / (1.0 + np.exp(-(logits[k:] + self.topic_b)))
+        return (
+            dict(zip(self.intents, (exp / exp.sum()).tolist(), strict=True)),
+            dict(zip(self.topics, topic.tolist(), strict=True)),
+        )
+
+
+@dataclass(frozen=True)
+class Vector:
+    """A sparse feature vector: the columns that are not zero and their values."""
+
+    idx: np.ndarray
+    vals: np.ndarray
 
 
 @functools.cache
@@ -241,11 +291,11 @@ def judge(ev: Evidence, parsed: Parsed) -> Verdict:
         intent, topics, scores = _rules(parsed, fired), fired, {}
     else:
         x = trained.vector(ngrams(text_for_ngrams(ev)), dense(ev, parsed))
-        scores = trained.intent_probabilities(x)
+        scores, topic_scores = trained.probabilities(x)
         intent = max(scores, key=scores.get)
         if parsed.compare and parsed.compare_direct:
             intent = "compare"  # "A100 vs H100 for 13b": a comparison by its form
-        topics = _rank_topics(trained.topic_probabilities(x), fired, intent)
+        topics = _rank_topics(topic_scores, fired, intent)
     return Verdict(intent=intent, topics=topics, ask=_ask(ev.raw, parsed, intent), scores=scores)
 
 

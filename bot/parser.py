@@ -50,6 +50,7 @@ class Parsed:
     ask: str = "plan"  # plan | largest (the biggest model that fits) | price (what hardware costs)
     observed: dict[str, Any] = field(default_factory=dict)  # figures the user's logs state (OOM, NCCL)
     fixed: set[str] = field(default_factory=set)  # Request fields given as gpuplan settings (never dropped)
+    gpus_named: list[str] = field(default_factory=list)  # every GPU type the prose names
 
 
 def detect_lang(text: str) -> str:
@@ -204,6 +205,7 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     reader.unsupported_hardware()
     gpus = reader.instances()
     gpus += [g for g in reader.gpus() if g not in gpus]
+    parsed.gpus_named = list(gpus)
     models = reader.models()
     models += [m for m in reader.family_models() if m not in models]
     for step in (reader.tokens, reader.dataset, reader.sequence, reader.gpu_memory, reader.counts):
@@ -219,7 +221,7 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     reader.misspelt_model()
     reader.leftovers()
     reader.settle_weak()
-    reader.code_names = reader.names_in(code)
+    reader.code_names = reader.names_in(code) if code.strip() else {}
     hub_id = reader.hub_id(prose) if not models else None
     if hub_id and "model" not in reader.fields and not parsed.hub_id:
         parsed.hub_id = hub_id

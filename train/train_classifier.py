@@ -120,9 +120,9 @@ def fit(rows: list[dict], c: float) -> intent.Model:
 def predict(model: intent.Model, row: dict) -> tuple[str, list[str]]:
     """Exactly what bot/intent.judge does at run time, on precomputed inputs."""
     x = model.vector(row["grams"], row["dense"])
-    scores = model.intent_probabilities(x)
+    scores, topics = model.probabilities(x)
     label = max(scores, key=scores.get)
-    return label, intent._rank_topics(model.topic_probabilities(x), row["fired"], label)  # noqa: SLF001
+    return label, intent._rank_topics(topics, row["fired"], label)  # noqa: SLF001
 
 
 def score(model: intent.Model, rows: list[dict]) -> dict[str, float]:
