@@ -79,7 +79,6 @@ def count_value(text: str) -> float:
 @dataclass(frozen=True)
 class Vocabulary:
     methods: list[tuple[str, re.Pattern]]
-    weak_infer: re.Pattern
     any_method: re.Pattern  # every method's words, a group per method (m0, m1, ...), weak serving last
     method_order: list[str]
     finetune: re.Pattern
@@ -129,9 +128,9 @@ _SEP, _END = object(), object()
 
 
 def _method_items(lex: Any) -> list[tuple[str, list[str]]]:
-    """The methods in lexicon order, the weak serving words last (they lose ties)."""
-    items = [(m, p) for m, p in lex.methods.items() if m != "infer_weak"]
-    return items + [("infer_weak", lex.methods.get("infer_weak", ["(?!x)x"]))]
+    """The methods in lexicon order, the weak words (`<method>_weak`) last: they lose ties."""
+    strong = [(m, p) for m, p in lex.methods.items() if not m.endswith("_weak")]
+    return strong + [(m, p) for m, p in lex.methods.items() if m.endswith("_weak")]
 
 
 def _method_lists(lex: Any) -> list[list[str]]:
@@ -195,9 +194,9 @@ def vocabulary() -> Vocabulary:
     gpu_names = sorted(gpu_by_alias, key=len, reverse=True)
     model_names = sorted(model_by_alias, key=len, reverse=True)
     gpu_alias = re.compile(
-        r"(?:(?<=\d)|(?<![a-z0-9]))(?:nvidia\s*|英伟达\s*|geforce\s*|amd\s*|tesla\s*)?("
+        r"(?:(?<=\d)|(?<=\d[x×*])|(?<![a-z0-9]))(?:nvidia\s*|英伟达\s*|geforce\s*|amd\s*|tesla\s*)?("
         + _trie_pattern(gpu_names)
-        + r")(?:\s*s)?(?![a-z0-9])",
+        + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
     )
     model_alias = re.compile(
         r"(?<![a-z0-9])(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)?("
@@ -206,8 +205,7 @@ def vocabulary() -> Vocabulary:
     )
     families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
     return Vocabulary(
-        methods=[(m, _any(p)) for m, p in lex.methods.items() if m != "infer_weak"],
-        weak_infer=_any(lex.methods.get("infer_weak", ["(?!x)x"])),
+        methods=[(m, _any(p)) for m, p in lex.methods.items() if not m.endswith("_weak")],
         any_method=re.compile(
             "|".join(f"(?P<m{i}>{_any(patterns).pattern})" for i, patterns in enumerate(_method_lists(lex)))
         ),
@@ -296,6 +294,8 @@ _MOVE_TO = re.compile(
 )
 
 
+_DESKTOP = re.compile(r"GeForce|TITAN", re.I)  # cards people own one or two of, in a desktop
+_ASKS_COUNT = re.compile(r"how many|number of|几张|几块|几个|多少张|多少块|多少个卡|多少卡|几台|多少台")
 _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
 
 
@@ -434,6 +434,17 @@ class Reader:
         self.weak_fields.setdefault(name, (value, words))
 
     def settle_weak(self) -> None:
+        """Weak readings where nothing else read the field; a desktop card named without a count
+        ("4090能跑吗", "can a 3090 fine-tune it") is one card, unless the question asks how many."""
+        gpu = self.cat.gpus.get(self.fields.get("gpu", ""))
+        if (
+            gpu
+            and "gpus" not in self.fields
+            and _DESKTOP.search(gpu.name)
+            and not _ASKS_COUNT.search(self.scan.original)
+        ):
+            self.weak("gpus", 1, self.words.get("gpu", gpu.name))
+            self.notes.append(Note(code="one_card_assumed", params={"gpu": gpu.name}))
         for name, (value, words) in self.weak_fields.items():
             if name not in self.fields:
                 self.fields[name], self.words[name] = value, words
@@ -496,7 +507,8 @@ class Reader:
         return found
 
     _MEMORY_AFTER = (
-        r"^\s*(?:[-(（,，]|with|w/)?\s*(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-z])\s*(?:显存|vram|memory)?\s*[)）]?"
+        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=]|with|w/)?\s*(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-z])"
+        r"\s*(?:显存|vram|memory)?\s*[)）]?"
     )
     _MEMORY_BEFORE = (
         r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
@@ -744,8 +756,15 @@ class Reader:
                 False,
             ),
             (
-                NUM + r"?\s*(?:x|×|\*|张|块)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
+                NUM + r"?\s*(?:x|×|\*|张|块)?\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
                 r"(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
+                False,
+            ),
+            # "8*24G", "2*24GB", "8x80GB": a count times a memory
+            (NUM + r"\s*[*x×]\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+            # "20G 够不够", "24GB enough?": a memory asked about on its own
+            (
+                r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)",
                 False,
             ),
         )
@@ -763,7 +782,7 @@ class Reader:
 
     def sizes(self) -> list[tuple[float, str]]:
         pattern = (
-            r"(?<![a-z0-9_.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿|t(?=\s*(?:参数|params?|parameters?|model|模型)))"
+            r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿|t(?=\s*(?:参数|params?|parameters?|model|模型)))"
             r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?![a-z])"
         )
         found = []
@@ -908,10 +927,10 @@ class Reader:
         word that is only "run"/"跑" counts when nothing else is named; a bare "fine-tune" is full."""
         scan, voc = self.scan, self.voc
         mentions = self._method_mentions()
-        strong = [m for m in mentions if m[2] != "infer_weak"]
+        strong = [m for m in mentions if not m[2].endswith("_weak")]
         chosen = min(strong or mentions, default=None)
         if chosen:
-            self.fields["method"] = "infer" if chosen[2] == "infer_weak" else chosen[2]
+            self.fields["method"] = chosen[2].removesuffix("_weak")
             self.words["method"] = chosen[3]
             self._contradiction(strong, chosen, comparing)
             self.methods_named = list(dict.fromkeys(m[2] for m in strong))
@@ -932,7 +951,7 @@ class Reader:
 
         negation = artifact_words().negation
         found = []
-        for match in self.scan.finditer(self.voc.any_method):
+        for match in self.voc.any_method.finditer(self.scan.original):  # "train 2B": a size read before
             if negation.search(self.scan.original[max(0, match.start() - 12) : match.start()]):
                 continue
             order = int(match.lastgroup[1:])
