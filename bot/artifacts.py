@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from bot import values
+from knowledge import read_yaml
 
 # --- the vocabulary -------------------------------------------------------------------------------
 
@@ -48,7 +47,7 @@ def fold(name: str) -> str:
 @functools.cache
 def vocabulary() -> Vocabulary:
     text = resources.files("knowledge").joinpath("artifacts.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = read_yaml(text)
     by_name: dict[str, Setting] = {}
     for entry in data["settings"]:
         requires = re.compile(entry["requires"]) if entry.get("requires") else None

@@ -21,10 +21,10 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import yaml
 
 from bot import extract
 from bot.artifacts import Artifacts
+from knowledge import read_yaml
 
 if TYPE_CHECKING:
     from bot.parser import Parsed
@@ -61,7 +61,7 @@ class Verdict:
 def question_words() -> dict[str, list[re.Pattern]]:
     """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
     text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = read_yaml(text)
     return {name: [re.compile(p) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS}
 
 
@@ -89,7 +89,7 @@ def _kinds_present() -> re.Pattern:
 def contrasts() -> dict[str, dict[str, re.Pattern]]:
     """knowledge/questions.yaml `contrasts`, compiled: kind -> option -> pattern."""
     text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)["contrasts"]
+    data = read_yaml(text)["contrasts"]
     return {kind: {option: re.compile(p) for option, p in options.items()} for kind, options in data.items()}
 
 
@@ -276,7 +276,7 @@ def model() -> Model | None:
             topics=[str(t) for t in data["topics"]],
             topic_w=data["topic_w"].astype(np.float32),
             topic_b=data["topic_b"].astype(np.float32),
-            meta=yaml.safe_load(str(data["meta"])),
+            meta=read_yaml(str(data["meta"])),
         )
 
 

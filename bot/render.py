@@ -11,10 +11,9 @@ from importlib import resources
 from typing import Any
 
 import jinja2
-import yaml
 
 from estimator.schema import Note, Plan
-from knowledge import catalog
+from knowledge import catalog, read_yaml
 
 LANGS = ("en", "zh")
 
@@ -151,7 +150,7 @@ def environment(trim: bool = True) -> jinja2.Environment:
 def messages(lang: str) -> dict[str, jinja2.Template]:
     """The message catalog of one language: code -> compiled template."""
     path = resources.files("templates").joinpath(lang, "messages.yaml")
-    table = yaml.safe_load(path.read_text(encoding="utf-8"))
+    table = read_yaml(path.read_text(encoding="utf-8"))
     env = environment()
     return {code: env.from_string(text) for code, text in table.items()}
 
@@ -216,7 +215,7 @@ def render(template: str, lang: str, **context: Any) -> str:
 def examples(lang: str) -> list[str]:
     """The example questions of the help text (templates/<lang>/examples.yaml)."""
     path = resources.files("templates").joinpath(lang, "examples.yaml")
-    return list(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return list(read_yaml(path.read_text(encoding="utf-8")))
 
 
 def help_text(lang: str) -> str:

@@ -218,7 +218,11 @@ def test_every_help_example_answers(capsys, question, lang):
     code, out, err = run(capsys, question)
     assert code == 0, err
     assert out.strip()
-    markers = ("单卡显存", "GPU 在等数据") if lang == "zh" else ("Memory per GPU", "waiting on the data pipeline")
+    markers = (
+        ("单卡显存", "GPU 在等数据", "能装下的最大模型", "每卡时")
+        if lang == "zh"
+        else ("Memory per GPU", "waiting on the data pipeline", "largest model", "per GPU-hour")
+    )
     assert any(m in out for m in markers)
 
 
