@@ -41,6 +41,7 @@ class Arch:
     moe_ffn_hidden: int = 0
     shared_experts: int = 0
     dense_layers: int = 0
+    residual_ffn_hidden: int = 0  # a dense MLP beside the experts in every MoE layer (Snowflake Arctic)
     # DeepSeek MLA (0 = standard attention)
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
@@ -87,13 +88,17 @@ class Arch:
         h = self.hidden
         if self.is_mla:  # DeepSeek-V3 modeling: q_a, q_b, kv_a (with rope key), kv_b, o, plus two norms
             nope = self.head_dim - self.qk_rope_head_dim
+            # q_lora_rank 0 (V2-Lite, Moonlight): one q_proj of hidden x q_dim, no query norm
+            query = (
+                h * self.q_lora_rank + self.q_lora_rank * self.q_dim + self.q_lora_rank
+                if self.q_lora_rank
+                else h * self.q_dim
+            )
             return (
-                h * self.q_lora_rank
-                + self.q_lora_rank * self.heads * self.head_dim
+                query
                 + h * (self.kv_lora_rank + self.qk_rope_head_dim)
                 + self.kv_lora_rank * self.heads * (nope + self.v_head_dim)
                 + self.o_dim * h
-                + self.q_lora_rank
                 + self.kv_lora_rank
             )
         weights = h * (self.q_dim + 2 * self.kv_heads * self.head_dim) + self.o_dim * h
@@ -127,13 +132,19 @@ class Arch:
         return self.layers - self.dense_layers if self.is_moe else 0
 
     @cached_property
+    def residual_mlp_params(self) -> int:
+        return self._mlp(self.residual_ffn_hidden) if self.residual_ffn_hidden else 0
+
+    @cached_property
     def moe_mlp_params(self) -> int:
-        """All experts of one MoE layer, shared experts and the router."""
-        return (self.experts + self.shared_experts) * self.expert_params + self.hidden * self.experts
+        """All experts of one MoE layer, shared experts, the router and a residual dense MLP."""
+        experts = (self.experts + self.shared_experts) * self.expert_params
+        return experts + self.hidden * self.experts + self.residual_mlp_params
 
     @cached_property
     def moe_mlp_active_params(self) -> int:
-        return (self.experts_per_token + self.shared_experts) * self.expert_params + self.hidden * self.experts
+        active = (self.experts_per_token + self.shared_experts) * self.expert_params
+        return active + self.hidden * self.experts + self.residual_mlp_params
 
     @cached_property
     def embed_params(self) -> int:
@@ -198,9 +209,9 @@ class Arch:
         h = self.hidden
         if self.is_mla:
             nope = self.head_dim - self.qk_rope_head_dim
+            query = [(h, self.q_lora_rank), (self.q_lora_rank, self.q_dim)] if self.q_lora_rank else [(h, self.q_dim)]
             attn = [
-                (h, self.q_lora_rank),
-                (self.q_lora_rank, self.q_dim),
+                *query,
                 (h, self.kv_lora_rank + self.qk_rope_head_dim),
                 (self.kv_lora_rank, self.heads * (nope + self.v_head_dim)),
                 (self.o_dim, h),
@@ -212,6 +223,9 @@ class Arch:
         if not self.is_moe:
             return attn + per_mlp
         expert = [(h, self.moe_ffn_hidden)] * (2 if self.gated else 1) + [(self.moe_ffn_hidden, h)]
+        if self.residual_ffn_hidden:
+            residual = [(h, self.residual_ffn_hidden)] * (2 if self.gated else 1) + [(self.residual_ffn_hidden, h)]
+            per_mlp = per_mlp + [(i, round(o * self.moe_layers / self.layers)) for i, o in residual]
         share = self.moe_layers / self.layers
         experts_per_layer = (self.experts + self.shared_experts) * share
         scaled = [(i, round(o * experts_per_layer)) for i, o in expert]
@@ -229,7 +243,7 @@ class Arch:
         """LoRA adds r x (in + out) per adapted matrix (Hu et al. 2021, arXiv:2106.09685)."""
         mats = self.linear_weights_per_layer
         if targets == "attention":
-            mats = mats[: (5 if self.is_mla else 4)]
+            mats = mats[: (4 + (self.q_lora_rank > 0) if self.is_mla else 4)]
         return self.layers * sum(rank * (i + o) for i, o in mats)
 
     @cached_property
@@ -275,6 +289,7 @@ def from_spec(spec: ModelSpec) -> Arch:
         moe_ffn_hidden=spec.moe_ffn_hidden or 0,
         shared_experts=spec.shared_experts,
         dense_layers=spec.dense_layers if spec.experts > 1 else 0,
+        residual_ffn_hidden=spec.residual_ffn_hidden or 0,
         q_lora_rank=mla.q_lora_rank if mla else 0,
         kv_lora_rank=mla.kv_lora_rank if mla else 0,
         qk_rope_head_dim=mla.qk_rope_head_dim if mla else 0,
