@@ -45,12 +45,12 @@ class Collected:
 
 def to_request(found: Artifacts, reader: Reader, cat: Catalog, method: str | None) -> tuple[dict[str, Any], list[Note]]:
     """(Request fields, `read` notes) from the artifacts of one message."""
-    if not (found.readings or found.launchers or found.smi_gpus or found.oom or reader.code_names):
+    if not (found.readings or found.launchers or found.smi_gpus or found.oom or any(reader.code_names.values())):
         return {}, []
     got = Collected(found)
     method = method or _method(got)
-    _counts(got, found, cat)
-    _hardware(got, found, reader, cat)
+    _counts(got, found, reader)
+    _hardware(got, reader, cat)
     _model(got, reader, cat)
     _training(got, method)
     _serving(got, method)
@@ -82,7 +82,7 @@ def _method(got: Collected) -> str | None:
     return method
 
 
-def _counts(got: Collected, found: Artifacts, cat: Catalog) -> None:
+def _counts(got: Collected, found: Artifacts, reader: Reader) -> None:
     """GPUs and nodes: a total (num_processes), or per node (nproc_per_node, CUDA_VISIBLE_DEVICES)
     times nodes, or one row per GPU of an nvidia-smi table."""
     nodes = got.value("nodes")
@@ -93,6 +93,9 @@ def _counts(got: Collected, found: Artifacts, cat: Catalog) -> None:
         total = per_node * (nodes or 1)
     if total is None and found.smi_gpus:
         total, words = len(found.smi_gpus), "nvidia-smi"
+    instance = reader.code_names.get("instance")
+    if total is None and instance:
+        total, words = instance[0][1], instance[0][0]
     if total is None and (got.value("tp") or got.value("pp")):
         total = (got.value("tp") or 1) * (got.value("pp") or 1)  # a server's GPUs: tensor x pipeline
         words = got.words("tp", "pp")
@@ -102,9 +105,10 @@ def _counts(got: Collected, found: Artifacts, cat: Catalog) -> None:
         got.put("nodes", int(nodes), got.words("nodes"))
 
 
-def _hardware(got: Collected, found: Artifacts, reader: Reader, cat: Catalog) -> None:
+def _hardware(got: Collected, reader: Reader, cat: Catalog) -> None:
     """The GPU type: a name in an nvidia-smi table or a log, else the capacity an OOM message states."""
-    names = reader.code_names.get("gpu", [])
+    found = got.found
+    names = reader.code_names.get("gpu", []) + [gpu for gpu, _ in reader.code_names.get("instance", [])]
     smi = next((g for g in (_smi_gpu(name, memory, cat) for name, memory in found.smi_gpus) if g), None)
     if smi or names:
         got.put("gpu", smi or names[0], "nvidia-smi" if smi else names[0])
@@ -154,7 +158,7 @@ def _model(got: Collected, reader: Reader, cat: Catalog) -> None:
 
 def _alias_in(text: str, reader: Reader) -> str | None:
     match = reader.voc.model_alias.search(text.lower())
-    return extract.model_id(match.group(1)) if match else None
+    return extract.model_id(match.group(1), reader.cat) if match else None
 
 
 def _training(got: Collected, method: str | None) -> None:

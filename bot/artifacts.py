@@ -57,17 +57,9 @@ def vocabulary() -> Vocabulary:
             if fold(name) in by_name:
                 raise ValueError(f"artifacts.yaml: name {name!r} is listed twice")
             by_name[fold(name)] = setting
-    launchers = [
-        (tool, re.compile(r"^\s*(?:[$!>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:" + "|".join(patterns) + r")", re.I))
-        for tool, patterns in data["launchers"].items()
-    ]
+    launchers = [(tool, _launcher(patterns)) for tool, patterns in data["launchers"].items()]
     negation = re.compile(r"(?:" + "|".join(data["negations"]) + r")[\s:：,，]*$", re.I)
-    any_launcher = re.compile(
-        r"^\s*(?:[$!>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:"
-        + "|".join(p for patterns in data["launchers"].values() for p in patterns)
-        + ")",
-        re.I,
-    )
+    any_launcher = _launcher([p for patterns in data["launchers"].values() for p in patterns])
     return Vocabulary(by_name=by_name, launchers=launchers, negation=negation, any_launcher=any_launcher)
 
 
@@ -85,7 +77,6 @@ def lookup(qualified: str, voc: Vocabulary) -> Setting | None:
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _INLINE = re.compile(r"`[^`\n]+`")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _CODE_LINE = re.compile(
     r"""^\s*(?:
         (?:[$>]|>>>)\s                                  # shell or python prompt
@@ -117,7 +108,7 @@ def _is_code_line(line: str, voc: Vocabulary) -> bool:
         return True
     if voc.any_launcher.match(line):
         return True
-    if _CJK.search(line):  # Chinese text is prose unless it starts like a command (`--max_len 512 # 另一台`)
+    if values.CJK.search(line):  # Chinese text is prose unless it starts like a command (`--max_len 512 # 另一台`)
         return bool(re.match(r"^\s*(?:--?[A-Za-z]|[|+]-)", line))
     return bool(_CODE_LINE.match(line))
 
@@ -127,14 +118,24 @@ _INLINE_COLON = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)\s*:\s*([^\
 _INLINE_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s\u4e00-\u9fff，。；]+)")
 
 
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of fenced (```) and inline (`) code."""
+    return [m.span() for m in _FENCE.finditer(text)] + [m.span() for m in _INLINE.finditer(text)]
+
+
+def is_code_line(line: str) -> bool:
+    """A line that looks like code, a command or a config entry rather than a sentence."""
+    return _is_code_line(line, vocabulary())
+
+
 def find_code(text: str) -> list[tuple[int, int]]:
     """Spans of `text` that are artifacts: fenced and inline code, lines that look like code, and
     the flags and `name=value` tokens inside prose (gpuplan's own settings are taken out before)."""
     voc = vocabulary()
     spans: list[tuple[int, int]] = [m.span() for m in _FENCE.finditer(text)]
-    taken = _blank(text, spans)
+    taken = blank(text, spans)
     spans += [m.span() for m in _INLINE.finditer(taken)]
-    taken = _blank(text, spans)
+    taken = blank(text, spans)
     position, continued = 0, False
     for line in taken.split("\n"):
         if continued or _is_code_line(line, voc):
@@ -189,7 +190,12 @@ def _flag_like(token: str) -> bool:
     return token.startswith("--") or ("_" in name or name.lower() in vocabulary().by_name)
 
 
-def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+def _launcher(patterns: list[str]) -> re.Pattern:
+    """A command line starting with one of `patterns`, after a prompt and `NAME=value` variables."""
+    return re.compile(r"^\s*(?:[$!>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:" + "|".join(patterns) + ")", re.I)
+
+
+def blank(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` with the spans replaced by spaces (line breaks kept, so lines stay lines)."""
     chars = list(text)
     for start, end in spans:
@@ -200,8 +206,8 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
 def split(text: str) -> tuple[str, str]:
     """(prose, code): the same length as `text`, each with the other part blanked out."""
     spans = find_code(text)
-    prose = _blank(text, spans)
-    code = _blank(text, _complement(spans, len(text)))
+    prose = blank(text, spans)
+    code = blank(text, _complement(spans, len(text)))
     return prose, code
 
 
@@ -359,7 +365,7 @@ def _values_by_word(setting: Setting, key: str) -> str | None:
 def _int(raw: str | None) -> int | None:
     if raw is None:
         return None
-    match = re.fullmatch(r"(?:[a-z]+:)?(\d+)", raw.strip().lower())
+    match = re.fullmatch(r"(?:[a-z]+:)?(\d{1,15})", raw.strip().lower())
     return int(match.group(1)) if match else None
 
 
@@ -427,7 +433,7 @@ def read(text: str, code: str) -> Artifacts:
 
 # --- logs and tables ------------------------------------------------------------------------------
 
-_GIB = r"([\d.]+)\s*(GiB|MiB|GB|MB)"
+_GIB = r"(\d{1,9}(?:\.\d{1,9})?)\s*(GiB|MiB|GB|MB)"
 _OOM_NEW = re.compile(
     r"Tried to allocate " + _GIB + r"\.?\s*GPU \d+ has a total capacity of " + _GIB + r" of which " + _GIB + r" is free"
 )
@@ -476,8 +482,8 @@ def read_oom(text: str) -> OomReport | None:
     return report
 
 
-_NCCL_RAN = re.compile(r"ran for (\d+) (?:ms|milliseconds)")
-_NCCL_LIMIT = re.compile(r"Timeout\(ms\)=(\d+)")
+_NCCL_RAN = re.compile(r"ran for (\d{1,12}) (?:ms|milliseconds)")
+_NCCL_LIMIT = re.compile(r"Timeout\(ms\)=(\d{1,12})")
 
 
 def read_nccl_timeout(text: str) -> float | None:
@@ -488,9 +494,9 @@ def read_nccl_timeout(text: str) -> float | None:
     return int(match.group(1)) / 1000 if match else None
 
 
-_SMI_ROW = re.compile(r"\|\s*(\d+)\s+((?:NVIDIA|Tesla|GeForce|Quadro|AMD)?[\w .\-]*?)\s+(?:On|Off)\s+\|")
-_SMI_MEMORY = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
-_SMI_LIST = re.compile(r"GPU (\d+): ([^(\n]+?)\s*\(UUID")
+_SMI_ROW = re.compile(r"\|\s*(\d{1,4})\s+((?:NVIDIA|Tesla|GeForce|Quadro|AMD)?[\w .\-]*?)\s+(?:On|Off)\s+\|")
+_SMI_MEMORY = re.compile(r"(\d{1,9})MiB\s*/\s*(\d{1,9})MiB")
+_SMI_LIST = re.compile(r"GPU (\d{1,4}): ([^(\n]+?)\s*\(UUID")
 
 
 def read_nvidia_smi(code: str) -> list[tuple[str, float | None]]:

@@ -20,10 +20,7 @@ from bot import values
 from estimator.schema import Note
 from knowledge import Catalog, catalog, normalize_name
 
-CJK = re.compile(r"[\u4e00-\u9fff]")
-_SLACK_LINK = re.compile(r"<(https?://[^>|]+)(?:\|([^>]*))?>")
-_SLACK_TOKEN = re.compile(r"<[@#!][^>]*>")
-_KEY_VALUE = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_]+)\s*=\s*([^\s=,;，；]+)(?=[\s,;，；]|$)")
+CJK = values.CJK
 EN_NUMBERS = {
     "one": 1,
     "a": 1,
@@ -58,8 +55,8 @@ NUM = (
     r"(\d+(?:,\d{3})*(?:\.\d+)?|[一二两双三四五六七八九十百]+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
     r"twelve|sixteen|twenty|thirty|sixty|ninety|a couple of|a few|a single|a pair of|dual|quad|a|an)"
 )
+MAX_READ_NUMBER = 1e15  # larger numbers in prose are not read: no count, size or length is that big
 UNIT = r"(万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千|trillion|billion|million|thousand|bn|tn|[kmbt])?"
-MAX_TEXT = 4000
 
 
 def count_value(text: str) -> float:
@@ -266,15 +263,16 @@ def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
     return None
 
 
-def gpu_id(matched: str, voc: Vocabulary) -> str | None:
+def gpu_id(matched: str, voc: Vocabulary, cat: Catalog) -> str | None:
     key = re.sub(r"[\s\-_]+", " ", matched.lower()).strip()
     if key in voc.gpu_by_alias:
         return voc.gpu_by_alias[key]
-    return catalog().find_gpu(matched).id if catalog().find_gpu(matched) else None
+    gpu = cat.find_gpu(matched)
+    return gpu.id if gpu else None
 
 
-def model_id(matched: str, voc: Vocabulary | None = None) -> str | None:
-    spec = catalog().find_model(matched)
+def model_id(matched: str, cat: Catalog) -> str | None:
+    spec = cat.find_model(matched)
     return spec.id if spec else None
 
 
@@ -294,7 +292,7 @@ _MOVE_TO = re.compile(
 )
 
 
-_DESKTOP = re.compile(r"GeForce|TITAN", re.I)  # cards people own one or two of, in a desktop
+_DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
 _ASKS_COUNT = re.compile(r"how many|number of|几张|几块|几个|多少张|多少块|多少个卡|多少卡|几台|多少台")
 _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
 
@@ -413,6 +411,8 @@ class Reader:
         span = self.scan.last_span
         if name in ("gpus", "nodes") and not 0 < value <= 200_000:
             return  # "0 GPUs" or an unreadable count is not a count
+        if isinstance(value, int | float) and not abs(value) < MAX_READ_NUMBER:
+            return  # fifteen digits and more: a pasted counter or a hash, not a figure anyone means
         if name not in self.fields or self.fields[name] == value:
             self.fields.setdefault(name, value)
             self.words.setdefault(name, words)
@@ -487,7 +487,7 @@ class Reader:
         "4张40G的A100", "A100 (40G)", "TITAN RTX 24GB *2", "3*8*A100", "2台8卡A800", "my dual 3090"."""
         found: list[str] = []
         for match in self.scan.finditer(self.voc.gpu_alias):
-            found_id = gpu_id(match.group(1), self.voc)
+            found_id = gpu_id(match.group(1), self.voc, self.cat)
             if found_id is None:
                 continue
             words = match.group(0).strip()
@@ -563,7 +563,7 @@ class Reader:
     def models(self) -> list[str]:
         found: list[str] = []
         for match in self.scan.finditer(self.voc.model_alias):
-            found_id = model_id(match.group(1), self.voc)
+            found_id = model_id(match.group(1), self.cat)
             if found_id and self._other_size_follows(match.end(), found_id):
                 continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
             if found_id:
@@ -579,11 +579,17 @@ class Reader:
         """GPU types and catalog models named inside pasted artifacts (names only: in a log,
         "GPU 0" counts nothing)."""
         lowered = code.lower()
-        gpus = [gpu_id(m.group(1), self.voc) for m in self.voc.gpu_alias.finditer(lowered)]
-        models = [model_id(m.group(1), self.voc) for m in self.voc.model_alias.finditer(lowered)]
+        gpus = [gpu_id(m.group(1), self.voc, self.cat) for m in self.voc.gpu_alias.finditer(lowered)]
+        models = [model_id(m.group(1), self.cat) for m in self.voc.model_alias.finditer(lowered)]
+        instances = [
+            (instance.gpu, int(m.group(1)) if instance.gpus == "count" else instance.gpus)
+            for instance, pattern in self.voc.instances
+            for m in pattern.finditer(lowered)
+        ]
         return {
             "gpu": list(dict.fromkeys(g for g in gpus if g)),
             "model": list(dict.fromkeys(m for m in models if m)),
+            "instance": instances[:1],
         }
 
     def hub_id(self, prose: str) -> str | None:
@@ -628,6 +634,8 @@ class Reader:
                 continue  # a bare family word names no model
             size = re.search(r"(\d+(?:\.\d+)?)\s*b(?![a-z])", name)
             self.scan.take(match)
+            if any(n.code == "unknown_model_name" and n.params["value"] == name for n in self.notes):
+                continue
             self.notes.append(
                 Note(
                     code="unknown_model_name",
@@ -678,7 +686,10 @@ class Reader:
                 scale = 1000.0 if match.group(2).startswith("t") else 1.0
                 self.set("dataset_gb", float(match.group(1)) * scale, self.scan.take(match))
         for match in self.scan.finditer(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十]+)\s*(?:epochs?|轮|个\s*epoch|遍)"):
-            self.set("epochs", values.number(match.group(1)), self.scan.take(match))
+            try:
+                self.set("epochs", values.number(match.group(1)), self.scan.take(match))
+            except ValueError:  # more digits than a float holds: not a count anyone meant
+                continue
 
     def sequence(self) -> None:
         label = (
@@ -727,10 +738,10 @@ class Reader:
             self.set("gpus", int(count_value(match.group(1))), words)
             self.set("nodes", int(count_value(match.group(2))), words)
         single = (
-            r"单卡|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|(?:a |one )?single (?:gpu|card)|one gpu|"
-            r"1 gpu(?![a-z])|a gpu(?![a-z])"
+            r"单卡(?!显存|占用|内存|的显存|batch|吞吐|速度)|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|"
+            r"(?:a |one )?single (?:gpu|card)|one gpu|1 gpu(?![a-z])|a gpu(?![a-z])"
         )
-        plain = NUM + r"\s*(?:x\s*)?(?:张|块|个)?\s*(?:gpus?|cards?|卡|显卡|graphics cards?)(?![a-z])"
+        plain = NUM + r"[^\S\n]*(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*(?:gpus?|cards?|卡|显卡|graphics cards?)(?![a-z])"
         for match in self.scan.finditer(plain):
             if match.group(1) in ("a", "an"):
                 continue
@@ -779,6 +790,8 @@ class Reader:
                     self.set("gpus", 1, words)
                 elif not one_gpu and match.group(1) and match.group(1).strip() not in ("a", "an"):
                     self.set("gpus", int(count_value(match.group(1))), words)
+                elif re.search(r"(?:显卡|卡|card|gpu)$", words):
+                    self.weak("gpus", 1, words)  # "48G的显卡", "a 24GB card": one card
 
     def sizes(self) -> list[tuple[float, str]]:
         pattern = (
@@ -918,7 +931,7 @@ class Reader:
                 self.set("optimizer", name, scan.take(match))
                 break
         for match in scan.finditer(
-            r"(?:lora[- _]?)?(?:rank|r)\s*[=:]?\s*(\d+)(?![0-9])(?=\s|$|,|，)|秩\s*(?:为|是)?\s*(\d+)"
+            r"(?<![a-z])(?:lora[- _]?)?(?:rank|r)\s*[=:]?\s*(\d+)(?![0-9])(?=\s|$|,|，)|秩\s*(?:为|是)?\s*(\d+)"
         ):
             self.set("lora_rank", int(match.group(1) or match.group(2)), scan.take(match))
 
@@ -929,6 +942,8 @@ class Reader:
         mentions = self._method_mentions()
         strong = [m for m in mentions if not m[2].endswith("_weak")]
         chosen = min(strong or mentions, default=None)
+        if chosen and chosen[2] == "infer_weak" and scan.search(voc.finetune):
+            chosen = None  # "可以做34B模型sft吗？...运行脚本": the training word says more than "run"
         if chosen:
             self.fields["method"] = chosen[2].removesuffix("_weak")
             self.words["method"] = chosen[3]

@@ -15,6 +15,8 @@ Settings, read at each call:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
 import json
 import logging
@@ -25,6 +27,7 @@ import threading
 import time
 import urllib.request
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +43,9 @@ DEFAULT_TIMEOUT = 3.0
 DEFAULT_ENDPOINT = "https://huggingface.co"
 DEFAULT_CONTEXT = 4096
 NEGATIVE_TTL = 300.0  # seconds a failed lookup is remembered
+USER_AGENT = "gpuplan/0.1 (+config.json lookups for GPU sizing)"
+MIN_TIMEOUT = 0.2  # seconds: with less left before an answer is due, no look-up is started
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("gpuplan_hub_deadline", default=None)
 MEMO_SIZE = 512
 MAX_CONFIG_BYTES = 2_000_000  # a config.json is a few KB; anything huge is not one
 _OFF = {"0", "false", "no", "off"}
@@ -585,7 +591,8 @@ def lookup(repo_id: str) -> ModelSpec | None:
     if hit is not None:
         return hit[1]
     spec = _fetch_spec(rid)
-    _remember(rid, spec)
+    if spec is not None or _deadline.get() is None:
+        _remember(rid, spec)
     return spec
 
 
@@ -617,14 +624,26 @@ def _remember(rid: str, spec: ModelSpec | None) -> None:
             _memo.popitem(last=False)
 
 
+@contextlib.contextmanager
+def within(seconds: float) -> Iterator[None]:
+    """Look-ups started inside take at most what is left of `seconds`, and a failure then is not
+    remembered (a slash command is answered in its acknowledgement, which Slack waits 3 s for)."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
 def _timeout() -> float:
     raw = os.environ.get("GPUPLAN_HF_TIMEOUT", "")
     try:
-        value = float(raw) if raw.strip() else DEFAULT_TIMEOUT
+        value = min(max(float(raw), 0.1), 60.0) if raw.strip() else DEFAULT_TIMEOUT
     except ValueError:
         log.debug("GPUPLAN_HF_TIMEOUT=%r is not a number; using %s s", raw, DEFAULT_TIMEOUT)
-        return DEFAULT_TIMEOUT
-    return min(max(value, 0.1), 60.0)
+        value = DEFAULT_TIMEOUT
+    deadline = _deadline.get()
+    return value if deadline is None else min(value, deadline - time.monotonic())
 
 
 def _cache_dir() -> Path:
@@ -664,17 +683,25 @@ def _mtime_date(path: Path) -> dt.date:
 def _download_config(rid: str) -> tuple[Path, dt.date] | None:
     """One GET of config.json, at most the timeout long, kept in the disk cache.
 
-    huggingface_hub builds the address (HF_ENDPOINT) and the headers (HF_TOKEN opens gated repos);
-    the request itself is a single bounded GET rather than hf_hub_download, whose retries outlive
-    any deadline and share one HTTP client across threads."""
-    from huggingface_hub import hf_hub_url
-    from huggingface_hub.utils import build_hf_headers
+    huggingface_hub builds the address (HF_ENDPOINT) and finds the token (HF_TOKEN or a login opens
+    gated repos); the request itself is a single bounded GET rather than hf_hub_download, whose
+    retries outlive any deadline and share one HTTP client across threads. The headers are ours:
+    huggingface_hub's build_hf_headers fetches an agent registry from the Hub first (up to 3 s)."""
+    from huggingface_hub import get_token, hf_hub_url
 
     endpoint = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
     url = hf_hub_url(rid, "config.json", endpoint=endpoint)
-    request = urllib.request.Request(url, headers=build_hf_headers(library_name="gpuplan"))
+    headers = {"user-agent": USER_AGENT}
+    token = get_token()
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, headers=headers)
+    timeout = _timeout()
+    if timeout < MIN_TIMEOUT:
+        log.debug("hub lookup of %s: no time left before the answer is due", rid)
+        return None
     try:
-        with urllib.request.urlopen(request, timeout=_timeout()) as response:  # noqa: S310 - an https/http Hub URL
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - an https/http Hub URL
             body = response.read(MAX_CONFIG_BYTES + 1)
     except (OSError, ValueError) as exc:  # URLError, HTTPError (404, 401), timeouts, refused connections
         log.debug("hub lookup of %s: %s", rid, exc)
@@ -701,4 +728,4 @@ def _store(rid: str, body: bytes) -> Path:
     return path
 
 
-__all__ = ["looks_like_repo_id", "repo_id_from", "lookup", "spec_from_config", "enabled", "clear_memo"]
+__all__ = ["looks_like_repo_id", "repo_id_from", "lookup", "spec_from_config", "enabled", "clear_memo", "within"]

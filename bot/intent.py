@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -60,17 +61,25 @@ class Verdict:
 @functools.cache
 def question_words() -> dict[str, list[re.Pattern]]:
     """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
-    text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
-    data = read_yaml(text)
+    data = _questions()
     return {name: [re.compile(p) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS}
 
 
 @functools.cache
-def _sections_present() -> re.Pattern:
-    """One alternation over every section, a named group each: one pass says which sections occur
-    (most questions touch few), and only those are counted pattern by pattern."""
-    groups = ("(?P<{}>{})".format(n, "|".join(f"(?:{p.pattern})" for p in ps)) for n, ps in question_words().items())
+def _questions() -> dict[str, Any]:
+    return read_yaml(resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8"))
+
+
+def _named_alternation(named: dict[str, Iterable[re.Pattern]]) -> re.Pattern:
+    """One alternation, a named group per entry: one pass says which entries occur (most questions
+    touch few), and only those are then counted pattern by pattern."""
+    groups = ("(?P<{}>{})".format(n, "|".join(f"(?:{p.pattern})" for p in ps)) for n, ps in named.items())
     return re.compile("|".join(groups))
+
+
+@functools.cache
+def _sections_present() -> re.Pattern:
+    return _named_alternation(question_words())
 
 
 @functools.lru_cache(maxsize=256)
@@ -81,15 +90,13 @@ def sections_in(text: str) -> frozenset[str]:
 
 @functools.cache
 def _kinds_present() -> re.Pattern:
-    groups = ("(?P<{}>{})".format(k, "|".join(f"(?:{p.pattern})" for p in o.values())) for k, o in contrasts().items())
-    return re.compile("|".join(groups))
+    return _named_alternation({kind: options.values() for kind, options in contrasts().items()})
 
 
 @functools.cache
 def contrasts() -> dict[str, dict[str, re.Pattern]]:
     """knowledge/questions.yaml `contrasts`, compiled: kind -> option -> pattern."""
-    text = resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8")
-    data = read_yaml(text)["contrasts"]
+    data = _questions()["contrasts"]
     return {kind: {option: re.compile(p) for option, p in options.items()} for kind, options in data.items()}
 
 
@@ -116,7 +123,7 @@ def hits(section: str, text: str) -> int:
 
 
 @functools.lru_cache(maxsize=256)
-def triggered(text: str) -> list[str]:
+def triggered(text: str) -> tuple[str, ...]:
     """Rule ids whose trigger phrases occur in the text, in the order they first occur (memoised:
     the features and the verdict both ask)."""
     lowered = text.lower()
@@ -125,7 +132,7 @@ def triggered(text: str) -> list[str]:
         match = pattern.search(lowered)
         if match:
             found.append((match.start(), rule_id))
-    return [rule_id for _, rule_id in sorted(found)]
+    return tuple(rule_id for _, rule_id in sorted(found))
 
 
 # --- features ---------------------------------------------------------------------------------------
@@ -198,6 +205,18 @@ def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
 # --- the trained model -----------------------------------------------------------------------------
 
 
+def tfidf(grams: dict[str, int], index: dict[str, int], idf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(columns, values): sublinear tf-idf, 1 + log(count) times idf, L2-normalised, of the n-grams
+    the vocabulary has (scikit-learn's TfidfVectorizer with sublinear_tf). Training uses it too."""
+    known = [(index[g], c) for g, c in grams.items() if g in index]
+    if not known:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    columns, counts = zip(*known, strict=True)
+    idx = np.array(columns, dtype=np.int64)
+    vals = idf[idx] * (1.0 + np.log(np.array(counts, dtype=np.float32)))
+    return idx, vals / float(np.sqrt(vals @ vals))
+
+
 @dataclass
 class Model:
     index: dict[str, int]  # n-gram -> column
@@ -218,15 +237,7 @@ class Model:
     def vector(self, grams: dict[str, int], dense_values: np.ndarray) -> Vector:
         """tf-idf of the n-grams (1 + log tf, L2-normalised; only the columns present), and the
         dense features after them."""
-        index = self.index
-        known = [(index[g], c) for g, c in grams.items() if g in index]
-        if known:
-            columns, counts = zip(*known, strict=True)
-            idx = np.array(columns, dtype=np.int64)
-            vals = self.idf[idx] * (1.0 + np.log(np.array(counts, dtype=np.float32)))
-            vals /= float(np.sqrt(vals @ vals))
-        else:
-            idx, vals = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        idx, vals = tfidf(grams, self.index, self.idf)
         return Vector(np.concatenate((idx, self.dense_columns)), np.concatenate((vals, dense_values)))
 
     @functools.cached_property
@@ -286,26 +297,41 @@ def model() -> Model | None:
 def judge(ev: Evidence, parsed: Parsed) -> Verdict:
     """Intent, topics (most likely first) and what kind of plan is asked for."""
     fired = triggered(ev.raw)
+    ask = asked(ev.prose, parsed)  # the question's own words, not a pasted log's
     trained = model()
     if trained is None:
-        intent, topics, scores = _rules(parsed, fired), fired, {}
-    else:
-        x = trained.vector(ngrams(text_for_ngrams(ev)), dense(ev, parsed))
-        scores, topic_scores = trained.probabilities(x)
-        intent = max(scores, key=scores.get)
-        if parsed.compare and parsed.compare_direct:
-            intent = "compare"  # "A100 vs H100 for 13b": a comparison by its form
-        topics = _rank_topics(topic_scores, fired, intent)
-    return Verdict(intent=intent, topics=topics, ask=_ask(ev.raw, parsed, intent), scores=scores)
+        return Verdict(intent=overruled(_rules(parsed, fired), parsed, ask), topics=list(fired), ask=ask, scores={})
+    scores, topic_scores = trained.probabilities(trained.vector(ngrams(text_for_ngrams(ev)), dense(ev, parsed)))
+    return verdict(scores, topic_scores, fired, parsed, ask)
 
 
-def _rules(parsed: Parsed, fired: list[str]) -> str:
+def verdict(
+    scores: dict[str, float], topic_scores: dict[str, float], fired: tuple[str, ...], parsed: Parsed, ask: str
+) -> Verdict:
+    """The classifier's probabilities made an answer's kind: what judge returns at run time and
+    what training measures."""
+    intent = overruled(max(scores, key=scores.get), parsed, ask)
+    return Verdict(intent=intent, topics=_rank_topics(topic_scores, fired, intent), ask=ask, scores=scores)
+
+
+def overruled(intent: str, parsed: Parsed, ask: str) -> str:
+    """Where the form of a question says more than its words: rules over the classifier."""
+    if parsed.compare and parsed.compare_direct:
+        return "compare"  # "A100 vs H100 for 13b"
+    if intent == "other" and parsed.fixed:
+        return "plan"  # a gpuplan setting is written: the question is ours
+    if ask != "plan" and intent != "compare":
+        return "plan"  # the hardware itself asked about: a plan of its own kind
+    return intent
+
+
+def _rules(parsed: Parsed, fired: tuple[str, ...]) -> str:
     if parsed.compare:
         return "compare"
     return "troubleshoot" if fired else "plan"
 
 
-def _rank_topics(probabilities: dict[str, float], fired: list[str], intent: str) -> list[str]:
+def _rank_topics(probabilities: dict[str, float], fired: tuple[str, ...], intent: str) -> list[str]:
     """Topics by probability, a trigger phrase adding to its own; a troubleshooting or comparison
     question always gets its most likely topic, other questions only topics they name."""
     score = {t: p + (TRIGGER_BONUS if t in fired else 0.0) for t, p in probabilities.items()}
@@ -318,13 +344,14 @@ def _rank_topics(probabilities: dict[str, float], fired: list[str], intent: str)
     return chosen[:3]
 
 
-def _ask(text: str, parsed: Parsed, intent: str) -> str:
+def asked(text: str, parsed: Parsed) -> str:
     """ "What is the largest model we could train on 32 L40S" and "how much do 8 H100 cost for
-    two weeks" are plans of their own kind: rules read them well (a size is absent, GPUs are named)."""
+    two weeks" are plans of their own kind, decided by rules before the classifier's intent: they
+    read them well (no model or size, GPUs named, the question's own words)."""
     request = parsed.request
     has_model = request.model or request.params_b or parsed.hub_id
     has_gpus = request.gpu or request.gpu_memory_gib or request.gpus
-    if intent != "plan" or has_model or not has_gpus:
+    if has_model or not has_gpus or parsed.compare:
         return "plan"
     if hits("largest", text):
         return "largest"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import values
+from bot import artifacts, values
 from estimator.schema import AREAS, CKPTS, DATA_KINDS, METHODS, OBJECTIVES, OFFLOADS, OPTIMIZERS, REGIONS, Note
 from knowledge import Catalog
 
@@ -136,18 +136,17 @@ TOKEN = re.compile(
 )  # case-sensitive: `GPU=2, BS=256` in a pasted config is the config's, not gpuplan's
 
 
-_FENCED = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.S)
-_CONTINUES = re.compile(r"[(\[{,\\]\s*$")
+_OPENS = re.compile(r"[(\[{\\]\s*$")
 
 
 def find(text: str) -> list[re.Match]:
     """The setting tokens of a message: on its own lines, not inside code (fenced or inline), not
     on an indented line or one that continues a call or command (`    model=MODEL_PATH,`)."""
-    fenced = [m.span() for m in _FENCED.finditer(text)]
+    fenced = artifacts.quoted_spans(text)
     found, position, previous = [], 0, ""
     for line in text.split("\n"):
         indented = line.startswith(("\t", "    "))  # a code block or the body of a call
-        if line.strip() and not indented and not _CONTINUES.search(previous):
+        if line.strip() and not indented and not _continues(previous):
             for match in TOKEN.finditer(text, position, position + len(line)):
                 if not any(a <= match.start() < b for a, b in fenced):
                     found.append(match)
@@ -155,6 +154,14 @@ def find(text: str) -> list[re.Match]:
             previous = line
         position += len(line) + 1
     return found
+
+
+def _continues(previous: str) -> bool:
+    """Whether the line after `previous` is part of it: after an open bracket or a backslash, or
+    after a code line ending in a comma (`Trainer(model=m,`), not after prose ("Hi team,")."""
+    if _OPENS.search(previous):
+        return True
+    return previous.rstrip().endswith(",") and artifacts.is_code_line(previous)
 
 
 def apply(token_key: str, raw: str, cat: Catalog) -> tuple[Key, dict[str, Any] | None, Note | None]:
@@ -167,8 +174,11 @@ def apply(token_key: str, raw: str, cat: Catalog) -> tuple[Key, dict[str, Any] |
 
 
 def close_key(name: str) -> str | None:
-    """A gpuplan key that `name` is probably a misspelling of (`sqe` -> `seq`), for a hint."""
-    import difflib
+    """A gpuplan key that `name` is probably a misspelling of (`sqe` -> `seq`, `methd` -> `method`):
+    one edit away (a swap of two letters is one), two for names of eight letters or more."""
+    from rapidfuzz.distance import OSA
 
-    close = difflib.get_close_matches(name.lower(), sorted(NAMES), n=1, cutoff=0.75)
-    return BY_NAME[close[0]].name if close else None
+    name = name.lower()
+    allowed = 2 if len(name) >= 8 else 1
+    best = min(sorted(NAMES), key=lambda key: OSA.distance(name, key))
+    return BY_NAME[best].name if len(name) >= 3 and OSA.distance(name, best) <= allowed else None

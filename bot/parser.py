@@ -94,12 +94,13 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
     raw = _unescape_markdown(normalize_text(strip_slack_markup(text or ""))[:MAX_TEXT])
     parsed = Parsed(request=Request(), lang=detect_lang(raw))
     tokens = keys.find(raw)
-    prose, code = artifacts.split(_blanked(raw, [t.span() for t in tokens]))
+    unset = artifacts.blank(raw, [t.span() for t in tokens])
+    prose, code = artifacts.split(unset)
     settings, settings_keys = _read_settings(tokens, cat, parsed)
-    _hint_misspelled_keys(prose, parsed)
+    _hint_misspelled_keys(unset, parsed)
     found = artifacts.read(raw, code)
     evidence = intent.Evidence(raw=raw, prose=prose, code=code, found=found)
-    if not code.strip() and not settings_keys and extract.vocabulary().help.search(prose):
+    if not code.strip() and not settings_keys and extract.vocabulary().help.search(prose.lower()):
         parsed.intent = "help"
         return parsed, evidence
     # runs of blanks (where code was) collapsed: regexes that start with optional words and
@@ -116,12 +117,6 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
 
 
 # --- gpuplan's own settings -------------------------------------------------------------------------
-
-
-def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
-    for start, end in spans:
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
 
 
 def _read_settings(tokens: list[re.Match], cat: Catalog, parsed: Parsed) -> tuple[dict[str, Any], list[str]]:
@@ -156,7 +151,10 @@ def _setting_value(name: str, value: Any, raw: str, cat: Catalog, fields: dict, 
     elif name == "_currency":
         if value != "USD":
             parsed.notes.append(
-                Note(code="currency_converted", params={"value": raw, "usd": fields["budget_usd"], "rate": 7.2})
+                Note(
+                    code="currency_converted",
+                    params={"value": raw, "usd": fields["budget_usd"], "rate": extract.values.CNY_PER_USD},
+                )
             )
     else:
         fields[name] = value
@@ -188,12 +186,16 @@ def _model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None
 _ASSIGNMENT = re.compile(r"(?<![\w\-./])([A-Za-z_]\w*)=\S+")
 
 
-def _hint_misspelled_keys(prose: str, parsed: Parsed) -> None:
-    """`sqe=4k` is read as text, but it was probably meant as `seq=4k`: say so."""
-    for match in _ASSIGNMENT.finditer(prose):
-        close = keys.close_key(match.group(1))
-        if close and match.group(1).lower() not in artifacts.vocabulary().by_name:
-            parsed.notes.append(Note(code="not_a_setting", params={"words": match.group(0), "key": close}))
+def _hint_misspelled_keys(text: str, parsed: Parsed) -> None:
+    """`sqe=4k` on a line of the question (not in pasted code, where names are the tool's) was
+    probably meant as `seq=4k`: say so. `text` is the message with its settings blanked out."""
+    for line in artifacts.blank(text, artifacts.quoted_spans(text)).split("\n"):
+        if line.startswith(("\t", "    ")):
+            continue
+        for match in _ASSIGNMENT.finditer(line):
+            close = keys.close_key(match.group(1))
+            if close and match.group(1).lower() not in artifacts.vocabulary().by_name:
+                parsed.notes.append(Note(code="not_a_setting", params={"words": match.group(0), "key": close}))
 
 
 # --- the prose --------------------------------------------------------------------------------------
@@ -214,17 +216,20 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     reader.unknown_models(sizes)
     for step in (reader.batches, reader.schedule, reader.budget, reader.training_options):
         step()
-    comparing = bool(reader.voc.compare.search(prose))
+    comparing = bool(reader.voc.compare.search(prose.lower()))  # vocabularies are lower case
     _compare_or_set_aside(parsed, reader, gpus, models, sizes, comparing)
     reader.method(comparing)
     reader.context()
-    reader.misspelt_model()
+    hub_id = reader.hub_id(prose) if not models else None
+    if hub_id is None:
+        reader.misspelt_model()  # not inside a Hugging Face id: the id is looked up whole
     reader.leftovers()
     reader.settle_weak()
     reader.code_names = reader.names_in(code) if code.strip() else {}
-    hub_id = reader.hub_id(prose) if not models else None
-    if hub_id and "model" not in reader.fields and not parsed.hub_id:
+    if hub_id and not parsed.hub_id:
         parsed.hub_id = hub_id
+        inside = hub_id.lower()  # "qwen3-next" of Qwen/Qwen3-Next-80B-A3B is not a model of its own
+        reader.notes = [n for n in reader.notes if n.code != "unknown_model_name" or n.params["value"] not in inside]
     parsed.notes += reader.notes + reader.set_aside
     if reader.contradiction:
         parsed.notes.append(reader.contradiction)
@@ -241,7 +246,7 @@ def _compare_or_set_aside(
         parsed.compare = {"kind": "gpu", "options": gpus}
     options: list[tuple[str, Any]] = [("model", m) for m in models] + [("params_b", s) for s, _ in sizes]
     distinct = list(dict.fromkeys(options))
-    if len(distinct) >= 2 and comparing and not parsed.compare and not _sizes_of(models, sizes):
+    if len(distinct) >= 2 and comparing and not parsed.compare and not _sizes_of(models, sizes, reader.cat):
         parsed.compare = {"kind": "model", "options": [v for _, v in distinct]}
     elif models:
         reader.fields["model"] = models[0]
@@ -268,9 +273,7 @@ def _joined(text: str, spans: list[tuple[int, int]]) -> bool:
     """Two options written side by side with a connective between ("A100 vs H100", "QLoRA or
     full", "A100还是H100"): a comparison by its form. "or" between them does not make one of a
     question whether either would do ("单卡3090或4090能跑吗", "can a 3090 or 4090 run it")."""
-    from bot.intent import hits
-
-    feasibility = hits("resources", text) > 0
+    feasibility = intent.hits("resources", text) > 0
     ordered = sorted(spans)
     for (_, end), (start, _) in zip(ordered, ordered[1:], strict=False):
         between = text[end:start]
@@ -281,15 +284,15 @@ def _joined(text: str, spans: list[tuple[int, int]]) -> bool:
     return False
 
 
-def _sizes_of(models: list[str], sizes: list[tuple[float, str]]) -> bool:
+def _sizes_of(models: list[str], sizes: list[tuple[float, str]], cat: Catalog) -> bool:
     """True when the sizes written are just the sizes of the models named ("Llama 3 70B")."""
-    return len(models) == 1 and all(abs(s - catalog().models[models[0]].params_b) <= 0.2 * s for s, _ in sizes)
+    return len(models) == 1 and all(abs(s - cat.models[models[0]].params_b) <= 0.2 * s for s, _ in sizes)
 
 
 def _sizes_beside_a_model(reader: Reader, models: list[str], sizes: list[tuple[float, str]]) -> None:
     """A catalog model plus a size: the size may be its own ("llama3 8b") or the data ("on 300B")."""
     for size, words in sizes:
-        own = abs(size - catalog().models[models[0]].params_b) <= 0.2 * size
+        own = abs(size - reader.cat.models[models[0]].params_b) <= 0.2 * size
         if own:
             continue
         if re.search(r"tokens?|数据|语料|data", reader.scan.original[reader.scan.original.find(words) :][:40]):
@@ -377,8 +380,8 @@ def _merge(
         fields["method"] = "pretrain"  # "500B tokens": only pretraining reads that much
         parsed.notes.append(Note(code="tokens_read_as_pretraining", params={"tokens": fields["train_tokens"]}))
     parsed.fixed = set(settings)
-    if fields.get("model") or fields.get("params_b"):
-        parsed.hub_id = None if "model" not in settings_keys else parsed.hub_id
+    if {"model", "params_b"} & set(settings) or "model" in text_fields:
+        parsed.hub_id = None  # a setting or a catalog model named in the text says which model it is
     try:
         parsed.request = Request(**fields)
     except ValueError as exc:  # a value pydantic refuses: name it

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bot.parser import Parsed, parse
+from estimator import capacity, hardware
 from estimator.advise import advise, advise_without_plan
 from estimator.errors import RequestError
+from estimator.estimate import MAX_GPU_MEMORY_GIB, check_request
 from estimator.schema import Note, Plan, Request
+from knowledge import Catalog, catalog
 
 
 class QuestionError(ValueError):
@@ -29,98 +33,106 @@ def answer(text: str, lang: str | None = None) -> Plan:
 
 
 def answer_parsed(parsed: Parsed, lang: str) -> Plan:
-    extra: dict[str, Any] = {
-        "topics": parsed.topics,
-        "unknown": parsed.unknown,
-        "read": parsed.read,
-        "observed": parsed.observed,
-    }
+    extra = _extra(parsed)
     if parsed.intent == "help":
         return Plan(intent="help", lang=lang, request=parsed.request, notes=parsed.notes, **extra)
     if parsed.intent == "other":  # outside gpuplan's field: say what it does, in the user's language
         notes = [Note(code="out_of_scope"), *parsed.notes]
         return Plan(intent="other", lang=lang, request=parsed.request, notes=notes, **extra)
-    _look_up_model(parsed)
+    _check_settings(parsed, lang)
+    cat = _with_hub_model(parsed, catalog())
     request = parsed.request
     if parsed.ask in ("largest", "price") and (request.gpu or request.gpu_memory_gib):
-        return _about_hardware(parsed, _memory_only_gpu(parsed, request, any_stocked=True), lang, extra)
+        request, cat = _memory_only_gpu(parsed, request, cat, any_stocked=True)
+        if request.gpu:
+            return _retrying(parsed, request, lang, lambda r, n: _about_hardware(parsed, r, n, lang, cat, extra))
     has_model = request.model is not None or request.params_b is not None
     if not has_model and not (parsed.compare and parsed.compare["kind"] == "model"):
         return _without_model(parsed, lang, extra)
-    request = _memory_only_gpu(parsed, request)
+    request, cat = _memory_only_gpu(parsed, request, cat)
     if parsed.compare:
-        return _compare(parsed, request, lang, extra)
-    plan = _advise(parsed, request, lang, parsed.intent)
+        return _compare(parsed, request, lang, cat, extra)
+    plan = _advise(parsed, request, lang, parsed.intent, cat)
     return plan.model_copy(update=extra)
 
 
-def _look_up_model(parsed: Parsed) -> None:
-    """A Hugging Face id the catalog lacks: its config.json, when the look-up is on and answers."""
-    if not parsed.hub_id or parsed.request.model or parsed.request.params_b:
-        return
+def _check_settings(parsed: Parsed, lang: str) -> None:
+    """A gpuplan setting that makes no sense on its own (gpu_mem=2000) is an error at once, with
+    or without a model to plan; an impossible reading from the text is dropped later instead."""
+    wrong = [n for n in check_request(parsed.request, catalog()) if not _droppable([n], parsed.fixed, parsed.request)]
+    if wrong:
+        raise QuestionError(wrong, lang)
+
+
+def _with_hub_model(parsed: Parsed, cat: Catalog) -> Catalog:
+    """A Hugging Face id the catalog lacks (named now, or by the question this one follows up):
+    its config.json, when the look-up is on and answers, in this question's copy of the catalog."""
+    model = parsed.request.model
+    wanted = model if model and model not in cat.models else parsed.hub_id
+    if not wanted:
+        return cat
     from bot import hub
-    from knowledge import catalog
 
-    spec = hub.lookup(parsed.hub_id)
-    if spec is None:
-        parsed.notes.append(Note(code="hub_unknown", params={"id": parsed.hub_id}))
-        return
-    catalog().register_model(spec)
-    parsed.request = parsed.request.model_copy(update={"model": spec.id})
-    parsed.notes.append(Note(code="hub_found", params={"id": parsed.hub_id, "params_b": spec.params_b}))
+    spec = hub.lookup(wanted)
+    if spec is None:  # the size its name carries, when it does, is what is left to plan with
+        size = None if model else parsed.request.params_b
+        parsed.notes.append(Note(code="hub_unknown", params={"id": wanted, "size": size}))
+        return cat
+    parsed.request = parsed.request.model_copy(update={"model": spec.id, "params_b": None})
+    if wanted == parsed.hub_id:
+        parsed.notes.append(Note(code="hub_found", params={"id": wanted, "params_b": spec.params_b}))
+    return cat.with_model(spec)
 
 
-def _memory_only_gpu(parsed: Parsed, request: Request, any_stocked: bool = False) -> Request:
+def _memory_only_gpu(
+    parsed: Parsed, request: Request, cat: Catalog, any_stocked: bool = False
+) -> tuple[Request, Catalog]:
     """ "A 64GB card" when no GPU in stock has about that memory: a GPU of exactly that memory,
-    modelled on the catalog type it most resembles. (When some do, the estimator picks among them;
-    `any_stocked` takes the cheapest of them at once, for questions about the hardware itself.)"""
+    modelled on the catalog type it most resembles, in this question's copy of the catalog. (When
+    some do, the estimator picks among them; `any_stocked` takes the cheapest of them at once,
+    for questions about the hardware itself.)"""
     gib = request.gpu_memory_gib
-    if request.gpu or not gib or not 1 <= gib <= 1024:
-        return request
-    from estimator.hardware import memory_class_gpu, stocked_with_memory
-    from knowledge import catalog
-
-    cat = catalog()
-    stocked = stocked_with_memory(cat, gib, request.region)
+    if (request.gpu and request.gpu in cat.gpus) or not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
+        return request, cat
+    stocked = hardware.stocked_with_memory(cat, gib, request.region)
     if stocked and any_stocked:
         cheapest = min(stocked, key=lambda g: (g.price_usd_per_hour, g.id))
         parsed.notes.append(Note(code="gpu_memory_class", params={"gib": gib, "gpus": [cheapest.name]}))
-        return request.model_copy(update={"gpu": cheapest.id})
+        return request.model_copy(update={"gpu": cheapest.id}), cat
     if stocked:
-        return request
-    gpu, like = memory_class_gpu(cat, gib, request.region)
-    if gpu.id not in cat.gpus:
-        cat.register_gpu(gpu, like)
+        return request.model_copy(update={"gpu": None}), cat
+    gpu, like = hardware.memory_class_gpu(cat, gib, request.region)
     parsed.notes.append(Note(code="gpu_by_memory", params={"gib": gib, "like": cat.gpus[like].name}))
-    return request.model_copy(update={"gpu": gpu.id})
+    return request.model_copy(update={"gpu": gpu.id}), cat.with_gpu(gpu, like)
 
 
-def _about_hardware(parsed: Parsed, request: Request, lang: str, extra: dict[str, Any]) -> Plan:
+def _about_hardware(
+    parsed: Parsed, request: Request, notes: list[Note], lang: str, cat: Catalog, extra: dict[str, Any]
+) -> Plan:
     """ "The largest model 32 L40S can pretrain", "what 8 H100 cost for two weeks": no model to plan,
     an answer about the hardware itself."""
-    from estimator import capacity
-    from knowledge import catalog
-
-    cat = catalog()
     if parsed.ask == "largest":
         largest = capacity.largest(request, cat)
-        findings = largest_findings(largest, request)
         return Plan(
-            intent="plan", lang=lang, request=request, notes=parsed.notes, findings=findings, largest=largest, **extra
+            intent="plan",
+            lang=lang,
+            request=request,
+            notes=notes,
+            findings=largest_findings(largest),
+            largest=largest,
+            **extra,
         )
     price = capacity.price(request, cat)
-    tier = cat.tiers and next((t for t in cat.tiers if price["tier"] and t.id == price["tier"]["id"]), None)
     findings = [Note(code="price_line", params=price)]
-    if tier:
-        findings.append(
-            Note(code="price_tier", params={"title": tier.title.model_dump()[lang], "url": price["tier"]["url"]})
-        )
+    if price["tier"]:
+        title = price["tier"]["title"][lang]
+        findings.append(Note(code="price_tier", params={"title": title, "url": price["tier"]["url"]}))
     if not price["hours_given"]:
         findings.append(Note(code="price_hours_default"))
-    return Plan(intent="plan", lang=lang, request=request, notes=parsed.notes, findings=findings, price=price, **extra)
+    return Plan(intent="plan", lang=lang, request=request, notes=notes, findings=findings, price=price, **extra)
 
 
-def largest_findings(largest: dict[str, Any], request: Request) -> list[Note]:
+def largest_findings(largest: dict[str, Any]) -> list[Note]:
     rows = [Note(code="largest_heading", params={"gpu": largest["gpu"], "gpus": largest["gpus"]})]
     for method, row in largest["methods"].items():
         if row is None:
@@ -133,17 +145,19 @@ def largest_findings(largest: dict[str, Any], request: Request) -> list[Note]:
     return rows
 
 
-def _without_model(parsed: Parsed, lang: str, extra: dict[str, Any]) -> Plan:
-    """No model and no size: the diagnoses alone for a symptom, else a question back."""
+def _without_model(parsed: Parsed, lang: str, extra: dict[str, Any], notes: list[Note] | None = None) -> Plan:
+    """No model and no size: the diagnoses for a symptom, and a question back when there are none."""
+    notes = parsed.notes if notes is None else notes
     if parsed.topics:
-        plan = advise_without_plan(parsed.request, lang, parsed.topics, notes=parsed.notes, observed=parsed.observed)
-        return plan.model_copy(update={"intent": parsed.intent, **extra})
+        plan = advise_without_plan(parsed.request, lang, parsed.topics, notes=notes, observed=parsed.observed)
+        if plan.diagnoses:
+            return plan.model_copy(update={"intent": parsed.intent, **extra})
     return Plan(
         intent=parsed.intent,
         lang=lang,
         request=parsed.request,
         clarify=[Note(code="need_model")],
-        notes=parsed.notes,
+        notes=notes,
         **extra,
     )
 
@@ -151,7 +165,9 @@ def _without_model(parsed: Parsed, lang: str, extra: dict[str, Any]) -> Plan:
 # Which fields an estimator complaint is about: a field read from the text (not a gpuplan setting)
 # that makes the request impossible is left to the estimator instead, and the answer says so.
 COMPLAINT_FIELDS = {
-    "tp_pp_not_dividing": ("tp", "pp", "micro_batch", "global_batch", "zero", "offload", "ckpt", "nodes", "gpus"),
+    "tp_pp_not_dividing": ("tp", "pp", "nodes", "gpus"),
+    "no_layout": ("tp", "pp", "micro_batch", "global_batch", "zero", "offload", "ckpt", "nodes", "gpus"),
+    "bad_gpu_memory": ("gpu_memory_gib",),
     "tp_not_dividing_heads": ("tp",),
     "pp_over_layers": ("pp",),
     "seq_over_context": ("seq_len",),
@@ -173,27 +189,46 @@ COMPLAINT_FIELDS = {
 }
 
 
-def _advise(parsed: Parsed, request: Request, lang: str, intent: str) -> Plan:
-    """The plan; readings from the text that make the request impossible are dropped one at a time
-    (in the order COMPLAINT_FIELDS lists them), said, and the estimate retried. Only gpuplan
-    settings the user wrote can make it fail."""
+def _advise(parsed: Parsed, request: Request, lang: str, intent: str, cat: Catalog) -> Plan:
+    """The plan, with `_retrying`'s drops of readings that make it impossible."""
+
+    def plan(req: Request, notes: list[Note]) -> Plan:
+        return advise(req, lang, intent=intent, notes=notes, raised=parsed.topics, cat=cat, observed=parsed.observed)
+
+    return _retrying(parsed, request, lang, plan)
+
+
+def _retrying(parsed: Parsed, request: Request, lang: str, answer_with: Callable[[Request, list[Note]], Plan]) -> Plan:
+    """`answer_with(request, notes)`; readings from the text that make the request impossible are
+    dropped one at a time (in the order COMPLAINT_FIELDS lists them), said, and the answer retried.
+    Only gpuplan settings the user wrote can make it fail. A size that was the only model read and
+    is impossible leaves a question with no model: it is asked back."""
     notes = list(parsed.notes)
     for _ in range(12):
         try:
-            return advise(request, lang, intent=intent, notes=notes, raised=parsed.topics, observed=parsed.observed)
+            return answer_with(request, notes)
         except RequestError as exc:
             field = _droppable(exc.notes, parsed.fixed, request)
             if field is None:
                 raise QuestionError(exc.notes, lang) from exc
             request = request.model_copy(update={field: None})
             notes += [*exc.notes, Note(code="reading_dropped", params={"fields": [field]})]
+            if field == "params_b" and request.model is None:
+                parsed.request = request
+                return _without_model(parsed, lang, _extra(parsed), notes)
     raise QuestionError(notes, lang)
+
+
+def _extra(parsed: Parsed) -> dict[str, Any]:
+    """What every answer carries from the reading of the question."""
+    return {"topics": parsed.topics, "unknown": parsed.unknown, "read": parsed.read, "observed": parsed.observed}
 
 
 def _droppable(complaints: list[Note], fixed: set[str], request: Request) -> str | None:
     """The first field a complaint names that came from the text (not a setting) and is set."""
     for note in complaints:
-        named = COMPLAINT_FIELDS.get(note.code) or ((note.params.get("field"),) if note.code == "not_positive" else ())
+        by_field = note.code in ("not_positive", "too_large")
+        named = COMPLAINT_FIELDS.get(note.code) or ((note.params.get("field"),) if by_field else ())
         for name in named:
             if name and name not in fixed and getattr(request, name, None) is not None:
                 return name
@@ -203,7 +238,7 @@ def _droppable(complaints: list[Note], fixed: set[str], request: Request) -> str
 COMPARE_FIELD = {"gpu": "gpu", "method": "method"}
 
 
-def _compare(parsed: Parsed, request: Request, lang: str, extra: dict[str, Any]) -> Plan:
+def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: dict[str, Any]) -> Plan:
     """Estimate each option the question compares; the main plan is the cheapest that fits."""
     kind, options = parsed.compare["kind"], parsed.compare["options"]
     plans: list[tuple[Any, Plan]] = []
@@ -214,7 +249,7 @@ def _compare(parsed: Parsed, request: Request, lang: str, extra: dict[str, Any])
             )
         else:
             update = {COMPARE_FIELD[kind]: option}
-        plans.append((option, _advise(parsed, request.model_copy(update=update), lang, "compare")))
+        plans.append((option, _advise(parsed, request.model_copy(update=update), lang, "compare", cat)))
     rows = [_comparison_row(kind, option, plan) for option, plan in plans]
     fitting = [i for i, r in enumerate(rows) if r["fits"]] or list(range(len(rows)))
     best = min(fitting, key=lambda i: rows[i]["cost_usd"])

@@ -50,6 +50,9 @@ def usd(value: float) -> str:
 
 
 def num(value: float, digits: int = 0) -> str:
+    if isinstance(value, int) and abs(value) >= 10**15:  # beyond a float's digits: 1.00e+400
+        text = str(abs(value))
+        return f"{'-' if value < 0 else ''}{text[0]}.{text[1:3]}e+{len(text) - 1}"
     if value is None or not math.isfinite(value):
         return "-"
     return f"{value:,.{digits}f}"
@@ -359,15 +362,7 @@ def recommendation(plan: Plan) -> dict[str, Any] | None:
     for d in plan.diagnoses:
         sharded = d["probes"].get("sharded")
         if sharded and sharded["fits"]:
-            gpu = catalog().gpus[sharded["gpu"]]
-            return {
-                **sharded,
-                "tp": None,
-                "pp": None,
-                "capacity_gib": gpu.memory_gib,
-                "from_plan": False,
-                "nodes": -(-sharded["gpus"] // gpu.gpus_per_node),
-            }
+            return {**sharded, "tp": None, "pp": None, "from_plan": False}
     return plan_rec
 
 

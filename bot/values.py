@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import re
 
+CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character: the text is (partly) Chinese
+
 # multipliers: English suffixes and Chinese units (万 = 1e4, 亿 = 1e8, 万亿 = 1e12)
 _SUFFIX = {
     "": 1.0,
@@ -91,9 +93,10 @@ def quantity(text: str, default_unit: float = 1.0) -> float:
     match = _QUANTITY.match(text.strip().lower().replace(" ", ""))
     if not match:
         raise ValueError(text)
-    value = number(match.group(1))
-    unit = match.group(2)
-    return value * (_SUFFIX[unit] if unit else default_unit)
+    value = number(match.group(1)) * (_SUFFIX[match.group(2)] if match.group(2) else default_unit)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
 
 
 def model_size_b(text: str) -> float:
@@ -103,7 +106,7 @@ def model_size_b(text: str) -> float:
     if cleaned.startswith("-"):
         raise ValueError(text)
     if re.fullmatch(r"\d+(\.\d+)?", cleaned):
-        return float(cleaned)  # a bare number in a size field is in billions
+        return number(cleaned)  # a bare number in a size field is in billions
     return quantity(cleaned) / 1e9
 
 

@@ -261,6 +261,13 @@ def for_model(model_id: str) -> Arch:
     return from_spec(catalog().models[model_id])
 
 
+def for_spec(spec: ModelSpec) -> Arch:
+    """The Arch of a model: a catalog model's built once per process, a run-time one's each time."""
+    from knowledge import catalog
+
+    return for_model(spec.id) if catalog().models.get(spec.id) is spec else from_spec(spec)
+
+
 def from_spec(spec: ModelSpec) -> Arch:
     norm_width = 1 if spec.norm == "rms" else 2
     mla = spec.mla

@@ -11,11 +11,12 @@ the provider's tier that offers that configuration.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from estimator.errors import RequestError
-from estimator.estimate import estimate
-from estimator.schema import Request
+from estimator.estimate import check_request, estimate
+from estimator.schema import Note, Request
 from knowledge import Catalog
 
 METHODS = ("pretrain", "full", "lora", "qlora", "infer")
@@ -25,49 +26,56 @@ DEFAULT_DEADLINE_DAYS = 30.0  # "could we pretrain it" without a deadline: in ab
 
 
 def largest(request: Request, cat: Catalog) -> dict[str, Any]:
-    """{method: {params_b, per_gpu_gib, capacity_gib, days}} for the GPUs of `request`, plus
-    `pretrain_in_time` (the biggest pretraining that ends by the deadline) and the hardware used."""
-    fixed = _hardware(request, cat)
-    out: dict[str, Any] = {"gpu": fixed["gpu"], "gpus": fixed["gpus"], "methods": {}}
+    """{method: {params_b, per_gpu_gib, capacity_gib, days}} for the GPUs of `request` (with the
+    settings it fixes: zero, tp, precision, ...), plus `pretrain_in_time` (the biggest pretraining
+    that ends by the deadline) and the hardware used. Raises RequestError when those settings
+    cannot hold any model."""
+    base = _base(request, cat)
+    problems = check_request(base, cat)  # the fixed settings on their own: errors are the user's
+    if problems:
+        raise RequestError(problems)
+    estimate(_request(base, "lora", SMALLEST_B), cat)  # settings no size can meet (tp=3: heads) raise here
+    out: dict[str, Any] = {"gpu": base.gpu, "gpus": base.gpus, "methods": {}}
     for method in METHODS:
-        size = _bisect(lambda b, m=method: _fits(fixed, m, b, cat))
-        out["methods"][method] = _row(fixed, method, size, cat) if size else None
+        size = _bisect(lambda b, m=method: _fits(base, m, b, cat))
+        out["methods"][method] = _row(base, method, size, cat) if size else None
     deadline = request.deadline_days or DEFAULT_DEADLINE_DAYS
-    size = _bisect(lambda b: _ends_by(fixed, b, deadline, cat))
-    out["pretrain_in_time"] = {**_row(fixed, "pretrain", size, cat), "deadline_days": deadline} if size else None
+    size = _bisect(lambda b: _ends_by(base, b, deadline, cat))
+    out["pretrain_in_time"] = {**_row(base, "pretrain", size, cat), "deadline_days": deadline} if size else None
     out["deadline_given"] = request.deadline_days is not None
     return out
 
 
-def _hardware(request: Request, cat: Catalog) -> dict[str, Any]:
-    """The GPUs asked about; a type without a count is one server of it."""
+def _base(request: Request, cat: Catalog) -> Request:
+    """The GPUs asked about (a type without a count is one server of it) and every setting the
+    question fixed; the model, the method and the deadline are what the search varies."""
     gpu = request.gpu
-    if gpu is None:
-        raise RequestError([])
+    if gpu is None or gpu not in cat.gpus:
+        raise RequestError([Note(code="unknown_gpu", params={"value": gpu or "", "suggestions": []})])
     gpus = request.gpus or (request.nodes or 1) * cat.gpus[gpu].gpus_per_node
-    return {"gpu": gpu, "gpus": gpus, "region": request.region}
+    return request.model_copy(update={"gpus": gpus, "deadline_days": None, "budget_usd": None})
 
 
-def _request(fixed: dict[str, Any], method: str, size_b: float) -> Request:
-    return Request(params_b=size_b, method=method, gpu=fixed["gpu"], gpus=fixed["gpus"], region=fixed["region"])
+def _request(base: Request, method: str, size_b: float) -> Request:
+    return base.model_copy(update={"model": None, "params_b": size_b, "method": method})
 
 
-def _fits(fixed: dict[str, Any], method: str, size_b: float, cat: Catalog) -> bool:
+def _fits(base: Request, method: str, size_b: float, cat: Catalog) -> bool:
     try:
-        return estimate(_request(fixed, method, size_b), cat).memory.fits
-    except RequestError:
+        return estimate(_request(base, method, size_b), cat).memory.fits
+    except RequestError:  # a size whose shape the fixed settings cannot split (heads over tp)
         return False
 
 
-def _ends_by(fixed: dict[str, Any], size_b: float, days: float, cat: Catalog) -> bool:
+def _ends_by(base: Request, size_b: float, days: float, cat: Catalog) -> bool:
     try:
-        est = estimate(_request(fixed, "pretrain", size_b), cat)
+        est = estimate(_request(base, "pretrain", size_b), cat)
     except RequestError:
         return False
     return est.memory.fits and est.compute.days <= days
 
 
-def _bisect(ok: Any) -> float | None:
+def _bisect(ok: Callable[[float], bool]) -> float | None:
     """The largest size in [SMALLEST_B, LARGEST_B] for which `ok` holds (monotone), or None."""
     low, high = math.log(SMALLEST_B), math.log(LARGEST_B)
     if not ok(SMALLEST_B):
@@ -77,12 +85,12 @@ def _bisect(ok: Any) -> float | None:
     for _ in range(STEPS):
         middle = (low + high) / 2
         low, high = (middle, high) if ok(math.exp(middle)) else (low, middle)
-    digits = 2 if math.exp(low) < 10 else 1
-    return math.floor(math.exp(low) * 10**digits) / 10**digits  # rounded down: it still fits
+    scale = 10.0 ** (2 - math.floor(math.log10(math.exp(low))))  # three significant figures
+    return math.floor(math.exp(low) * scale) / scale  # rounded down: it still fits
 
 
-def _row(fixed: dict[str, Any], method: str, size_b: float, cat: Catalog) -> dict[str, Any]:
-    est = estimate(_request(fixed, method, size_b), cat)
+def _row(base: Request, method: str, size_b: float, cat: Catalog) -> dict[str, Any]:
+    est = estimate(_request(base, method, size_b), cat)
     return {
         "params_b": size_b,
         "per_gpu_gib": est.memory.per_gpu_gib,
@@ -96,8 +104,11 @@ def _row(fixed: dict[str, Any], method: str, size_b: float, cat: Catalog) -> dic
 
 def price(request: Request, cat: Catalog) -> dict[str, Any]:
     """GPUs x hours x the GPU-hour price where they are asked for (the default region otherwise)."""
-    gpu = cat.gpus[request.gpu]
-    gpus = request.gpus or (request.nodes or 1) * gpu.gpus_per_node
+    base = _base(request, cat)
+    problems = check_request(request.model_copy(update={"gpus": base.gpus}), cat)
+    if problems:
+        raise RequestError(problems)
+    gpu, gpus = cat.gpus[base.gpu], base.gpus
     hours = (request.deadline_days or 1.0) * 24
     region = request.region or cat.stock(gpu.id, None)[1]
     per_hour = cat.price(gpu.id, region)
@@ -114,6 +125,6 @@ def price(request: Request, cat: Catalog) -> dict[str, Any]:
         "usd_per_gpu_hour": per_hour,
         "cost_usd": per_hour * gpus * hours,
         "hours_given": request.deadline_days is not None,
-        "tier": {"id": tier.id, "url": cat.tier_url(tier)} if tier else None,
+        "tier": {"id": tier.id, "url": cat.tier_url(tier), "title": tier.title.model_dump()} if tier else None,
         "price_source": gpu.price_source,
     }

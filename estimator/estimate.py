@@ -34,6 +34,21 @@ from knowledge import GPU, Catalog, catalog
 
 PRETRAINING = ("pretrain", "continue")
 MAX_PARAMS_B = 100_000  # 100T parameters: beyond any model built so far
+MAX_GPU_MEMORY_GIB = 1024  # a GPU named by its memory: 1 GiB to 1 TiB (today's largest carry 288 GB)
+# Upper bounds on the other numbers (nodes, tp and pp share limits.max_gpus). Not sourced: each is
+# far beyond any published job, so a typo or a pasted counter is an error, not an overflow.
+LARGEST_VALUES: dict[str, float] = {
+    "seq_len": 1 << 30,
+    "micro_batch": 1_000_000,
+    "global_batch": 1_000_000_000,
+    "lora_rank": 1 << 20,
+    "samples": 1e15,
+    "train_tokens": 1e18,
+    "epochs": 10_000,
+    "dataset_gb": 1e9,
+    "deadline_days": 36_500,
+    "budget_usd": 1e13,
+}
 SECONDS_PER_DAY = 86400.0
 
 
@@ -61,7 +76,7 @@ class _Context:
 # --- checks -------------------------------------------------------------------------------
 
 
-def _check_request(req: Request, cat: Catalog) -> list[Note]:
+def check_request(req: Request, cat: Catalog) -> list[Note]:
     """Values that make no sense on their own, whatever the model (each names the offender)."""
     bad: list[Note] = []
 
@@ -84,6 +99,8 @@ def _check_request(req: Request, cat: Catalog) -> list[Note]:
     for field, value in positive_ints.items():
         if value is not None and value < 1:
             reject("not_positive", field=field, value=value)
+        elif value is not None and value > LARGEST_VALUES.get(field, max_gpus):
+            reject("too_large", field=field, value=value, limit=LARGEST_VALUES.get(field, max_gpus))
     positive_numbers = {
         "train_tokens": req.train_tokens,
         "epochs": req.epochs,
@@ -94,6 +111,10 @@ def _check_request(req: Request, cat: Catalog) -> list[Note]:
     for field, value in positive_numbers.items():
         if value is not None and not (value > 0 and math.isfinite(value)):
             reject("not_positive", field=field, value=value)
+        elif value is not None and value > LARGEST_VALUES[field]:
+            reject("too_large", field=field, value=value, limit=LARGEST_VALUES[field])
+    if req.gpu_memory_gib is not None and not (1 <= req.gpu_memory_gib <= MAX_GPU_MEMORY_GIB):
+        reject("bad_gpu_memory", value=req.gpu_memory_gib, limit=MAX_GPU_MEMORY_GIB)
     if req.gpus is not None and req.gpus < 1:
         reject("bad_gpus", value=req.gpus)
     elif req.gpus is not None and req.gpus > max_gpus:
@@ -159,7 +180,7 @@ def _resolve_model(req: Request, cat: Catalog) -> tuple[Arch, str | None]:
         spec = cat.models.get(req.model)
         if spec is None:
             raise RequestError([Note(code="unknown_model", params={"value": req.model, "suggestions": []})])
-        return architecture.for_model(spec.id), spec.id
+        return architecture.for_spec(spec), spec.id
     if req.params_b is None:
         raise RequestError([Note(code="model_missing")])
     return architecture.generic(req.params_b), None
@@ -285,6 +306,13 @@ def _fixed_layout(req: Request, per_node: int) -> search.Fixed:
     )
 
 
+def _no_layout(req: Request, batch: int) -> Note:
+    """No parallel layout meets what was fixed: the note lists the fixed values, so one can go."""
+    names = ("gpus", "nodes", "tp", "pp", "zero", "micro_batch")
+    fixed = {name: getattr(req, name) for name in names if getattr(req, name) is not None}
+    return Note(code="no_layout", params={"fixed": fixed, "batch": batch})
+
+
 def _score(ctx: _Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: int, tokens: float) -> search.Scored:
     cat = ctx.cat
     max_gpus = int(ctx.number("limits", "max_gpus"))
@@ -293,9 +321,7 @@ def _score(ctx: _Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: 
     per_node = types[0].gpus_per_node
     grid = search.training_grid(job.arch, job.method, fixed, gbs, per_node, max(per_node, max_gpus))
     if grid.size == 0:
-        raise RequestError(
-            [Note(code="tp_pp_not_dividing", params={"gpus": fixed.gpus, "tp": fixed.tp or 1, "pp": fixed.pp or 1})]
-        )
+        raise RequestError([_no_layout(ctx.req, gbs)])
     options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
     fabrics = [cat.fabrics[_fabric(ctx, g)] for g in types]
     links = network.links_for_types(types, fabrics, cat.collective_efficiency)
@@ -615,9 +641,7 @@ def _estimate_serving(ctx: _Context, seq: int) -> Estimate:
     fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp)
     tp, pp = search.serving_grid(arch, fixed)
     if tp.size == 0:
-        raise RequestError(
-            [Note(code="tp_pp_not_dividing", params={"gpus": req.gpus, "tp": req.tp or 1, "pp": req.pp or 1})]
-        )
+        raise RequestError([_no_layout(req, batch)])
     options = search.gpu_options(cat, types, region, None)
     scored = search.score_serving(arch, precision, seq, batch, tp, pp, options, _overheads(cat), cat, fixed, req.fabric)
     objective = req.objective or "cheapest"
@@ -808,7 +832,7 @@ def _estimate_memo(request_json: str) -> Estimate:
 
 
 def _estimate(req: Request, cat: Catalog) -> Estimate:
-    problems = _check_request(req, cat)
+    problems = check_request(req, cat)
     if problems:
         raise RequestError(problems)
     arch, model_id = _resolve_model(req, cat)

@@ -10,7 +10,9 @@ from knowledge import GPU, Catalog
 
 
 def in_class(gpu: GPU, gib: float) -> bool:
-    """Marketed GB against reported GiB and ECC reserve: the estimator's own tolerance."""
+    """Marketed GB against reported GiB and ECC reserve: an 80 GB card reports about 79.6 GiB
+    (nvidia-smi 81559 MiB), a 24 GB one 23.6 GiB. The band itself is our choice, not sourced:
+    wide enough for those gaps ("a 48GB card": any of 41 to 53 GiB)."""
     return 0.85 * gib <= gpu.memory_gib <= 1.1 * gib
 
 
@@ -21,7 +23,8 @@ def stocked_with_memory(cat: Catalog, gib: float, region: str | None = None) -> 
 
 def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tuple[GPU, str]:
     """(the made-up GPU, the id of the catalog type it is modelled on). The model is the cheapest
-    stocked type within 15% of that memory, else any catalog type that close, else the nearest."""
+    stocked type within 15% of that memory, else any catalog type that close, else the nearest
+    (15%: our choice, not sourced; cards that close in memory are of one generation and class)."""
     close = [g for g in cat.gpus.values() if abs(math.log(g.memory_gib / gib)) <= math.log(1.15)]
     stocked = [g for g in close if cat.stock(g.id, region)[0] > 0]
     pool = stocked or close or [min(cat.gpus.values(), key=lambda g: abs(math.log(g.memory_gib / gib)))]

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -107,20 +108,23 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
         model_id = self.model_index.get(normalize_name(text))
         return self.models[model_id] if model_id else None
 
-    def register_model(self, spec: ModelSpec) -> None:
-        """Add a model read at run time (a Hugging Face config.json) for the rest of the process."""
-        self.models[spec.id] = spec
+    def with_model(self, spec: ModelSpec) -> Catalog:
+        """A copy that also holds a model read at run time (a Hugging Face config.json). The
+        process-wide catalog is never changed: one user's look-up is not in another's answer."""
+        index = dict(self.model_index)
         for name in [spec.id, spec.name, *spec.aliases]:
-            self.model_index.setdefault(normalize_name(name), spec.id)
+            index.setdefault(normalize_name(name), spec.id)
+        return dataclasses.replace(self, models={**self.models, spec.id: spec}, model_index=index)
 
-    def register_gpu(self, gpu: GPU, like: str) -> None:
-        """Add a GPU made up at run time (a card named by its memory only, modelled on `like`),
-        stocked where `like` is (or, where nothing like it is stocked, as the region's largest pool)."""
-        self.gpus[gpu.id] = gpu
-        self.gpu_index.setdefault(normalize_name(gpu.id), gpu.id)
-        for stock in self.inventory.values():
-            stock[gpu.id] = stock.get(like) or max(stock.values(), default=0)
-        self.__dict__.pop("_largest_stock", None)
+    def with_gpu(self, gpu: GPU, like: str) -> Catalog:
+        """A copy that also holds a GPU made up for one question (a card named by its memory
+        only, modelled on `like`), stocked where `like` is (elsewhere as the region's largest pool)."""
+        inventory = {
+            region: {**stock, gpu.id: stock.get(like) or max(stock.values(), default=0)}
+            for region, stock in self.inventory.items()
+        }
+        index = {**self.gpu_index, normalize_name(gpu.id): gpu.id}
+        return dataclasses.replace(self, gpus={**self.gpus, gpu.id: gpu}, gpu_index=index, inventory=inventory)
 
     def tier_url(self, tier: Tier) -> str:
         return self.tier_base_url + tier.path

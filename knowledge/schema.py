@@ -91,7 +91,7 @@ class ModelSpec(_Strict):
     shared_experts: int = 0
     dense_layers: int = 0
     # a dense MLP run in parallel with the experts in every MoE layer (Snowflake Arctic's
-    # residual MLP); estimator/architecture.py does not read it yet
+    # residual MLP), counted by estimator/architecture.py
     residual_ffn_hidden: int | None = Field(default=None, ge=1)
     mla: MLA | None = None
     weights_dtype: Literal["bf16", "fp16", "fp8"] = "bf16"

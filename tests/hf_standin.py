@@ -158,7 +158,8 @@ class Handler(BaseHTTPRequestHandler):
         if delay:
             self.standin.stopping.wait(delay)
         status, headers, payload = self.standin.answer(repo, filename)
-        self.standin.recorder.record({"method": self.command, "path": self.path, "repo": repo, "status": status})
+        call = {"method": self.command, "path": self.path, "repo": repo, "status": status}
+        self.standin.recorder.record({**call, "authorization": self.headers.get("authorization")})
         try:
             self.send_response(status)
             for key, value in headers.items():

@@ -10,7 +10,6 @@ import time
 
 import pytest
 from hf_standin import CONFIGS, HubStandIn
-from huggingface_hub import constants
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,10 +28,6 @@ def env(monkeypatch, tmp_path):
     monkeypatch.setenv("GPUPLAN_HF_TIMEOUT", "2")
     for name in ("HF_HUB_OFFLINE", "GPUPLAN_HF_LOOKUP"):
         monkeypatch.delenv(name, raising=False)
-    # huggingface_hub reads these at import; lookups change the last two: restore them afterwards
-    for name in ("HF_HUB_OFFLINE", "HF_HUB_DOWNLOAD_TIMEOUT", "HF_HUB_DISABLE_TELEMETRY"):
-        monkeypatch.setattr(constants, name, getattr(constants, name))
-    constants.HF_HUB_OFFLINE = False
     hub.clear_memo()
     yield tmp_path
     hub.clear_memo()
@@ -93,8 +88,7 @@ def test_gpt2_field_names():
 
 
 # config.json of catalog models from other families (shaping fields only): each must give the catalog
-# entry's architecture. Compared with what the estimator adds up (from_spec), since a few catalog
-# entries state a published total the estimator does not reproduce yet (q_lora_rank 0, Arctic's residual MLP).
+# entry's architecture, compared as what the estimator adds up (from_spec).
 TWINS = {
     "mixtral-8x7b": ("mistralai/Mixtral-8x7B-v0.1", {
         "model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 32768,
@@ -369,3 +363,64 @@ def test_config_that_cannot_be_understood_gives_none(env, monkeypatch):
         monkeypatch.setenv("HF_ENDPOINT", standin.endpoint)
         assert hub.lookup("google-bert/bert-base-1") is None
         assert standin.recorder.count() == 1
+
+
+def test_a_lookup_inside_a_deadline_ends_by_it_and_is_not_remembered(standin):
+    started = time.monotonic()
+    with hub.within(0.6):
+        assert hub.lookup(SLOW) is None
+    assert time.monotonic() - started < 1.5
+    with hub.within(0.05):  # too little time left: no request at all
+        assert hub.lookup(LLAMA) is None
+    assert standin.recorder.count(LLAMA) == 0
+    assert hub.lookup(LLAMA) is not None  # outside the deadline: the failure was not remembered
+
+
+# --- the pipeline: a looked-up model is planned, in this question's catalog only -------------------
+
+WIDGET = "acme-lab/Widget-80B-Instruct"  # a size in the name that its config.json contradicts
+
+
+@pytest.fixture
+def widget_hub(env, monkeypatch):
+    with HubStandIn({WIDGET: CONFIGS[LLAMA]}) as hub_standin:
+        monkeypatch.setenv("HF_ENDPOINT", hub_standin.endpoint)
+        yield hub_standin
+
+
+def test_an_id_with_a_size_in_its_name_is_sized_from_its_config(widget_hub, cat):
+    from bot.pipeline import answer
+
+    plan = answer(f"lora on {WIDGET} with 8 H100")
+    assert plan.request.model == WIDGET.lower() and plan.request.params_b is None
+    assert plan.estimate.resolved.params_b == pytest.approx(8.03, rel=0.01)  # the config, not the "80B"
+    codes = [n.code for n in plan.notes]
+    assert "hub_found" in codes and "unknown_model_name" not in codes
+    assert WIDGET.lower() not in cat.models  # the process-wide catalog is not changed
+
+
+def test_a_follow_up_keeps_the_looked_up_model(widget_hub):
+    from bot.conversation import follow_up
+    from bot.pipeline import answer, answer_parsed
+
+    first = answer(f"lora on {WIDGET} with 8 H100")
+    again = answer_parsed(follow_up(first.request, "what about 4k context?"), "en")
+    assert again.estimate.resolved.model == WIDGET.lower() and again.estimate.resolved.seq_len == 4096
+    assert widget_hub.recorder.count() == 1
+
+
+def test_without_a_lookup_the_size_in_the_name_is_planned_and_said(monkeypatch):
+    from bot.pipeline import answer
+
+    monkeypatch.setenv("GPUPLAN_HF_LOOKUP", "0")
+    plan = answer(f"lora on {WIDGET} with 8 H100")
+    assert plan.estimate.resolved.params_b == pytest.approx(80, rel=0.02)
+    note = next(n for n in plan.notes if n.code == "hub_unknown")
+    assert note.params == {"id": WIDGET, "size": 80.0}
+
+
+def test_the_token_is_sent_and_nothing_but_config_json_is_asked_for(standin, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_gpuplan_test_token")
+    assert hub.lookup(LLAMA) is not None
+    (call,) = standin.recorder.calls
+    assert call["authorization"] == "Bearer hf_gpuplan_test_token" and call["path"].endswith("/config.json")

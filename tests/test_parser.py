@@ -79,3 +79,41 @@ def test_bad_tokens_are_named(text, code):
 def test_unknown_model_suggests_close_names():
     errors = parse("model=llama-3-7b").errors
     assert errors[0].code == "unknown_model" and errors[0].params["suggestions"]
+
+
+@pytest.mark.parametrize("text", ["help", "Help", "HELP", "What can you do?", "帮助"])
+def test_help_in_any_case(text):
+    assert parse(text).intent == "help"
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [("Compare lora and full for llama 70b", "method"), ("A100 VS H100 for 13b lora", "gpu")],
+)
+def test_comparisons_in_any_case(text, kind):
+    parsed = parse(text)
+    assert parsed.intent == "compare" and parsed.compare["kind"] == kind and len(parsed.compare["options"]) == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Hi team,\nmodel=llama-3-70b gpus=8 method=lora", "我们有8张卡，\nmodel=llama-3-70b gpus=8 method=lora"],
+)
+def test_settings_after_a_line_ending_in_a_comma(text):
+    assert parse(text).fixed == {"model", "gpus", "method"}
+
+
+def test_settings_inside_a_call_are_the_call_s():
+    assert "seq_len" not in parse("Trainer(model=m,\nseq=4k)\nllama 7b lora").fixed
+
+
+@pytest.mark.parametrize(
+    "text, key", [("llama 7b lora sqe=4k", "seq"), ("methd=lora llama 7b", "method"), ("regoin=tokyo 7b", "region")]
+)
+def test_a_misspelt_setting_is_pointed_out(text, key):
+    hints = [n.params for n in parse(text).notes if n.code == "not_a_setting"]
+    assert [h["key"] for h in hints] == [key]
+
+
+def test_names_in_pasted_code_are_not_taken_for_misspelt_settings():
+    assert not [n for n in parse("```\ngpuss=8\n```\nllama 7b").notes if n.code == "not_a_setting"]

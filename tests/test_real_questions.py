@@ -117,7 +117,9 @@ NAMES = st.sampled_from(
         "model_path",
     ]
 )
-VALUES = st.sampled_from(["2", "458", "2e-5", "nan", "INFO", "0.9", "/data/x", "Qwen/Qwen2.5-7B", "-1", "1e308", "abc"])
+VALUES = st.sampled_from(
+    ["2", "458", "2e-5", "nan", "INFO", "0.9", "/data/x", "Qwen/Qwen2.5-7B", "-1", "1e308", "abc", "9" * 5000, "1.2.3"]
+)
 PASTES = st.one_of(
     st.builds(lambda n, v: f"{n}={v}", NAMES, VALUES),
     st.builds(lambda n, v: f"--{n.lower()} {v}", NAMES, VALUES),
@@ -132,15 +134,21 @@ PASTES = st.one_of(
             "```\ncutoff_len: 4096\nfinetuning_type: lora\n```",
             'Traceback (most recent call last):\n  File "train.py", line 3, in <module>',
             "CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 train.py",
+            "Tried to allocate . GiB. GPU 0 has a total capacity of 1.2.3 GiB of which 0 GiB is free",
+            "NCCL watchdog: WorkNCCL ran for " + "9" * 5000 + " milliseconds",
+            "|   " + "9" * 5000 + "  NVIDIA H100 80GB HBM3  On  | 00000000:07:00.0 Off |",
+            "trained for " + "9" * 400 + " epochs on " + "9" * 400 + " samples, batch size " + "9" * 60,
         ]
     ),
 )
 
 
-def _is_a_setting_error(err: str, text: str) -> bool:
-    """Exit 2 is allowed only for a gpuplan setting the text really contains, named in the error."""
+def _is_a_setting_error(err: str, text: str, question: str) -> bool:
+    """Exit 2 is allowed only for a gpuplan setting of the question itself (the pastes hold none),
+    named in the error, and only when the question alone is refused too."""
     written = [m.group(1) for m in keys.TOKEN.finditer(text)]
-    return bool(written) and any(re.search(rf"\b{re.escape(k)}\b", err) for k in written)
+    named = bool(written) and any(re.search(rf"\b{re.escape(k)}\b", err) for k in written)
+    return named and run(question)[0] == 2
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -151,5 +159,5 @@ def test_pasted_things_never_stop_a_real_question(question, pastes, rnd: random.
         parts.insert(rnd.randint(0, len(parts)), paste)
     text = "\n".join(parts)
     code, _, err = run(text)
-    assert code == 0 or (code == 2 and _is_a_setting_error(err, text)), err
+    assert code == 0 or (code == 2 and _is_a_setting_error(err, text, question)), err
     assert "Traceback" not in err

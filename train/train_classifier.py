@@ -58,6 +58,7 @@ def featurize(rows: list[dict]) -> None:
         row["grams"] = intent.ngrams(intent.text_for_ngrams(evidence))
         row["dense"] = intent.dense(evidence, parsed)
         row["fired"] = intent.triggered(evidence.raw)
+        row["parsed"], row["ask"] = parsed, intent.asked(evidence.prose, parsed)
 
 
 class Vectorizer:
@@ -68,21 +69,16 @@ class Vectorizer:
         self.vocabulary = sorted(g for g, n in df.items() if n >= MIN_DF)
         self.index = {g: i for i, g in enumerate(self.vocabulary)}
         n = len(rows)
+        # smooth idf, log((1 + n) / (1 + df)) + 1: scikit-learn's TfidfVectorizer default
         self.idf = np.array([math.log((1 + n) / (1 + df[g])) + 1 for g in self.vocabulary], dtype=np.float64)
 
     def matrix(self, rows: list[dict]) -> sparse.csr_matrix:
         data, cols, indptr = [], [], [0]
         width = len(self.vocabulary)
         for row in rows:
-            entries = {
-                self.index[g]: (1 + math.log(c)) * self.idf[self.index[g]]
-                for g, c in row["grams"].items()
-                if g in self.index
-            }
-            norm = math.sqrt(sum(v * v for v in entries.values())) or 1.0
-            for col, value in sorted(entries.items()):
-                cols.append(col)
-                data.append(value / norm)
+            idx, vals = intent.tfidf(row["grams"], self.index, self.idf)
+            cols += idx.tolist()
+            data += vals.tolist()
             for j, value in enumerate(row["dense"]):
                 if value:
                     cols.append(width + j)
@@ -119,10 +115,9 @@ def fit(rows: list[dict], c: float) -> intent.Model:
 
 def predict(model: intent.Model, row: dict) -> tuple[str, list[str]]:
     """Exactly what bot/intent.judge does at run time, on precomputed inputs."""
-    x = model.vector(row["grams"], row["dense"])
-    scores, topics = model.probabilities(x)
-    label = max(scores, key=scores.get)
-    return label, intent._rank_topics(topics, row["fired"], label)  # noqa: SLF001
+    scores, topics = model.probabilities(model.vector(row["grams"], row["dense"]))
+    verdict = intent.verdict(scores, topics, row["fired"], row["parsed"], row["ask"])
+    return verdict.intent, verdict.topics
 
 
 def score(model: intent.Model, rows: list[dict]) -> dict[str, float]:

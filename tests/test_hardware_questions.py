@@ -1,0 +1,167 @@
+"""Questions about hardware rather than a model: the largest model some GPUs hold, what they cost,
+and a card named by its memory alone, which is made up for that one question and never for the next."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+
+from bot.pipeline import QuestionError, answer
+from estimator import capacity
+from estimator.errors import RequestError
+from estimator.estimate import estimate
+from estimator.schema import Request
+
+# --- capacity: bisection and price arithmetic --------------------------------------------------------
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.37, 7.0, 70.0, 812.5, 2999.0])
+def test_bisect_finds_the_largest_size_that_holds_rounded_down(threshold):
+    found = capacity._bisect(lambda b: b <= threshold)
+    assert found <= threshold
+    assert found >= threshold * 0.98  # ten halvings of ln(30000): about 1%, then rounding down
+
+
+def test_bisect_says_when_nothing_or_everything_holds():
+    assert capacity._bisect(lambda b: False) is None
+    assert capacity._bisect(lambda b: True) == capacity.LARGEST_B
+
+
+def test_largest_sizes_fit_and_a_little_more_does_not(cat):
+    request = Request(gpu="h100-80gb", gpus=8)
+    largest = capacity.largest(request, cat)
+    assert largest["gpus"] == 8 and largest["gpu"] == "h100-80gb"
+    sizes = {m: row["params_b"] for m, row in largest["methods"].items() if row}
+    assert sizes["pretrain"] <= sizes["full"] < sizes["lora"] < sizes["qlora"]
+    for method, size in sizes.items():
+        if size < capacity.LARGEST_B:
+            fits = estimate(Request(params_b=size, method=method, gpu="h100-80gb", gpus=8), cat).memory.fits
+            bigger = estimate(Request(params_b=size * 1.05, method=method, gpu="h100-80gb", gpus=8), cat)
+            assert fits and not bigger.memory.fits, method
+
+
+def test_largest_honours_the_settings_the_question_fixes(cat):
+    free = capacity.largest(Request(gpu="h100-80gb", gpus=8), cat)
+    zero1 = capacity.largest(Request(gpu="h100-80gb", gpus=8, zero=1, tp=1, pp=1), cat)
+    assert (zero1["methods"]["full"]["zero"], zero1["methods"]["full"]["tp"]) == (1, 1)
+    assert zero1["methods"]["full"]["params_b"] < free["methods"]["full"]["params_b"]
+
+
+def test_largest_refuses_settings_no_size_can_meet(cat):
+    with pytest.raises(RequestError) as raised:
+        capacity.largest(Request(gpu="h100-80gb", gpus=8, tp=3), cat)
+    assert raised.value.notes[0].code == "tp_not_dividing_heads"
+
+
+def test_price_is_gpus_times_hours_times_the_regional_rate(cat):
+    price = capacity.price(Request(gpu="h100-80gb", gpus=8, deadline_days=14, region="jp"), cat)
+    assert price["hours"] == 14 * 24 and price["region"] == "jp"
+    assert price["usd_per_gpu_hour"] == cat.price("h100-80gb", "jp")
+    assert price["cost_usd"] == pytest.approx(8 * 14 * 24 * cat.price("h100-80gb", "jp"))
+    one_node = capacity.price(Request(gpu="h100-80gb", nodes=2), cat)
+    assert one_node["gpus"] == 2 * cat.gpus["h100-80gb"].gpus_per_node and not one_node["hours_given"]
+
+
+def test_price_refuses_impossible_settings(cat):
+    with pytest.raises(RequestError):
+        capacity.price(Request(gpu="h100-80gb", gpus=8, deadline_days=1e9), cat)
+
+
+# --- a card named by its memory: made up for one question only --------------------------------------
+
+
+def test_a_made_up_card_is_not_offered_to_the_next_question(cat):
+    before = (set(cat.gpus), {region: dict(stock) for region, stock in cat.inventory.items()})
+    for size in (12, 20, 36, 64, 256, 500):
+        plan = answer(f"lora llama 13b on a {size}GB card")
+        assert plan.estimate.resolved.gpu == f"gpu-{size}gb"
+    assert (set(cat.gpus), {region: dict(stock) for region, stock in cat.inventory.items()}) == before
+    for question in ("pretrain a 70B model on 2T tokens in 30 days", "fine-tune a 400B model in a week"):
+        assert not answer(question).estimate.resolved.gpu.startswith("gpu-"), question
+
+
+def test_a_made_up_card_serves_a_follow_up(cat):
+    from bot.conversation import follow_up
+    from bot.pipeline import answer_parsed
+
+    first = answer("lora llama 13b on a 64GB card")
+    again = answer_parsed(follow_up(first.request, "what about 1k context?"), "en")
+    assert again.estimate.resolved.gpu == "gpu-64gb" and again.estimate.resolved.seq_len == 1024
+
+
+def test_memory_only_questions_in_parallel_do_not_disturb_each_other():
+    errors: list[BaseException] = []
+
+    def ask(size: int) -> None:
+        try:
+            for _ in range(3):
+                assert answer(f"lora llama 7b on a {size}GB card").estimate.resolved.gpu == f"gpu-{size}gb"
+                assert not answer("full llama 7b on 8 gpus").estimate.resolved.gpu.startswith("gpu-")
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(size,)) for size in (12, 20, 36, 64)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
+# --- what reaches the hardware answers, and what is refused -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what is the largest model we could train on gpu=h100 gpus=8",
+        "largest model 8 H100 can train",
+        "现有8张A800，最大能全参微调多大的模型？",
+    ],
+)
+def test_largest_questions_are_answered_whatever_the_classifier_says(question):
+    plan = answer(question)
+    assert plan.intent == "plan" and plan.largest and plan.largest["methods"]["lora"]
+
+
+def test_a_tensor_parallel_size_read_from_text_is_dropped_not_fatal():
+    plan = answer("largest model on 16 h100 with tp 3")
+    assert plan.largest["methods"]["lora"] and "reading_dropped" in [n.code for n in plan.notes]
+
+
+@pytest.mark.parametrize(
+    "question, code",
+    [
+        ("gpu_mem=2000 how much for two weeks", "bad_gpu_memory"),
+        ("gpu_mem=0.5 llama 7b lora", "bad_gpu_memory"),
+        ("mbs=99999999999999 llama 70b", "too_large"),
+        ("tp=3 largest model on 24 h100", "tp_not_dividing_heads"),
+    ],
+)
+def test_impossible_settings_are_errors_that_name_them(question, code):
+    with pytest.raises(QuestionError) as raised:
+        answer(question)
+    assert code in [n.code for n in raised.value.notes]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "pretrain a 200T model",
+        "fine-tune a 0.00B model",
+        "0B model on 8 H100",
+        "推理 lora qlora",
+        "llama 70b " + "9" * 400 + " epochs",
+        "llama 70b batch size " + "9" * 40,
+        "Tried to allocate . GiB. GPU 0 has a total capacity of 1.2.3 GiB",
+        "NCCL watchdog: ran for " + "9" * 5000 + " ms",
+        "seq=4k,",
+    ],
+)
+def test_impossible_readings_never_stop_an_answer(question):
+    plan = answer(question)
+    assert plan.estimate or plan.clarify or plan.diagnoses or plan.intent == "other", question
+    if plan.estimate:
+        assert math.isfinite(plan.estimate.compute.cost_usd)
