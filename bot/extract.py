@@ -13,12 +13,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from bot import values
+from bot.vocabulary import Vocabulary, vocabulary
 from estimator.schema import Note
-from knowledge import Catalog, catalog, normalize_name
+from knowledge import Catalog, normalize_name
 
 CJK = values.CJK
 EN_NUMBERS = {
@@ -68,167 +68,6 @@ def count_value(text: str) -> float:
         return values.number(text)
     except ValueError:
         return 0.0
-
-
-# --- the compiled vocabulary ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    methods: list[tuple[str, re.Pattern]]
-    any_method: re.Pattern  # every method's words, a group per method (m0, m1, ...), weak serving last
-    method_order: list[str]
-    finetune: re.Pattern
-    explicit_full: re.Pattern
-    tables: dict[str, list[tuple[str, re.Pattern]]]
-    users_context: re.Pattern
-    pure_bf16: re.Pattern
-    help: re.Pattern
-    compare: re.Pattern
-    unsupported: re.Pattern
-    family: re.Pattern
-    stopwords: frozenset[str]
-    model_alias: re.Pattern
-    family_size: re.Pattern  # "qwen 14b", "Yi-34", "BLOOM 1.1B", "mistral 7"
-    family_ids: dict[str, tuple[str, ...]]  # family word -> catalog id prefixes
-    instances: list[tuple[Any, re.Pattern]]  # cloud instance types
-    any_instance: re.Pattern
-    gpu_alias: re.Pattern
-    gpu_by_alias: dict[str, str]
-    model_by_alias: dict[str, str]
-
-
-_GUARDED_WORD = re.compile(r"^\(\?<!(\[[^\]]+\])\)([a-z0-9]+)")
-
-
-def literal_first(pattern: str) -> str:
-    """`(?<![a-z])vllm(?![a-z])` -> `vllm(?<![a-z]vllm)(?![a-z])`: the same matches, but a pattern
-    that starts with a literal lets `re` scan for it, about ten times faster than testing the
-    guard at every position."""
-    match = _GUARDED_WORD.match(pattern)
-    if not match:
-        return pattern
-    guard, word = match.groups()
-    return f"{word}(?<!{guard}{word})" + pattern[match.end() :]
-
-
-def _any(patterns: list[str]) -> re.Pattern:
-    """One alternation, matched against lower-cased text: the vocabulary is lower case (checked), so
-    no IGNORECASE, which makes Python's `re` about twice as slow on alternations."""
-    for pattern in patterns:
-        if re.search(r"[A-Z]", re.sub(r"\\.", "", pattern)):
-            raise ValueError(f"vocabulary pattern {pattern!r} must be lower case (text is lower-cased first)")
-    return re.compile("|".join(f"(?:{literal_first(p)})" for p in patterns))
-
-
-_SEP, _END = object(), object()
-
-
-def _method_items(lex: Any) -> list[tuple[str, list[str]]]:
-    """The methods in lexicon order, the weak words (`<method>_weak`) last: they lose ties."""
-    strong = [(m, p) for m, p in lex.methods.items() if not m.endswith("_weak")]
-    return strong + [(m, p) for m, p in lex.methods.items() if m.endswith("_weak")]
-
-
-def _method_lists(lex: Any) -> list[list[str]]:
-    return [patterns for _, patterns in _method_items(lex)]
-
-
-def _trie_pattern(names: list[str]) -> str:
-    """One regex for many names, shared prefixes merged (a trie): Python's `re` tries the branches
-    of an alternation one by one, so 800 aliases written side by side cost 800 attempts at every
-    position, a trie a handful. Longer names win, as with the longest-first alternation it replaces."""
-    trie: dict = {}
-    for name in names:
-        parts = [p for p in re.split(r"[\s\-_]+", name.lower()) if p]
-        node = trie
-        for i, part in enumerate(parts):
-            for atom in ([_SEP] if i else []) + list(part):
-                node = node.setdefault(atom, {})
-        node[_END] = True
-    return _emit(trie)
-
-
-def _emit(node: dict) -> str:
-    branches = [
-        (r"[\s\-_]*" if atom is _SEP else re.escape(atom)) + _emit(child)
-        for atom, child in node.items()
-        if atom is not _END
-    ]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if _END in node else body
-
-
-@functools.cache
-def vocabulary() -> Vocabulary:
-    cat = catalog()
-    lex = cat.lexicon
-    tables = {
-        name: [(key, _any(patterns)) for key, patterns in getattr(lex, name).items()]
-        for name in (
-            "objectives",
-            "regions",
-            "user_areas",
-            "data_kinds",
-            "precisions",
-            "checkpointing",
-            "offload",
-        )
-    }
-    # symptom questions: each troubleshooting rule's triggers, in either language
-    tables["symptoms"] = [(rule.id, _any(rule.triggers.en + rule.triggers.zh)) for rule in cat.rules]
-    gpu_by_alias: dict[str, str] = {}
-    for gpu in cat.gpus.values():
-        for name in [gpu.id, *gpu.aliases]:
-            gpu_by_alias[name.lower()] = gpu.id
-    model_by_alias: dict[str, str] = {}
-    for spec in cat.models.values():
-        for name in [spec.id, spec.name, *spec.aliases]:
-            model_by_alias[name.lower()] = spec.id
-    # longest names first so "a100 pcie 80g" wins over "a100"
-    gpu_names = sorted(gpu_by_alias, key=len, reverse=True)
-    model_names = sorted(model_by_alias, key=len, reverse=True)
-    gpu_alias = re.compile(
-        r"(?:(?<=\d)|(?<=\d[x×*])|(?<![a-z0-9]))(?:nvidia\s*|英伟达\s*|geforce\s*|amd\s*|tesla\s*)?("
-        + _trie_pattern(gpu_names)
-        + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
-    )
-    model_alias = re.compile(
-        r"(?<![a-z0-9])(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)?("
-        + _trie_pattern(model_names)
-        + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9.])",
-    )
-    families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
-    return Vocabulary(
-        methods=[(m, _any(p)) for m, p in lex.methods.items() if not m.endswith("_weak")],
-        any_method=re.compile(
-            "|".join(f"(?P<m{i}>{_any(patterns).pattern})" for i, patterns in enumerate(_method_lists(lex)))
-        ),
-        method_order=[name for name, _ in _method_items(lex)],
-        finetune=_any(lex.finetune),
-        explicit_full=_any(lex.explicit_full),
-        tables=tables,
-        users_context=_any(lex.users_context),
-        pure_bf16=_any(lex.pure_bf16),
-        help=_any(lex.help),
-        compare=_any(lex.compare),
-        unsupported=_any(lex.unsupported_hardware),
-        family=re.compile(rf"(?<![a-z0-9])(?:{families})[\w.\-]*"),
-        family_size=re.compile(
-            rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
-            r"[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m|亿)?(?![a-z0-9]|\.\d)",
-        ),
-        family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
-        instances=[(i, re.compile(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
-        any_instance=re.compile("|".join(f"(?:{i.pattern})" for i in cat.instances)),
-        stopwords=frozenset(lex.stopwords_en),
-        model_alias=model_alias,
-        gpu_alias=gpu_alias,
-        gpu_by_alias=gpu_by_alias,
-        model_by_alias=model_by_alias,
-    )
 
 
 def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Catalog) -> str | None:
@@ -383,6 +222,31 @@ TRIGGERS = {
 
 
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
+
+
+_SINGLE = r"(单卡|单张卡|单张显卡|一张卡|一块卡|(?:a|one|single) )"
+# a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU)
+_MEMORY_PATTERNS = (
+    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True),
+    (r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|only)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+    (
+        NUM + r"?\s*(?:x|×|\*|张|块)?\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
+        r"(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
+        False,
+    ),
+    # "8*24G", "2*24GB", "8x80GB": a count times a memory
+    (NUM + r"\s*[*x×]\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+    # "20G 够不够", "24GB enough?": a memory asked about on its own
+    (r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)", False),
+)
+# optimizer words, the most specific first: (pattern, optimizer)
+_OPTIMIZERS = (
+    (r"paged[- _]?adamw?[- _]?(?:8[- _]?bit)?", "paged-adamw8bit"),
+    (r"8[- _]?bit adamw?|adamw?[- _]?8[- _]?bit", "adamw8bit"),
+    (r"adafactor", "adafactor"),
+    (r"(?<![a-z])sgd(?![a-z])", "sgd"),
+    (r"adamw?(?![a-z0-9])", "adamw"),
+)
 
 
 class Reader:
@@ -759,39 +623,22 @@ class Reader:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"."""
         if not TRIGGERS["gpu_memory"].search(self.scan.text):
             return
-        single = r"(单卡|单张卡|单张显卡|一张卡|一块卡|(?:a|one|single) )"
-        patterns = (
-            (single + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True),
-            (
-                r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|only)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])",
-                False,
-            ),
-            (
-                NUM + r"?\s*(?:x|×|\*|张|块)?\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
-                r"(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
-                False,
-            ),
-            # "8*24G", "2*24GB", "8x80GB": a count times a memory
-            (NUM + r"\s*[*x×]\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
-            # "20G 够不够", "24GB enough?": a memory asked about on its own
-            (
-                r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)",
-                False,
-            ),
-        )
-        for pattern, one_gpu in patterns:
+        for pattern, one_gpu in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))
-                if not 4 <= gib <= 512:
-                    continue
-                words = self.scan.take(match)
-                self.set("gpu_memory_gib", gib, words)
-                if one_gpu and match.group(1).strip():
-                    self.set("gpus", 1, words)
-                elif not one_gpu and match.group(1) and match.group(1).strip() not in ("a", "an"):
-                    self.set("gpus", int(count_value(match.group(1))), words)
-                elif re.search(r"(?:显卡|卡|card|gpu)$", words):
-                    self.weak("gpus", 1, words)  # "48G的显卡", "a 24GB card": one card
+                if 4 <= gib <= 512:
+                    words = self.scan.take(match)
+                    self.set("gpu_memory_gib", gib, words)
+                    self._memory_count((match.group(1) or "").strip(), one_gpu, words)
+
+    def _memory_count(self, before: str, one_gpu: bool, words: str) -> None:
+        """The count beside a memory: "单卡48G" is one, "8*24G" eight, "48G的显卡" one if nothing else says."""
+        if one_gpu and before:
+            self.set("gpus", 1, words)
+        elif not one_gpu and before and before not in ("a", "an"):
+            self.set("gpus", int(count_value(before)), words)
+        elif re.search(r"(?:显卡|卡|card|gpu)$", words):
+            self.weak("gpus", 1, words)  # "48G的显卡", "a 24GB card": one card
 
     def sizes(self) -> list[tuple[float, str]]:
         pattern = (
@@ -886,6 +733,17 @@ class Reader:
         """Precision, ZeRO/FSDP/DeepSpeed, checkpointing, offload, TP/PP, optimizer, LoRA rank."""
         if not TRIGGERS["training_options"].search(self.scan.text):
             return
+        self._precision_and_sharding()
+        self._frameworks()
+        for field in ("ckpt", "offload"):
+            found = _first_in(self.voc.tables["checkpointing" if field == "ckpt" else field], self.scan)
+            if found:
+                self.set(field, found[0], found[1])
+        self._parallel_sizes()
+        self._optimizer()
+        self._lora_rank()
+
+    def _precision_and_sharding(self) -> None:
         scan, voc = self.scan, self.voc
         if scan.search(voc.pure_bf16):
             self.set("precision_word", "bf16-pure", scan.take(scan.search(voc.pure_bf16)))
@@ -893,47 +751,40 @@ class Reader:
         if found:
             self.set("precision_word", found[0], found[1])
         for match in scan.finditer(r"zero[- _]?(?:stage[- _]?)?([0-3])(?![0-9])|zero[- _]?([0-3])\b"):
-            stage = match.group(1) or match.group(2)
-            self.set("zero", int(stage), scan.take(match))
+            self.set("zero", int(match.group(1) or match.group(2)), scan.take(match))
         for match in scan.finditer(r"(?<![a-z])fsdp\d?(?![a-z])"):
             self.set("zero", 3, scan.take(match))
         for match in scan.finditer(r"(?<![a-z])ddp(?![a-z])"):
             self.set("zero", 0, scan.take(match))
-        for match in scan.finditer(
+
+    def _frameworks(self) -> None:
+        """Training and serving frameworks named: noted, and left for method() to weigh."""
+        for match in self.scan.finditer(
             r"deepspeed|megatron(?:-lm)?|nemo|accelerate|torchtune|llama-?factory|axolotl|"
             r"unsloth|vllm|sglang|tensorrt-llm|trt-llm|tgi|ollama|lmdeploy"
         ):
-            self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))  # left for method()
-        found = _first_in(voc.tables["checkpointing"], scan)
-        if found:
-            self.set("ckpt", found[0], found[1])
-        found = _first_in(voc.tables["offload"], scan)
-        if found:
-            self.set("offload", found[0], found[1])
-        for match in scan.finditer(
-            r"(?:(?<![a-z])tp|tensor[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|张量并行)\s*[=:]?\s*(\d+)"
+            self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))
+
+    def _parallel_sizes(self) -> None:
+        for field, words in (
+            ("tp", r"(?<![a-z])tp|tensor[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|张量并行"),
+            ("pp", r"(?<![a-z])pp|pipeline[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|流水线并行"),
         ):
-            self.set("tp", int(match.group(1)), scan.take(match))
-        for match in scan.finditer(
-            r"(?:(?<![a-z])pp|pipeline[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|流水线并行)\s*[=:]?\s*(\d+)"
-        ):
-            self.set("pp", int(match.group(1)), scan.take(match))
-        optimizers = (
-            (r"paged[- _]?adamw?[- _]?(?:8[- _]?bit)?", "paged-adamw8bit"),
-            (r"8[- _]?bit adamw?|adamw?[- _]?8[- _]?bit", "adamw8bit"),
-            (r"adafactor", "adafactor"),
-            (r"(?<![a-z])sgd(?![a-z])", "sgd"),
-            (r"adamw?(?![a-z0-9])", "adamw"),
-        )
-        for pattern, name in optimizers:
-            match = scan.search(pattern)
+            for match in self.scan.finditer(rf"(?:{words})\s*[=:]?\s*(\d+)"):
+                self.set(field, int(match.group(1)), self.scan.take(match))
+
+    def _optimizer(self) -> None:
+        for pattern, name in _OPTIMIZERS:
+            match = self.scan.search(pattern)
             if match:
-                self.set("optimizer", name, scan.take(match))
-                break
-        for match in scan.finditer(
+                self.set("optimizer", name, self.scan.take(match))
+                return
+
+    def _lora_rank(self) -> None:
+        for match in self.scan.finditer(
             r"(?<![a-z])(?:lora[- _]?)?(?:rank|r)\s*[=:]?\s*(\d+)(?![0-9])(?=\s|$|,|，)|秩\s*(?:为|是)?\s*(\d+)"
         ):
-            self.set("lora_rank", int(match.group(1) or match.group(2)), scan.take(match))
+            self.set("lora_rank", int(match.group(1) or match.group(2)), self.scan.take(match))
 
     def method(self, comparing: bool = False) -> None:
         """The method named first (a word after "not"/"非"/"without" does not count); a serving

@@ -152,6 +152,34 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
         return table
 
 
+def _check_references(
+    gpus: dict[str, GPU],
+    regions: dict[str, Region],
+    fabrics: dict[str, Fabric],
+    inventory: dict[str, dict[str, int]],
+    region_prices: dict[str, dict[str, float]],
+    instances: list[Instance],
+    tiers: list[Tier],
+) -> None:
+    """Every region, GPU and fabric one file names is one another file defines."""
+    for region, stock in inventory.items():
+        if region not in regions or set(stock) - set(gpus):
+            raise ValueError(f"inventory region {region} names an unknown region or GPU")
+    for region in region_prices:
+        if region not in regions:
+            raise ValueError(f"GPUPLAN_PRICES names an unknown region {region!r}")
+    for gpu in gpus.values():
+        if gpu.node_fabric not in fabrics:
+            raise ValueError(f"GPU {gpu.id} names an unknown fabric {gpu.node_fabric}")
+    for instance in instances:
+        if instance.gpu not in gpus:
+            raise ValueError(f"instance {instance.pattern} names an unknown GPU {instance.gpu}")
+    for tier in tiers:
+        unknown = set(tier.gpu_ids) - set(gpus)
+        if unknown:
+            raise ValueError(f"tier {tier.id} names unknown GPUs {sorted(unknown)}")
+
+
 def _index(entries: dict, kind: str) -> dict[str, str]:
     index: dict[str, str] = {}
     for entry in entries.values():
@@ -236,23 +264,8 @@ def catalog() -> Catalog:
     }
     storage = StorageFile(**_load("storage.yaml"))
     regions = {r.id: r for r in region_file.regions}
-    for region, stock in inventory.items():
-        if region not in regions or set(stock) - set(gpus):
-            raise ValueError(f"inventory region {region} names an unknown region or GPU")
-    for region in region_prices:
-        if region not in regions:
-            raise ValueError(f"GPUPLAN_PRICES names an unknown region {region!r}")
-    for gpu in gpus.values():
-        if gpu.node_fabric not in fabrics:
-            raise ValueError(f"GPU {gpu.id} names an unknown fabric {gpu.node_fabric}")
     instances = InstanceFile(**_load("instances.yaml")).instances
-    for instance in instances:
-        if instance.gpu not in gpus:
-            raise ValueError(f"instance {instance.pattern} names an unknown GPU {instance.gpu}")
-    for tier in tier_file.tiers:
-        unknown = set(tier.gpu_ids) - set(gpus)
-        if unknown:
-            raise ValueError(f"tier {tier.id} names unknown GPUs {sorted(unknown)}")
+    _check_references(gpus, regions, fabrics, inventory, region_prices, instances, tier_file.tiers)
     return Catalog(
         gpus=gpus,
         models=models,
