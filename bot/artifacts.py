@@ -138,7 +138,7 @@ def find_code(text: str) -> list[tuple[int, int]]:
     taken = blank(text, spans)
     position, continued = 0, False
     for line in taken.split("\n"):
-        if continued or _is_code_line(line, voc):
+        if (continued and not _sentence(line)) or _is_code_line(line, voc):
             tail = None if continued else _command_tail(line, voc)
             spans.append((position, position + (tail if tail is not None else len(line))))
             continued = bool(re.search(r"[(\[{,\\]\s*$", line)) or (continued and not line.strip())
@@ -146,6 +146,15 @@ def find_code(text: str) -> list[tuple[int, int]]:
             spans += [(position + s, position + e) for s, e in _inline_artifacts(line)]
         position += len(line) + 1
     return sorted(spans)
+
+
+_SENTENCE = re.compile(r"^\s*[A-Z][a-z']*(?:\s+[A-Za-z][\w'-]*,?){4,}[^{}\[\]=:\"]*$")
+
+
+def _sentence(line: str) -> bool:
+    """A line that reads as a sentence ("It would be nice to ...") ends the code block above it,
+    even when that block's last line ended with a comma."""
+    return bool(_SENTENCE.match(line))
 
 
 _TOKEN = re.compile(r"\S+")

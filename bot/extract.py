@@ -132,6 +132,24 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
+# "16 gpus in one machine", "a single node", "单机8卡", "单台服务器": all on one node
+_ONE_MACHINE = re.compile(
+    r"(?:\b(?:in|on|within) )?\b(?:one|a single|single|the same|1) (?:machine|node|server|box|host)\b"
+    r"|单机(?!版)|单节点|单台(?:机器|服务器)?|同一台(?:机器|服务器)"
+)
+_SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that names its size
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
+_QUESTION = re.compile(r"[?？]|^\s*(?:can|could|how|what|which|is|are|do|does|will|would)\b|吗|多少|能否|可否|怎么")
+
+
+def _in_question(text: str, span: tuple[int, int]) -> bool:
+    """Whether the words at span stand in a sentence that asks something."""
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, span[0])), default=0)
+    end = _SENTENCE_END.search(text, span[1])
+    sentence = text[start : end.end() if end else len(text)]
+    return bool(_QUESTION.search(sentence.lower()))
+
+
 _ASKS_COUNT = re.compile(r"how many|number of|几张|几块|几个|多少张|多少块|多少个卡|多少卡|几台|多少台")
 _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
 
@@ -228,7 +246,11 @@ _SINGLE = r"(单卡|单张卡|单张显卡|一张卡|一块卡|(?:a|one|single) 
 # a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU)
 _MEMORY_PATTERNS = (
     (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True),
-    (r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|only)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+    (
+        r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|only)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])"
+        r"(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
+        False,
+    ),
     (
         NUM + r"?\s*(?:x|×|\*|张|块)?\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
         r"(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
@@ -261,6 +283,7 @@ class Reader:
         self.spans: dict[str, tuple[int, int]] = {}  # field -> where those words stand
         self.weak_fields: dict[str, tuple[Any, str]] = {}
         self.option_spans: dict[str, list[tuple[int, int]]] = {"gpu": [], "model": [], "method": []}
+        self.mentions: dict[tuple[str, Any], int] = {}  # ("model", id) or ("params_b", size) -> weight
         self.notes: list[Note] = []
         self.unknown: list[str] = []  # words gpuplan did not understand
         self.set_aside: list[Note] = []  # second readings of a field that were not used
@@ -316,6 +339,12 @@ class Reader:
     def conflict(self, name: str, first: str, second: str) -> None:
         """Two things named where one was expected: the first is used, the second set aside."""
         self.set_aside.append(Note(code="set_aside", params={"field": name, "used": first, "other": second}))
+
+    def mention(self, key: tuple[str, Any], span: tuple[int, int], counts: bool = True) -> None:
+        """One more mention of a model or size; one in a question sentence weighs double, a bare
+        family name ("Llama-2") names no size and weighs nothing."""
+        weight = (2 if _in_question(self.scan.original, span) else 1) if counts else 0
+        self.mentions[key] = self.mentions.get(key, 0) + weight
 
     # each extractor reads one kind of thing and blanks it -----------------------------------
     def unsupported_hardware(self) -> None:
@@ -432,6 +461,7 @@ class Reader:
                 continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
             if found_id:
                 self.option_spans["model"].append(match.span())
+                self.mention(("model", found_id), match.span(), bool(_SIZED.search(match.group(1))))
             if found_id and found_id not in found:
                 found.append(found_id)
                 self.words.setdefault("model", self.scan.take(match))
@@ -484,6 +514,8 @@ class Reader:
             spec = family_model(self.voc.family_ids.get(match.group(1).lower(), ()), size, match.group(2), self.cat)
             if spec and abs(self.cat.models[spec].params_b - size) > 0.05 * size:
                 self.notes.append(Note(code="model_read_as", params={"value": match.group(0).strip(), "model": spec}))
+            if spec:
+                self.mention(("model", spec), match.span())
             if spec and spec not in found:
                 found.append(spec)
                 self.option_spans["model"].append(match.span())
@@ -519,6 +551,9 @@ class Reader:
             try:
                 value = values.quantity(match.group(1) + (match.group(2) or ""))
             except ValueError:
+                continue
+            if not match.group(2) and 64 <= value < 100_000:
+                self.set("seq_len", int(value), self.scan.take(match))  # "2048 tokens each": a length
                 continue
             self.set("train_tokens", value, self.scan.take(match))
 
@@ -614,6 +649,8 @@ class Reader:
                 self.set("gpus", int(count), self.scan.take(match))
         for match in self.scan.finditer(single):
             self.set("gpus", 1, self.scan.take(match))
+        for match in self.scan.finditer(_ONE_MACHINE):
+            self.set("nodes", 1, self.scan.take(match))
         for match in self.scan.finditer(NUM + r"\s*(?:nodes?|台服务器|台机器|台|机器)(?![a-z])"):
             if match.group(1) in ("a", "an"):
                 continue
@@ -655,6 +692,7 @@ class Reader:
             except ValueError:
                 continue
             self.option_spans["model"].append(match.span())
+            self.mention(("params_b", size), match.span())
             found.append((size, self.scan.take(match)))
         return found
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import artifacts, extract, intent, keys
-from bot.extract import CJK, Reader
+from bot.extract import CJK, Reader, family_model
 from estimator.schema import Note, Request
 from knowledge import Catalog, catalog
 
@@ -249,11 +249,14 @@ def _compare_or_set_aside(
     if len(distinct) >= 2 and comparing and not parsed.compare and not _sizes_of(models, sizes, reader.cat):
         parsed.compare = {"kind": "model", "options": [v for _, v in distinct]}
     elif models:
+        models = _most_mentioned_first(reader, models, sizes)
         reader.fields["model"] = models[0]
         _sizes_beside_a_model(reader, models, sizes)
     elif len(distinct) >= 2:
-        reader.conflict("params_b", sizes[0][1], sizes[1][1])
-        reader.fields["params_b"] = sizes[0][0]
+        best = max(sizes, key=lambda s: (reader.mentions.get(("params_b", s[0]), 0), -sizes.index(s)))
+        other = next(s for s in sizes if s[0] != best[0])
+        reader.conflict("params_b", best[1], other[1])
+        reader.fields["params_b"] = best[0]
     elif distinct:
         name, value = distinct[0]
         reader.fields[name] = value
@@ -282,6 +285,37 @@ def _joined(text: str, spans: list[tuple[int, int]]) -> bool:
         if _STRONG_CONNECTIVE.search(between) or (_WEAK_CONNECTIVE.search(between) and not feasibility):
             return True
     return False
+
+
+def _most_mentioned_first(reader: Reader, models: list[str], sizes: list[tuple[float, str]]) -> list[str]:
+    """Of several models, the one the question is about: the most mentioned, a mention in a
+    question sentence counting double ("works with Qwen-7B, OOM with Qwen-14B; what does Qwen-14B
+    need?"); a size written alone may pick a member of a family named without one ("Llama-2 ...
+    7B fine, 70B FT slower ... 70B"). Ties keep the first named."""
+    cat = reader.cat
+
+    def weight(model: str) -> int:
+        own = sum(w for (kind, v), w in reader.mentions.items() if kind == "params_b" and _same_size(v, model, cat))
+        return reader.mentions.get(("model", model), 0) + own
+
+    best = max(models, key=lambda m: (weight(m), -models.index(m)))
+    loose = {v: w for (kind, v), w in reader.mentions.items() if kind == "params_b"}
+    size, size_weight = max(loose.items(), key=lambda item: item[1], default=(None, 0))
+    if size is not None and size_weight > weight(best) and not any(_same_size(size, m, cat) for m in models):
+        member = _family_member(best, size, cat)
+        if member:
+            return [member] + [m for m in models if m != member]
+    return [best] + [m for m in models if m != best]
+
+
+def _family_member(model: str, size: float, cat: Catalog) -> str | None:
+    """The model of `model`'s family (its id up to the size) that has about `size` parameters."""
+    stem = re.match(r"(.*?)[-_]?\d+(?:\.\d+)?[bm]\b", model)
+    return family_model((stem.group(1),), size, "", cat) if stem and stem.group(1) else None
+
+
+def _same_size(size: float, model: str, cat: Catalog) -> bool:
+    return abs(size - cat.models[model].params_b) <= 0.2 * size
 
 
 def _sizes_of(models: list[str], sizes: list[tuple[float, str]], cat: Catalog) -> bool:

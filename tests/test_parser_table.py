@@ -122,6 +122,20 @@ EN = [
     ("llama-3-70b on 300B tokens", dict(model="llama-3-70b", train_tokens=300 * B)),
     ("llama-3-8b on 15T tokens pretrain", dict(model="llama-3-8b", train_tokens=15 * T, method="pretrain")),
     ("70b full gpu_mem=48", dict(params_b=70, gpu_memory_gib=48)),
+    # the model most mentioned, a question sentence counting double
+    (
+        "Works fine with Qwen-7B on an H800 but OOM with Qwen-14B. What does Qwen-14B need?",
+        dict(model="qwen-14b", gpu="h800-80gb"),
+    ),
+    ("Llama-2 with FSDP: 7B is fine, 70B PEFT fine, but 70B full is slow", dict(params_b=70)),
+    ("I fine-tuned 7B on my 4090, can I do 13B too", dict(params_b=7)),  # a tie keeps the first
+    ("can I finetune Llama-2-70B using 16 A10 in one machine", dict(model="llama-2-70b", gpus=16, nodes=1)),
+    ("llama 3 8b lora, samples are 2048 tokens each", dict(model="llama-3-8b", seq_len=2048, train_tokens=None)),
+    ("what is the minimum video memory required for mixtral 8x7b?", dict(model="mixtral-8x7b", data=None)),
+    (
+        'lora data is JSONL:\n{"text": "raw text"},\nIt would be nice to fine-tune llama 3 8b in 16-bit LoRA',
+        dict(model="llama-3-8b", method="lora"),
+    ),
 ]
 
 ZH = [
@@ -232,6 +246,9 @@ ZH = [
     ("<@U0BOT> 700亿 全参微调", dict(params_b=70, method="full")),
     ("70b 全参 gpu=h100 lang=en", dict(params_b=70, gpu="h100-80gb")),
     ("有多少卡都喂不满，GPU利用率上不去，70b", dict(params_b=70, topics=["gpu_starved_io"])),
+    ("显存48G的显卡来微调13B的模型", dict(params_b=13, gpu_memory_gib=48, gpus=1)),
+    ("单机8卡微调qwen 7b", dict(model="qwen-7b", gpus=8, nodes=1)),
+    ("glm2和glm3分别需要多大的显存才能微调", dict(model="chatglm2-6b")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
