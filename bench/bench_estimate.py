@@ -16,9 +16,9 @@ import time
 
 os.environ["GPUPLAN_CACHE"] = "0"  # measure the estimator, not the per-process memo of repeated requests
 
-from estimator.errors import RequestError
-from estimator.estimate import estimate
-from estimator.schema import Request
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
 
 MIX = [
     dict(params_b=70, method="full"),

@@ -1,7 +1,7 @@
 """HTTP throughput of the Slack app: gpuplan's full plan reply against a bare Bolt app.
 
 Run: python bench/bench_http.py [-n 1000] [-c 8]
-Starts the Procfile's web command (gunicorn, bot.wsgi) and a bare Bolt app that acks with one
+Starts the Procfile's web command (gunicorn, gpuplan.bot.slack.wsgi) and a bare Bolt app that acks with one
 line (bench/bare_app.py) under the same gunicorn settings, a local stand-in for Slack's Web API,
 and loads each with ../shared/tools/slackload.py at the same concurrency, in the same run.
 Prints requests/s, p50 and p99 latency for every configuration measured (worker class, threads,
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
+sys.path.insert(0, str(ROOT / "tests"))
 
 from servers import WebServer  # noqa: E402
 from slack_standin import SlackStandIn  # noqa: E402
@@ -41,7 +41,14 @@ CONFIGS = [
 ]
 
 
-BARE_COMMAND = [sys.executable, "-m", "gunicorn", "bare_app:application", "--config", "python:bot.gunicorn_conf"]
+BARE_COMMAND = [
+    sys.executable,
+    "-m",
+    "gunicorn",
+    "bare_app:application",
+    "--config",
+    "python:gpuplan.bot.slack.gunicorn_conf",
+]
 
 
 def load(port: int, n: int, c: int, text: str, expect: str) -> dict:
@@ -96,8 +103,8 @@ EXPECT = {
 
 def plan_blocks_file(tmp: Path) -> Path:
     """The blocks of gpuplan's answer to QUESTION, for the plan-sized bare reply."""
-    from bot.blocks import plan_message
-    from bot.pipeline import answer
+    from gpuplan.bot.pipeline import answer
+    from gpuplan.bot.slack.blocks import plan_message
 
     path = tmp / "plan-blocks.json"
     if not path.exists():
@@ -183,7 +190,7 @@ def main() -> int:
                 "  (to the bare app sending a reply of the plan's size)"
             )
     best = max(rows, key=lambda row: row[1]["gpuplan"]["rps"])
-    print(f"fastest for gpuplan: {best[0]} (bot/gunicorn_conf.py and GPUPLAN_PROCESS_BEFORE_RESPONSE defaults)")
+    print(f"fastest for gpuplan: {best[0]} (bot/slack/gunicorn_conf.py and GPUPLAN_PROCESS_BEFORE_RESPONSE defaults)")
     return 0
 
 

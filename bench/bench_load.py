@@ -26,15 +26,15 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
+sys.path.insert(0, str(ROOT / "tests"))
 
 import load  # noqa: E402
 import slack_requests as sr  # noqa: E402
 from servers import WebServer  # noqa: E402
 from slack_standin import SlackStandIn  # noqa: E402
 
-from bot.settings import load_settings  # noqa: E402
-from bot.store import Store  # noqa: E402
+from gpuplan.bot.slack.settings import load_settings  # noqa: E402
+from gpuplan.bot.slack.store import Store  # noqa: E402
 
 SLACKLOAD = Path(os.environ.get("SLACKLOAD", ROOT.parent / "shared" / "tools" / "slackload.py"))
 

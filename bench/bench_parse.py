@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from test_parser_table import EN, ZH  # noqa: E402
 
-from bot.parser import normalize_text, parse, strip_slack_markup, vocabulary  # noqa: E402
+from gpuplan.bot.language.parser import normalize_text, parse, strip_slack_markup, vocabulary  # noqa: E402
 
 QUESTIONS = [q for q, _ in EN + ZH]
 

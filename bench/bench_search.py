@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 import time
 
-from estimator import compute, memory, network, search
-from estimator.architecture import generic
-from estimator.estimate import _overheads
-from estimator.memory import Job, Layout
-from knowledge import catalog
+from gpuplan.estimator import compute, memory, network, search
+from gpuplan.estimator.architecture import generic
+from gpuplan.estimator.estimate import _overheads
+from gpuplan.estimator.memory import Job, Layout
+from gpuplan.knowledge import catalog
 
 GBS, TOKENS = 1024, 1e10
 

@@ -12,12 +12,13 @@ import os
 import sys
 import traceback
 
-from bot import manifest, render, serve
-from bot.jsonout import plan_json
-from bot.parser import detect_lang
-from bot.pipeline import QuestionError, answer
-from bot.serve import is_serve
-from knowledge import catalog
+from gpuplan.bot import render
+from gpuplan.bot.jsonout import plan_json
+from gpuplan.bot.language.parser import detect_lang
+from gpuplan.bot.pipeline import QuestionError, answer
+from gpuplan.bot.slack import manifest, serve
+from gpuplan.bot.slack.serve import is_serve
+from gpuplan.knowledge import catalog
 
 EXIT_OK, EXIT_BUG, EXIT_UNREADABLE = 0, 1, 2
 

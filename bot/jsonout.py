@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.render import diagnoses, notes_text
-from estimator.schema import Plan
+from gpuplan.bot.render import diagnoses, notes_text
+from gpuplan.estimator.schema import Plan
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:

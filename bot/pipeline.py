@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bot.parser import Parsed, parse
-from estimator import capacity, hardware
-from estimator.advise import advise, advise_without_plan
-from estimator.errors import RequestError
-from estimator.estimate import MAX_GPU_MEMORY_GIB, check_request
-from estimator.schema import Note, Plan, Request
-from knowledge import Catalog, catalog
+from gpuplan.bot.language.parser import Parsed, parse
+from gpuplan.estimator import capacity, hardware
+from gpuplan.estimator.advise import advise, advise_without_plan
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request
+from gpuplan.estimator.schema import Note, Plan, Request
+from gpuplan.knowledge import Catalog, catalog
 
 
 class QuestionError(ValueError):
@@ -71,7 +71,7 @@ def _with_hub_model(parsed: Parsed, cat: Catalog) -> Catalog:
     wanted = model if model and model not in cat.models else parsed.hub_id
     if not wanted:
         return cat
-    from bot import hub
+    from gpuplan.bot.language import hub
 
     spec = hub.lookup(wanted)
     if spec is None:  # the size its name carries, when it does, is what is left to plan with

@@ -12,8 +12,8 @@ from typing import Any
 
 import jinja2
 
-from estimator.schema import Note, Plan
-from knowledge import catalog, read_yaml
+from gpuplan.estimator.schema import Note, Plan
+from gpuplan.knowledge import catalog, read_yaml
 
 LANGS = ("en", "zh")
 
@@ -118,7 +118,7 @@ def bar(used: float, capacity: float, width: int = 20) -> str:
 
 
 def _template_dir() -> str:
-    return str(resources.files("templates"))
+    return str(resources.files("gpuplan.templates"))
 
 
 @functools.cache
@@ -152,7 +152,7 @@ def environment(trim: bool = True) -> jinja2.Environment:
 @functools.cache
 def messages(lang: str) -> dict[str, jinja2.Template]:
     """The message catalog of one language: code -> compiled template."""
-    path = resources.files("templates").joinpath(lang, "messages.yaml")
+    path = resources.files("gpuplan.templates").joinpath(lang, "messages.yaml")
     table = read_yaml(path.read_text(encoding="utf-8"))
     env = environment()
     return {code: env.from_string(text) for code, text in table.items()}
@@ -217,7 +217,7 @@ def render(template: str, lang: str, **context: Any) -> str:
 @functools.cache
 def examples(lang: str) -> list[str]:
     """The example questions of the help text (templates/<lang>/examples.yaml)."""
-    path = resources.files("templates").joinpath(lang, "examples.yaml")
+    path = resources.files("gpuplan.templates").joinpath(lang, "examples.yaml")
     return list(read_yaml(path.read_text(encoding="utf-8")))
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from estimator import diagnose, tiers
-from estimator.estimate import estimate
-from estimator.schema import Note, Plan, Request
-from knowledge import Catalog, catalog
+from gpuplan.estimator import diagnose, tiers
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Note, Plan, Request
+from gpuplan.knowledge import Catalog, catalog
 
 
 def advise(

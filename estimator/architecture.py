@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from knowledge import ModelSpec
+from gpuplan.knowledge import ModelSpec
 
 GENERIC_VOCAB = 32000  # LLaMA tokenizer size (Touvron et al. 2023), the generic model's vocabulary
 GENERIC_ASPECT = 128  # hidden / layers of GPT-3's models (Brown et al. 2020, Table 2.1)
@@ -256,14 +256,14 @@ class Arch:
 @functools.lru_cache(maxsize=256)
 def for_model(model_id: str) -> Arch:
     """The Arch of a catalog model, built once per process."""
-    from knowledge import catalog
+    from gpuplan.knowledge import catalog
 
     return from_spec(catalog().models[model_id])
 
 
 def for_spec(spec: ModelSpec) -> Arch:
     """The Arch of a model: a catalog model's built once per process, a run-time one's each time."""
-    from knowledge import catalog
+    from gpuplan.knowledge import catalog
 
     return for_model(spec.id) if catalog().models.get(spec.id) is spec else from_spec(spec)
 

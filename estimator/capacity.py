@@ -14,10 +14,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from estimator.errors import RequestError
-from estimator.estimate import check_request, estimate
-from estimator.schema import Note, Request
-from knowledge import Catalog
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import check_request, estimate
+from gpuplan.estimator.schema import Note, Request
+from gpuplan.knowledge import Catalog
 
 METHODS = ("pretrain", "full", "lora", "qlora", "infer")
 SMALLEST_B, LARGEST_B = 0.1, 3000.0  # the sizes searched, in billions of parameters

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator.architecture import Arch
-from estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token
-from estimator.network import Links, exposed_comm, step_comm_seconds, step_traffic
-from estimator.schema import ADAPTER_METHODS
-from knowledge import GPU, Defaults
+from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token
+from gpuplan.estimator.network import Links, exposed_comm, step_comm_seconds, step_traffic
+from gpuplan.estimator.schema import ADAPTER_METHODS
+from gpuplan.knowledge import GPU, Defaults
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from estimator.errors import RequestError
-from estimator.memory import state_bytes
-from estimator.schema import ADAPTER_METHODS, Estimate, Request
-from knowledge import Catalog, FaqRule
-from knowledge.schema import Condition
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.memory import state_bytes
+from gpuplan.estimator.schema import ADAPTER_METHODS, Estimate, Request
+from gpuplan.knowledge import Catalog, FaqRule
+from gpuplan.knowledge.schema import Condition
 
 CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from estimator.schema import Note
+from gpuplan.estimator.schema import Note
 
 
 class RequestError(ValueError):

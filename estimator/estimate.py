@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator import architecture, compute, hardware, io, memo, memory, network, search
-from estimator.architecture import Arch
-from estimator.errors import RequestError
-from estimator.memory import CKPT_CODE, GIB, Job, Overheads
-from estimator.schema import (
+from gpuplan.estimator import architecture, compute, hardware, io, memo, memory, network, search
+from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.memory import CKPT_CODE, GIB, Job, Overheads
+from gpuplan.estimator.schema import (
     ADAPTER_METHODS,
     CKPTS,
     OFFLOADS,
@@ -30,7 +30,7 @@ from estimator.schema import (
     Request,
     Resolved,
 )
-from knowledge import GPU, Catalog, catalog
+from gpuplan.knowledge import GPU, Catalog, catalog
 
 PRETRAINING = ("pretrain", "continue")
 MAX_PARAMS_B = 100_000  # 100T parameters: beyond any model built so far

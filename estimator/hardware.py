@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from knowledge import GPU, Catalog
+from gpuplan.knowledge import GPU, Catalog
 
 
 def in_class(gpu: GPU, gib: float) -> bool:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from estimator.architecture import Arch
-from estimator.memory import GIB, SERVE_WEIGHT_BYTES, state_bytes
-from estimator.schema import ADAPTER_METHODS
-from knowledge import Catalog
+from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.memory import GIB, SERVE_WEIGHT_BYTES, state_bytes
+from gpuplan.estimator.schema import ADAPTER_METHODS
+from gpuplan.knowledge import Catalog
 
 SHARED_STORAGE_FROM_NODES = 4  # estimate: past 4 nodes keep data and checkpoints where any node can restart
 DISK_BUSY_LIMIT = 0.5  # estimate: plan storage to run at most half busy, leaving room for checkpoint bursts

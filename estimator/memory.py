@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator.architecture import Arch
-from estimator.schema import ADAPTER_METHODS
+from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.schema import ADAPTER_METHODS
 
 GIB = float(2**30)
 CKPT_CODE = {"none": 0, "selective": 1, "full": 2}

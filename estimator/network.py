@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator.architecture import Arch
-from knowledge import GPU, Fabric
+from gpuplan.estimator.architecture import Arch
+from gpuplan.knowledge import GPU, Fabric
 
 
 @dataclass(frozen=True)

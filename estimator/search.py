@@ -13,11 +13,11 @@ from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
-from estimator import compute, memory, network
-from estimator.architecture import Arch
-from estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
-from estimator.schema import ADAPTER_METHODS
-from knowledge import GPU, Catalog
+from gpuplan.estimator import compute, memory, network
+from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
+from gpuplan.estimator.schema import ADAPTER_METHODS
+from gpuplan.knowledge import GPU, Catalog
 
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)

@@ -12,8 +12,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from estimator.schema import Estimate, Request
-from knowledge import Catalog, Tier
+from gpuplan.estimator.schema import Estimate, Request
+from gpuplan.knowledge import Catalog, Tier
 
 
 def _distance(tier: Tier, params_b: float) -> float:

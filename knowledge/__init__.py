@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from knowledge.schema import (
+from gpuplan.knowledge.schema import (
     GPU,
     Defaults,
     Fabric,
@@ -75,7 +75,7 @@ def read_yaml(text: str) -> Any:
 
 
 def _load(name: str) -> dict:
-    text = resources.files("knowledge").joinpath(name).read_text(encoding="utf-8")
+    text = resources.files("gpuplan.knowledge").joinpath(name).read_text(encoding="utf-8")
     return read_yaml(text)
 
 

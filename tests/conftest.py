@@ -1,6 +1,6 @@
 import pytest
 
-from knowledge import catalog
+from gpuplan.knowledge import catalog
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ def procfile_command(kind: str = "web") -> list[str]:
 
 
 class WebServer:
-    """gunicorn running bot.wsgi:application on a free port, with the given environment."""
+    """gunicorn running gpuplan.bot.slack.wsgi:application on a free port, with the given environment."""
 
     def __init__(
         self,

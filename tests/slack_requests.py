@@ -208,7 +208,7 @@ def wsgi_call(
 
 def settings_for(database_url: str, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> Any:
     """Validated app settings for a test: this module's signing secret, a test token, the given database."""
-    from bot.settings import load_settings
+    from gpuplan.bot.slack.settings import load_settings
 
     return load_settings(
         environ={

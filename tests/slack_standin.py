@@ -20,7 +20,7 @@ from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bot.blocks import violations
+from gpuplan.bot.slack.blocks import violations
 
 BOT_USER = "U0GPUPLAN"
 BOT_ID = "B0GPUPLAN"

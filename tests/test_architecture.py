@@ -2,7 +2,7 @@
 
 import pytest
 
-from estimator.architecture import from_spec, generic
+from gpuplan.estimator.architecture import from_spec, generic
 
 
 def test_llama2_7b_parameters_by_hand(cat):

@@ -5,10 +5,10 @@ answer says what was taken from the paste, `observed` what a log states."""
 
 import pytest
 
-from bot import artifacts
-from bot.jsonout import plan_json
-from bot.parser import parse
-from bot.pipeline import answer
+from gpuplan.bot.jsonout import plan_json
+from gpuplan.bot.language import artifacts
+from gpuplan.bot.language.parser import parse
+from gpuplan.bot.pipeline import answer
 
 TORCHRUN = "torchrun --nnodes 2 --nproc_per_node 8 --rdzv_endpoint=10.0.0.1:29500 train.py"
 DEEPSPEED = "deepspeed --num_nodes 2 --num_gpus 8 train.py --deepspeed ds_z3_offload.json"

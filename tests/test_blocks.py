@@ -5,9 +5,9 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import blocks
-from bot.pipeline import QuestionError, answer
-from estimator.schema import Note
+from gpuplan.bot.pipeline import QuestionError, answer
+from gpuplan.bot.slack import blocks
+from gpuplan.estimator.schema import Note
 
 NASTY = [
     "<!channel>",

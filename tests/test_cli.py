@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bot.cli import main
+from gpuplan.bot.cli import main
 
 CONTRACT_KEYS = {
     "intent",
@@ -197,7 +197,7 @@ def _readme_examples():
 
 
 def _help_examples():
-    from bot.render import examples
+    from gpuplan.bot.render import examples
 
     return [(q, "en") for q in examples("en")] + [(q, "zh") for q in examples("zh")]
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from estimator.architecture import from_spec
-from estimator.compute import (
+from gpuplan.estimator.architecture import from_spec
+from gpuplan.estimator.compute import (
     attention_flops_forward,
     decode_speed,
     hardware_for,
@@ -12,8 +12,8 @@ from estimator.compute import (
     token_flops,
     training_step,
 )
-from estimator.memory import Job, Layout
-from estimator.network import links_for_types
+from gpuplan.estimator.memory import Job, Layout
+from gpuplan.estimator.network import links_for_types
 
 
 def test_training_flops_per_token_palm(cat):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from bot.conversation import change, follow_up
-from bot.pipeline import answer_parsed
-from estimator.schema import Request
+from gpuplan.bot.language.conversation import change, follow_up
+from gpuplan.bot.pipeline import answer_parsed
+from gpuplan.estimator.schema import Request
 
 BASE = Request(model="llama-3.1-70b", method="full", gpu="a100-80gb", gpus=16, seq_len=4096, zero=3)
 

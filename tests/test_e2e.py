@@ -13,7 +13,7 @@ from dbs import BACKENDS, fresh_url
 from servers import WebServer
 from slack_standin import SlackStandIn
 
-from bot.blocks import violations
+from gpuplan.bot.slack.blocks import violations
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

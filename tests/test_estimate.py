@@ -2,9 +2,9 @@
 
 import pytest
 
-from estimator.errors import RequestError
-from estimator.estimate import estimate
-from estimator.schema import Request
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
 
 CASES = [
     # (request, expectations on the resolved request / memory / compute)

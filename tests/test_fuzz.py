@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from slack_standin import SlackStandIn
 
-from bot import render
-from bot.blocks import violations
-from bot.jsonout import plan_json
-from bot.pipeline import QuestionError, answer
-from bot.replies import Replies, Who
-from bot.server import build
-from bot.store import Store
+from gpuplan.bot import render
+from gpuplan.bot.jsonout import plan_json
+from gpuplan.bot.pipeline import QuestionError, answer
+from gpuplan.bot.slack.blocks import violations
+from gpuplan.bot.slack.replies import Replies, Who
+from gpuplan.bot.slack.server import build
+from gpuplan.bot.slack.store import Store
 
 NASTY = [
     "a" * (1 << 20),  # a megabyte

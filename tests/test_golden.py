@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import blocks
-from bot.cli import main
-from bot.pipeline import answer
+from gpuplan.bot.cli import main
+from gpuplan.bot.pipeline import answer
+from gpuplan.bot.slack import blocks
 
 GOLDEN = Path(__file__).parent / "golden"
 CLI_CASES = {

@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
-from bot.pipeline import QuestionError, answer
-from estimator import capacity
-from estimator.errors import RequestError
-from estimator.estimate import estimate
-from estimator.schema import Request
+from gpuplan.bot.pipeline import QuestionError, answer
+from gpuplan.estimator import capacity
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
 
 # --- capacity: bisection and price arithmetic --------------------------------------------------------
 
@@ -83,8 +83,8 @@ def test_a_made_up_card_is_not_offered_to_the_next_question(cat):
 
 
 def test_a_made_up_card_serves_a_follow_up(cat):
-    from bot.conversation import follow_up
-    from bot.pipeline import answer_parsed
+    from gpuplan.bot.language.conversation import follow_up
+    from gpuplan.bot.pipeline import answer_parsed
 
     first = answer("lora llama 13b on a 64GB card")
     again = answer_parsed(follow_up(first.request, "what about 1k context?"), "en")

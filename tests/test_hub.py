@@ -1,7 +1,8 @@
 """Hugging Face lookups: config.json -> ModelSpec, and fetching it from a local stand-in of the Hub.
 
 No test touches the internet: HF_ENDPOINT points at tests/hf_standin.py, which records every request
-(bot.hub passes it to huggingface_hub at each call, so the library's import-time endpoint is never used).
+(gpuplan.bot.language.hub passes it to huggingface_hub at each call, so the library's import-time
+endpoint is never used).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from hf_standin import CONFIGS, HubStandIn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import hub
-from estimator.architecture import from_spec
+from gpuplan.bot.language import hub
+from gpuplan.estimator.architecture import from_spec
 
 LLAMA = "meta-llama/Meta-Llama-3-8B"
 GATED = "gated-org/gated-model-1"
@@ -308,10 +309,10 @@ def test_lookup_takes_a_huggingface_address(standin):
 
 @pytest.mark.parametrize("repo", [MISSING, GATED])
 def test_missing_and_gated_repos_give_none_and_are_not_retried_at_once(standin, repo, caplog):
-    caplog.set_level("DEBUG", logger="bot.hub")
+    caplog.set_level("DEBUG", logger="gpuplan.bot.language.hub")
     assert hub.lookup(repo) is None
     assert standin.recorder.calls[-1]["status"] == (401 if repo == GATED else 404)
-    assert [r.message for r in caplog.records if r.name == "bot.hub"] == [caplog.records[-1].message]
+    assert [r.message for r in caplog.records if r.name == "gpuplan.bot.language.hub"] == [caplog.records[-1].message]
     seen = standin.recorder.count()
     assert hub.lookup(repo) is None
     assert standin.recorder.count() == seen  # remembered for NEGATIVE_TTL
@@ -389,7 +390,7 @@ def widget_hub(env, monkeypatch):
 
 
 def test_an_id_with_a_size_in_its_name_is_sized_from_its_config(widget_hub, cat):
-    from bot.pipeline import answer
+    from gpuplan.bot.pipeline import answer
 
     plan = answer(f"lora on {WIDGET} with 8 H100")
     assert plan.request.model == WIDGET.lower() and plan.request.params_b is None
@@ -400,8 +401,8 @@ def test_an_id_with_a_size_in_its_name_is_sized_from_its_config(widget_hub, cat)
 
 
 def test_a_follow_up_keeps_the_looked_up_model(widget_hub):
-    from bot.conversation import follow_up
-    from bot.pipeline import answer, answer_parsed
+    from gpuplan.bot.language.conversation import follow_up
+    from gpuplan.bot.pipeline import answer, answer_parsed
 
     first = answer(f"lora on {WIDGET} with 8 H100")
     again = answer_parsed(follow_up(first.request, "what about 4k context?"), "en")
@@ -410,7 +411,7 @@ def test_a_follow_up_keeps_the_looked_up_model(widget_hub):
 
 
 def test_without_a_lookup_the_size_in_the_name_is_planned_and_said(monkeypatch):
-    from bot.pipeline import answer
+    from gpuplan.bot.pipeline import answer
 
     monkeypatch.setenv("GPUPLAN_HF_LOOKUP", "0")
     plan = answer(f"lora on {WIDGET} with 8 H100")

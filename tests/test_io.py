@@ -2,9 +2,9 @@
 
 import pytest
 
-from estimator import io
-from estimator.architecture import for_model
-from estimator.memory import GIB
+from gpuplan.estimator import io
+from gpuplan.estimator.architecture import for_model
+from gpuplan.estimator.memory import GIB
 
 
 def test_checkpoint_bytes_full_and_adapters(cat):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from estimator.architecture import from_spec
-from knowledge import normalize_name
+from gpuplan.estimator.architecture import from_spec
+from gpuplan.knowledge import normalize_name
 
 REQUIRED_GPUS = [
     "a100-40gb",
@@ -418,7 +418,7 @@ def test_the_added_model_list_names_each_model_once():
 
 
 def test_variant_table_is_checked():
-    from knowledge import _models
+    from gpuplan.knowledge import _models
 
     base = {"id": "m", "name": "M", "aliases": [], "layers": 1, "hidden": 8, "heads": 1, "kv_heads": 1}
     base |= {"ffn_hidden": 8, "vocab": 8, "max_context": 8, "params_b": 1, "source": "s"}
@@ -451,7 +451,7 @@ def test_defaults_have_notes(cat):
 
 
 def test_deployer_overrides_prices_and_tier_url(tmp_path, monkeypatch):
-    from knowledge import catalog
+    from gpuplan.knowledge import catalog
 
     prices = tmp_path / "prices.yaml"
     prices.write_text("h100-sxm: 1.99\n")

@@ -1,57 +1,27 @@
 """Each listener, called the way Bolt calls it, with mocks for ack and the Web API client and a
-recorder for the replies and responses it sends through bot.slack_io."""
+recorder for the replies and responses it sends through gpuplan.bot.slack.slack_io."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from unittest.mock import MagicMock
 
 import pytest
 import slack_requests as sr
+from slack_bolt import BoltContext
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import violations
-from bot.listeners import actions, commands, events, shortcuts
-from bot.replies import Replies
-from bot.store import Store
+from gpuplan.bot.slack.blocks import violations
+from gpuplan.bot.slack.listeners import actions, commands, events, shortcuts
+from gpuplan.bot.slack.listeners.services import Services, context_for
+from gpuplan.bot.slack.replies import Replies
+from gpuplan.bot.slack.store import Store
 
 TEAM, USER, CHANNEL = "T0TEST", "U0ASKER1", "C0PLANS"
 
 
-class FakeApp:
-    """Records what each module registers, the way Bolt's decorators would receive it."""
-
-    def __init__(self):
-        self.commands, self.events, self.actions, self.shortcuts = {}, {}, [], {}
-
-    def command(self, name):
-        return lambda fn: self.commands.__setitem__(name, fn)
-
-    def event(self, name):
-        def register(ack=None, lazy=()):
-            self.events[name] = (ack, list(lazy))
-
-        return register
-
-    def action(self, constraint):
-        return lambda fn: self.actions.append((constraint, fn))
-
-    def shortcut(self, callback_id):
-        return lambda fn: self.shortcuts.__setitem__(callback_id, fn)
-
-    def action_for(self, action_id):
-        for constraint, fn in self.actions:
-            if isinstance(constraint, dict) and constraint["action_id"] == action_id:
-                return fn
-            if isinstance(constraint, str) and constraint == action_id:
-                return fn
-            if isinstance(constraint, re.Pattern) and constraint.match(action_id):
-                return fn
-        raise KeyError(action_id)
-
-
 class FakeIO:
-    """Records thread replies and response_url posts (bot.slack_io.SlackIO's interface)."""
+    """Records thread replies and response_url posts (gpuplan.bot.slack.slack_io.SlackIO's interface)."""
 
     def __init__(self):
         self.replies, self.responses = [], []
@@ -66,18 +36,22 @@ class FakeIO:
         return True
 
 
+@dataclass
+class Setup:
+    """What a listener sees: its context (leading to the replies and the I/O recorder)."""
+
+    context: BoltContext
+    replies: Replies
+    io: FakeIO
+
+
 @pytest.fixture
 def setup(tmp_path):
     settings = sr.settings_for(f"sqlite:///{tmp_path / 'l.db'}")
     store = Store(settings.database_url)
-    replies = Replies(store, settings)
-    app = FakeApp()
-    app.io = FakeIO()
-    commands.register(app, replies)
-    events.register(app, replies, app.io)
-    actions.register(app, replies, app.io)
-    shortcuts.register(app, replies)
-    yield app, replies
+    replies, io = Replies(store, settings), FakeIO()
+    context = BoltContext({"bot_user_id": "U0GPUPLAN", **context_for(Services(replies, io))})
+    yield Setup(context, replies, io)
     store.dispose()
 
 
@@ -94,9 +68,8 @@ def only_call(mock):
 
 
 def test_command_answers_in_the_ack(setup):
-    app, _ = setup
     ack, client = MagicMock(), MagicMock()
-    app.commands["/gpuplan"](ack=ack, command=slash("llama-3-70b lora"), client=client)
+    commands.answer_command(ack=ack, command=slash("llama-3-70b lora"), client=client, context=setup.context)
     kwargs = only_call(ack)
     assert kwargs["response_type"] == "ephemeral" and not violations(
         {"text": kwargs["text"], "blocks": kwargs["blocks"]}
@@ -105,27 +78,29 @@ def test_command_answers_in_the_ack(setup):
 
 
 def test_command_ticket_opens_a_modal(setup):
-    app, _ = setup
     ack, client = MagicMock(), MagicMock()
-    app.commands["/gpuplan"](ack=ack, command=slash("ticket We want to LoRA fine-tune Llama 3 70B"), client=client)
+    commands.answer_command(
+        ack=ack, command=slash("ticket We want to LoRA fine-tune Llama 3 70B"), client=client, context=setup.context
+    )
     assert only_call(client.views_open)["view"]["type"] == "modal"
     assert ack.call_args.kwargs == {}
 
 
 def test_command_ticket_falls_back_to_a_message_when_the_modal_fails(setup):
-    app, _ = setup
     ack, client = MagicMock(), MagicMock()
     client.views_open.side_effect = SlackApiError("expired", {"ok": False, "error": "expired_trigger_id"})
-    app.commands["/gpuplan"](ack=ack, command=slash("ticket We want to LoRA fine-tune Llama 3 70B"), client=client)
+    commands.answer_command(
+        ack=ack, command=slash("ticket We want to LoRA fine-tune Llama 3 70B"), client=client, context=setup.context
+    )
     assert "blocks" in only_call(ack)
 
 
 def test_command_bug_is_reported_with_a_reference(setup, monkeypatch):
-    app, replies = setup
+    replies = setup.replies
     monkeypatch.setattr(replies, "command", MagicMock(side_effect=RuntimeError("boom")))
     ack = MagicMock()
     ack.response = None  # as Bolt's Ack before it is called
-    app.commands["/gpuplan"](ack=ack, command=slash("70b"), client=MagicMock())
+    commands.answer_command(ack=ack, command=slash("70b"), client=MagicMock(), context=setup.context)
     assert "err-" in only_call(ack)["text"]
 
 
@@ -139,34 +114,30 @@ def mention_event(text, ts="1700000000.000100", thread_ts=None):
     return ev
 
 
-def run_event(app, name, event, client, bot_user="U0GPUPLAN"):
-    ack_fn, lazy = app.events[name]
+LAZY = {"app_mention": events.on_mention, "message": events.on_message, "app_home_opened": events.on_home}
+
+
+def run_event(setup, name, event, client):
+    """As Bolt runs an event: the ack at once, then the lazy listener with the arguments it names."""
     ack = MagicMock()
-    ack_fn(ack=ack)
+    events.acknowledge(ack=ack)
     ack.assert_called_once_with()
-    context = MagicMock(bot_user_id=bot_user)
     body = {"team_id": TEAM, "event_id": "Ev" + event.get("ts", "0"), "event": event}
-    for fn in lazy:
-        names = fn.__wrapped__.__code__.co_varnames
-        kwargs = {"event": event, "body": body}
-        if "client" in names:
-            kwargs["client"] = client
-        if "context" in names:
-            kwargs["context"] = context
-        fn(**kwargs)
+    listener = LAZY[name]
+    available = {"event": event, "body": body, "client": client, "context": setup.context}
+    names = listener.__wrapped__.__code__.co_varnames[: listener.__wrapped__.__code__.co_argcount]
+    listener(**{n: available[n] for n in names})
 
 
 def test_mention_replies_in_a_thread(setup):
-    app, _ = setup
-    run_event(app, "app_mention", mention_event("llama-3-70b lora"), MagicMock())
-    [reply] = app.io.replies
+    run_event(setup, "app_mention", mention_event("llama-3-70b lora"), MagicMock())
+    [reply] = setup.io.replies
     assert reply["thread_ts"] == "1700000000.000100" and reply["channel"] == CHANNEL
     assert reply["key"] == "Ev1700000000.000100" and reply["plan_id"]  # the event id keys the reply
 
 
 def test_mention_follow_up_in_the_thread(setup):
-    app, _ = setup
-    run_event(app, "app_mention", mention_event("llama-3.1-70b full on 16 H100"), MagicMock())
+    run_event(setup, "app_mention", mention_event("llama-3.1-70b full on 16 H100"), MagicMock())
     follow = {
         "type": "message",
         "user": USER,
@@ -176,9 +147,9 @@ def test_mention_follow_up_in_the_thread(setup):
         "ts": "1700000000.000300",
         "thread_ts": "1700000000.000100",
     }
-    run_event(app, "message", follow, MagicMock())
-    assert len(app.io.replies) == 2
-    second = app.io.replies[1]
+    run_event(setup, "message", follow, MagicMock())
+    assert len(setup.io.replies) == 2
+    second = setup.io.replies[1]
     assert second["thread_ts"] == "1700000000.000100" and "16,384" in str(second["blocks"])
 
 
@@ -216,14 +187,12 @@ def test_mention_follow_up_in_the_thread(setup):
     ids=["edit", "bot", "bot_message", "channel_chatter", "unknown_thread"],
 )
 def test_messages_that_are_not_for_us_are_ignored(setup, event):
-    app, _ = setup
-    run_event(app, "message", event, MagicMock())
-    assert app.io.replies == []
+    run_event(setup, "message", event, MagicMock())
+    assert setup.io.replies == []
 
 
 def test_chatter_in_our_thread_is_ignored_but_changes_are_answered(setup):
-    app, _ = setup
-    run_event(app, "app_mention", mention_event("7b lora", ts="2.0"), MagicMock())
+    run_event(setup, "app_mention", mention_event("7b lora", ts="2.0"), MagicMock())
     chatter = {
         "type": "message",
         "user": USER,
@@ -233,15 +202,14 @@ def test_chatter_in_our_thread_is_ignored_but_changes_are_answered(setup):
         "ts": "2.1",
         "thread_ts": "2.0",
     }
-    run_event(app, "message", chatter, MagicMock())
-    assert len(app.io.replies) == 1
-    run_event(app, "message", dict(chatter, text="and with QLoRA", ts="2.2"), MagicMock())
-    assert len(app.io.replies) == 2
+    run_event(setup, "message", chatter, MagicMock())
+    assert len(setup.io.replies) == 1
+    run_event(setup, "message", dict(chatter, text="and with QLoRA", ts="2.2"), MagicMock())
+    assert len(setup.io.replies) == 2
 
 
 def test_thread_mention_is_left_to_the_mention_listener(setup):
-    app, _ = setup
-    run_event(app, "app_mention", mention_event("7b lora", ts="3.0"), MagicMock())
+    run_event(setup, "app_mention", mention_event("7b lora", ts="3.0"), MagicMock())
     both = {
         "type": "message",
         "user": USER,
@@ -251,12 +219,11 @@ def test_thread_mention_is_left_to_the_mention_listener(setup):
         "ts": "3.1",
         "thread_ts": "3.0",
     }
-    run_event(app, "message", both, MagicMock())
-    assert len(app.io.replies) == 1
+    run_event(setup, "message", both, MagicMock())
+    assert len(setup.io.replies) == 1
 
 
 def test_direct_message(setup):
-    app, _ = setup
     dm = {
         "type": "message",
         "user": USER,
@@ -265,25 +232,26 @@ def test_direct_message(setup):
         "channel_type": "im",
         "ts": "4.0",
     }
-    run_event(app, "message", dm, MagicMock())
-    [reply] = app.io.replies
+    run_event(setup, "message", dm, MagicMock())
+    [reply] = setup.io.replies
     assert reply["thread_ts"] == "4.0" and "GPU" in reply["text"]
 
 
 def test_a_bug_still_answers_in_the_thread(setup, monkeypatch):
-    app, replies = setup
+    replies = setup.replies
     monkeypatch.setattr(replies, "question", MagicMock(side_effect=RuntimeError("boom")))
-    run_event(app, "app_mention", mention_event("7b lora", ts="6.0"), MagicMock())
-    assert "err-" in app.io.replies[0]["text"]
+    run_event(setup, "app_mention", mention_event("7b lora", ts="6.0"), MagicMock())
+    assert "err-" in setup.io.replies[0]["text"]
 
 
 def test_home_is_published(setup):
-    app, _ = setup
     client = MagicMock()
-    run_event(app, "app_home_opened", {"type": "app_home_opened", "user": USER, "tab": "home", "ts": "7.0"}, client)
+    run_event(setup, "app_home_opened", {"type": "app_home_opened", "user": USER, "tab": "home", "ts": "7.0"}, client)
     kwargs = only_call(client.views_publish)
     assert kwargs["user_id"] == USER and kwargs["view"]["type"] == "home"
-    run_event(app, "app_home_opened", {"type": "app_home_opened", "user": USER, "tab": "messages", "ts": "7.1"}, client)
+    run_event(
+        setup, "app_home_opened", {"type": "app_home_opened", "user": USER, "tab": "messages", "ts": "7.1"}, client
+    )
     assert client.views_publish.call_count == 1
 
 
@@ -291,7 +259,7 @@ def test_home_is_published(setup):
 
 
 def plan_id(replies, text="llama-3-70b full"):
-    from bot.replies import Who
+    from gpuplan.bot.slack.replies import Who
 
     return replies.command(text, Who(TEAM, USER, CHANNEL)).plan_id
 
@@ -310,7 +278,7 @@ def action_body(message=None):
 
 
 def test_switch_method_replaces_the_message(setup):
-    app, replies = setup
+    replies = setup.replies
     ref = plan_id(replies)
     ack = MagicMock()
     action = {
@@ -319,16 +287,16 @@ def test_switch_method_replaces_the_message(setup):
         "block_id": f"plan:{ref}",
         "selected_option": {"value": "qlora"},
     }
-    app.action_for("set_method")(ack=ack, body=action_body(), action=action)
+    actions.switch(ack=ack, body=action_body(), action=action, context=setup.context)
     ack.assert_called_once()
-    [response] = app.io.responses
+    [response] = setup.io.responses
     assert response["replace_original"] is True and "QLoRA" in response["text"] and response["idempotent"]
     assert response["url"] == "https://hooks.slack.com/actions/T/1/x"
 
 
 def test_switch_gpu_in_a_thread_updates_the_thread(setup):
-    app, replies = setup
-    from bot.replies import Who
+    replies = setup.replies
+    from gpuplan.bot.slack.replies import Who
 
     first = replies.question("llama-3-70b full", Who(TEAM, USER, CHANNEL), "mention", (CHANNEL, "8.0"))
     action = {
@@ -337,15 +305,17 @@ def test_switch_gpu_in_a_thread_updates_the_thread(setup):
         "block_id": f"plan:{first.plan_id}",
         "selected_option": {"value": "h800-80gb"},
     }
-    app.action_for("set_gpu")(ack=MagicMock(), body=action_body({"ts": "8.1", "thread_ts": "8.0"}), action=action)
+    actions.switch(
+        ack=MagicMock(), body=action_body({"ts": "8.1", "thread_ts": "8.0"}), action=action, context=setup.context
+    )
     assert replies.store.thread(CHANNEL, "8.0")[0].gpu == "h800-80gb"
 
 
 def test_share_posts_in_channel_without_unsafe_retries(setup):
-    app, replies = setup
+    replies = setup.replies
     ref = plan_id(replies)
-    app.action_for("share")(ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref})
-    [response] = app.io.responses
+    actions.share(ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, context=setup.context)
+    [response] = setup.io.responses
     assert response["response_type"] == "in_channel" and response["replace_original"] is False
     assert response["idempotent"] is False  # a new message: never repeated where Slack may have posted it
     assert f"<@{USER}>" in str(response["blocks"])
@@ -353,38 +323,47 @@ def test_share_posts_in_channel_without_unsafe_retries(setup):
 
 @pytest.mark.parametrize("action_id", ["show_math", "draft_ticket", "show_plan"])
 def test_modal_buttons_open_views(setup, action_id):
-    app, replies = setup
+    replies = setup.replies
     ref = plan_id(replies)
     client = MagicMock()
-    app.action_for(action_id)(
-        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, client=client
+    listener = getattr(actions, action_id)
+    listener(
+        ack=MagicMock(),
+        body=action_body(),
+        action={"type": "button", "value": ref},
+        client=client,
+        context=setup.context,
     )
     view = only_call(client.views_open)["view"]
     assert view["type"] == "modal" and not violations(view, "modal")
-    assert app.io.responses == []
+    assert setup.io.responses == []
 
 
 def test_modal_that_cannot_open_falls_back_to_a_message(setup):
-    app, replies = setup
+    replies = setup.replies
     ref = plan_id(replies)
     client = MagicMock()
     client.views_open.side_effect = SlackApiError("expired", {"ok": False, "error": "expired_trigger_id"})
-    app.action_for("show_math")(
-        ack=MagicMock(), body=action_body(), action={"type": "button", "value": ref}, client=client
+    actions.show_math(
+        ack=MagicMock(),
+        body=action_body(),
+        action={"type": "button", "value": ref},
+        client=client,
+        context=setup.context,
     )
-    assert app.io.responses[0]["response_type"] == "ephemeral"
+    assert setup.io.responses[0]["response_type"] == "ephemeral"
 
 
 def test_expired_plan_buttons_say_so(setup):
-    app, _ = setup
-    app.action_for("share")(ack=MagicMock(), body=action_body(), action={"type": "button", "value": "zzzzzzzz"})
-    assert app.io.responses[0]["response_type"] == "ephemeral"
+    actions.share(
+        ack=MagicMock(), body=action_body(), action={"type": "button", "value": "zzzzzzzz"}, context=setup.context
+    )
+    assert setup.io.responses[0]["response_type"] == "ephemeral"
 
 
 def test_tier_link_buttons_are_acknowledged(setup):
-    app, _ = setup
     ack = MagicMock()
-    app.action_for("open_tier_plan-growth-full-align")(ack=ack)
+    actions.link(ack=ack)
     ack.assert_called_once()
 
 
@@ -392,7 +371,6 @@ def test_tier_link_buttons_are_acknowledged(setup):
 
 
 def test_shortcut_opens_the_ticket_modal_in_the_message_language(setup):
-    app, _ = setup
     client = MagicMock()
     shortcut = {
         "team": {"id": TEAM},
@@ -401,7 +379,7 @@ def test_shortcut_opens_the_ticket_modal_in_the_message_language(setup):
         "trigger_id": "t.3",
         "message": {"text": "我们想用QLoRA微调一个33B的模型，单卡48G够吗？"},
     }
-    app.shortcuts["draft_plan_reply"](ack=MagicMock(), shortcut=shortcut, client=client)
+    shortcuts.draft_reply(ack=MagicMock(), shortcut=shortcut, client=client, context=setup.context)
     view = only_call(client.views_open)["view"]
     assert "工单" in view["title"]["text"] and not violations(view, "modal")
 
@@ -411,8 +389,7 @@ def test_shortcut_reads_forwarded_messages(setup):
 
 
 def test_shortcut_on_an_empty_message_opens_an_explanation(setup):
-    app, _ = setup
     client = MagicMock()
     shortcut = {"team": {"id": TEAM}, "user": {"id": USER}, "trigger_id": "t.4", "message": {"text": ""}}
-    app.shortcuts["draft_plan_reply"](ack=MagicMock(), shortcut=shortcut, client=client)
+    shortcuts.draft_reply(ack=MagicMock(), shortcut=shortcut, client=client, context=setup.context)
     assert only_call(client.views_open)["view"]["type"] == "modal"

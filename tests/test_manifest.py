@@ -1,10 +1,10 @@
 import yaml
 from servers import ROOT
 
-from bot import manifest
-from bot.cli import main
-from bot.listeners import shortcuts
-from bot.server import SLACK_PATH
+from gpuplan.bot.cli import main
+from gpuplan.bot.slack import manifest
+from gpuplan.bot.slack.listeners import shortcuts
+from gpuplan.bot.slack.server import SLACK_PATH
 
 
 def test_repository_manifest_is_the_generated_one():

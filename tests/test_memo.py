@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from bot import blocks, replies
-from bot.pipeline import answer
-from estimator import estimate as estimate_module
-from estimator import memo
+from gpuplan.bot.pipeline import answer
+from gpuplan.bot.slack import blocks, replies
+from gpuplan.estimator import estimate as estimate_module
+from gpuplan.estimator import memo
 
 QUESTIONS = [
     "llama-3-70b full fine-tune on H100, 8k context",

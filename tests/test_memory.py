@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from estimator.architecture import from_spec, generic
-from estimator.memory import (
+from gpuplan.estimator.architecture import from_spec, generic
+from gpuplan.estimator.memory import (
     GIB,
     NF4_BYTES_PER_PARAM,
     Job,

@@ -49,7 +49,7 @@ def test_shortfall_codes_have_messages():
     """choose() reports shortfalls by kind; estimate.py turns each into a `short_<kind>` warning."""
     import inspect
 
-    from estimator import search
+    from gpuplan.estimator import search
 
     kinds = set(re.findall(r'\(\s*"(\w+)",\s*\{', inspect.getsource(search.choose)))
     assert kinds >= {"stock", "deadline", "budget", "deadline_and_budget"}
@@ -60,7 +60,7 @@ def test_shortfall_codes_have_messages():
 
 
 def test_labels_cover_every_value():
-    from estimator.schema import CKPTS, DATA_KINDS, METHODS, OFFLOADS
+    from gpuplan.estimator.schema import CKPTS, DATA_KINDS, METHODS, OFFLOADS
 
     for lang in ("en", "zh"):
         catalog = _catalog(lang)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from estimator.architecture import for_model
-from estimator.network import compare_fabrics, step_traffic
+from gpuplan.estimator.architecture import for_model
+from gpuplan.estimator.network import compare_fabrics, step_traffic
 
 
 def test_ddp_allreduce_volume(cat):

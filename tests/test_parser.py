@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.parser import detect_lang, parse, strip_slack_markup
+from gpuplan.bot.language.parser import detect_lang, parse, strip_slack_markup
 
 CASES = [
     ("70b full", dict(params_b=70, method="full")),

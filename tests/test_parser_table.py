@@ -4,7 +4,7 @@ when given; every other key is a Request field."""
 
 import pytest
 
-from bot.parser import parse
+from gpuplan.bot.language.parser import parse
 
 T = 1e12
 B = 1e9

@@ -5,11 +5,11 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.parser import parse
-from bot.pipeline import QuestionError, answer
-from estimator.errors import RequestError
-from estimator.estimate import estimate
-from estimator.schema import Request
+from gpuplan.bot.language.parser import parse
+from gpuplan.bot.pipeline import QuestionError, answer
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
 
 WORDS = st.sampled_from(
     [

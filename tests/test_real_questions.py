@@ -14,7 +14,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import cli, keys
+from gpuplan.bot import cli
+from gpuplan.bot.language import keys
 
 # (question, what the answer must be): intent, topic among the first two diagnoses, request fields
 ISSUE_EXAMPLES = [

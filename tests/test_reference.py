@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.jsonout import plan_json
-from bot.pipeline import answer
+from gpuplan.bot.jsonout import plan_json
+from gpuplan.bot.pipeline import answer
 
 LIVE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 SNAPSHOT = Path(__file__).resolve().parent / "data" / "reference"

@@ -6,9 +6,9 @@ import re
 import pytest
 import slack_requests as sr
 
-from bot.blocks import violations
-from bot.replies import Replies, Who, split_subcommand
-from bot.store import Store
+from gpuplan.bot.slack.blocks import violations
+from gpuplan.bot.slack.replies import Replies, Who, split_subcommand
+from gpuplan.bot.slack.store import Store
 
 WHO = Who("T1", "U0ASKER1", "C1")
 

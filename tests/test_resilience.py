@@ -16,8 +16,8 @@ from dbs import BACKENDS, POSTGRES, fresh_url
 from servers import WebServer
 from slack_standin import SlackStandIn
 
-from bot.blocks import violations
-from bot.store import Store
+from gpuplan.bot.slack.blocks import violations
+from gpuplan.bot.slack.store import Store
 
 LOAD_REQUESTS, LOAD_CONCURRENCY = 500, 32  # the figures; the whole run takes about a second
 KILL_REQUESTS = 600

@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from estimator.diagnose import diagnose, facts, holds
-from estimator.estimate import estimate
-from estimator.schema import Request
-from knowledge.schema import Condition
+from gpuplan.estimator.diagnose import diagnose, facts, holds
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
+from gpuplan.knowledge.schema import Condition
 
 REQUIRED_TOPICS = {
     "gpu_starved_io",

@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from estimator import compute, memory, network, search
-from estimator.architecture import for_model, generic
-from estimator.errors import RequestError
-from estimator.estimate import _overheads, estimate
-from estimator.memory import GIB, Job, Layout
-from estimator.schema import Request
+from gpuplan.estimator import compute, memory, network, search
+from gpuplan.estimator.architecture import for_model, generic
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import _overheads, estimate
+from gpuplan.estimator.memory import GIB, Job, Layout
+from gpuplan.estimator.schema import Request
 
 
 def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheapest"):

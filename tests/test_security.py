@@ -18,7 +18,7 @@ import slack_requests as sr
 from servers import WebServer
 from slack_standin import SlackStandIn
 
-from bot.server import build
+from gpuplan.bot.slack.server import build
 
 FORGED = 1000
 PATHS = ["/slack/events", "/slack/events", "/slack/events", "/", "/slack/events/", "/admin", "/healthz/x", "/install"]

@@ -4,8 +4,8 @@ from unittest.mock import MagicMock
 
 from servers import procfile_command
 
-from bot import serve, socket_mode
-from bot.cli import main
+from gpuplan.bot.cli import main
+from gpuplan.bot.slack import serve, socket_mode
 
 
 def test_serve_without_settings_names_them(capsys, monkeypatch):
@@ -57,5 +57,9 @@ def test_socket_mode_starts_the_handler_with_the_app_client(monkeypatch, tmp_pat
 
 
 def test_procfile_has_both_processes():
-    assert procfile_command("web")[-3:] == ["bot.wsgi:application", "--config", "python:bot.gunicorn_conf"]
-    assert procfile_command("worker")[-2:] == ["-m", "bot.socket_mode"]
+    assert procfile_command("web")[-3:] == [
+        "gpuplan.bot.slack.wsgi:application",
+        "--config",
+        "python:gpuplan.bot.slack.gunicorn_conf",
+    ]
+    assert procfile_command("worker")[-2:] == ["-m", "gpuplan.bot.slack.socket_mode"]

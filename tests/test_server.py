@@ -9,7 +9,7 @@ import pytest
 import slack_requests as sr
 from slack_standin import SlackStandIn
 
-from bot.server import build, request_kind
+from gpuplan.bot.slack.server import build, request_kind
 
 
 @pytest.fixture(scope="module")

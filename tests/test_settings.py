@@ -1,6 +1,6 @@
 import pytest
 
-from bot.settings import Settings, SettingsError, database_display, load_settings
+from gpuplan.bot.slack.settings import Settings, SettingsError, database_display, load_settings
 
 BASE = {"SLACK_BOT_TOKEN": "xoxb-123-abc", "SLACK_SIGNING_SECRET": "s3cr3t-value"}
 

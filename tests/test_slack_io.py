@@ -8,7 +8,7 @@ import logging
 import pytest
 from slack_standin import SlackStandIn
 
-from bot.slack_io import SlackIO, web_client
+from gpuplan.bot.slack.slack_io import SlackIO, web_client
 
 CHANNEL, THREAD = "C0FAULTS", "1700000000.000100"
 MESSAGE = {"text": "a plan", "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "a plan"}}]}

@@ -12,7 +12,7 @@ from servers import ROOT, procfile_command
 from slack_standin import SlackStandIn
 from socket_standin import SocketModeStandIn
 
-from bot.blocks import violations
+from gpuplan.bot.slack.blocks import violations
 
 
 def test_socket_mode_worker_answers_commands_events_and_clicks(tmp_path):

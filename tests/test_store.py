@@ -3,10 +3,10 @@ import threading
 import pytest
 from dbs import BACKENDS, fresh_url
 
-from bot.pipeline import answer
-from bot.settings import Settings
-from bot.store import ID_ALPHABET, ID_LENGTH, Store, new_id
-from estimator.schema import Request
+from gpuplan.bot.pipeline import answer
+from gpuplan.bot.slack.settings import Settings
+from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store, new_id
+from gpuplan.estimator.schema import Request
 
 
 @pytest.fixture(params=BACKENDS)
@@ -100,7 +100,7 @@ def test_ping(store):
 
 
 def test_old_event_ids_are_pruned_as_claims_go_by(store, monkeypatch):
-    import bot.store as module
+    import gpuplan.bot.slack.store as module
 
     monkeypatch.setattr(module, "PRUNE_EVERY", 5)
     monkeypatch.setattr(module, "EVENT_TTL_S", -1)  # everything counts as old

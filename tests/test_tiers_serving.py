@@ -2,10 +2,10 @@
 
 import pytest
 
-from estimator.advise import advise
-from estimator.estimate import estimate
-from estimator.schema import Request
-from estimator.tiers import best_tier
+from gpuplan.estimator.advise import advise
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
+from gpuplan.estimator.tiers import best_tier
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot import values
+from gpuplan.bot.language import values
 
 
 @pytest.mark.parametrize(

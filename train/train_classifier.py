@@ -5,8 +5,8 @@ usage:  pip install -e ".[train]"
 
 Data: train/questions/*.yaml (questions from public GitHub issues, rewritten in our own words and
 labelled) and the development set of ../shared/questions/dev.yaml. The features are computed by
-bot/intent.py exactly as at run time; scikit-learn fits the weights, which are stored in an .npz
-that bot/intent.py applies with numpy.
+bot/language/intent.py exactly as at run time; scikit-learn fits the weights, which are stored in an .npz
+that bot/language/intent.py applies with numpy.
 
 It prints, before fitting the shipped model on everything:
   held-out   trained on train/questions only, scored on the dev set (never seen in training)
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -29,10 +28,9 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gpuplan.bot.language import intent, parser
 
-from bot import intent, parser  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 MIN_DF = 2  # an n-gram seen in one question only says nothing general
 C_GRID = (1.0, 3.0, 10.0)

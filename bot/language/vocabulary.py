@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge import Catalog, catalog
-from knowledge.schema import Lexicon
+from gpuplan.knowledge import Catalog, catalog
+from gpuplan.knowledge.schema import Lexicon
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from knowledge import ModelSpec
-from knowledge.schema import MLA
+from gpuplan.knowledge import ModelSpec
+from gpuplan.knowledge.schema import MLA
 
 DEFAULT_CONTEXT = 4096  # a config stating no context length: our assumption (not sourced), said in the answer
 
@@ -280,7 +280,7 @@ def _spec(repo_id: str, config: dict[str, Any], looked_up: dt.date) -> ModelSpec
 
 def _with_params(repo_id: str, fields: dict[str, Any]) -> ModelSpec:
     """Validate twice: with a provisional size, then with the size the architecture adds up to."""
-    from estimator.architecture import from_spec
+    from gpuplan.estimator.architecture import from_spec
 
     try:
         provisional = ModelSpec(**fields, params_b=1.0)

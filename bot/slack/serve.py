@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from bot.settings import SettingsError, load_settings
+from gpuplan.bot.slack.settings import SettingsError, load_settings
 
 
 def parser() -> argparse.ArgumentParser:
@@ -34,9 +34,9 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
         sys.executable,
         "-m",
         "gunicorn",
-        "bot.wsgi:application",
+        "gpuplan.bot.slack.wsgi:application",
         "--config",
-        "python:bot.gunicorn_conf",
+        "python:gpuplan.bot.slack.gunicorn_conf",
         "--bind",
         f"{host}:{port}",
         "--workers",
@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
         print(exc, file=sys.stderr)
         return 1
     if args.socket:
-        from bot.socket_mode import run
+        from gpuplan.bot.slack.socket_mode import run
 
         return run()
     command = gunicorn_argv(args.host, args.port, args.workers)

@@ -17,10 +17,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import artifacts, extract, intent, keys
-from bot.extract import CJK, Reader, family_model
-from estimator.schema import Note, Request
-from knowledge import Catalog, catalog
+from gpuplan.bot.language import artifacts, extract, intent, keys
+from gpuplan.bot.language.extract import CJK, Reader, family_model
+from gpuplan.estimator.schema import Note, Request
+from gpuplan.knowledge import Catalog, catalog
 
 __all__ = ["CJK", "Parsed", "detect_lang", "normalize_text", "parse", "strip_slack_markup", "vocabulary"]
 
@@ -173,7 +173,7 @@ def _model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None
     if size is not None:
         fields["params_b"] = -size if signed else size  # the estimator names impossible sizes
         return
-    from bot.hub import looks_like_repo_id
+    from gpuplan.bot.language.hub import looks_like_repo_id
 
     if looks_like_repo_id(raw):
         parsed.hub_id = raw
@@ -370,7 +370,7 @@ def _artifact_fields(
     found: artifacts.Artifacts, reader: Reader, cat: Catalog, parsed: Parsed, method: str | None
 ) -> dict[str, Any]:
     """Request fields from what was pasted, each with a `read` note naming the words."""
-    from bot import artifact_fields
+    from gpuplan.bot.language import artifact_fields
 
     fields, read = artifact_fields.to_request(found, reader, cat, method)
     parsed.read += read

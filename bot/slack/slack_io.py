@@ -33,7 +33,7 @@ from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.webhook import WebhookClient
 
-from bot import observe
+from gpuplan.bot.slack import observe
 
 log = logging.getLogger("gpuplan.slack")
 RATE_LIMIT_RETRIES = 4  # each waits what Retry-After says

@@ -1,4 +1,4 @@
-"""Socket Mode (`Procfile`: `worker: python -m bot.socket_mode`), for workspaces without a public URL.
+"""Socket Mode (`Procfile`: `worker: python -m gpuplan.bot.slack.socket_mode`), for workspaces without a public URL.
 
 The same app and listeners as HTTP mode; Slack delivers over a WebSocket opened with the
 app-level token (SLACK_APP_TOKEN), so no request signing is involved.
@@ -10,10 +10,10 @@ import sys
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-from bot import observe
-from bot.server import create_app
-from bot.settings import SettingsError, load_settings
-from bot.store import Store
+from gpuplan.bot.slack import observe
+from gpuplan.bot.slack.server import create_app
+from gpuplan.bot.slack.settings import SettingsError, load_settings
+from gpuplan.bot.slack.store import Store
 
 
 def run() -> int:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot import extract
-from bot.artifacts import Artifacts
-from bot.extract import Reader
-from estimator.schema import Note
-from knowledge import Catalog
+from gpuplan.bot.language import extract
+from gpuplan.bot.language.artifacts import Artifacts
+from gpuplan.bot.language.extract import Reader
+from gpuplan.estimator.schema import Note
+from gpuplan.knowledge import Catalog
 
 SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "tgi")
 ADAPTER_METHODS = ("lora", "qlora")
@@ -142,7 +142,7 @@ def _model(got: Collected, reader: Reader, cat: Catalog) -> None:
                 return
         parts = [p for p in path.split("/") if p]
         if len(parts) >= 2:
-            from bot.hub import looks_like_repo_id
+            from gpuplan.bot.language.hub import looks_like_repo_id
 
             repo = "/".join(parts[-2:])
             if looks_like_repo_id(repo):

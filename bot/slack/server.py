@@ -23,13 +23,13 @@ from slack_bolt.error import BoltError
 from slack_bolt.middleware import Middleware
 from slack_sdk import WebClient
 
-from bot import observe, slack_io
-from bot.listeners import register_listeners
-from bot.payloads import well_formed
-from bot.replies import Replies
-from bot.settings import Settings, SettingsError
-from bot.store import Store
-from knowledge import catalog
+from gpuplan.bot.slack import observe, slack_io
+from gpuplan.bot.slack.listeners import register_listeners
+from gpuplan.bot.slack.payloads import well_formed
+from gpuplan.bot.slack.replies import Replies
+from gpuplan.bot.slack.settings import Settings, SettingsError
+from gpuplan.bot.slack.store import Store
+from gpuplan.knowledge import catalog
 
 log = logging.getLogger("gpuplan.server")
 SLACK_PATH = "/slack/events"
@@ -40,7 +40,7 @@ SIGNATURE_MAX_AGE_S = 60 * 5  # Slack's rule: refuse timestamps older than five 
 
 def web_client(settings: Settings) -> WebClient:
     """Bolt's Web API client (views, auth.test): at SLACK_API_URL, retrying every fault, since
-    what it sends is idempotent. Thread replies go through bot.slack_io.ReplyPoster instead."""
+    what it sends is idempotent. Thread replies go through gpuplan.bot.slack.slack_io.ReplyPoster instead."""
     return slack_io.web_client(
         settings.slack_bot_token.get_secret_value(), settings.slack_api_url, settings.slack_api_timeout
     )
@@ -79,8 +79,8 @@ def create_app(settings: Settings, store: Store, verify_token: bool = True) -> A
 
 def warm_up() -> None:
     """Answer and render one question per language so the first real request pays no compile cost."""
-    from bot.blocks import plan_message
-    from bot.pipeline import answer
+    from gpuplan.bot.pipeline import answer
+    from gpuplan.bot.slack.blocks import plan_message
 
     for question in ("llama-3-70b lora", "700亿 全参微调"):
         plan_message(answer(question), "warmup00")

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from bot import values
-from knowledge import read_yaml
+from gpuplan.bot.language import values
+from gpuplan.knowledge import read_yaml
 
 # --- the vocabulary -------------------------------------------------------------------------------
 
@@ -46,7 +46,7 @@ def fold(name: str) -> str:
 
 @functools.cache
 def vocabulary() -> Vocabulary:
-    text = resources.files("knowledge").joinpath("artifacts.yaml").read_text(encoding="utf-8")
+    text = resources.files("gpuplan.knowledge").joinpath("artifacts.yaml").read_text(encoding="utf-8")
     data = read_yaml(text)
     by_name: dict[str, Setting] = {}
     for entry in data["settings"]:

@@ -1,4 +1,4 @@
-"""gunicorn settings for `web:` (`gunicorn bot.wsgi:application --config python:bot.gunicorn_conf`).
+"""gunicorn settings for `web:` (`gunicorn gpuplan.bot.slack.wsgi:application --config python:bot.gunicorn_conf`).
 
 PORT and WEB_CONCURRENCY follow the Heroku/Procfile convention; the worker class and threads
 were chosen by bench/bench_http.py (README, "Performance").
@@ -16,7 +16,7 @@ threads = int(os.environ.get("GPUPLAN_THREADS", "4"))
 timeout = 30
 graceful_timeout = 20
 keepalive = 5
-accesslog = None  # bot.observe writes one structured line per request instead
+accesslog = None  # gpuplan.bot.slack.observe writes one structured line per request instead
 errorlog = "-"
 control_socket_disable = True  # gunicorn 23+'s control socket: one fixed path would clash between instances
 loglevel = os.environ.get("GPUPLAN_LOG_LEVEL", "info").lower()
@@ -24,7 +24,7 @@ loglevel = os.environ.get("GPUPLAN_LOG_LEVEL", "info").lower()
 
 def on_starting(server: object) -> None:
     """Check the settings once in the master, so a missing one stops the start with its name."""
-    from bot.settings import SettingsError, load_settings
+    from gpuplan.bot.slack.settings import SettingsError, load_settings
 
     try:
         load_settings()

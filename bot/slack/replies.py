@@ -12,16 +12,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import blocks, pages
-from bot.conversation import change, follow_up
-from bot.parser import CJK, Parsed, parse
-from bot.pipeline import QuestionError, answer, answer_parsed
-from bot.settings import Settings
-from bot.store import ID_ALPHABET, ID_LENGTH, Store
-from estimator import memo
-from estimator.advise import advise_without_plan
-from estimator.schema import Note, Plan, Request
-from knowledge import catalog
+from gpuplan.bot.language.conversation import change, follow_up
+from gpuplan.bot.language.parser import CJK, Parsed, parse
+from gpuplan.bot.pipeline import QuestionError, answer, answer_parsed
+from gpuplan.bot.slack import blocks, pages
+from gpuplan.bot.slack.settings import Settings
+from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store
+from gpuplan.estimator import memo
+from gpuplan.estimator.advise import advise_without_plan
+from gpuplan.estimator.schema import Note, Plan, Request
+from gpuplan.knowledge import catalog
 
 log = logging.getLogger("gpuplan.replies")
 

@@ -30,8 +30,8 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.hub_config import spec_from_config
-from knowledge import ModelSpec, catalog
+from gpuplan.bot.language.hub_config import spec_from_config
+from gpuplan.knowledge import ModelSpec, catalog
 
 log = logging.getLogger(__name__)
 

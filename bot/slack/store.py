@@ -28,7 +28,7 @@ try:  # POSIX: cross-process write lock for SQLite; elsewhere the thread lock al
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-from estimator.schema import Plan, Request
+from gpuplan.estimator.schema import Plan, Request
 
 metadata = sa.MetaData()
 

@@ -18,12 +18,12 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from bot import render
-from estimator import memo
-from estimator.architecture import for_model, generic
-from estimator.compute import token_flops
-from estimator.schema import Note, Plan
-from knowledge import catalog
+from gpuplan.bot import render
+from gpuplan.estimator import memo
+from gpuplan.estimator.architecture import for_model, generic
+from gpuplan.estimator.compute import token_flops
+from gpuplan.estimator.schema import Note, Plan
+from gpuplan.knowledge import catalog
 
 # Slack's documented limits (api.slack.com/reference/block-kit)
 LIMITS = {

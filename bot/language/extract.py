@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from bot import values
-from bot.vocabulary import Vocabulary, vocabulary
-from estimator.schema import Note
-from knowledge import Catalog, normalize_name
+from gpuplan.bot.language import values
+from gpuplan.bot.language.vocabulary import Vocabulary, vocabulary
+from gpuplan.estimator.schema import Note
+from gpuplan.knowledge import Catalog, normalize_name
 
 CJK = values.CJK
 EN_NUMBERS = {
@@ -157,7 +157,7 @@ _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
 def owner(text: str, span: tuple[int, int]) -> int:
     """+1 when the clause around `span` speaks of the user's own setup ("I have", "我这里"), -1 when
     it quotes someone else's (a paper, a README, the official benchmark), else 0."""
-    from bot.intent import question_words
+    from gpuplan.bot.language.intent import question_words
 
     start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, span[0])), default=0)
     end_match = _CLAUSE_END.search(text, span[1])
@@ -488,7 +488,7 @@ class Reader:
 
     def hub_id(self, prose: str) -> str | None:
         """A Hugging Face id (`org/name`) written in the prose that the catalog does not know."""
-        from bot.hub import looks_like_repo_id
+        from gpuplan.bot.language.hub import looks_like_repo_id
 
         for match in _REPO_ID.finditer(prose):
             if looks_like_repo_id(match.group(0)) and not self.cat.find_model(match.group(0)):
@@ -851,7 +851,7 @@ class Reader:
     def _method_mentions(self) -> list[tuple[int, int, str, str]]:
         """(position, lexicon order, method, words) of every method word not negated, in one pass
         (at one position the lexicon's order decides, so "qlora" is QLoRA, not LoRA)."""
-        from bot.artifacts import vocabulary as artifact_words
+        from gpuplan.bot.language.artifacts import vocabulary as artifact_words
 
         negation = artifact_words().negation
         found = []

@@ -9,8 +9,9 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from bot import blocks, observe, render
-from estimator.schema import Note
+from gpuplan.bot import render
+from gpuplan.bot.slack import blocks, observe
+from gpuplan.estimator.schema import Note
 
 log = logging.getLogger("gpuplan.listeners")
 

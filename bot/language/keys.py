@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import artifacts, values
-from estimator.schema import AREAS, CKPTS, DATA_KINDS, METHODS, OBJECTIVES, OFFLOADS, OPTIMIZERS, REGIONS, Note
-from knowledge import Catalog
+from gpuplan.bot.language import artifacts, values
+from gpuplan.estimator.schema import AREAS, CKPTS, DATA_KINDS, METHODS, OBJECTIVES, OFFLOADS, OPTIMIZERS, REGIONS, Note
+from gpuplan.knowledge import Catalog
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def _with(field_name: str, reader: Callable[[str], Any]):
 
 
 def _method(raw: str, cat: Catalog) -> dict[str, Any]:
-    from bot.extract import method_word  # the lexicon's method words, shared with the prose reader
+    from gpuplan.bot.language.extract import method_word  # the lexicon's method words, shared with the prose reader
 
     method = raw.lower() if raw.lower() in METHODS else method_word(raw)
     if method is None:

@@ -11,10 +11,11 @@ from typing import Any
 
 from markupsafe import Markup
 
-from bot import blocks, render
-from bot.blocks import button, fit, fit_modal, parts, section
-from estimator.schema import Note, Plan
-from knowledge import catalog
+from gpuplan.bot import render
+from gpuplan.bot.slack import blocks
+from gpuplan.bot.slack.blocks import button, fit, fit_modal, parts, section
+from gpuplan.estimator.schema import Note, Plan
+from gpuplan.knowledge import catalog
 
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
 CATALOG_ROWS_PER_BLOCK = 20  # ~80 characters a row keeps a block well under 3,000

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bot import extract
-from bot.artifacts import Artifacts
-from knowledge import read_yaml
+from gpuplan.bot.language import extract
+from gpuplan.bot.language.artifacts import Artifacts
+from gpuplan.knowledge import read_yaml
 
 if TYPE_CHECKING:
-    from bot.parser import Parsed
+    from gpuplan.bot.language.parser import Parsed
 
 SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
 INTENTS = ("plan", "troubleshoot", "compare", "other")
@@ -67,7 +67,7 @@ def question_words() -> dict[str, list[re.Pattern]]:
 
 @functools.cache
 def _questions() -> dict[str, Any]:
-    return read_yaml(resources.files("knowledge").joinpath("questions.yaml").read_text(encoding="utf-8"))
+    return read_yaml(resources.files("gpuplan.knowledge").joinpath("questions.yaml").read_text(encoding="utf-8"))
 
 
 def _named_alternation(named: dict[str, Iterable[re.Pattern]]) -> re.Pattern:
@@ -270,7 +270,7 @@ class Vector:
 @functools.cache
 def model() -> Model | None:
     """knowledge/classifier.npz, loaded once; None when it is absent or was trained on other features."""
-    path = resources.files("knowledge").joinpath("classifier.npz")
+    path = resources.files("gpuplan.knowledge").joinpath("classifier.npz")
     if not path.is_file():
         return None
     with path.open("rb") as fh, np.load(fh, allow_pickle=False) as data:

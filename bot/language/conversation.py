@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.parser import Parsed, parse
-from estimator.schema import Note, Request
+from gpuplan.bot.language.parser import Parsed, parse
+from gpuplan.estimator.schema import Note, Request
 
 # When a field changes, these fields were chosen for its old value and are reopened
 DEPENDENT = {
