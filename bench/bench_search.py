@@ -14,7 +14,7 @@ import time
 
 from gpuplan.estimator import compute, memory, network, search
 from gpuplan.estimator.architecture import generic
-from gpuplan.estimator.estimate import _overheads
+from gpuplan.estimator.context import overheads
 from gpuplan.estimator.memory import Job, Layout
 from gpuplan.knowledge import catalog
 
@@ -34,14 +34,14 @@ def vectorised(cat, gpus, job, grid, prune: bool = True) -> float:
     options = search.gpu_options(cat, gpus, None, None)
     links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
     hw = compute.hardware_for(gpus, "full", "bf16-mixed", cat.defaults, links)
-    scored = search.score_training(job, grid, options, hw, GBS, TOKENS, _overheads(cat), cat, None, True, prune)
+    scored = search.score_training(job, grid, options, hw, GBS, TOKENS, overheads(cat), cat, None, True, prune)
     search.choose(scored, "cheapest", None, None)
     return time.perf_counter() - start
 
 
 def python_loop(cat, gpus, job, grid, limit: int) -> tuple[float, int]:
     """The same evaluation, one candidate per iteration (stops after `limit` candidates)."""
-    over = _overheads(cat)
+    over = overheads(cat)
     start = time.perf_counter()
     done = 0
     best = math.inf

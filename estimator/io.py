@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from gpuplan.estimator.architecture import Arch
-from gpuplan.estimator.memory import GIB, SERVE_WEIGHT_BYTES, state_bytes
+from gpuplan.estimator.memory import GIB, SERVE_WEIGHT_BYTES, Job, state_bytes
 from gpuplan.estimator.schema import ADAPTER_METHODS
 from gpuplan.knowledge import Catalog
 
@@ -68,11 +68,9 @@ def _pick_storage(cat: Catalog, read_gb_s_node: float, local_tb: float, nodes: i
 
 def training_io(
     cat: Catalog,
-    arch: Arch,
-    method: str,
+    job: Job,
+    *,
     precision: str,
-    optimizer: str,
-    lora_rank: int,
     train_tokens: float,
     epochs: float,
     dataset_gb: float | None,
@@ -83,6 +81,9 @@ def training_io(
     offload_gib_per_node: float,
     nvme_gib_per_node: float,
 ) -> dict[str, Any]:
+    """What the job reads, writes and keeps around the GPUs: read rate and decode cores per node,
+    DataLoader workers, dataset, checkpoint and export sizes, the storage that serves them, host RAM."""
+    arch, method, optimizer, lora_rank = job.arch, job.method, job.optimizer, job.lora_rank
     s = cat.storage
     nodes = max(1, math.ceil(gpus / per_node))
     on_node = min(gpus, per_node)

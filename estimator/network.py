@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuplan.estimator.architecture import Arch
-from gpuplan.knowledge import GPU, Fabric
+from gpuplan.knowledge import GPU, Catalog, Fabric
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,46 @@ def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
         np.array([[g.gpus_per_node] for g in gpus], dtype=float),
     )
+
+
+@dataclass(frozen=True)
+class DecodeLinks:
+    """Per GPU type (a column): bandwidth and latency inside a node and across the fabric."""
+
+    intra: np.ndarray  # bytes/s
+    latency: np.ndarray  # s per collective
+    inter: np.ndarray
+    inter_latency: np.ndarray
+
+
+def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
+    eff = cat.collective_efficiency
+    fabrics = [cat.fabrics[fabric or g.node_fabric] for g in gpus]
+    return DecodeLinks(
+        intra=np.array([[intra_node_bandwidth(g, eff)] for g in gpus]),
+        latency=np.array([[cat.link_latency_us.get(g.link, 30.0) * 1e-6] for g in gpus]),
+        inter=np.array([[f.gb_s * 1e9 * eff] for f in fabrics]),
+        inter_latency=np.array([[f.latency_us * 1e-6] for f in fabrics]),
+    )
+
+
+def decode_collectives(arch: Arch, batch: int, tp, pp) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per decode step: 2 tensor-parallel all-reduces per layer of the batch's hidden states
+    (Megatron-LM), and one hop of them per pipeline boundary. Returns (all-reduces, bytes each
+    all-reduce moves per GPU (ring), bytes per pipeline hop)."""
+    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    hidden_bytes = batch * arch.hidden * 2.0
+    allreduces = np.where(tp > 1, 2 * arch.layers / pp, 0.0)
+    return allreduces, 2 * (tp - 1) / tp * hidden_bytes, hidden_bytes
+
+
+def decode_comm_seconds(arch: Arch, batch: int, tp, pp, links: DecodeLinks) -> np.ndarray:
+    """Seconds per decode step on the network: every all-reduce and pipeline hop pays its link's
+    bandwidth and latency. The serving search and the serving report both use it."""
+    allreduces, per_allreduce, hop = decode_collectives(arch, batch, tp, pp)
+    tp_seconds = allreduces * (per_allreduce / links.intra + links.latency)
+    pp_seconds = (np.asarray(pp, dtype=float) - 1) * (hop / links.inter + links.inter_latency)
+    return tp_seconds + pp_seconds
 
 
 def _ring(n: np.ndarray) -> np.ndarray:
@@ -132,6 +172,7 @@ def compare_fabrics(
     gpu: GPU,
     fabrics: list[Fabric],
     efficiency: float,
+    *,
     gpus: int,
     tp: int,
     zero: int,

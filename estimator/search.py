@@ -521,7 +521,7 @@ def score_serving(
     peak = np.array(
         [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
     )
-    comm = decode_comm_seconds(arch, batch, tp, pp, options, cat, fabric)
+    comm = network.decode_comm_seconds(arch, batch, tp, pp, network.decode_links(options.gpus, cat, fabric))
     speed = compute.decode_speed_arrays(arch, precision, seq, batch, tp, pp, hbm, peak, d, comm)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
@@ -536,24 +536,6 @@ def score_serving(
         speed.step_seconds,
         replica[None, :] * options.price,
     )
-
-
-def decode_comm_seconds(
-    arch: Arch, batch: int, tp: np.ndarray, pp: np.ndarray, options: GpuOptions, cat: Catalog, fabric: str | None
-) -> np.ndarray:
-    """Per decode step: 2 tensor-parallel all-reduces per layer of the batch's hidden states inside
-    a node (Megatron-LM), each paying the link's latency, plus one hop per pipeline boundary."""
-    eff = cat.collective_efficiency
-    intra = np.array([[network.intra_node_bandwidth(g, eff)] for g in options.gpus])
-    latency = np.array([[cat.link_latency_us.get(g.link, 30.0) * 1e-6] for g in options.gpus])
-    fabrics = [cat.fabrics[fabric or g.node_fabric] for g in options.gpus]
-    inter = np.array([[f.gb_s * 1e9 * eff] for f in fabrics])
-    inter_latency = np.array([[f.latency_us * 1e-6] for f in fabrics])
-    hidden_bytes = batch * arch.hidden * 2.0
-    allreduces = np.where(tp > 1, 2 * arch.layers / pp, 0.0)
-    tp_seconds = allreduces * (2 * (tp - 1) / tp * hidden_bytes / intra + latency)
-    pp_seconds = (pp - 1) * (hidden_bytes / inter + inter_latency)
-    return tp_seconds + pp_seconds
 
 
 def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed: float) -> tuple[int, bool, bool]:

@@ -7,6 +7,7 @@ A change that means to alter answers re-records the file (`python tests/test_ans
 from __future__ import annotations
 
 import contextlib
+import difflib
 import io
 import json
 import re
@@ -74,7 +75,10 @@ def test_golden_covers_readme_and_table() -> None:
 
 @pytest.mark.parametrize("case", _cases())
 def test_answer_unchanged(case: dict) -> None:
-    assert answer(case["argv"]) == case
+    now = answer(case["argv"])
+    diff = difflib.unified_diff(case["stdout"].splitlines(), now["stdout"].splitlines(), "recorded", "now", lineterm="")
+    assert now["stdout"] == case["stdout"], "\n".join(diff)
+    assert now["exit"] == case["exit"]
 
 
 if __name__ == "__main__" and "--record" in sys.argv:

@@ -4,7 +4,7 @@ import pytest
 
 from gpuplan.estimator import io
 from gpuplan.estimator.architecture import for_model
-from gpuplan.estimator.memory import GIB
+from gpuplan.estimator.memory import GIB, Job
 
 
 def test_checkpoint_bytes_full_and_adapters(cat):
@@ -20,15 +20,12 @@ def test_read_rate_for_pretokenised_text(cat):
     a = for_model("llama-2-7b")
     plan = io.training_io(
         cat,
-        a,
-        "pretrain",
-        "bf16-mixed",
-        "adamw",
-        16,
-        1e12,
-        1,
-        None,
-        "tokens",
+        Job(a, "pretrain", "bf16-mixed", "adamw", 4096, 16),
+        precision="bf16-mixed",
+        train_tokens=1e12,
+        epochs=1,
+        dataset_gb=None,
+        data_kind="tokens",
         tokens_per_s_total=1_000_000,
         gpus=256,
         per_node=8,
@@ -46,15 +43,12 @@ def _decoded_data_io(cat, kind: str, tokens_per_s_total: float) -> dict:
     """Llama 3 8B full fine-tune on one 8-GPU node, fed with decoded media of the given kind."""
     return io.training_io(
         cat,
-        for_model("llama-3-8b"),
-        "full",
-        "bf16-mixed",
-        "adamw",
-        16,
-        1e9,
-        1,
-        None,
-        kind,
+        Job(for_model("llama-3-8b"), "full", "bf16-mixed", "adamw", 2048, 16),
+        precision="bf16-mixed",
+        train_tokens=1e9,
+        epochs=1,
+        dataset_gb=None,
+        data_kind=kind,
         tokens_per_s_total=tokens_per_s_total,
         gpus=8,
         per_node=8,
@@ -78,14 +72,33 @@ def test_cpu_bound_video(cat):
     assert plan["cpu_bound"]
 
 
+def _full_io(cat, a, tokens: float) -> dict:
+    """A full fine-tune on 16 GPUs (2 nodes) reading pre-tokenised data at 100k tokens/s."""
+    job = Job(a, "full", "bf16-mixed", "adamw", 2048, 16)
+    return io.training_io(
+        cat,
+        job,
+        precision="bf16-mixed",
+        train_tokens=tokens,
+        epochs=1,
+        dataset_gb=None,
+        data_kind="tokens",
+        tokens_per_s_total=1e5,
+        gpus=16,
+        per_node=8,
+        offload_gib_per_node=0,
+        nvme_gib_per_node=0,
+    )
+
+
 def test_storage_grows_to_raid_when_local_disk_is_small(cat):
     a = for_model("llama-3-70b")
-    plan = io.training_io(cat, a, "full", "bf16-mixed", "adamw", 16, 1e11, 1, None, "tokens", 1e5, 16, 8, 0, 0)
+    plan = _full_io(cat, a, 1e11)
     # 70.6B x 14 B = 988 GB per checkpoint, 2 kept over 2 nodes + 141 GB export + 400 GB data, x 1.2 headroom
     local_tb = (400 + 988 * 2 / 2 + 141) * 1.2 / 1000
     assert plan["storage_tb_per_node"] == pytest.approx(local_tb, rel=0.01)
     assert plan["storage"] == "nvme"
-    big = io.training_io(cat, a, "full", "bf16-mixed", "adamw", 16, 2e12, 1, None, "tokens", 1e5, 16, 8, 0, 0)
+    big = _full_io(cat, a, 2e12)
     assert big["storage"] == "nvme-raid"  # 8 TB of data no longer fits one 7.68 TB drive
 
 

@@ -51,7 +51,8 @@ def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
     gpu = cat.gpus["h100-80gb"]
     fabrics = list(cat.fabrics.values())
     # a data-parallel job with 50 GB per step and 10 s of compute across 4 nodes
-    report = compare_fabrics({"tp": 0.0, "dp": 50e9, "pp": 0.0}, gpu, fabrics, 0.8, 32, 1, 0, 10.0, 10.0)
+    traffic = {"tp": 0.0, "dp": 50e9, "pp": 0.0}
+    report = compare_fabrics(traffic, gpu, fabrics, 0.8, gpus=32, tp=1, zero=0, t_compute=10.0, other_seconds=10.0)
     by_id = {o["fabric"]: o for o in report["options"]}
     best = min(o["step_s"] for o in report["options"])
     assert by_id[report["fabric"]]["step_s"] <= best * 1.05
@@ -63,6 +64,14 @@ def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
 
 def test_single_node_needs_no_fabric(cat):
     report = compare_fabrics(
-        {"tp": 0.0, "dp": 1e9, "pp": 0.0}, cat.gpus["h100-80gb"], list(cat.fabrics.values()), 0.8, 8, 1, 0, 1.0, 1.0
+        {"tp": 0.0, "dp": 1e9, "pp": 0.0},
+        cat.gpus["h100-80gb"],
+        list(cat.fabrics.values()),
+        0.8,
+        gpus=8,
+        tp=1,
+        zero=0,
+        t_compute=1.0,
+        other_seconds=1.0,
     )
     assert report["single_node"] and report["fabric"] == "nvlink" and report["options"] == []

@@ -8,15 +8,16 @@ import pytest
 
 from gpuplan.estimator import compute, memory, network, search
 from gpuplan.estimator.architecture import for_model, generic
+from gpuplan.estimator.context import overheads
 from gpuplan.estimator.errors import RequestError
-from gpuplan.estimator.estimate import _overheads, estimate
+from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.memory import GIB, Job, Layout
 from gpuplan.estimator.schema import Request
 
 
 def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheapest"):
     """Evaluate every candidate one at a time with scalar calls and pick the best in plain Python."""
-    over = _overheads(cat)
+    over = overheads(cat)
     best_key, best = None, None
     grid = search.training_grid(
         job.arch, job.method, grid_fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus_types)
@@ -73,7 +74,7 @@ def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, 
     options = search.gpu_options(cat, gpus, None, None)
     links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
     hw = compute.hardware_for(gpus, method, "bf16-mixed", cat.defaults, links)
-    scored = search.score_training(job, grid, options, hw, gbs, tokens, _overheads(cat), cat, None, False)
+    scored = search.score_training(job, grid, options, hw, gbs, tokens, overheads(cat), cat, None, False)
     choice = search.choose(scored, objective, None, None)
     t, i = np.unravel_index(choice.index, scored.fits.shape)
     got = (
@@ -91,7 +92,7 @@ def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, 
 
 def test_vectorised_and_scalar_memory_agree(cat):
     job = Job(for_model("llama-3-70b"), "full", "bf16-mixed", "adamw", 4096)
-    over = _overheads(cat)
+    over = overheads(cat)
     grid = search.training_grid(job.arch, "full", search.Fixed(), 64, 8, 64)
     vector = memory.per_gpu_total(memory.training_memory(job, search.layout_of(grid, 64), over))
     for i in range(0, grid.size, max(1, grid.size // 40)):

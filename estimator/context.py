@@ -1,0 +1,87 @@
+"""What one estimate works with: the request, its model's shape, the method, the GPU type the user
+fixed, and the assumptions and warnings the estimate collects on the way; plus the choices that
+training and serving plans make alike (candidate GPU types, fabric, stock)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplan.estimator import compute, hardware, search
+from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.memory import Overheads
+from gpuplan.estimator.schema import Note, Request
+from gpuplan.knowledge import GPU, Catalog
+
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass
+class Context:
+    cat: Catalog
+    req: Request
+    arch: Arch
+    model_id: str | None
+    gpu: GPU | None  # the type the user fixed; None lets the search choose
+    method: str
+    assumptions: list[Note]
+    warnings: list[Note]
+
+    def assume(self, code: str, **params: object) -> None:
+        self.assumptions.append(Note(code=code, params=params))
+
+    def warn(self, code: str, **params: object) -> None:
+        self.warnings.append(Note(code=code, params=params))
+
+    def number(self, section: str, key: str | None = None) -> float:
+        return self.cat.defaults.number(section, key)
+
+
+def overheads(cat: Catalog) -> Overheads:
+    d = cat.defaults
+    return Overheads(
+        cuda_context_gib=d.number("overhead", "cuda_context_gib"),
+        comm_buffers_gib=d.number("overhead", "comm_buffers_gib"),
+        fragmentation=d.number("overhead", "fragmentation"),
+    )
+
+
+def candidate_gpus(ctx: Context, precision: str | None) -> list[GPU]:
+    """The fixed GPU type, else every type in stock (in the region, when one is given) that no
+    other type dominates for this job."""
+    if ctx.gpu:
+        return [ctx.gpu]
+    region = ctx.req.region
+    types = [g for g in ctx.cat.gpus.values() if ctx.cat.stock(g.id, region)[0] > 0]
+    if not types:
+        raise RequestError([Note(code="no_stock", params={"region": region or ""})])
+    wanted = ctx.req.gpu_memory_gib
+    if wanted:  # "a 48GB card": the types of that memory class (marketed GB vs reported GiB, ECC)
+        types = [g for g in types if hardware.in_class(g, wanted)]
+        if not types:
+            raise RequestError([Note(code="no_gpu_with_memory", params={"gib": wanted})])
+        ctx.assume("gpu_memory_class", gib=wanted, gpus=[g.name for g in types])
+    method = ctx.method
+    speed = {
+        g.id: g.peak_16bit_tflops * compute.hardware_utilisation(g, method, precision or "bf16-mixed", ctx.cat.defaults)
+        for g in types
+    }
+    return search.drop_dominated(ctx.cat, types, region, speed)
+
+
+def fabric_for(ctx: Context, gpu: GPU) -> str:
+    """The inter-node fabric: the user's choice, else what servers of this GPU type usually carry."""
+    return ctx.req.fabric or gpu.node_fabric
+
+
+def stock_warning(ctx: Context, gpu: GPU, gpus: int, region: str | None) -> None:
+    stock, where = ctx.cat.stock(gpu.id, region)
+    if gpus > stock:
+        ctx.warn("over_stock", gpus=gpus, gpu=gpu.name, stock=stock, region=where or "")
+
+
+def no_layout(req: Request, batch: int) -> Note:
+    """No parallel layout meets what was fixed: the note lists the fixed values, so one can go."""
+    names = ("gpus", "nodes", "tp", "pp", "zero", "micro_batch")
+    fixed = {name: getattr(req, name) for name in names if getattr(req, name) is not None}
+    return Note(code="no_layout", params={"fixed": fixed, "batch": batch})

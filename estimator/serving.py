@@ -1,0 +1,270 @@
+"""A serving plan: settle precision and concurrency, score every tensor x pipeline replica on every
+candidate GPU type, choose one, and assemble its memory, speed, cost, IO and network report."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpuplan.estimator import compute, io, memory, network, search
+from gpuplan.estimator.assemble import compute_estimate, memory_estimate, resolved
+from gpuplan.estimator.context import (
+    SECONDS_PER_DAY,
+    Context,
+    candidate_gpus,
+    fabric_for,
+    no_layout,
+    overheads,
+    stock_warning,
+)
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.memory import GIB
+from gpuplan.estimator.schema import ComputeEstimate, Estimate, MemoryEstimate
+from gpuplan.knowledge import GPU, Catalog
+
+MIG_GPUS = ("a100-80gb", "h100-80gb", "h200-141gb")
+
+
+@dataclass
+class Replica:
+    """The chosen deployment: GPU type t (with its region) and replica shape i (tp x pp)."""
+
+    scored: search.ServingScored
+    t: int
+    i: int
+    gpu: GPU
+    region: str | None
+    objective: str
+    precision: str
+    batch: int
+    seq: int
+
+    @property
+    def tp(self) -> int:
+        return int(self.scored.tp[self.i])
+
+    @property
+    def pp(self) -> int:
+        return int(self.scored.pp[self.i])
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def tokens_per_s_gpu(self) -> float:
+        return float(self.scored.tokens_per_s_gpu[self.t, self.i])
+
+
+def estimate_serving(ctx: Context, seq: int) -> Estimate:
+    precision, batch = _precision_and_batch(ctx)
+    replica = _choose(ctx, precision, batch, seq)
+    gpus = ctx.req.gpus or replica.gpus
+    _state_choices(ctx, replica, gpus)
+    tokens, seconds = _day_or_tokens(ctx, replica, gpus)
+    mem, io_plan = _memory_and_io(ctx, replica)
+    return Estimate(
+        resolved=_resolved(ctx, replica, gpus, tokens),
+        memory=mem,
+        compute=_compute(ctx, replica, gpus, tokens, seconds),
+        io=io_plan,
+        network=_network_report(ctx, replica),
+        serving=_serving_report(ctx, replica, mem.per_gpu_gib),
+        candidates=int(replica.scored.fits.size),
+        assumptions=ctx.assumptions,
+        warnings=ctx.warnings,
+    )
+
+
+def _precision_and_batch(ctx: Context) -> tuple[str, int]:
+    """The weights' precision (the request's, else the published checkpoint's, else 16-bit) and the
+    number of sequences served at once."""
+    default = str(ctx.cat.defaults.precision["infer"].value)
+    precision = ctx.req.precision or _published_precision(ctx, ctx.gpu) or default
+    if not ctx.req.precision:
+        ctx.assume("default_serve_precision", precision=precision)
+    batch = ctx.req.micro_batch or int(ctx.cat.defaults.micro_batch["infer"])
+    if not ctx.req.micro_batch:
+        ctx.assume("default_concurrency", batch=batch)
+    return precision, batch
+
+
+def _published_precision(ctx: Context, gpu: GPU | None) -> str | None:
+    published = ctx.arch.weights_dtype if ctx.arch.weights_dtype != "bf16" else None
+    if published == "fp8" and gpu is not None and not (gpu.fp8_tflops or gpu.family.startswith("ampere")):
+        return None  # no FP8 kernels (V100, T4): served upcast to 16-bit
+    return published
+
+
+def _choose(ctx: Context, precision: str, batch: int, seq: int) -> Replica:
+    req, cat = ctx.req, ctx.cat
+    types = candidate_gpus(ctx, None)
+    if precision == "fp8":  # FP8 weights need FP8 tensor cores or Ampere's weight-only kernels
+        types = [g for g in types if g.fp8_tflops or g.family.startswith("ampere")] or types
+    region = _region(ctx)
+    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp)
+    tp, pp = search.serving_grid(ctx.arch, fixed)
+    if tp.size == 0:
+        raise RequestError([no_layout(req, batch)])
+    options = search.gpu_options(cat, types, region, None)
+    over = overheads(cat)
+    scored = search.score_serving(ctx.arch, precision, seq, batch, tp, pp, options, over, cat, fixed, req.fabric)
+    objective = req.objective or "cheapest"
+    min_speed = cat.defaults.number("inference", "min_tokens_per_s_per_sequence")
+    flat, met, interactive = search.choose_serving(scored, objective, batch, min_speed)
+    t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
+    replica = Replica(scored, t, i, options.gpus[t], options.regions[t], objective, precision, batch, seq)
+    if not req.gpu:
+        ctx.assume("chosen_gpu", gpu=replica.gpu.name, region=replica.region or "", types=len(types))
+    if not interactive:
+        speed = replica.tokens_per_s_gpu * replica.gpus / batch
+        ctx.warn("slow_serving", speed=speed, minimum=min_speed)
+    if not met and scored.fits.any():
+        ctx.warn("short_stock", gpus=replica.gpus, gpu=replica.gpu.name, stock=int(options.stock[t, 0]))
+    return replica
+
+
+def _region(ctx: Context) -> str | None:
+    """The region the user named, else one that serves the users' area (the guide's mapping)."""
+    if ctx.req.region or not ctx.req.users:
+        return ctx.req.region
+    near = [r.id for r in ctx.cat.regions.values() if ctx.req.users in r.serves]
+    if near:
+        ctx.assume("region_for_users", region=near[0], users=ctx.req.users)
+        return near[0]
+    return None
+
+
+def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
+    req = ctx.req
+    if not (req.gpus or req.tp or req.pp):
+        ctx.assume("serving_layout", tp=replica.tp, pp=replica.pp)
+    if replica.precision in ("int8", "int4", "fp8"):
+        ctx.assume("quantized_ends", precision=replica.precision)
+    if req.gpus:
+        stock_warning(ctx, replica.gpu, gpus, replica.region)
+
+
+def _day_or_tokens(ctx: Context, replica: Replica, gpus: int) -> tuple[float, float]:
+    """(tokens, seconds): the tokens asked for and the time they take, else a day at full speed."""
+    if ctx.req.train_tokens:
+        return ctx.req.train_tokens, ctx.req.train_tokens / (replica.tokens_per_s_gpu * gpus)
+    ctx.assume("serving_day")
+    return replica.tokens_per_s_gpu * gpus * SECONDS_PER_DAY, SECONDS_PER_DAY
+
+
+def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, dict]:
+    scored, i, gpu = replica.scored, replica.i, replica.gpu
+    price = float(scored.options.price[replica.t, 0])
+    ctx.assume("price_default", gpu=gpu.name, price=price, region=replica.region or "")
+    breakdown = {k: float(scored.parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
+    io_plan = io.serving_io(ctx.cat, ctx.arch, replica.precision, replica.gpus, gpu.gpus_per_node)
+    mem = memory_estimate(breakdown, float(scored.per_gpu[i]) / GIB, gpu, io_plan["host_ram_gib"], 0.0)
+    if not mem.fits:
+        ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
+    return mem, io_plan
+
+
+def _compute(ctx: Context, replica: Replica, gpus: int, tokens: float, seconds: float) -> ComputeEstimate:
+    gpu, speed = replica.gpu, replica.tokens_per_s_gpu
+    price = float(replica.scored.options.price[replica.t, 0])
+    flops = compute.token_flops(ctx.arch, "infer", replica.seq)
+    return compute_estimate(
+        tokens=tokens,
+        flops_per_token=flops.model,
+        mfu=speed * flops.model / (gpu.peak_16bit_tflops * 1e12),
+        tokens_per_s_per_gpu=speed,
+        step_time_s=float(replica.scored.step_seconds[replica.t, replica.i]),
+        seconds=seconds,
+        gpus=gpus,
+        price=price,
+        cost_per_million_tokens_usd=price / (speed * 3600) * 1e6,
+    )
+
+
+def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
+    gpu, replicas = replica.gpu, max(1, gpus // replica.gpus)
+    return resolved(
+        ctx,
+        method="infer",
+        seq_len=replica.seq,
+        micro_batch=replica.batch,
+        global_batch=replica.batch * replicas,
+        train_tokens=tokens,
+        precision=replica.precision,
+        optimizer="adamw",
+        gpu=gpu.id,
+        gpu_name=gpu.name,
+        gpus=gpus,
+        nodes=max(1, math.ceil(gpus / gpu.gpus_per_node)),
+        zero=0,
+        offload="none",
+        tp=replica.tp,
+        pp=replica.pp,
+        dp=replicas,
+        ckpt="none",
+        lora_rank=None,
+        region=replica.region,
+        objective=replica.objective,
+        fabric=None,
+    )
+
+
+def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> dict:
+    """The KV cache, weights and speed of one replica; a MIG slice when one replica needs less than a GPU."""
+    scored, i, arch = replica.scored, replica.i, ctx.arch
+    kv_gib = float(scored.parts["kv_cache"][i]) / GIB
+    ceiling = replica.tokens_per_s_gpu * replica.gpus
+    return {
+        "kv_bytes_per_token": memory.kv_bytes_per_token(arch, replica.precision),
+        "kv_cache_gib": kv_gib * replica.tp * replica.pp if arch.kv_heads >= replica.tp else kv_gib,
+        "weights_gib": float(scored.parts["weights"][i]) / GIB * replica.gpus,
+        "concurrency": replica.batch,
+        "context": replica.seq,
+        "replica_gpus": replica.gpus,
+        "tokens_per_s_ceiling": ceiling,
+        "tokens_per_s_per_sequence": ceiling / replica.batch,
+        "mig": _mig_fit(ctx.cat, replica.gpu, per_gpu_gib) if replica.gpus == 1 else None,
+        "region": replica.region,
+        "users": ctx.req.users,
+    }
+
+
+def _network_report(ctx: Context, replica: Replica) -> dict:
+    """Bytes per decode step and the share of the step spent on them (network.decode_comm_seconds,
+    the formula the search used)."""
+    gpu, tp, pp = replica.gpu, replica.tp, replica.pp
+    allreduces, per_allreduce, hop = network.decode_collectives(ctx.arch, replica.batch, tp, pp)
+    # per GPU: its share of the all-reduces, and one hop per boundary spread over the stages
+    tp_bytes, pp_bytes = float(allreduces * per_allreduce), (pp - 1) * hop / pp
+    links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
+    seconds = float(network.decode_comm_seconds(ctx.arch, replica.batch, tp, pp, links).ravel()[0])
+    step_s = float(replica.scored.step_seconds[replica.t, replica.i])
+    return {
+        "per_step_gb": (tp_bytes + pp_bytes) / 1e9,
+        "fabric": fabric_for(ctx, gpu) if pp > 1 else gpu.link,
+        "single_node": pp == 1,
+        "comm_fraction": seconds / (step_s + seconds) if step_s > 0 else 0.0,
+        "by_dimension_gb": {"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9},
+        "options": [],
+    }
+
+
+def _mig_fit(cat: Catalog, gpu: GPU, need_gib: float) -> dict | None:
+    """The smallest MIG slice that holds one replica: on the chosen GPU, else on A100/H100/H200."""
+    for candidate in [gpu, *(cat.gpus[g] for g in MIG_GPUS if g != gpu.id)]:
+        fitting = [p for p in candidate.mig_profiles if p.memory_gib >= need_gib]
+        if fitting:
+            p = min(fitting, key=lambda p: (p.memory_gib, -p.count))
+            if p.count > 1 or candidate.id != gpu.id:
+                return {
+                    "gpu": candidate.id,
+                    "gpu_name": candidate.name,
+                    "profile": p.name,
+                    "memory_gib": p.memory_gib,
+                    "per_gpu": p.count,
+                }
+            return None
+    return None

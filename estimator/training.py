@@ -1,0 +1,428 @@
+"""A training plan: settle the job (defaults stated as assumptions), score every layout on every
+candidate GPU type, choose one, and assemble its memory, time, cost, IO and network report."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpuplan.estimator import compute, io, memory, network, search
+from gpuplan.estimator.assemble import compute_estimate, memory_estimate, resolved
+from gpuplan.estimator.context import Context, candidate_gpus, fabric_for, no_layout, overheads, stock_warning
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.memory import CKPT_CODE, GIB, Job
+from gpuplan.estimator.schema import ADAPTER_METHODS, CKPTS, OFFLOADS, Alternative, Estimate, MemoryEstimate
+from gpuplan.knowledge import GPU
+
+PRETRAINING = ("pretrain", "continue")
+
+
+@dataclass
+class Pick:
+    """The chosen candidate: GPU type t (with its region) and layout i of the scored grid."""
+
+    scored: search.Scored
+    t: int
+    i: int
+    gpu: GPU
+    region: str | None
+    objective: str
+    alternatives: list[tuple[str, int]]
+
+    def at(self, values: np.ndarray) -> float:
+        """A per-candidate figure (types x layouts, or broadcast to it) at the chosen candidate."""
+        return float(np.broadcast_to(values, self.scored.fits.shape)[self.t, self.i])
+
+
+def estimate_training(ctx: Context, seq: int) -> Estimate:
+    job, gbs, tokens = _job(ctx, seq)
+    types = candidate_gpus(ctx, ctx.req.precision)
+    fixed = _fixed_layout(ctx, types[0].gpus_per_node)
+    scored = _score(ctx, job, fixed, types, gbs, tokens)
+    pick = _choose(ctx, scored, fixed)
+    zero, parts = _reported_zero(ctx, job, pick, gbs)
+    precision = _precision(ctx, pick.gpu)
+    gbs_used = _state_choices(ctx, pick, fixed, zero, gbs, len(types))
+    _state_speed(ctx, pick, precision)
+    mem, io_plan = _memory_and_io(ctx, job, pick, parts, precision, tokens)
+    if not mem.fits:
+        _suggest_fixes(ctx, job, fixed, pick.gpu, gbs)
+    net = _network_report(ctx, pick)
+    return Estimate(
+        resolved=_resolved(ctx, job, pick, zero, precision, gbs_used, tokens, net),
+        memory=mem,
+        compute=_compute(ctx, job, pick, tokens),
+        io=io_plan,
+        network=net,
+        alternatives=[_alternative(scored, reason, j) for reason, j in pick.alternatives],
+        candidates=scored.candidates,
+        assumptions=ctx.assumptions,
+        warnings=ctx.warnings,
+    )
+
+
+# --- the job ------------------------------------------------------------------------------
+
+
+def _job(ctx: Context, seq: int) -> tuple[Job, int, float]:
+    """The job to size (its optimizer, LoRA rank and precision), the global batch and the tokens."""
+    req, d, method = ctx.req, ctx.cat.defaults, ctx.method
+    optimizer = req.optimizer or str(d.optimizer["qlora" if method == "qlora" else "default"].value)
+    if not req.optimizer:
+        ctx.assume("default_optimizer", optimizer=optimizer)
+    lora_rank = req.lora_rank or int(d.lora["rank"].value)
+    targets = str(d.lora["targets"].value)
+    if method in ADAPTER_METHODS and not req.lora_rank:
+        ctx.assume("default_lora", rank=lora_rank, targets=targets)
+    gbs = _global_batch(ctx, seq)
+    tokens = _train_tokens(ctx, seq)
+    # precision None: bf16-mixed, or fp16-mixed on GPUs without bf16 (decided per type)
+    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets)
+    return job, gbs, tokens
+
+
+def _global_batch(ctx: Context, seq: int) -> int:
+    if ctx.req.global_batch:
+        return ctx.req.global_batch
+    d = ctx.cat.defaults
+    if ctx.method in PRETRAINING:
+        gbs = max(1, round(float(d.global_batch_tokens["pretrain"]) / seq))
+    else:
+        gbs = int(d.global_batch_tokens["finetune_sequences"])
+    ctx.assume("default_global_batch", global_batch=gbs, tokens=gbs * seq)
+    return gbs
+
+
+def _train_tokens(ctx: Context, seq: int) -> float:
+    req, d = ctx.req, ctx.cat.defaults
+    if req.train_tokens:
+        return req.train_tokens
+    if req.samples:
+        epochs = req.epochs or (1.0 if ctx.method in PRETRAINING else 3.0)
+        tokens = req.samples * seq * epochs
+        ctx.assume(
+            "tokens_from_samples",
+            samples=req.samples,
+            seq=seq,
+            epochs=epochs,
+            tokens=tokens,
+            epochs_default=req.epochs is None,
+        )
+        return tokens
+    if req.dataset_gb:
+        epochs = req.epochs or 1.0
+        tokens = req.dataset_gb * 1e9 / 4 * epochs  # ~4 bytes of raw English text per BPE token
+        ctx.assume("tokens_from_dataset", dataset_gb=req.dataset_gb, tokens=tokens, epochs=epochs)
+        return tokens
+    if ctx.method == "pretrain":
+        ratio = float(d.train_tokens["pretrain_tokens_per_param"])
+        tokens = ratio * ctx.arch.params
+        ctx.assume("tokens_chinchilla", tokens=tokens, ratio=ratio)
+        return tokens
+    tokens = float(d.train_tokens[ctx.method]) * (req.epochs or 1.0)
+    ctx.assume("tokens_default", tokens=tokens, method=ctx.method)
+    return tokens
+
+
+def _fixed_layout(ctx: Context, per_node: int) -> search.Fixed:
+    """What the user fixed of the layout; tp or pp alone recompute every layer, as Megatron-LM's
+    published 3D-parallel benchmarks do (Narayanan et al. 2021)."""
+    req = ctx.req
+    fixed = search.Fixed(
+        gpus=req.gpus or (req.nodes * per_node if req.nodes else None),
+        tp=req.tp,
+        pp=req.pp,
+        zero=req.zero,
+        offload=req.offload,
+        ckpt=CKPT_CODE[req.ckpt] if req.ckpt else None,
+        micro_batch=req.micro_batch,
+    )
+    if fixed.ckpt is None and (req.tp or req.pp) and (req.tp or 1) * (req.pp or 1) > 1:
+        fixed.ckpt = CKPT_CODE["full"]
+        ctx.assume("megatron_recompute")
+    return fixed
+
+
+# --- scoring and choosing ---------------------------------------------------------------------
+
+
+def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: int, tokens: float) -> search.Scored:
+    cat = ctx.cat
+    max_gpus = int(ctx.number("limits", "max_gpus"))
+    if fixed.gpus is None:  # never consider more GPUs than any candidate type has in stock
+        max_gpus = min(max_gpus, max(cat.stock(g.id, ctx.req.region)[0] for g in types))
+    per_node = types[0].gpus_per_node
+    grid = search.training_grid(job.arch, job.method, fixed, gbs, per_node, max(per_node, max_gpus))
+    if grid.size == 0:
+        raise RequestError([no_layout(ctx.req, gbs)])
+    options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
+    fabrics = [cat.fabrics[fabric_for(ctx, g)] for g in types]
+    links = network.links_for_types(types, fabrics, cat.collective_efficiency)
+    hw = compute.hardware_for(types, job.method, job.precision, cat.defaults, links)
+    return search.score_training(
+        job, grid, options, hw, gbs, tokens, overheads(cat), cat, ctx.req.mfu, explicit_gpus=bool(fixed.gpus)
+    )
+
+
+def _choose(ctx: Context, scored: search.Scored, fixed: search.Fixed) -> Pick:
+    """The objective's best candidate within the deadline and budget; a pretraining run with open
+    GPUs aims at the guide's target duration."""
+    req = ctx.req
+    deadline = req.deadline_days
+    if deadline is None and ctx.method in PRETRAINING and fixed.gpus is None:
+        deadline = ctx.number("limits", "pretrain_target_days")
+        ctx.assume("pretrain_target", days=deadline)
+    objective = req.objective or "cheapest"
+    choice = search.choose(scored, objective, deadline, req.budget_usd, offload_fixed=fixed.offload is not None)
+    t, i = (int(x) for x in np.unravel_index(choice.index, scored.fits.shape))
+    for code, params in choice.shortfalls:
+        ctx.warn(f"short_{code}", **params)
+    gpu, region = scored.options.gpus[t], scored.options.regions[t]
+    return Pick(scored, t, i, gpu, region, objective, choice.alternatives)
+
+
+def _reported_zero(ctx: Context, job: Job, pick: Pick, gbs: int) -> tuple[int, dict[str, float]]:
+    """The simplest ZeRO stage that fits (stages 0-2 take the same time and cost) and its memory."""
+    grid, i = pick.scored.grid, pick.i
+    zero = int(grid.zero[i])
+    if ctx.req.zero is None:
+        zero = search.simplest_zero(job, grid, i, gbs, overheads(ctx.cat), pick.gpu.memory_gib * GIB)
+    if zero == int(grid.zero[i]):
+        return zero, {k: float(v[i]) for k, v in pick.scored.parts.items()}
+    final = grid.subset(np.array([i]))
+    final.zero = np.array([float(zero)])
+    parts = memory.training_memory(job, search.layout_of(final, gbs), overheads(ctx.cat))
+    return zero, {k: float(v[0]) for k, v in parts.items()}
+
+
+def _precision(ctx: Context, gpu: GPU) -> str:
+    if ctx.req.precision:
+        return ctx.req.precision
+    precision = "bf16-mixed" if gpu.supports_bf16 else "fp16-mixed"
+    ctx.assume("default_precision", precision=precision)
+    return precision
+
+
+def _state_choices(ctx: Context, pick: Pick, fixed: search.Fixed, zero: int, gbs: int, types: int) -> int:
+    """Say what was chosen for the user; returns the global batch the layout really runs."""
+    req, grid, i = ctx.req, pick.scored.grid, pick.i
+    if not req.gpu:
+        ctx.assume("chosen_gpu", gpu=pick.gpu.name, region=pick.region or "", types=types)
+    given = {
+        "gpus": fixed.gpus,
+        "tp": req.tp,
+        "zero": req.zero is not None,
+        "ckpt": fixed.ckpt is not None,
+        "micro_batch": req.micro_batch,
+    }
+    open_fields = [name for name, value in given.items() if not value]
+    if open_fields:
+        ctx.assume(
+            "chosen_layout",
+            gpus=int(grid.gpus[i]),
+            tp=int(grid.tp[i]),
+            zero=zero,
+            ckpt=CKPTS[int(grid.ckpt[i])],
+            micro_batch=int(grid.micro_batch[i]),
+            fields=open_fields,
+            objective=pick.objective,
+        )
+    if pick.scored.explicit_gpus:
+        stock_warning(ctx, pick.gpu, int(grid.gpus[i]), req.region)
+    gbs_used = int(float(pick.scored.micro_batches[i]) * grid.dp()[i] * grid.micro_batch[i])
+    if gbs_used != gbs:
+        ctx.warn("global_batch_rounded", asked=gbs, used=gbs_used)
+    return gbs_used
+
+
+def _state_speed(ctx: Context, pick: Pick, precision: str) -> None:
+    """The utilisation, goodput and price the time and cost rest on."""
+    gpu = pick.gpu
+    if ctx.req.mfu is None:
+        hfu = compute.hardware_utilisation(gpu, ctx.method, precision, ctx.cat.defaults)
+        ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), hfu=hfu, family=gpu.family)
+    ctx.assume("goodput", goodput=ctx.number("goodput"))
+    ctx.assume("activation_conventions", chunks=memory.LOSS_CHUNKS_NOTE)
+    price = float(pick.scored.options.price[pick.t, 0])
+    ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def _tokens_per_s(pick: Pick) -> float:
+    per_gpu = pick.scored.tokens_per_s_gpu
+    return float(per_gpu[pick.t, pick.i] if np.ndim(per_gpu) == 2 else per_gpu[pick.i])
+
+
+def _memory_and_io(
+    ctx: Context, job: Job, pick: Pick, parts: dict[str, float], precision: str, tokens: float
+) -> tuple[MemoryEstimate, dict]:
+    req, gpu = ctx.req, pick.gpu
+    gpus = int(pick.scored.grid.gpus[pick.i])
+    data_kind = req.data or io.default_data_kind(ctx.method)
+    if not req.data:
+        ctx.assume("default_data", data=data_kind)
+    io_plan = io.training_io(
+        ctx.cat,
+        job,
+        precision=precision,
+        train_tokens=tokens,
+        epochs=req.epochs or 1.0,
+        dataset_gb=req.dataset_gb,
+        data_kind=data_kind,
+        tokens_per_s_total=_tokens_per_s(pick) * gpus,
+        gpus=gpus,
+        per_node=gpu.gpus_per_node,
+        offload_gib_per_node=parts["host_offload"] / GIB,
+        nvme_gib_per_node=parts["nvme_offload"] / GIB,
+    )
+    breakdown = {k: parts[k] / GIB for k in memory.BREAKDOWN_KEYS}
+    mem = memory_estimate(breakdown, sum(breakdown.values()), gpu, io_plan["host_ram_gib"], parts["nvme_offload"] / GIB)
+    typical = ctx.number("offload", "host_ram_per_node_gib")
+    if mem.host_ram_gib > typical:
+        ctx.warn("host_ram_high", host_ram=mem.host_ram_gib, typical=typical)
+    return mem, io_plan
+
+
+def _compute(ctx: Context, job: Job, pick: Pick, tokens: float):
+    scored = pick.scored
+    flops = compute.token_flops(ctx.arch, ctx.method, job.seq_len, job.lora_rank)
+    return compute_estimate(
+        tokens=tokens,
+        flops_per_token=flops.model,
+        mfu=pick.at(scored.step.mfu),
+        tokens_per_s_per_gpu=_tokens_per_s(pick),
+        step_time_s=pick.at(scored.step.seconds),
+        seconds=float(scored.seconds[pick.t, pick.i]),
+        gpus=int(scored.grid.gpus[pick.i]),
+        price=float(scored.options.price[pick.t, 0]),
+        cost_usd=float(scored.cost[pick.t, pick.i]),
+    )
+
+
+def _resolved(
+    ctx: Context, job: Job, pick: Pick, zero: int, precision: str, gbs_used: int, tokens: float, net: dict | None
+):
+    grid, i, gpu = pick.scored.grid, pick.i, pick.gpu
+    gpus = int(grid.gpus[i])
+    return resolved(
+        ctx,
+        method=ctx.method,
+        seq_len=job.seq_len,
+        micro_batch=int(grid.micro_batch[i]),
+        global_batch=gbs_used,
+        train_tokens=tokens,
+        precision=precision,
+        optimizer=job.optimizer,
+        gpu=gpu.id,
+        gpu_name=gpu.name,
+        gpus=gpus,
+        nodes=max(1, math.ceil(gpus / gpu.gpus_per_node)),
+        zero=zero,
+        offload=OFFLOADS[int(grid.offload[i])],
+        tp=int(grid.tp[i]),
+        pp=int(grid.pp[i]),
+        dp=int(grid.dp()[i]),
+        ckpt=CKPTS[int(grid.ckpt[i])],
+        lora_rank=job.lora_rank if ctx.method in ADAPTER_METHODS else None,
+        region=pick.region,
+        objective=pick.objective,
+        fabric=net["fabric"] if net else None,
+    )
+
+
+def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
+    t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
+    g = scored.grid
+    gpu = scored.options.gpus[t]
+    return Alternative(
+        reason=reason,
+        gpu=gpu.id,
+        gpu_name=gpu.name,
+        gpus=int(g.gpus[i]),
+        zero=int(g.zero[i]),
+        tp=int(g.tp[i]),
+        pp=int(g.pp[i]),
+        ckpt=CKPTS[int(g.ckpt[i])],
+        offload=OFFLOADS[int(g.offload[i])],
+        micro_batch=int(g.micro_batch[i]),
+        region=scored.options.regions[t],
+        days=float(scored.days[t, i]),
+        cost_usd=float(scored.cost[t, i]),
+        per_gpu_gib=float(scored.per_gpu[i]) / GIB,
+    )
+
+
+def _network_report(ctx: Context, pick: Pick) -> dict:
+    """Traffic per step and the waiting share on each fabric the plan could run on."""
+    scored, i, g = pick.scored, pick.i, pick.scored.grid
+    step = scored.step
+    traffic = {k: float(np.broadcast_to(v, (g.size,))[i]) for k, v in step.traffic.items()}
+    t_compute = pick.at(step.compute)
+    fabrics = [ctx.cat.fabrics[ctx.req.fabric]] if ctx.req.fabric else list(ctx.cat.fabrics.values())
+    report = network.compare_fabrics(
+        traffic,
+        pick.gpu,
+        fabrics,
+        ctx.cat.collective_efficiency,
+        gpus=int(g.gpus[i]),
+        tp=int(g.tp[i]),
+        zero=int(g.zero[i]),
+        t_compute=t_compute,
+        other_seconds=t_compute + pick.at(step.bubble) + pick.at(step.offload),
+        assumed=fabric_for(ctx, pick.gpu),
+    )
+    waiting = report.get("assumed_comm_fraction", report["comm_fraction"])
+    if waiting > 0.3:
+        ctx.warn("comm_bound", fraction=waiting, fabric=report.get("assumed_fabric", report["fabric"]))
+    return report
+
+
+def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: int) -> None:
+    """When what the user fixed cannot fit, quantify the two usual ways out on the same GPU type:
+    offload on the same GPUs, or more GPUs. Only memory decides these, so only memory is evaluated."""
+    ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
+    if job.method not in ADAPTER_METHODS and (fixed.offload in (None, "none")) and fixed.gpus and fixed.gpus > 1:
+        _fits_with_offload(ctx, job, fixed, gpu, gbs)
+    relaxed = search.Fixed(
+        tp=fixed.tp,
+        pp=fixed.pp,
+        zero=3,
+        offload="none" if fixed.offload is None else fixed.offload,
+        ckpt=CKPT_CODE["full"],
+        micro_batch=1,
+    )
+    max_gpus = int(ctx.number("limits", "max_gpus"))
+    grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus)
+    need = memory.per_gpu_total(memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat)))
+    more = (need <= gpu.memory_gib * GIB) & (grid.gpus > (fixed.gpus or 0))
+    if more.any():
+        ctx.warn("fits_with_more_gpus", gpus=int(grid.gpus[more].min()), gpu=gpu.name)
+
+
+def _fits_with_offload(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: int) -> None:
+    relaxed = search.Fixed(
+        gpus=fixed.gpus,
+        tp=fixed.tp,
+        pp=fixed.pp,
+        zero=3,
+        offload="cpu",
+        ckpt=CKPT_CODE["full"],
+        micro_batch=fixed.micro_batch or 1,
+    )
+    grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus)
+    parts = memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat))
+    need = memory.per_gpu_total(parts)
+    capacity = gpu.memory_gib * GIB
+    if grid.size and (need <= capacity).any():
+        i = int(np.argmin(np.where(need <= capacity, need, np.inf)))
+        factor = ctx.number("offload", "host_buffer_factor")
+        ctx.warn(
+            "fits_with_offload",
+            per_gpu=float(need[i]) / GIB,
+            gpus=fixed.gpus,
+            host_ram=float(parts["host_offload"][i]) / GIB * factor,
+        )
