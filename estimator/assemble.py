@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.context import SECONDS_PER_DAY, Context
-from gpuplan.estimator.schema import ComputeEstimate, MemoryBreakdown, MemoryEstimate, Resolved
+from gpuplan.estimator.schema import ArchitectureUsed, ComputeEstimate, MemoryBreakdown, MemoryEstimate, Resolved
 from gpuplan.knowledge import GPU
 
 
@@ -68,4 +69,20 @@ def resolved(ctx: Context, **choices: Any) -> Resolved:
         deadline_days=req.deadline_days,
         budget_usd=req.budget_usd,
         **choices,
+    )
+
+
+def architecture_used(arch: Arch) -> ArchitectureUsed:
+    return ArchitectureUsed(
+        name=arch.name,
+        layers=arch.layers,
+        hidden=arch.hidden,
+        heads=arch.heads,
+        kv_heads=arch.kv_heads,
+        head_dim=arch.head_dim,
+        ffn_hidden=arch.ffn_hidden,
+        vocab=arch.vocab,
+        experts=arch.experts,
+        experts_per_token=arch.experts_per_token,
+        kv_lora_rank=arch.kv_lora_rank,
     )

@@ -15,7 +15,14 @@ from typing import Any
 
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import state_bytes
-from gpuplan.estimator.schema import ADAPTER_METHODS, Estimate, Request
+from gpuplan.estimator.schema import (
+    ADAPTER_METHODS,
+    Estimate,
+    IOEstimate,
+    NetworkEstimate,
+    Request,
+    ServingEstimate,
+)
 from gpuplan.knowledge import Catalog, FaqRule
 from gpuplan.knowledge.schema import Condition
 
@@ -27,68 +34,92 @@ def facts(request: Request, est: Estimate | None, cat: Catalog) -> dict[str, Any
     f: dict[str, Any] = {"has_plan": est is not None, "method": request.method or "none"}
     if est is None:
         return f
-    r, m, c = est.resolved, est.memory, est.compute
-    gpu = cat.gpus[r.gpu]
-    io, net, serving = est.io or {}, est.network or {}, est.serving or {}
-    w_b, g_b, o_b = state_bytes(r.precision if r.method != "infer" else "bf16-mixed", r.optimizer)
-    trained = 0.0 if r.method in ADAPTER_METHODS or r.method == "infer" else r.params_b * 1e9 * (w_b + g_b + o_b)
-    step = c.step_time_s or 0.0
-    storage_read = next((o.read_gb_s for o in cat.storage.options if o.id == io.get("storage")), None)
-    f.update(
-        {
-            "method": r.method,
-            "model_name": r.model_name,
-            "params_b": r.params_b,
-            "gpus": r.gpus,
-            "nodes": r.nodes,
-            "gpu": r.gpu,
-            "gpu_name": r.gpu_name,
-            "gpu_family": gpu.family,
-            "gpus_per_node": gpu.gpus_per_node,
-            "capacity_gib": m.capacity_gib,
-            "per_gpu_gib": m.per_gpu_gib,
-            "fits": m.fits,
-            "over_capacity_gib": max(0.0, m.per_gpu_gib - m.capacity_gib),
-            "model_state_gb": trained / 1e9,
-            "host_ram_gib": m.host_ram_gib,
-            "offload": r.offload,
-            "zero": r.zero,
-            "ckpt": r.ckpt,
-            "precision": r.precision,
-            "seq_len": r.seq_len,
-            "tp": r.tp,
-            "pp": r.pp,
-            "mfu": c.mfu,
-            "days": c.days,
-            "cost_usd": c.cost_usd,
-            "region": r.region,
-            "multi_node": r.nodes > 1,
-            "per_step_gb": net.get("per_step_gb", 0.0),
-            "fabric": net.get("fabric"),
-            "fabric_options": net.get("options", []),
-            "comm_fraction": net.get("assumed_comm_fraction", net.get("comm_fraction", 0.0)),
-            "read_mb_s_per_node": io.get("read_mb_s_per_node", 0.0),
-            "cpu_bound": io.get("cpu_bound", False),
-            "decode_cores_per_node": io.get("decode_cores_per_node", 0.0),
-            "workers": io.get("dataloader_workers_per_gpu", 2),
-            "data": io.get("data"),
-            "storage": io.get("storage"),
-            "read_share_of_storage": (io.get("read_mb_s_per_node", 0.0) / 1000 / storage_read) if storage_read else 0.0,
-            "checkpoint_gb": io.get("checkpoint_gb", 0.0),
-            "checkpoint_write_s": io.get("checkpoint_write_s", 0.0),
-            "chinchilla_tokens": CHINCHILLA_TOKENS_PER_PARAM * r.params_b * 1e9,
-            "bubble_fraction": 0.0,
-            "concurrency": serving.get("concurrency"),
-            "tokens_per_s_per_sequence": serving.get("tokens_per_s_per_sequence"),
-            "cost_per_mtok": c.cost_per_million_tokens_usd,
-            "mig": serving.get("mig"),
-            "mig_fits": bool(serving.get("mig")),
-        }
-    )
-    if r.pp > 1 and step > 0:
+    f |= _plan_facts(est, cat)
+    f |= _network_facts(est.network)
+    f |= _io_facts(est.io, cat)
+    f |= _serving_facts(est.serving)
+    r = est.resolved
+    f["cost_per_mtok"] = est.compute.cost_per_million_tokens_usd
+    if r.pp > 1 and (est.compute.step_time_s or 0.0) > 0:
         micro = max(1, r.global_batch // max(1, r.dp * r.micro_batch))
         f["bubble_fraction"] = (r.pp - 1) / (micro + r.pp - 1)
     return f
+
+
+def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
+    r, m, c = est.resolved, est.memory, est.compute
+    gpu = cat.gpus[r.gpu]
+    w_b, g_b, o_b = state_bytes(r.precision if r.method != "infer" else "bf16-mixed", r.optimizer)
+    trained = 0.0 if r.method in ADAPTER_METHODS or r.method == "infer" else r.params_b * 1e9 * (w_b + g_b + o_b)
+    return {
+        "method": r.method,
+        "model_name": r.model_name,
+        "params_b": r.params_b,
+        "gpus": r.gpus,
+        "nodes": r.nodes,
+        "gpu": r.gpu,
+        "gpu_name": r.gpu_name,
+        "gpu_family": gpu.family,
+        "gpus_per_node": gpu.gpus_per_node,
+        "capacity_gib": m.capacity_gib,
+        "per_gpu_gib": m.per_gpu_gib,
+        "fits": m.fits,
+        "over_capacity_gib": max(0.0, m.per_gpu_gib - m.capacity_gib),
+        "model_state_gb": trained / 1e9,
+        "host_ram_gib": m.host_ram_gib,
+        "offload": r.offload,
+        "zero": r.zero,
+        "ckpt": r.ckpt,
+        "precision": r.precision,
+        "seq_len": r.seq_len,
+        "tp": r.tp,
+        "pp": r.pp,
+        "mfu": c.mfu,
+        "days": c.days,
+        "cost_usd": c.cost_usd,
+        "region": r.region,
+        "multi_node": r.nodes > 1,
+        "chinchilla_tokens": CHINCHILLA_TOKENS_PER_PARAM * r.params_b * 1e9,
+        "bubble_fraction": 0.0,
+    }
+
+
+def _network_facts(net: NetworkEstimate | None) -> dict[str, Any]:
+    if net is None:
+        return {"per_step_gb": 0.0, "fabric": None, "fabric_options": [], "comm_fraction": 0.0}
+    waiting = net.assumed_comm_fraction if net.assumed_comm_fraction is not None else net.comm_fraction
+    return {
+        "per_step_gb": net.per_step_gb,
+        "fabric": net.fabric,
+        "fabric_options": [option.model_dump() for option in net.options],
+        "comm_fraction": waiting,
+    }
+
+
+def _io_facts(io: IOEstimate, cat: Catalog) -> dict[str, Any]:
+    storage_read = next((o.read_gb_s for o in cat.storage.options if o.id == io.storage), None)
+    read_per_node = io.read_mb_s_per_node or 0.0
+    return {
+        "read_mb_s_per_node": read_per_node,
+        "cpu_bound": bool(io.cpu_bound),
+        "decode_cores_per_node": io.decode_cores_per_node or 0.0,
+        "workers": io.dataloader_workers_per_gpu if io.dataloader_workers_per_gpu is not None else 2,
+        "data": io.data,
+        "storage": io.storage,
+        "read_share_of_storage": (read_per_node / 1000 / storage_read) if storage_read else 0.0,
+        "checkpoint_gb": io.checkpoint_gb,
+        "checkpoint_write_s": io.checkpoint_write_s,
+    }
+
+
+def _serving_facts(serving: ServingEstimate | None) -> dict[str, Any]:
+    mig = serving.mig.model_dump() if serving and serving.mig else None
+    return {
+        "concurrency": serving.concurrency if serving else None,
+        "tokens_per_s_per_sequence": serving.tokens_per_s_per_sequence if serving else None,
+        "mig": mig,
+        "mig_fits": bool(mig),
+    }
 
 
 def observed_facts(observed: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, SERVE_WEIGHT_BYTES, Job, state_bytes
-from gpuplan.estimator.schema import ADAPTER_METHODS
+from gpuplan.estimator.schema import ADAPTER_METHODS, IOEstimate
 from gpuplan.knowledge import Catalog
 
 SHARED_STORAGE_FROM_NODES = 4  # estimate: past 4 nodes keep data and checkpoints where any node can restart
@@ -80,7 +80,7 @@ def training_io(
     per_node: int,
     offload_gib_per_node: float,
     nvme_gib_per_node: float,
-) -> dict[str, Any]:
+) -> IOEstimate:
     """What the job reads, writes and keeps around the GPUs: read rate and decode cores per node,
     DataLoader workers, dataset, checkpoint and export sizes, the storage that serves them, host RAM."""
     arch, method, optimizer, lora_rank = job.arch, job.method, job.optimizer, job.lora_rank
@@ -124,43 +124,47 @@ def training_io(
     option, reason = _pick_storage(cat, read_gb_s_node, local_tb, nodes)
     shared = option.id.startswith("object")
     write_rate = option.write_gb_s * nodes  # sharded checkpoints: every node writes its share at once
-    return {
-        "data": data_kind,
-        "bytes_per_token": bytes_per_token,
-        "read_mb_s": read_b_s / 1e6,
-        "read_mb_s_per_node": read_gb_s_node * 1e3,
-        "decode_cores_per_node": decode_cores_node,
-        "cpu_bound": cpu_bound,
-        "dataloader_workers_per_gpu": workers,
-        "dataset_gb": dataset,
-        "checkpoint_gb": ckpt_gb,
-        "retained_checkpoints": retained,
-        "export_gb": export_gb,
-        "checkpoint_write_s": ckpt_gb / write_rate,
-        "storage_tb": total_tb,
-        "storage_tb_per_node": total_tb if shared else local_tb,
-        "storage": option.id,
-        "storage_reason": reason,
-        "storage_read_gb_s": option.read_gb_s,
-        "host_ram_gib": host_ram_gib(cat, arch, gpus, per_node, offload_gib_per_node),
-        "nodes": nodes,
-    }
+    return IOEstimate(
+        **{
+            "data": data_kind,
+            "bytes_per_token": bytes_per_token,
+            "read_mb_s": read_b_s / 1e6,
+            "read_mb_s_per_node": read_gb_s_node * 1e3,
+            "decode_cores_per_node": decode_cores_node,
+            "cpu_bound": cpu_bound,
+            "dataloader_workers_per_gpu": workers,
+            "dataset_gb": dataset,
+            "checkpoint_gb": ckpt_gb,
+            "retained_checkpoints": retained,
+            "export_gb": export_gb,
+            "checkpoint_write_s": ckpt_gb / write_rate,
+            "storage_tb": total_tb,
+            "storage_tb_per_node": total_tb if shared else local_tb,
+            "storage": option.id,
+            "storage_reason": reason,
+            "storage_read_gb_s": option.read_gb_s,
+            "host_ram_gib": host_ram_gib(cat, arch, gpus, per_node, offload_gib_per_node),
+            "nodes": nodes,
+        }
+    )
 
 
-def serving_io(cat: Catalog, arch: Arch, precision: str, gpus: int, per_node: int) -> dict[str, Any]:
+def serving_io(cat: Catalog, arch: Arch, precision: str, gpus: int, per_node: int) -> IOEstimate:
     """Serving reads the weights once at start-up; storage holds them plus one spare version."""
     weights_gb = (arch.params * SERVE_WEIGHT_BYTES[precision]) / 1e9
     option = cat.storage.options[0]
     nodes = max(1, math.ceil(gpus / per_node))
-    return {
-        "data": "weights",
-        "read_mb_s": 0.0,
-        "dataset_gb": 0.0,
-        "checkpoint_gb": weights_gb,
-        "checkpoint_write_s": 0.0,
-        "load_s": weights_gb / nodes / option.read_gb_s,
-        "storage_tb": weights_gb * 2 * HEADROOM / 1000,
-        "storage": option.id,
-        "host_ram_gib": host_ram_gib(cat, arch, gpus, per_node, 0.0),
-        "nodes": nodes,
-    }
+    return IOEstimate(
+        **{
+            "data": "weights",
+            "read_mb_s": 0.0,
+            "dataset_gb": 0.0,
+            "checkpoint_gb": weights_gb,
+            "checkpoint_write_s": 0.0,
+            "load_s": weights_gb / nodes / option.read_gb_s,
+            "storage_tb": weights_gb * 2 * HEADROOM / 1000,
+            "storage": option.id,
+            "host_ram_gib": host_ram_gib(cat, arch, gpus, per_node, 0.0),
+            "nodes": nodes,
+        }
+    )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.schema import FabricOption, NetworkEstimate
 from gpuplan.knowledge import GPU, Catalog, Fabric
 
 
@@ -179,7 +180,7 @@ def compare_fabrics(
     t_compute: float,
     other_seconds: float,
     assumed: str | None = None,
-) -> dict:
+) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
     the slowest (cheapest) fabric whose step stays within 5% of the best fabric's. `assumed` is the
     fabric the plan's time was computed on; its waiting share is reported as well."""
@@ -190,15 +191,14 @@ def compare_fabrics(
         comm = step_comm_seconds(traffic, links, gpus, tp)
         exposed, total = exposed_comm(comm, t_compute, zero)
         step = other_seconds + float(exposed)
-        return {
-            "per_step_gb": per_step / 1e9,
-            "fabric": gpu.link,
-            "single_node": True,
-            "comm_fraction": float(exposed) / step,
-            "comm_total_fraction": float(total) / step,
-            "by_dimension_gb": {k: float(v) / 1e9 for k, v in traffic.items()},
-            "options": [],
-        }
+        return NetworkEstimate(
+            per_step_gb=per_step / 1e9,
+            fabric=gpu.link,
+            single_node=True,
+            comm_fraction=float(exposed) / step,
+            comm_total_fraction=float(total) / step,
+            by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},
+        )
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
@@ -213,19 +213,19 @@ def compare_fabrics(
     good = [i for i in range(len(fabrics)) if steps[i] <= best_step * FABRIC_SLACK]
     pick = min(good, key=lambda i: (fabrics[i].gb_s, i))  # at equal speed, the first listed (InfiniBand)
     options = [
-        {"fabric": f.id, "name": f.name, "step_s": float(steps[i]), "comm_fraction": float(exposed[i] / steps[i])}
+        FabricOption(fabric=f.id, name=f.name, step_s=float(steps[i]), comm_fraction=float(exposed[i] / steps[i]))
         for i, f in enumerate(fabrics)
     ]
     ids = [f.id for f in fabrics]
     here = ids.index(assumed) if assumed in ids else pick
-    return {
-        "per_step_gb": per_step / 1e9,
-        "fabric": fabrics[pick].id,
-        "assumed_fabric": fabrics[here].id,
-        "assumed_comm_fraction": float(exposed[here] / steps[here]),
-        "single_node": False,
-        "comm_fraction": float(exposed[pick] / steps[pick]),
-        "comm_total_fraction": float(total[pick] / steps[pick]),
-        "by_dimension_gb": {k: float(v) / 1e9 for k, v in traffic.items()},
-        "options": options,
-    }
+    return NetworkEstimate(
+        per_step_gb=per_step / 1e9,
+        fabric=fabrics[pick].id,
+        assumed_fabric=fabrics[here].id,
+        assumed_comm_fraction=float(exposed[here] / steps[here]),
+        single_node=False,
+        comm_fraction=float(exposed[pick] / steps[pick]),
+        comm_total_fraction=float(total[pick] / steps[pick]),
+        by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},
+        options=options,
+    )

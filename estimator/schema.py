@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 Method = Literal["pretrain", "continue", "full", "lora", "qlora", "dpo", "ppo", "infer"]
 TrainPrecision = Literal["bf16-mixed", "fp16-mixed", "bf16", "fp32", "fp8-mixed"]
@@ -168,13 +168,110 @@ class Alternative(BaseModel):
     per_gpu_gib: float
 
 
+class _Sparse(BaseModel):
+    """A report whose training and serving forms carry different fields: the ones a form does not
+    have are None and left out of its dump (and of the JSON answer)."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class IOEstimate(_Sparse):
+    """Around the GPUs: the data read, checkpoints written, storage and host RAM (estimator/io.py)."""
+
+    data: str  # tokens | text | image | video, or "weights" for serving
+    bytes_per_token: float | None = None
+    read_mb_s: float
+    read_mb_s_per_node: float | None = None
+    decode_cores_per_node: float | None = None
+    cpu_bound: bool | None = None
+    dataloader_workers_per_gpu: int | None = None
+    dataset_gb: float
+    checkpoint_gb: float
+    retained_checkpoints: int | None = None
+    export_gb: float | None = None
+    checkpoint_write_s: float
+    load_s: float | None = None  # serving: reading the weights at start-up
+    storage_tb: float
+    storage_tb_per_node: float | None = None
+    storage: str
+    storage_reason: str | None = None
+    storage_read_gb_s: float | None = None
+    host_ram_gib: float
+    nodes: int
+
+
+class FabricOption(BaseModel):
+    fabric: str
+    name: str
+    step_s: float
+    comm_fraction: float
+
+
+class NetworkEstimate(_Sparse):
+    """Traffic per step and the share of the step spent waiting on it (estimator/network.py)."""
+
+    per_step_gb: float
+    fabric: str
+    assumed_fabric: str | None = None  # multi-node training: the fabric the plan's time assumes
+    assumed_comm_fraction: float | None = None
+    single_node: bool
+    comm_fraction: float
+    comm_total_fraction: float | None = None
+    by_dimension_gb: dict[str, float]
+    options: list[FabricOption] = Field(default_factory=list)
+
+
+class MigSlice(BaseModel):
+    gpu: str
+    gpu_name: str
+    profile: str
+    memory_gib: float
+    per_gpu: int
+
+
+class ServingEstimate(BaseModel):
+    """One serving replica: KV cache, weights, speed at the planned concurrency, a MIG slice."""
+
+    kv_bytes_per_token: float
+    kv_cache_gib: float
+    weights_gib: float
+    concurrency: int
+    context: int
+    replica_gpus: int
+    tokens_per_s_ceiling: float
+    tokens_per_s_per_sequence: float
+    mig: MigSlice | None
+    region: str | None
+    users: str | None
+
+
+class ArchitectureUsed(BaseModel):
+    """The model shape an estimate was computed with, kept so that what quotes it (the "show the
+    math" modal, a stored plan opened later) never rebuilds or guesses it."""
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn_hidden: int
+    vocab: int
+    experts: int = 1
+    experts_per_token: int = 1
+    kv_lora_rank: int = 0
+
+
 class Estimate(BaseModel):
     resolved: Resolved
     memory: MemoryEstimate
     compute: ComputeEstimate
-    io: dict[str, Any] = Field(default_factory=dict)
-    network: dict[str, Any] | None = None
-    serving: dict[str, Any] | None = None
+    io: IOEstimate
+    network: NetworkEstimate | None = None
+    serving: ServingEstimate | None = None
+    architecture: ArchitectureUsed | None = None  # None only in plans stored before it was kept
     alternatives: list[Alternative] = Field(default_factory=list)
     candidates: int = 0
     assumptions: list[Note] = Field(default_factory=list)
@@ -190,8 +287,8 @@ class Plan(BaseModel):
     estimate: Estimate | None = None
     clarify: list[Note] = Field(default_factory=list)
     notes: list[Note] = Field(default_factory=list)
-    io: dict[str, Any] | None = None
-    network: dict[str, Any] | None = None
+    io: IOEstimate | None = None
+    network: NetworkEstimate | None = None
     tier: dict[str, Any] | None = None
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     diagnoses: list[dict[str, Any]] = Field(default_factory=list)  # rules engine output, most relevant first

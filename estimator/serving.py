@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuplan.estimator import compute, io, memory, network, search
-from gpuplan.estimator.assemble import compute_estimate, memory_estimate, resolved
+from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import (
     SECONDS_PER_DAY,
     Context,
@@ -21,7 +21,15 @@ from gpuplan.estimator.context import (
 )
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import GIB
-from gpuplan.estimator.schema import ComputeEstimate, Estimate, MemoryEstimate
+from gpuplan.estimator.schema import (
+    ComputeEstimate,
+    Estimate,
+    IOEstimate,
+    MemoryEstimate,
+    MigSlice,
+    NetworkEstimate,
+    ServingEstimate,
+)
 from gpuplan.knowledge import GPU, Catalog
 
 MIG_GPUS = ("a100-80gb", "h100-80gb", "h200-141gb")
@@ -75,6 +83,7 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
         candidates=int(replica.scored.fits.size),
         assumptions=ctx.assumptions,
         warnings=ctx.warnings,
+        architecture=architecture_used(ctx.arch),
     )
 
 
@@ -155,13 +164,13 @@ def _day_or_tokens(ctx: Context, replica: Replica, gpus: int) -> tuple[float, fl
     return replica.tokens_per_s_gpu * gpus * SECONDS_PER_DAY, SECONDS_PER_DAY
 
 
-def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, dict]:
+def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, IOEstimate]:
     scored, i, gpu = replica.scored, replica.i, replica.gpu
     price = float(scored.options.price[replica.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=replica.region or "")
     breakdown = {k: float(scored.parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
     io_plan = io.serving_io(ctx.cat, ctx.arch, replica.precision, replica.gpus, gpu.gpus_per_node)
-    mem = memory_estimate(breakdown, float(scored.per_gpu[i]) / GIB, gpu, io_plan["host_ram_gib"], 0.0)
+    mem = memory_estimate(breakdown, float(scored.per_gpu[i]) / GIB, gpu, io_plan.host_ram_gib, 0.0)
     if not mem.fits:
         ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
     return mem, io_plan
@@ -212,27 +221,27 @@ def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
     )
 
 
-def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> dict:
+def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> ServingEstimate:
     """The KV cache, weights and speed of one replica; a MIG slice when one replica needs less than a GPU."""
     scored, i, arch = replica.scored, replica.i, ctx.arch
     kv_gib = float(scored.parts["kv_cache"][i]) / GIB
     ceiling = replica.tokens_per_s_gpu * replica.gpus
-    return {
-        "kv_bytes_per_token": memory.kv_bytes_per_token(arch, replica.precision),
-        "kv_cache_gib": kv_gib * replica.tp * replica.pp if arch.kv_heads >= replica.tp else kv_gib,
-        "weights_gib": float(scored.parts["weights"][i]) / GIB * replica.gpus,
-        "concurrency": replica.batch,
-        "context": replica.seq,
-        "replica_gpus": replica.gpus,
-        "tokens_per_s_ceiling": ceiling,
-        "tokens_per_s_per_sequence": ceiling / replica.batch,
-        "mig": _mig_fit(ctx.cat, replica.gpu, per_gpu_gib) if replica.gpus == 1 else None,
-        "region": replica.region,
-        "users": ctx.req.users,
-    }
+    return ServingEstimate(
+        kv_bytes_per_token=memory.kv_bytes_per_token(arch, replica.precision),
+        kv_cache_gib=kv_gib * replica.tp * replica.pp if arch.kv_heads >= replica.tp else kv_gib,
+        weights_gib=float(scored.parts["weights"][i]) / GIB * replica.gpus,
+        concurrency=replica.batch,
+        context=replica.seq,
+        replica_gpus=replica.gpus,
+        tokens_per_s_ceiling=ceiling,
+        tokens_per_s_per_sequence=ceiling / replica.batch,
+        mig=_mig_fit(ctx.cat, replica.gpu, per_gpu_gib) if replica.gpus == 1 else None,
+        region=replica.region,
+        users=ctx.req.users,
+    )
 
 
-def _network_report(ctx: Context, replica: Replica) -> dict:
+def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
     """Bytes per decode step and the share of the step spent on them (network.decode_comm_seconds,
     the formula the search used)."""
     gpu, tp, pp = replica.gpu, replica.tp, replica.pp
@@ -242,29 +251,24 @@ def _network_report(ctx: Context, replica: Replica) -> dict:
     links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
     seconds = float(network.decode_comm_seconds(ctx.arch, replica.batch, tp, pp, links).ravel()[0])
     step_s = float(replica.scored.step_seconds[replica.t, replica.i])
-    return {
-        "per_step_gb": (tp_bytes + pp_bytes) / 1e9,
-        "fabric": fabric_for(ctx, gpu) if pp > 1 else gpu.link,
-        "single_node": pp == 1,
-        "comm_fraction": seconds / (step_s + seconds) if step_s > 0 else 0.0,
-        "by_dimension_gb": {"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9},
-        "options": [],
-    }
+    return NetworkEstimate(
+        per_step_gb=(tp_bytes + pp_bytes) / 1e9,
+        fabric=fabric_for(ctx, gpu) if pp > 1 else gpu.link,
+        single_node=pp == 1,
+        comm_fraction=seconds / (step_s + seconds) if step_s > 0 else 0.0,
+        by_dimension_gb={"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9},
+    )
 
 
-def _mig_fit(cat: Catalog, gpu: GPU, need_gib: float) -> dict | None:
+def _mig_fit(cat: Catalog, gpu: GPU, need_gib: float) -> MigSlice | None:
     """The smallest MIG slice that holds one replica: on the chosen GPU, else on A100/H100/H200."""
     for candidate in [gpu, *(cat.gpus[g] for g in MIG_GPUS if g != gpu.id)]:
         fitting = [p for p in candidate.mig_profiles if p.memory_gib >= need_gib]
         if fitting:
             p = min(fitting, key=lambda p: (p.memory_gib, -p.count))
             if p.count > 1 or candidate.id != gpu.id:
-                return {
-                    "gpu": candidate.id,
-                    "gpu_name": candidate.name,
-                    "profile": p.name,
-                    "memory_gib": p.memory_gib,
-                    "per_gpu": p.count,
-                }
+                return MigSlice(
+                    gpu=candidate.id, gpu_name=candidate.name, profile=p.name, memory_gib=p.memory_gib, per_gpu=p.count
+                )
             return None
     return None

@@ -9,11 +9,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuplan.estimator import compute, io, memory, network, search
-from gpuplan.estimator.assemble import compute_estimate, memory_estimate, resolved
+from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import Context, candidate_gpus, fabric_for, no_layout, overheads, stock_warning
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import CKPT_CODE, GIB, Job
-from gpuplan.estimator.schema import ADAPTER_METHODS, CKPTS, OFFLOADS, Alternative, Estimate, MemoryEstimate
+from gpuplan.estimator.schema import (
+    ADAPTER_METHODS,
+    CKPTS,
+    OFFLOADS,
+    Alternative,
+    Estimate,
+    IOEstimate,
+    MemoryEstimate,
+    NetworkEstimate,
+)
 from gpuplan.knowledge import GPU
 
 PRETRAINING = ("pretrain", "continue")
@@ -60,6 +69,7 @@ def estimate_training(ctx: Context, seq: int) -> Estimate:
         candidates=scored.candidates,
         assumptions=ctx.assumptions,
         warnings=ctx.warnings,
+        architecture=architecture_used(ctx.arch),
     )
 
 
@@ -259,7 +269,7 @@ def _tokens_per_s(pick: Pick) -> float:
 
 def _memory_and_io(
     ctx: Context, job: Job, pick: Pick, parts: dict[str, float], precision: str, tokens: float
-) -> tuple[MemoryEstimate, dict]:
+) -> tuple[MemoryEstimate, IOEstimate]:
     req, gpu = ctx.req, pick.gpu
     gpus = int(pick.scored.grid.gpus[pick.i])
     data_kind = req.data or io.default_data_kind(ctx.method)
@@ -280,7 +290,7 @@ def _memory_and_io(
         nvme_gib_per_node=parts["nvme_offload"] / GIB,
     )
     breakdown = {k: parts[k] / GIB for k in memory.BREAKDOWN_KEYS}
-    mem = memory_estimate(breakdown, sum(breakdown.values()), gpu, io_plan["host_ram_gib"], parts["nvme_offload"] / GIB)
+    mem = memory_estimate(breakdown, sum(breakdown.values()), gpu, io_plan.host_ram_gib, parts["nvme_offload"] / GIB)
     typical = ctx.number("offload", "host_ram_per_node_gib")
     if mem.host_ram_gib > typical:
         ctx.warn("host_ram_high", host_ram=mem.host_ram_gib, typical=typical)
@@ -304,7 +314,14 @@ def _compute(ctx: Context, job: Job, pick: Pick, tokens: float):
 
 
 def _resolved(
-    ctx: Context, job: Job, pick: Pick, zero: int, precision: str, gbs_used: int, tokens: float, net: dict | None
+    ctx: Context,
+    job: Job,
+    pick: Pick,
+    zero: int,
+    precision: str,
+    gbs_used: int,
+    tokens: float,
+    net: NetworkEstimate | None,
 ):
     grid, i, gpu = pick.scored.grid, pick.i, pick.gpu
     gpus = int(grid.gpus[i])
@@ -330,7 +347,7 @@ def _resolved(
         lora_rank=job.lora_rank if ctx.method in ADAPTER_METHODS else None,
         region=pick.region,
         objective=pick.objective,
-        fabric=net["fabric"] if net else None,
+        fabric=net.fabric if net else None,
     )
 
 
@@ -356,7 +373,7 @@ def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
     )
 
 
-def _network_report(ctx: Context, pick: Pick) -> dict:
+def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
     """Traffic per step and the waiting share on each fabric the plan could run on."""
     scored, i, g = pick.scored, pick.i, pick.scored.grid
     step = scored.step
@@ -375,9 +392,9 @@ def _network_report(ctx: Context, pick: Pick) -> dict:
         other_seconds=t_compute + pick.at(step.bubble) + pick.at(step.offload),
         assumed=fabric_for(ctx, pick.gpu),
     )
-    waiting = report.get("assumed_comm_fraction", report["comm_fraction"])
+    waiting = report.assumed_comm_fraction if report.assumed_comm_fraction is not None else report.comm_fraction
     if waiting > 0.3:
-        ctx.warn("comm_bound", fraction=waiting, fabric=report.get("assumed_fabric", report["fabric"]))
+        ctx.warn("comm_bound", fraction=waiting, fabric=report.assumed_fabric or report.fabric)
     return report
 
 

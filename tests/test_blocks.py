@@ -176,3 +176,29 @@ def test_any_question_yields_blocks_within_limits(text):
     rendered = "\n".join(texts(msg))
     for raw in ("<!channel>", "<!here>", "<@U123>", "<https://evil"):
         assert raw not in rendered
+
+
+def _math_text(plan) -> str:
+    return "\n".join(texts(blocks.math_modal(plan)))
+
+
+def test_math_modal_quotes_the_shape_the_estimate_used():
+    plan = answer("qwen2.5-72b lora on 8 H100")
+    shape = plan.estimate.architecture
+    assert shape.layers == 80 and shape.hidden == 8192  # Qwen2.5-72B's config.json
+    text = _math_text(plan)
+    assert "80 layers, hidden 8,192" in text and "7B" not in text.split("*The model*")[1][:80]
+
+
+def test_math_modal_of_a_bare_size_uses_its_generic_shape_not_seven_billion():
+    plan = answer("30b full")
+    shape = plan.estimate.architecture
+    assert f"{shape.layers} layers, hidden {shape.hidden:,}" in _math_text(plan) and shape.hidden > 4096
+
+
+def test_math_modal_of_a_plan_stored_before_shapes_were_kept():
+    plan = answer("70b full")
+    old = plan.model_copy(update={"estimate": plan.estimate.model_copy(update={"architecture": None})})
+    text = _math_text(old)
+    assert "layers" not in text.split("*The model*")[1].split("\n")[0] and "B parameters" in text
+    assert blocks.violations(blocks.math_modal(old), "modal") == []

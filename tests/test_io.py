@@ -33,10 +33,10 @@ def test_read_rate_for_pretokenised_text(cat):
         nvme_gib_per_node=0,
     )
     # 1M tokens/s x 4 bytes = 4 MB/s in total, over 32 nodes
-    assert plan["read_mb_s"] == pytest.approx(4.0)
-    assert plan["read_mb_s_per_node"] == pytest.approx(4.0 / 32)
-    assert plan["dataset_gb"] == pytest.approx(1e12 * 4 / 1e9)
-    assert plan["storage"] == "object-gds" and plan["storage_reason"] == "multi_node"  # 32 nodes share storage
+    assert plan.read_mb_s == pytest.approx(4.0)
+    assert plan.read_mb_s_per_node == pytest.approx(4.0 / 32)
+    assert plan.dataset_gb == pytest.approx(1e12 * 4 / 1e9)
+    assert plan.storage == "object-gds" and plan.storage_reason == "multi_node"  # 32 nodes share storage
 
 
 def _decoded_data_io(cat, kind: str, tokens_per_s_total: float) -> dict:
@@ -60,16 +60,16 @@ def _decoded_data_io(cat, kind: str, tokens_per_s_total: float) -> dict:
 def test_images_need_decode_cores(cat):
     plan = _decoded_data_io(cat, "image", 576 * 2400)
     # 2,400 images/s at 150 per core = 16 cores; 2,400 x 150 KB = 360 MB/s
-    assert plan["decode_cores_per_node"] == pytest.approx(16)
-    assert plan["read_mb_s"] == pytest.approx(360)
-    assert plan["dataloader_workers_per_gpu"] == 3  # 16 cores / 8 GPUs x 1.5, rounded up
+    assert plan.decode_cores_per_node == pytest.approx(16)
+    assert plan.read_mb_s == pytest.approx(360)
+    assert plan.dataloader_workers_per_gpu == 3  # 16 cores / 8 GPUs x 1.5, rounded up
 
 
 def test_cpu_bound_video(cat):
     plan = _decoded_data_io(cat, "video", 2000 * 400)
     # 400 s of video per second at 2 s per core-second = 200 cores > 0.75 x 96
-    assert plan["decode_cores_per_node"] == pytest.approx(200)
-    assert plan["cpu_bound"]
+    assert plan.decode_cores_per_node == pytest.approx(200)
+    assert plan.cpu_bound
 
 
 def _full_io(cat, a, tokens: float) -> dict:
@@ -96,10 +96,10 @@ def test_storage_grows_to_raid_when_local_disk_is_small(cat):
     plan = _full_io(cat, a, 1e11)
     # 70.6B x 14 B = 988 GB per checkpoint, 2 kept over 2 nodes + 141 GB export + 400 GB data, x 1.2 headroom
     local_tb = (400 + 988 * 2 / 2 + 141) * 1.2 / 1000
-    assert plan["storage_tb_per_node"] == pytest.approx(local_tb, rel=0.01)
-    assert plan["storage"] == "nvme"
+    assert plan.storage_tb_per_node == pytest.approx(local_tb, rel=0.01)
+    assert plan.storage == "nvme"
     big = _full_io(cat, a, 2e12)
-    assert big["storage"] == "nvme-raid"  # 8 TB of data no longer fits one 7.68 TB drive
+    assert big.storage == "nvme-raid"  # 8 TB of data no longer fits one 7.68 TB drive
 
 
 def test_host_ram_counts_offload_loading_and_processes(cat):

@@ -118,7 +118,7 @@ def test_communication_bound_plan_fires_scaling_rule(cat):
     # ZeRO-3 over 16 nodes of consumer cards on 25 GbE with tiny batches: mostly waiting on the network
     req = Request(params_b=13, method="full", gpu="rtx-4090-24gb", gpus=128, zero=3, micro_batch=1, global_batch=128)
     est = estimate(req)
-    assert est.network["assumed_fabric"] == "eth-25" and est.network["assumed_comm_fraction"] > 0.3
-    assert est.network["comm_fraction"] < est.network["assumed_comm_fraction"]  # a faster fabric is recommended
+    assert est.network.assumed_fabric == "eth-25" and est.network.assumed_comm_fraction > 0.3
+    assert est.network.comm_fraction < est.network.assumed_comm_fraction  # a faster fabric is recommended
     _, found = diagnose(cat, [], req, est, estimate)
     assert {"scaling_efficiency", "network_choice"} <= {d["id"] for d in found}

@@ -40,7 +40,7 @@ def test_small_qlora_start_configuration_holds_it(cat):
 
 def test_serving_kv_and_throughput(cat):
     est = estimate(Request(model="llama-3-70b", method="infer", gpu="h100-80gb", micro_batch=8, seq_len=4096))
-    s = est.serving
+    s = est.serving.model_dump()
     assert s["kv_bytes_per_token"] == 80 * 2 * 8 * 128 * 2  # 327,680 bytes
     assert s["kv_cache_gib"] == pytest.approx(8 * 4096 * 327_680 / 2**30, rel=1e-6)
     assert s["tokens_per_s_per_sequence"] > 10
@@ -49,9 +49,9 @@ def test_serving_kv_and_throughput(cat):
 
 def test_small_model_fits_a_mig_slice(cat):
     est = estimate(Request(model="qwen2.5-0.5b", method="infer", gpu="a100-80gb", micro_batch=4, seq_len=2048))
-    mig = est.serving["mig"]
-    assert mig["gpu"] == "a100-80gb" and mig["per_gpu"] >= 4
-    assert mig["memory_gib"] >= est.memory.per_gpu_gib
+    mig = est.serving.mig
+    assert mig.gpu == "a100-80gb" and mig.per_gpu >= 4
+    assert mig.memory_gib >= est.memory.per_gpu_gib
 
 
 def test_serving_region_near_users(cat):
@@ -62,7 +62,7 @@ def test_serving_region_near_users(cat):
 
 def test_interactive_speed_preferred(cat):
     est = estimate(Request(model="llama-3-70b", method="infer", micro_batch=16))
-    assert est.serving["tokens_per_s_per_sequence"] >= 10
+    assert est.serving.tokens_per_s_per_sequence >= 10
 
 
 def test_serving_has_no_training_tier(cat):

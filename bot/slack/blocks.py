@@ -20,8 +20,6 @@ from markupsafe import Markup
 
 from gpuplan.bot import render
 from gpuplan.estimator import memo
-from gpuplan.estimator.architecture import for_model, generic
-from gpuplan.estimator.compute import token_flops
 from gpuplan.estimator.schema import Note, Plan
 from gpuplan.knowledge import catalog
 
@@ -317,15 +315,8 @@ def math_modal(plan: Plan) -> dict:
     """The breakdown behind the plan and the formulas it uses."""
     lang = plan.lang
     est = plan.estimate
-    arch = for_model(est.resolved.model) if est and est.resolved.model else generic(plan.request.params_b or 7.0)
-    named = parts(
-        "slack_math.j2",
-        lang,
-        plan=plan,
-        est=est,
-        arch=arch,
-        flops=token_flops(arch, est.resolved.method, est.resolved.seq_len) if est else None,
-    )
+    # the shape the estimate used, as it stored it (None for plans stored before it was kept)
+    named = parts("slack_math.j2", lang, plan=plan, est=est, arch=est.architecture if est else None)
     blocks, _ = assemble(named, lang)
     return fit_modal(
         {
