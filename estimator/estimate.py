@@ -47,33 +47,7 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
     max_gpus = int(cat.defaults.number("limits", "max_gpus"))
     if req.params_b is not None and not (0 < req.params_b <= MAX_PARAMS_B):
         reject("bad_model_size", value=req.params_b)
-    positive_ints = {
-        "seq_len": req.seq_len,
-        "micro_batch": req.micro_batch,
-        "global_batch": req.global_batch,
-        "nodes": req.nodes,
-        "tp": req.tp,
-        "pp": req.pp,
-        "lora_rank": req.lora_rank,
-        "samples": req.samples,
-    }
-    for field, value in positive_ints.items():
-        if value is not None and value < 1:
-            reject("not_positive", field=field, value=value)
-        elif value is not None and value > LARGEST_VALUES.get(field, max_gpus):
-            reject("too_large", field=field, value=value, limit=LARGEST_VALUES.get(field, max_gpus))
-    positive_numbers = {
-        "train_tokens": req.train_tokens,
-        "epochs": req.epochs,
-        "dataset_gb": req.dataset_gb,
-        "deadline_days": req.deadline_days,
-        "budget_usd": req.budget_usd,
-    }
-    for field, value in positive_numbers.items():
-        if value is not None and not (value > 0 and math.isfinite(value)):
-            reject("not_positive", field=field, value=value)
-        elif value is not None and value > LARGEST_VALUES[field]:
-            reject("too_large", field=field, value=value, limit=LARGEST_VALUES[field])
+    bad += _out_of_range(req, max_gpus)
     if req.gpu_memory_gib is not None and not (1 <= req.gpu_memory_gib <= MAX_GPU_MEMORY_GIB):
         reject("bad_gpu_memory", value=req.gpu_memory_gib, limit=MAX_GPU_MEMORY_GIB)
     if req.gpus is not None and req.gpus < 1:
@@ -88,6 +62,25 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
         reject("gpus_nodes_mismatch", gpus=req.gpus, nodes=req.nodes)
     if req.gpus and req.tp and req.pp and req.tp >= 1 and req.pp >= 1 and req.gpus % (req.tp * req.pp):
         reject("tp_pp_not_dividing", gpus=req.gpus, tp=req.tp, pp=req.pp)
+    return bad
+
+
+def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
+    """Counts below one, quantities not positive, and values beyond LARGEST_VALUES."""
+    bad: list[Note] = []
+    counts = ("seq_len", "micro_batch", "global_batch", "nodes", "tp", "pp", "lora_rank", "samples")
+    for field in counts:
+        value, limit = getattr(req, field), LARGEST_VALUES.get(field, max_gpus)
+        if value is not None and value < 1:
+            bad.append(Note(code="not_positive", params={"field": field, "value": value}))
+        elif value is not None and value > limit:
+            bad.append(Note(code="too_large", params={"field": field, "value": value, "limit": limit}))
+    for field in ("train_tokens", "epochs", "dataset_gb", "deadline_days", "budget_usd"):
+        value, limit = getattr(req, field), LARGEST_VALUES[field]
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            bad.append(Note(code="not_positive", params={"field": field, "value": value}))
+        elif value is not None and value > limit:
+            bad.append(Note(code="too_large", params={"field": field, "value": value, "limit": limit}))
     return bad
 
 

@@ -66,6 +66,40 @@ def _pick_storage(cat: Catalog, read_gb_s_node: float, local_tb: float, nodes: i
     return cat.storage.options[-1], "fastest"
 
 
+def _read_rate(cat: Catalog, data_kind: str, tokens_per_s_total: float) -> tuple[float, float, float]:
+    """(bytes per token, bytes read per second, CPU cores decoding) for the whole job."""
+    s = cat.storage
+    if data_kind in ("tokens", "text"):
+        bytes_per_token = s.number("bytes_per_token", data_kind)
+        read_b_s = tokens_per_s_total * bytes_per_token
+        decode_cores = tokens_per_s_total / s.number("tokenize_tokens_per_s_per_core") if data_kind == "text" else 0.0
+    elif data_kind == "image":
+        images_s = tokens_per_s_total / s.number("image_tokens")
+        read_b_s = images_s * s.number("image_bytes")
+        bytes_per_token = s.number("image_bytes") / s.number("image_tokens")
+        decode_cores = images_s / s.number("image_decodes_per_s_per_core")
+    else:  # video
+        video_s = tokens_per_s_total / s.number("video_tokens_per_s")  # seconds of video per second
+        read_b_s = video_s * s.number("video_bytes_per_s")
+        bytes_per_token = s.number("video_bytes_per_s") / s.number("video_tokens_per_s")
+        decode_cores = video_s / s.number("video_decode_seconds_per_core")
+    return bytes_per_token, read_b_s, decode_cores
+
+
+def _kept(
+    cat: Catalog, job: Job, precision: str, dataset_gb: float, nodes: int, nvme_gib_per_node: float
+) -> tuple[float, int, float, float, float]:
+    """(checkpoint GB, checkpoints kept, export GB, storage TB in all, storage TB per node)."""
+    arch, method = job.arch, job.method
+    ckpt_gb = checkpoint_bytes(arch, method, precision, job.optimizer, job.lora_rank) / 1e9
+    export_gb = export_bytes(arch, method, job.lora_rank) / 1e9
+    kind = "pretrain" if method in ("pretrain", "continue") else "finetune"
+    retained = int(cat.storage.checkpoints.retained[kind])
+    total_tb = (dataset_gb + ckpt_gb * retained + export_gb) * HEADROOM / 1000
+    local_tb = (dataset_gb + ckpt_gb * retained / nodes + export_gb) * HEADROOM / 1000 + nvme_gib_per_node * GIB / 1e12
+    return ckpt_gb, retained, export_gb, total_tb, local_tb
+
+
 def training_io(
     cat: Catalog,
     job: Job,
@@ -83,27 +117,11 @@ def training_io(
 ) -> IOEstimate:
     """What the job reads, writes and keeps around the GPUs: read rate and decode cores per node,
     DataLoader workers, dataset, checkpoint and export sizes, the storage that serves them, host RAM."""
-    arch, method, optimizer, lora_rank = job.arch, job.method, job.optimizer, job.lora_rank
     s = cat.storage
     nodes = max(1, math.ceil(gpus / per_node))
     on_node = min(gpus, per_node)
     cores_per_gpu = s.number("cpu_cores_per_gpu")
-
-    # read rate and CPU decode work, per node
-    if data_kind in ("tokens", "text"):
-        bytes_per_token = s.number("bytes_per_token", data_kind)
-        read_b_s = tokens_per_s_total * bytes_per_token
-        decode_cores = tokens_per_s_total / s.number("tokenize_tokens_per_s_per_core") if data_kind == "text" else 0.0
-    elif data_kind == "image":
-        images_s = tokens_per_s_total / s.number("image_tokens")
-        read_b_s = images_s * s.number("image_bytes")
-        bytes_per_token = s.number("image_bytes") / s.number("image_tokens")
-        decode_cores = images_s / s.number("image_decodes_per_s_per_core")
-    else:  # video
-        video_s = tokens_per_s_total / s.number("video_tokens_per_s")  # seconds of video per second
-        read_b_s = video_s * s.number("video_bytes_per_s")
-        bytes_per_token = s.number("video_bytes_per_s") / s.number("video_tokens_per_s")
-        decode_cores = video_s / s.number("video_decode_seconds_per_core")
+    bytes_per_token, read_b_s, decode_cores = _read_rate(cat, data_kind, tokens_per_s_total)
     read_gb_s_node = read_b_s / nodes / 1e9
     decode_cores_node = decode_cores / nodes
     # DataLoader workers: enough cores for decoding with 50% spare, at least 2 per GPU for prefetch
@@ -111,15 +129,8 @@ def training_io(
     workers = min(workers, int(cores_per_gpu))
     cpu_bound = decode_cores_node > cores_per_gpu * on_node * 0.75
 
-    # sizes
-    unique_tokens = train_tokens / max(epochs, 1.0)
-    dataset = dataset_gb if dataset_gb else unique_tokens * bytes_per_token / 1e9
-    ckpt_gb = checkpoint_bytes(arch, method, precision, optimizer, lora_rank) / 1e9
-    export_gb = export_bytes(arch, method, lora_rank) / 1e9
-    kind = "pretrain" if method in ("pretrain", "continue") else "finetune"
-    retained = int(s.checkpoints.retained[kind])
-    total_tb = (dataset + ckpt_gb * retained + export_gb) * HEADROOM / 1000
-    local_tb = (dataset + ckpt_gb * retained / nodes + export_gb) * HEADROOM / 1000 + nvme_gib_per_node * GIB / 1e12
+    dataset = dataset_gb if dataset_gb else train_tokens / max(epochs, 1.0) * bytes_per_token / 1e9
+    ckpt_gb, retained, export_gb, total_tb, local_tb = _kept(cat, job, precision, dataset, nodes, nvme_gib_per_node)
 
     option, reason = _pick_storage(cat, read_gb_s_node, local_tb, nodes)
     shared = option.id.startswith("object")
@@ -143,7 +154,7 @@ def training_io(
             "storage": option.id,
             "storage_reason": reason,
             "storage_read_gb_s": option.read_gb_s,
-            "host_ram_gib": host_ram_gib(cat, arch, gpus, per_node, offload_gib_per_node),
+            "host_ram_gib": host_ram_gib(cat, job.arch, gpus, per_node, offload_gib_per_node),
             "nodes": nodes,
         }
     )

@@ -165,6 +165,23 @@ def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero) -> tuple[np.ndarr
     return serial + dp_exposed, serial + comm["dp"]
 
 
+def _single_node(
+    traffic: dict[str, float], links: Links, gpu: GPU, *, gpus: int, tp: int, zero: int, t_compute: float, other: float
+) -> NetworkEstimate:
+    """One node: every transfer stays on the GPUs' own links; no fabric to choose."""
+    comm = step_comm_seconds(traffic, links, gpus, tp)
+    exposed, total = exposed_comm(comm, t_compute, zero)
+    step = other + float(exposed)
+    return NetworkEstimate(
+        per_step_gb=float(sum(traffic.values())) / 1e9,
+        fabric=gpu.link,
+        single_node=True,
+        comm_fraction=float(exposed) / step,
+        comm_total_fraction=float(total) / step,
+        by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},
+    )
+
+
 FABRIC_SLACK = 1.05  # a fabric is good enough when the step is at most 5% slower than on the best one
 
 
@@ -188,17 +205,7 @@ def compare_fabrics(
     nodes = -(-gpus // gpu.gpus_per_node)
     if nodes <= 1:
         links = links_for(gpu, fabrics[0], efficiency)
-        comm = step_comm_seconds(traffic, links, gpus, tp)
-        exposed, total = exposed_comm(comm, t_compute, zero)
-        step = other_seconds + float(exposed)
-        return NetworkEstimate(
-            per_step_gb=per_step / 1e9,
-            fabric=gpu.link,
-            single_node=True,
-            comm_fraction=float(exposed) / step,
-            comm_total_fraction=float(total) / step,
-            by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},
-        )
+        return _single_node(traffic, links, gpu, gpus=gpus, tp=tp, zero=zero, t_compute=t_compute, other=other_seconds)
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
