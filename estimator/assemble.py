@@ -73,16 +73,4 @@ def resolved(ctx: Context, **choices: Any) -> Resolved:
 
 
 def architecture_used(arch: Arch) -> ArchitectureUsed:
-    return ArchitectureUsed(
-        name=arch.name,
-        layers=arch.layers,
-        hidden=arch.hidden,
-        heads=arch.heads,
-        kv_heads=arch.kv_heads,
-        head_dim=arch.head_dim,
-        ffn_hidden=arch.ffn_hidden,
-        vocab=arch.vocab,
-        experts=arch.experts,
-        experts_per_token=arch.experts_per_token,
-        kv_lora_rank=arch.kv_lora_rank,
-    )
+    return ArchitectureUsed.model_validate(arch, from_attributes=True)

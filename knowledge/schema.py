@@ -7,6 +7,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
+def check_patterns(patterns: list[str], where: str) -> None:
+    """Every pattern is a valid regular expression, or the knowledge does not load."""
+    import re
+
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{where} {pattern!r}: {exc}") from exc
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -286,7 +297,6 @@ class Lexicon(_Strict):
 
     @model_validator(mode="after")
     def _patterns_compile(self) -> Lexicon:
-        import re
 
         groups: list[list[str]] = [
             self.finetune,
@@ -309,11 +319,7 @@ class Lexicon(_Strict):
         ):
             groups.extend(table.values())
         for patterns in groups:
-            for pattern in patterns:
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    raise ValueError(f"lexicon pattern {pattern!r}: {exc}") from exc
+            check_patterns(patterns, "lexicon pattern")
         return self
 
 
@@ -363,13 +369,7 @@ class FaqRule(_Strict):
 
     @model_validator(mode="after")
     def _triggers_compile(self) -> FaqRule:
-        import re
-
-        for pattern in [*self.triggers.en, *self.triggers.zh]:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"rule {self.id}: trigger {pattern!r}: {exc}") from exc
+        check_patterns([*self.triggers.en, *self.triggers.zh], f"rule {self.id}: trigger")
         return self
 
 
