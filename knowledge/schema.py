@@ -297,7 +297,6 @@ class Lexicon(_Strict):
 
     @model_validator(mode="after")
     def _patterns_compile(self) -> Lexicon:
-
         groups: list[list[str]] = [
             self.finetune,
             self.explicit_full,
