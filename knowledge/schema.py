@@ -273,6 +273,11 @@ class StorageFile(_Strict):
         return float(item.value)  # type: ignore[union-attr]
 
 
+class BilingualList(_Strict):
+    en: list[str]
+    zh: list[str]
+
+
 class Lexicon(_Strict):
     """The parser's vocabulary: regular expressions by meaning (validated to compile)."""
 
@@ -294,6 +299,12 @@ class Lexicon(_Strict):
     unsupported_hardware: list[str]
     model_families: dict[str, str]  # a family word -> catalog id prefixes, '|'-separated
     stopwords_en: list[str]
+    optimizers: dict[str, list[str]]  # the most specific first
+    frameworks: list[str]
+    parallel: dict[str, BilingualList]
+    asks_count: BilingualList
+    one_machine: BilingualList
+    triggers: dict[str, BilingualList]  # extractor -> the words without which it has nothing to read
 
     @model_validator(mode="after")
     def _patterns_compile(self) -> Lexicon:
@@ -315,8 +326,12 @@ class Lexicon(_Strict):
             self.precisions,
             self.checkpointing,
             self.offload,
+            self.optimizers,
         ):
             groups.extend(table.values())
+        groups.append(self.frameworks)
+        for bilingual in [*self.parallel.values(), self.asks_count, self.one_machine, *self.triggers.values()]:
+            groups.append(bilingual.en + bilingual.zh)
         for patterns in groups:
             check_patterns(patterns, "lexicon pattern")
         return self
@@ -334,11 +349,6 @@ class Condition(_Strict):
     le: float | None = None
     in_: list[Any] | None = Field(default=None, alias="in")
     not_in: list[Any] | None = None
-
-
-class BilingualList(_Strict):
-    en: list[str]
-    zh: list[str]
 
 
 class Instance(_Strict):

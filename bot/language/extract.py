@@ -132,11 +132,6 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
-# "16 gpus in one machine", "a single node", "单机8卡", "单台服务器": all on one node
-_ONE_MACHINE = re.compile(
-    r"(?:\b(?:in|on|within) )?\b(?:one|a single|single|the same|1) (?:machine|node|server|box|host)\b"
-    r"|单机(?!版)|单节点|单台(?:机器|服务器)?|同一台(?:机器|服务器)"
-)
 _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that names its size
 _SENTENCE_END = re.compile(r"[.!?。！？\n]")
 _QUESTION = re.compile(r"[?？]|^\s*(?:can|could|how|what|which|is|are|do|does|will|would)\b|吗|多少|能否|可否|怎么")
@@ -150,7 +145,6 @@ def _in_question(text: str, span: tuple[int, int]) -> bool:
     return bool(_QUESTION.search(sentence.lower()))
 
 
-_ASKS_COUNT = re.compile(r"how many|number of|几张|几块|几个|多少张|多少块|多少个卡|多少卡|几台|多少台")
 _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
 
 
@@ -219,26 +213,6 @@ def _first_in(table: list[tuple[str, re.Pattern]], scan: Scan, consume: bool = T
     return None
 
 
-# Cheap tests that let an extractor skip a question with none of its words (speed only).
-TRIGGERS = {
-    "budget": re.compile(r"[$¥￥]|美元|美金|usd|dollar|buck|人民币|rmb|cny|元|块|预算|budget|spend|cost"),
-    "schedule": re.compile(r"day|week|wk|month|hour|hr|天|周|星期|月|小时|期限|工期|时限|deadline|日"),
-    "batches": re.compile(r"batch|(?<![a-z])bs|批|mbs|gbs"),
-    "dataset": re.compile(
-        r"sample|example|instruction|conversation|dialog|pair|prompt|row|record|ticket|document|doc|question|article|条|样本|组|数据|"
-        r"tb|gb|\d\s*[tg](?![a-z])|epoch|轮|遍|corpus|语料|data"
-    ),
-    "gpu_memory": re.compile(r"\d\s*(?:g|gb|gib)(?![a-z])|显存|vram|memory"),
-    "training_options": re.compile(
-        r"fp|bf|int|bit|awq|gptq|gguf|q4|precision|精度|比特|zero|fsdp|ddp|deepspeed|"
-        r"megatron|nemo|accelerate|torchtune|factory|axolotl|unsloth|vllm|sglang|trt|"
-        r"tensorrt|tgi|ollama|lmdeploy|checkpoint|recomput|重计算|重算|检查点|offload|卸载|"
-        r"下放|(?<![a-z])tp|(?<![a-z])pp|parallel|并行|adam|sgd|adafactor|rank|秩|"
-        r"transformer engine|half|float"
-    ),
-}
-
-
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
 
 
@@ -261,18 +235,27 @@ _MEMORY_PATTERNS = (
     # "20G 够不够", "24GB enough?": a memory asked about on its own
     (r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)", False),
 )
-# optimizer words, the most specific first: (pattern, optimizer)
-_OPTIMIZERS = (
-    (r"paged[- _]?adamw?[- _]?(?:8[- _]?bit)?", "paged-adamw8bit"),
-    (r"8[- _]?bit adamw?|adamw?[- _]?8[- _]?bit", "adamw8bit"),
-    (r"adafactor", "adafactor"),
-    (r"(?<![a-z])sgd(?![a-z])", "sgd"),
-    (r"adamw?(?![a-z0-9])", "adamw"),
-)
-
 
 class Reader:
     """Runs the extractors over one question and collects fields, notes and errors."""
+
+    # The extractors, in the order they run: each reads one kind of thing and blanks its words,
+    # so what one takes ("8x A100") is not read again by a later one ("8" as a count).
+    STEPS = (
+        "unsupported_hardware",
+        "read_gpu_names",
+        "read_model_names",
+        "tokens",
+        "dataset",
+        "sequence",
+        "gpu_memory",
+        "counts",
+        "read_sizes",
+        "batches",
+        "schedule",
+        "budget",
+        "training_options",
+    )
 
     def __init__(self, text: str, cat: Catalog):
         self.scan = Scan(text)
@@ -290,6 +273,25 @@ class Reader:
         self.methods_named: list[str] = []
         self.code_names: dict[str, list[str]] = {}
         self.contradiction: Note | None = None
+        self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
+        self.model_ids: list[str] = []  # catalog models named, in order
+        self.size_readings: list[tuple[float, str]] = []  # sizes written alone: (billions, words)
+
+    def read(self) -> None:
+        for step in self.STEPS:
+            getattr(self, step)()
+
+    def read_gpu_names(self) -> None:
+        self.gpu_ids = self.instances()
+        self.gpu_ids += [g for g in self.gpus() if g not in self.gpu_ids]
+
+    def read_model_names(self) -> None:
+        self.model_ids = self.models()
+        self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
+
+    def read_sizes(self) -> None:
+        self.size_readings = self.sizes()
+        self.unknown_models(self.size_readings)
 
     def set(self, name: str, value: Any, words: str) -> None:
         """Record a reading. Of two different readings of one field the first written stands,
@@ -328,7 +330,7 @@ class Reader:
             gpu
             and "gpus" not in self.fields
             and _DESKTOP.search(gpu.name)
-            and not _ASKS_COUNT.search(self.scan.original)
+            and not self.voc.asks_count.search(self.scan.text)
         ):
             self.weak("gpus", 1, self.words.get("gpu", gpu.name))
             self.notes.append(Note(code="one_card_assumed", params={"gpu": gpu.name}))
@@ -558,7 +560,7 @@ class Reader:
             self.set("train_tokens", value, self.scan.take(match))
 
     def dataset(self) -> None:
-        if not TRIGGERS["dataset"].search(self.scan.text):
+        if not self.voc.triggers["dataset"].search(self.scan.text):
             return
         samples = (
             NUM + r"\s*" + UNIT + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:samples?|examples?|"
@@ -649,7 +651,7 @@ class Reader:
                 self.set("gpus", int(count), self.scan.take(match))
         for match in self.scan.finditer(single):
             self.set("gpus", 1, self.scan.take(match))
-        for match in self.scan.finditer(_ONE_MACHINE):
+        for match in self.scan.finditer(self.voc.one_machine):
             self.set("nodes", 1, self.scan.take(match))
         for match in self.scan.finditer(NUM + r"\s*(?:nodes?|台服务器|台机器|台|机器)(?![a-z])"):
             if match.group(1) in ("a", "an"):
@@ -658,7 +660,7 @@ class Reader:
 
     def gpu_memory(self) -> None:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"."""
-        if not TRIGGERS["gpu_memory"].search(self.scan.text):
+        if not self.voc.triggers["gpu_memory"].search(self.scan.text):
             return
         for pattern, one_gpu in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
@@ -697,7 +699,7 @@ class Reader:
         return found
 
     def batches(self) -> None:
-        if not TRIGGERS["batches"].search(self.scan.text):
+        if not self.voc.triggers["batches"].search(self.scan.text):
             return
         number = r"(\d+)"
         micro = (
@@ -720,7 +722,7 @@ class Reader:
             self.notes.append(Note(code="batch_read_as", params={"words": words, "field": name, "value": value}))
 
     def schedule(self) -> None:
-        if not TRIGGERS["schedule"].search(self.scan.text):
+        if not self.voc.triggers["schedule"].search(self.scan.text):
             return
         units = r"(days?|weeks?|wks?|months?|hours?|hrs?|天|周|星期|个星期|个月|月|小时|个小时|日)"
         en = (
@@ -745,7 +747,7 @@ class Reader:
             self.set("deadline_days", 7.0 if match.group(1) in ("week", "周") else 30.0, words)
 
     def budget(self) -> None:
-        if not TRIGGERS["budget"].search(self.scan.text):
+        if not self.voc.triggers["budget"].search(self.scan.text):
             return
         money = (
             r"(?:(?:预算|budget|spend|cost)\s{0,3})?(?:(?:of|is|为|是|有|:|about|around|under|up to|约|大约)\s{0,3})?"
@@ -769,7 +771,7 @@ class Reader:
 
     def training_options(self) -> None:
         """Precision, ZeRO/FSDP/DeepSpeed, checkpointing, offload, TP/PP, optimizer, LoRA rank."""
-        if not TRIGGERS["training_options"].search(self.scan.text):
+        if not self.voc.triggers["training_options"].search(self.scan.text):
             return
         self._precision_and_sharding()
         self._frameworks()
@@ -797,26 +799,18 @@ class Reader:
 
     def _frameworks(self) -> None:
         """Training and serving frameworks named: noted, and left for method() to weigh."""
-        for match in self.scan.finditer(
-            r"deepspeed|megatron(?:-lm)?|nemo|accelerate|torchtune|llama-?factory|axolotl|"
-            r"unsloth|vllm|sglang|tensorrt-llm|trt-llm|tgi|ollama|lmdeploy"
-        ):
+        for match in self.scan.finditer(self.voc.frameworks):
             self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))
 
     def _parallel_sizes(self) -> None:
-        for field, words in (
-            ("tp", r"(?<![a-z])tp|tensor[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|张量并行"),
-            ("pp", r"(?<![a-z])pp|pipeline[- ]parallel(?:ism)?(?: size| degree)?(?: of)?|流水线并行"),
-        ):
+        for field, words in self.voc.parallel.items():
             for match in self.scan.finditer(rf"(?:{words})\s*[=:]?\s*(\d+)"):
                 self.set(field, int(match.group(1)), self.scan.take(match))
 
     def _optimizer(self) -> None:
-        for pattern, name in _OPTIMIZERS:
-            match = self.scan.search(pattern)
-            if match:
-                self.set("optimizer", name, self.scan.take(match))
-                return
+        found = _first_in(self.voc.tables["optimizers"], self.scan)  # the most specific first
+        if found:
+            self.set("optimizer", found[0], found[1])
 
     def _lora_rank(self) -> None:
         for match in self.scan.finditer(

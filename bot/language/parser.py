@@ -204,18 +204,9 @@ def _hint_misspelled_keys(text: str, parsed: Parsed) -> None:
 def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     """Run the extractors over the prose in order; names (not counts) are also looked for in code."""
     reader = Reader(prose, cat)
-    reader.unsupported_hardware()
-    gpus = reader.instances()
-    gpus += [g for g in reader.gpus() if g not in gpus]
+    reader.read()  # the extractors in Reader.STEPS order
+    gpus, models, sizes = reader.gpu_ids, reader.model_ids, reader.size_readings
     parsed.gpus_named = list(gpus)
-    models = reader.models()
-    models += [m for m in reader.family_models() if m not in models]
-    for step in (reader.tokens, reader.dataset, reader.sequence, reader.gpu_memory, reader.counts):
-        step()
-    sizes = reader.sizes()
-    reader.unknown_models(sizes)
-    for step in (reader.batches, reader.schedule, reader.budget, reader.training_options):
-        step()
     comparing = bool(reader.voc.compare.search(prose.lower()))  # vocabularies are lower case
     _compare_or_set_aside(parsed, reader, gpus, models, sizes, comparing)
     reader.method(comparing)

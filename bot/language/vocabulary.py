@@ -38,6 +38,11 @@ class Vocabulary:
     gpu_alias: re.Pattern
     gpu_by_alias: dict[str, str]
     model_by_alias: dict[str, str]
+    frameworks: re.Pattern
+    parallel: dict[str, str]  # tp/pp -> the words before the size, as one alternation
+    asks_count: re.Pattern
+    one_machine: re.Pattern
+    triggers: dict[str, re.Pattern]
 
 
 _GUARDED_WORD = re.compile(r"^\(\?<!(\[[^\]]+\])\)([a-z0-9]+)")
@@ -133,10 +138,15 @@ def vocabulary() -> Vocabulary:
         gpu_alias=gpu_alias,
         gpu_by_alias=gpu_by_alias,
         model_by_alias=model_by_alias,
+        frameworks=_any(lex.frameworks),
+        parallel={name: _any(words.en + words.zh).pattern for name, words in lex.parallel.items()},
+        asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
+        one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
+        triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
     )
 
 
-_TABLES = ("objectives", "regions", "user_areas", "data_kinds", "precisions", "checkpointing", "offload")
+_TABLES = ("objectives", "regions", "user_areas", "data_kinds", "precisions", "checkpointing", "offload", "optimizers")
 
 
 def _tables(cat: Catalog) -> dict[str, list[tuple[str, re.Pattern]]]:
