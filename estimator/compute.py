@@ -104,6 +104,22 @@ class StepTime:
     traffic: dict[str, np.ndarray]  # bytes per GPU per step by parallel dimension, per layout
 
 
+def _step_at_mfu(model_flops_gpu, hw: Hardware, mfu: float, tokens_step, traffic) -> StepTime:
+    """Step time at a fixed model FLOPs utilisation: all of it counted as compute."""
+    seconds = model_flops_gpu / (hw.peak * mfu)
+    zero_arr = np.zeros_like(seconds)
+    return StepTime(seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu, traffic)
+
+
+def _recompute_flops_gpu(ckpt, forward_flops_gpu, model_flops_gpu, defaults: Defaults) -> np.ndarray:
+    """FLOPs per GPU that activation checkpointing repeats: a full forward, or a share for selective."""
+    return np.where(
+        ckpt == 2,
+        forward_flops_gpu,
+        np.where(ckpt == 1, defaults.number("selective_recompute_cost") * model_flops_gpu, 0.0),
+    )
+
+
 def training_step(
     job: Job,
     hw: Hardware,
@@ -127,17 +143,9 @@ def training_step(
     model_flops_gpu = tokens_step * flops.model / gpus
     traffic = training_traffic(job, lay)
     if mfu_override is not None:
-        seconds = model_flops_gpu / (hw.peak * mfu_override)
-        zero_arr = np.zeros_like(seconds)
-        return StepTime(
-            seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu_override, traffic
-        )
+        return _step_at_mfu(model_flops_gpu, hw, mfu_override, tokens_step, traffic)
 
-    recompute = np.where(
-        ckpt == 2,
-        tokens_step * flops.forward / gpus,
-        np.where(ckpt == 1, defaults.number("selective_recompute_cost") * model_flops_gpu, 0.0),
-    )
+    recompute = _recompute_flops_gpu(ckpt, tokens_step * flops.forward / gpus, model_flops_gpu, defaults)
     t_compute = (model_flops_gpu + recompute) * stage_imbalance(a, pp) / (hw.peak * hw.hfu)
 
     # 1F1B pipeline bubble: (p-1)/m of the ideal time (Narayanan et al. 2021, Sec. 2.2)

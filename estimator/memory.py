@@ -156,19 +156,39 @@ def _largest_matrix(a: Arch) -> int:
     return a.largest_matrix_params
 
 
-def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndarray]:
-    """Peak bytes per GPU of one training step, with host RAM and NVMe the layout needs."""
-    a = job.arch
+def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Ones of the layout's broadcast shape, and the layout fields as float arrays of that shape."""
     fields = (lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt, lay.micro_batch, lay.micro_batches)
     ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
-    gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches = (np.asarray(x, dtype=float) * ones for x in fields)
+    return ones, tuple(np.asarray(x, dtype=float) * ones for x in fields)
+
+
+def _model_copies(method: str) -> tuple[int, int]:
+    """Trained and frozen model copies per GPU."""
+    trained = 2 if method == "ppo" else 1  # PPO trains actor and critic
+    frozen = {"dpo": 1, "ppo": 2}.get(method, 0)  # reference (and reward) models
+    return trained, frozen
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where the layout keeps training state: ZeRO shard counts, offload, gathered units."""
+
+    tp: np.ndarray
+    pp: np.ndarray
+    zero: np.ndarray
+    shard_w: np.ndarray
+    shard_g: np.ndarray
+    shard_o: np.ndarray
+    opt_on_host: np.ndarray
+    params_on_host: np.ndarray
+    unit: np.ndarray  # parameters of the largest unit ZeRO-3 gathers at once, per GPU
+    gathers: np.ndarray  # ZeRO-3 or parameter offload: weights arrive one unit at a time
+
+
+def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload) -> _Placement:
     dp = gpus / (tp * pp)
-
-    w_b, g_b, o_b = state_bytes(job.precision, job.optimizer)
-    adapter_method = job.method in ADAPTER_METHODS
-    trained_copies = 2 if job.method == "ppo" else 1  # PPO trains actor and critic
-    frozen_copies = {"dpo": 1, "ppo": 2}.get(job.method, 0)  # reference (and reward) models
-
+    # ZeRO stages 1, 2, 3 shard optimizer states, gradients, weights over data parallel ranks (Rajbhandari et al. 2020)
     shard_w = np.where(zero >= 3, dp, 1.0)
     shard_g = np.where(zero >= 2, dp, 1.0)
     shard_o = np.where(zero >= 1, dp, 1.0)
@@ -176,7 +196,20 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     params_on_host = offload >= 3
     unit = a.largest_unit_params / tp
     gathers = (zero >= 3) | params_on_host
+    return _Placement(tp, pp, zero, shard_w, shard_g, shard_o, opt_on_host, params_on_host, unit, gathers)
 
+
+@dataclass(frozen=True)
+class _Activations:
+    """Activation bytes per GPU that do not depend on the pipeline stage."""
+
+    stored_per_layer: np.ndarray  # kept for the backward pass, per layer and micro-batch
+    recompute_peak: np.ndarray  # one layer's full activations, rebuilt under full checkpointing
+    loss_peak: np.ndarray  # logits and their loss on the last stage
+
+
+def _activations(job: Job, tp: np.ndarray, ckpt: np.ndarray, mbs: np.ndarray) -> _Activations:
+    a = job.arch
     seqs = mbs * (2 if job.method == "dpo" else 1)  # DPO: chosen and rejected
     tokens = seqs * job.seq_len
     act_b = 4.0 if job.precision == "fp32" else activation_bytes()
@@ -184,73 +217,136 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
     recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
     loss_peak = tokens * (a.vocab * LOSS_BYTES_PER_LOGIT + a.hidden * act_b) / tp
+    return _Activations(stored_per_layer, recompute_peak, loss_peak)
 
-    first_p, last_p = _stage_params(a, pp, tp)
-    inflight_first = np.minimum(pp, np.maximum(micro_batches, 1))
 
-    stage_list = [(first_p, inflight_first, pp == 1)]
-    if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
-        stage_list.append((last_p, 1.0, True))
-    stages = []
-    for params, inflight, has_loss in stage_list:
-        # weights: trained models (16-bit compute copy), frozen models, ZeRO-3 gathered units
-        trained_w = np.where(params_on_host, 0.0, params * w_b / shard_w) if not adapter_method else 0.0
-        frozen_w = _frozen_weight_bytes(job, params, pp, tp) / shard_w
-        frozen_w = np.where(params_on_host, 0.0, frozen_w)
-        weights = trained_copies * trained_w if not adapter_method else frozen_w
-        weights = weights + frozen_copies * frozen_w
-        weights = weights + np.where(gathers, 2 * unit * 2.0, 0.0)  # running unit + prefetched next
-        if job.method == "qlora":
-            weights = weights + _largest_matrix(a) / tp * 2.0  # dequantised bf16 copy of one matrix
+def _stage_weights(job: Job, place: _Placement, params: np.ndarray) -> np.ndarray:
+    """Weights: trained models (16-bit compute copy), frozen models, ZeRO-3 gathered units."""
+    a = job.arch
+    w_b = state_bytes(job.precision, job.optimizer)[0]
+    trained_copies, frozen_copies = _model_copies(job.method)
+    adapter_method = job.method in ADAPTER_METHODS
+    trained_w = np.where(place.params_on_host, 0.0, params * w_b / place.shard_w) if not adapter_method else 0.0
+    frozen_w = _frozen_weight_bytes(job, params, place.pp, place.tp) / place.shard_w
+    frozen_w = np.where(place.params_on_host, 0.0, frozen_w)
+    weights = trained_copies * trained_w if not adapter_method else frozen_w
+    weights = weights + frozen_copies * frozen_w
+    weights = weights + np.where(place.gathers, 2 * place.unit * 2.0, 0.0)  # running unit + prefetched next
+    if job.method == "qlora":
+        weights = weights + _largest_matrix(a) / place.tp * 2.0  # dequantised bf16 copy of one matrix
+    return weights
 
-        if adapter_method:
-            gradients = np.zeros_like(params)
-            optimizer = np.zeros_like(params)
-            adapter_params = a.lora_params(job.lora_rank, job.lora_targets) / (pp * tp)
-            adapters = adapter_params * (w_b + g_b + o_b) / shard_o
-            host_state = np.zeros_like(params)
-        else:
-            resident_g = params * g_b / shard_g + np.where(zero >= 3, unit * g_b, 0.0)
-            gradients = trained_copies * np.where(opt_on_host, unit * g_b, resident_g)
-            factored = a.factored_state_elems * 4.0 / (pp * tp) if job.optimizer == "adafactor" else 0.0
-            resident_o = params * o_b / shard_o + factored / shard_o
-            optimizer = trained_copies * np.where(opt_on_host, 0.0, resident_o)
-            adapters = np.zeros_like(params)
-            # ZeRO-Offload keeps fp32 master, Adam states and fp32 gradients on the host
-            host_state = trained_copies * np.where(opt_on_host, params * (o_b + 4.0) / shard_o, 0.0)
-            host_state = host_state + trained_copies * np.where(params_on_host, params * w_b / shard_w, 0.0)
 
-        activations = inflight * (a.layers / pp) * stored_per_layer
-        activations = activations + np.maximum(np.where(has_loss, loss_peak, 0.0), recompute_peak)
-        kv_cache = np.zeros_like(params)
-        if job.method == "ppo":  # rollout generation keeps a KV cache for the micro-batch
-            kv_heads_share = _kv_share(a, tp)
-            kv_cache = (
-                kv_cache + mbs * job.seq_len * (a.layers / pp) * a.kv_cache_elems_per_token_layer * kv_heads_share * 2.0
-            )
+def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(gradients, optimizer, adapters, host state) when only LoRA adapters train."""
+    w_b, g_b, o_b = state_bytes(job.precision, job.optimizer)
+    adapter_params = job.arch.lora_params(job.lora_rank, job.lora_targets) / (place.pp * place.tp)
+    adapters = adapter_params * (w_b + g_b + o_b) / place.shard_o
+    return np.zeros_like(params), np.zeros_like(params), adapters, np.zeros_like(params)
 
-        parts = {
-            "weights": weights * ones,
-            "gradients": gradients * ones,
-            "optimizer": optimizer * ones,
-            "activations": activations * ones,
-            "adapters": adapters * ones,
-            "kv_cache": kv_cache * ones,
-        }
-        stages.append((parts, host_state))
 
+def _trained_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(gradients, optimizer, adapters, host state) when the whole model trains."""
+    a = job.arch
+    w_b, g_b, o_b = state_bytes(job.precision, job.optimizer)
+    trained_copies = _model_copies(job.method)[0]
+    unit, pp, tp = place.unit, place.pp, place.tp
+    resident_g = params * g_b / place.shard_g + np.where(place.zero >= 3, unit * g_b, 0.0)
+    gradients = trained_copies * np.where(place.opt_on_host, unit * g_b, resident_g)
+    factored = a.factored_state_elems * 4.0 / (pp * tp) if job.optimizer == "adafactor" else 0.0
+    resident_o = params * o_b / place.shard_o + factored / place.shard_o
+    optimizer = trained_copies * np.where(place.opt_on_host, 0.0, resident_o)
+    # ZeRO-Offload keeps fp32 master, Adam states and fp32 gradients on the host
+    host_state = trained_copies * np.where(place.opt_on_host, params * (o_b + 4.0) / place.shard_o, 0.0)
+    host_state = host_state + trained_copies * np.where(place.params_on_host, params * w_b / place.shard_w, 0.0)
+    return gradients, optimizer, np.zeros_like(params), host_state
+
+
+def _rollout_kv_cache(job: Job, params: np.ndarray, mbs: np.ndarray, pp: np.ndarray, tp: np.ndarray) -> np.ndarray:
+    """PPO rollout generation keeps a KV cache for the micro-batch; other methods none."""
+    a = job.arch
+    kv_cache = np.zeros_like(params)
+    if job.method == "ppo":
+        kv_heads_share = _kv_share(a, tp)
+        kv_cache = (
+            kv_cache + mbs * job.seq_len * (a.layers / pp) * a.kv_cache_elems_per_token_layer * kv_heads_share * 2.0
+        )
+    return kv_cache
+
+
+def _stage_memory(
+    job: Job,
+    place: _Placement,
+    act: _Activations,
+    params: np.ndarray,
+    inflight: np.ndarray | float,
+    has_loss: np.ndarray | bool,
+    mbs: np.ndarray,
+    ones: np.ndarray,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Bytes per GPU on one pipeline stage holding `params`, with `inflight` micro-batches' activations."""
+    a, pp = job.arch, place.pp
+    weights = _stage_weights(job, place, params)
+    states = _adapter_states if job.method in ADAPTER_METHODS else _trained_states
+    gradients, optimizer, adapters, host_state = states(job, place, params)
+    activations = inflight * (a.layers / pp) * act.stored_per_layer
+    activations = activations + np.maximum(np.where(has_loss, act.loss_peak, 0.0), act.recompute_peak)
+    kv_cache = _rollout_kv_cache(job, params, mbs, pp, place.tp)
+    parts = {
+        "weights": weights * ones,
+        "gradients": gradients * ones,
+        "optimizer": optimizer * ones,
+        "activations": activations * ones,
+        "adapters": adapters * ones,
+        "kv_cache": kv_cache * ones,
+    }
+    return parts, host_state
+
+
+def _larger_stage(stages: list) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The stage that needs more memory sets the per-GPU figure; host state takes the larger of the two."""
     parts, host_state = stages[0]
-    if len(stages) == 2:  # the stage that needs more memory sets the per-GPU figure
+    if len(stages) == 2:
         (first, host_first), (last, host_last) = stages
         use_first = sum(first.values()) >= sum(last.values())
         parts = {k: np.where(use_first, first[k], last[k]) for k in first}
         host_state = np.maximum(host_first, host_last)
-    parts["overhead"] = _overhead(sum(parts.values()), gpus, over)
+    return parts, host_state
 
-    gpus_per_node_used = np.minimum(gpus, lay.gpus_per_node)
+
+def _offloaded(
+    host_state: np.ndarray, gpus: np.ndarray, offload: np.ndarray, gpus_per_node
+) -> tuple[np.ndarray, np.ndarray]:
+    """(host RAM, NVMe) bytes per node that the GPUs of one node offload."""
+    gpus_per_node_used = np.minimum(gpus, gpus_per_node)
     offloaded_per_node = host_state * gpus_per_node_used
     nvme = np.where((offload == 2) | (offload == 4), offloaded_per_node, 0.0)
     host_ram = np.where((offload == 1) | (offload == 3), offloaded_per_node, 0.0)
+    return host_ram, nvme
+
+
+def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndarray]:
+    """Peak bytes per GPU of one training step, with host RAM and NVMe the layout needs.
+
+    The first pipeline stage (embedding, most micro-batches in flight) and the last (output head,
+    loss) are evaluated; the one that needs more sets the figure.
+    """
+    a = job.arch
+    ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches) = _broadcast_layout(lay)
+    place = _placement(a, gpus, tp, pp, zero, offload)
+    act = _activations(job, tp, ckpt, mbs)
+
+    first_p, last_p = _stage_params(a, pp, tp)
+    # 1F1B (Narayanan et al. 2021): the first stage keeps up to pp micro-batches in flight, the last one
+    inflight_first = np.minimum(pp, np.maximum(micro_batches, 1))
+    stage_list = [(first_p, inflight_first, pp == 1)]
+    if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
+        stage_list.append((last_p, 1.0, True))
+    stages = [_stage_memory(job, place, act, p, inflight, has_loss, mbs, ones) for p, inflight, has_loss in stage_list]
+
+    parts, host_state = _larger_stage(stages)
+    parts["overhead"] = _overhead(sum(parts.values()), gpus, over)
+    host_ram, nvme = _offloaded(host_state, gpus, offload, lay.gpus_per_node)
     return {**parts, "host_offload": host_ram, "nvme_offload": nvme}
 
 

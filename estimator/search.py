@@ -17,7 +17,7 @@ from gpuplan.estimator import compute, memory, network
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Catalog
+from gpuplan.knowledge import GPU, Catalog, Defaults
 
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)
@@ -263,6 +263,37 @@ def layout_of(grid: Grid, gbs: int) -> Layout:
     return Layout(grid.gpus, grid.tp, grid.pp, grid.zero, grid.offload, grid.ckpt, grid.micro_batch, micro_batches, 8)
 
 
+def _viable(grid: Grid, per_gpu: np.ndarray, options: GpuOptions) -> np.ndarray:
+    """Layouts some candidate GPU type can hold, plus the least-memory plain layout for the report."""
+    viable = per_gpu <= options.capacity.max()
+    plain = grid.offload == 0
+    if plain.any() and not (viable & plain).any():
+        viable[np.flatnonzero(plain)[np.argmin(per_gpu[plain])]] = True
+    return viable
+
+
+def _deliverable(
+    grid: Grid, options: GpuOptions, per_gpu: np.ndarray, explicit_gpus: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(fits, deliverable) per candidate (T, L): it fits, runs on the type, and is in stock."""
+    fits = per_gpu[None, :] <= options.capacity
+    runs = options.usable & (grid.tp[None, :] <= options.per_node)
+    in_stock = (grid.gpus[None, :] <= options.stock) | explicit_gpus
+    return fits, fits & runs & in_stock
+
+
+def _training_time(
+    job: Job, hw: compute.Hardware, grid: Grid, layout: Layout, tokens: float, defaults: Defaults, mfu: float | None
+) -> tuple[compute.StepTime, np.ndarray, np.ndarray]:
+    """Step time, tokens/s per GPU and wall-clock seconds of the whole job (T, L)."""
+    gbs_effective = np.asarray(layout.micro_batches) * grid.dp() * grid.micro_batch
+    step = compute.training_step(job, hw, layout, gbs_effective, defaults, mfu)
+    tokens_per_s_gpu = step.tokens / step.seconds / grid.gpus
+    # goodput: the share of wall-clock spent training (restarts, evaluation, checkpoints take the rest)
+    seconds = tokens / (tokens_per_s_gpu * grid.gpus) / defaults.number("goodput")
+    return step, tokens_per_s_gpu, seconds
+
+
 def score_training(
     job: Job,
     grid: Grid,
@@ -276,28 +307,20 @@ def score_training(
     explicit_gpus: bool,
     prune: bool = True,
 ) -> Scored:
-    d = cat.defaults
+    """Memory, fit, step time, days and cost of every GPU type x layout candidate."""
     layout = layout_of(grid, gbs)
     parts = memory.training_memory(job, layout, over)
     per_gpu = memory.per_gpu_total(parts)
-    viable = per_gpu <= options.capacity.max()
-    plain = grid.offload == 0
-    if plain.any() and not (viable & plain).any():  # keep the least-memory plain layout for the report
-        viable[np.flatnonzero(plain)[np.argmin(per_gpu[plain])]] = True
+    viable = _viable(grid, per_gpu, options)
     if prune and viable.any() and not viable.all():  # layouts no candidate GPU can hold need no more work
         grid = grid.subset(viable)
         parts = {k: v[viable] for k, v in parts.items()}
         per_gpu = per_gpu[viable]
         layout = layout_of(grid, gbs)
-    dp = grid.dp()
+    fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus)
+
     micro_batches = np.asarray(layout.micro_batches)
-    fits = per_gpu[None, :] <= options.capacity
-    runs = options.usable & (grid.tp[None, :] <= options.per_node)
-    in_stock = (grid.gpus[None, :] <= options.stock) | explicit_gpus
-    gbs_effective = micro_batches * dp * grid.micro_batch
-    step = compute.training_step(job, hw, layout, gbs_effective, d, mfu)
-    tokens_per_s_gpu = step.tokens / step.seconds / grid.gpus
-    seconds = tokens / (tokens_per_s_gpu * grid.gpus) / d.number("goodput")
+    step, tokens_per_s_gpu, seconds = _training_time(job, hw, grid, layout, tokens, cat.defaults, mfu)
     cost = seconds / 3600 * grid.gpus * options.price
     return Scored(
         grid,
@@ -305,7 +328,7 @@ def score_training(
         parts,
         per_gpu,
         fits,
-        fits & runs & in_stock,
+        deliverable,
         seconds,
         cost,
         step,
@@ -376,36 +399,56 @@ def choose(
         extra = everything & meets_deadline & meets_budget
         return Choice(i, True, alternatives=alternatives(scored, objective, extra, i))
 
-    shortfalls: list[tuple[str, dict]] = []
     if not ok_deliver.any():
-        fits_somewhere = scored.fits & scored.options.usable & (scored.grid.tp[None, :] <= scored.options.per_node)
-        if not offload_fixed:
-            fits_somewhere &= scored.grid.offload[None, :] == 0
-        if fits_somewhere.any():
-            j = best(scored, "fewest", fits_somewhere)
-            t, layout_i = np.unravel_index(j, scored.fits.shape)
-            shortfalls.append(
-                (
-                    "stock",
-                    {
-                        "gpus": int(scored.grid.gpus[layout_i]),
-                        "gpu": scored.options.gpus[t].name,
-                        "stock": int(scored.options.stock[t, 0]),
-                    },
-                )
-            )
-            return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j))
-        # nothing fits without offload: the layout that needs least memory, offload as alternatives
-        no_offload = np.broadcast_to(scored.grid.offload == 0, scored.fits.shape).ravel() | offload_fixed
-        per_gpu = np.broadcast_to(scored.per_gpu, scored.fits.shape).ravel()
-        j = int(np.lexsort((scored.days.ravel(), per_gpu, ~no_offload))[0])
-        if not everything.any():
-            shortfalls.append(("memory", {}))
-        return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j))
+        j, shortfalls = _undeliverable(scored, offload_fixed)
+    else:
+        j, shortfalls = _nearest_miss(scored, ok_deliver, meets_deadline, meets_budget, deadline, budget)
+    return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j))
 
+
+def _undeliverable(scored: Scored, offload_fixed: bool) -> tuple[int, list[tuple[str, dict]]]:
+    """Nothing can be delivered: the fewest GPUs that fit but are out of stock, else the layout
+    that needs least memory (offloading layouts then come as alternatives)."""
+    fits_somewhere = scored.fits & scored.options.usable & (scored.grid.tp[None, :] <= scored.options.per_node)
+    if not offload_fixed:
+        fits_somewhere &= scored.grid.offload[None, :] == 0
+    if fits_somewhere.any():
+        j = best(scored, "fewest", fits_somewhere)
+        return j, [_stock_shortfall(scored, j)]
+    # nothing fits without offload: the layout that needs least memory, offload as alternatives
+    no_offload = np.broadcast_to(scored.grid.offload == 0, scored.fits.shape).ravel() | offload_fixed
+    per_gpu = np.broadcast_to(scored.per_gpu, scored.fits.shape).ravel()
+    j = int(np.lexsort((scored.days.ravel(), per_gpu, ~no_offload))[0])
+    return j, [] if scored.deliverable.any() else [("memory", {})]
+
+
+def _stock_shortfall(scored: Scored, j: int) -> tuple[str, dict]:
+    """Candidate j fits but its GPU type is not in stock in that number."""
+    t, layout_i = np.unravel_index(j, scored.fits.shape)
+    return (
+        "stock",
+        {
+            "gpus": int(scored.grid.gpus[layout_i]),
+            "gpu": scored.options.gpus[t].name,
+            "stock": int(scored.options.stock[t, 0]),
+        },
+    )
+
+
+def _nearest_miss(
+    scored: Scored,
+    ok_deliver: np.ndarray,
+    meets_deadline: np.ndarray,
+    meets_budget: np.ndarray,
+    deadline: float | None,
+    budget: float | None,
+) -> tuple[int, list[tuple[str, dict]]]:
+    """Deliverable candidates exist but none meets deadline and budget: by how much each is missed,
+    and the cheapest in time, else the fastest in budget, else the fastest."""
     fastest = best(scored, "fastest", ok_deliver)
     cheapest = best(scored, "cheapest", ok_deliver)
     days, cost = scored.flat["days"], scored.flat["cost"]
+    shortfalls: list[tuple[str, dict]] = []
     if deadline and days[fastest] > deadline:
         shortfalls.append(
             ("deadline", {"days": float(days[fastest]), "deadline": deadline, "ratio": float(days[fastest] / deadline)})
@@ -417,27 +460,33 @@ def choose(
     in_time = ok_deliver & meets_deadline
     in_budget = ok_deliver & meets_budget
     if not shortfalls and deadline and budget:  # each alone is possible, not both together
-        j = best(scored, "cheapest", in_time)
-        k = best(scored, "fastest", in_budget)
-        shortfalls.append(
-            (
-                "deadline_and_budget",
-                {
-                    "cost_in_time": float(cost[j]),
-                    "budget": budget,
-                    "over": float(cost[j] - budget),
-                    "days_in_budget": float(days[k]),
-                    "deadline": deadline,
-                },
-            )
-        )
+        shortfalls.append(_both_limits_shortfall(scored, in_time, in_budget, deadline, budget))
     if in_time.any():
         pick = best(scored, "cheapest", in_time)
     elif in_budget.any():
         pick = best(scored, "fastest", in_budget)
     else:
         pick = fastest
-    return Choice(int(pick), False, shortfalls, alternatives(scored, objective, everything, int(pick)))
+    return int(pick), shortfalls
+
+
+def _both_limits_shortfall(
+    scored: Scored, in_time: np.ndarray, in_budget: np.ndarray, deadline: float, budget: float
+) -> tuple[str, dict]:
+    """Deadline and budget each alone can be met: the cost in time and the days within budget."""
+    days, cost = scored.flat["days"], scored.flat["cost"]
+    j = best(scored, "cheapest", in_time)
+    k = best(scored, "fastest", in_budget)
+    return (
+        "deadline_and_budget",
+        {
+            "cost_in_time": float(cost[j]),
+            "budget": budget,
+            "over": float(cost[j] - budget),
+            "days_in_budget": float(days[k]),
+            "deadline": deadline,
+        },
+    )
 
 
 def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: int) -> list[tuple[str, int]]:

@@ -63,15 +63,34 @@ def _check_start(
     gpus = tier.gpus[0]
     r = est.resolved
     if r.gpu == gpu_id and r.gpus == gpus and est.memory.fits:
-        return {
-            "tier": tier.id,
-            "gpu": gpu_id,
-            "gpu_name": cat.gpus[gpu_id].name,
-            "gpus": gpus,
-            "fits": True,
-            "per_gpu_gib": est.memory.per_gpu_gib,
-        }
-    trial = request.model_copy(
+        return _start_row(cat, tier, gpu_id, gpus, True, est.memory.per_gpu_gib)
+    trial = _starting_request(request, est, gpu_id, gpus)
+    try:
+        start = estimate_fn(trial)
+    except ValueError:
+        return {"gpu": gpu_id, "gpu_name": cat.gpus[gpu_id].name, "gpus": gpus, "fits": False, "per_gpu_gib": None}
+    result = _start_row(cat, tier, gpu_id, gpus, start.memory.fits, start.memory.per_gpu_gib)
+    if not start.memory.fits:
+        result.update(_what_holds(cat, gpu_id, gpus, trial, start, estimate_fn))
+    return result
+
+
+def _start_row(cat: Catalog, tier: Tier, gpu_id: str, gpus: int, fits: bool, per_gpu_gib: float) -> dict[str, Any]:
+    """The starting configuration as the answer reports it."""
+    return {
+        "tier": tier.id,
+        "gpu": gpu_id,
+        "gpu_name": cat.gpus[gpu_id].name,
+        "gpus": gpus,
+        "fits": fits,
+        "per_gpu_gib": per_gpu_gib,
+    }
+
+
+def _starting_request(request: Request, est: Estimate, gpu_id: str, gpus: int) -> Request:
+    """The request on the starting configuration, every layout and goal choice left open."""
+    r = est.resolved
+    return request.model_copy(
         update={
             "gpu": gpu_id,
             "gpus": gpus,
@@ -87,30 +106,25 @@ def _check_start(
             "seq_len": r.seq_len,
         }
     )
-    try:
-        start = estimate_fn(trial)
-    except ValueError:
-        return {"gpu": gpu_id, "gpu_name": cat.gpus[gpu_id].name, "gpus": gpus, "fits": False, "per_gpu_gib": None}
-    result: dict[str, Any] = {
-        "tier": tier.id,
-        "gpu": gpu_id,
-        "gpu_name": cat.gpus[gpu_id].name,
-        "gpus": gpus,
-        "fits": start.memory.fits,
-        "per_gpu_gib": start.memory.per_gpu_gib,
-    }
-    if not start.memory.fits:
-        needed = _fewest_that_hold(cat, gpu_id, trial, estimate_fn)
-        if needed is not None:
-            result["needed"] = needed
-        offload = [w.params for w in start.warnings if w.code == "fits_with_offload"]
-        if offload:
-            result["with_offload"] = {
-                "gpus": gpus,
-                "per_gpu_gib": offload[0]["per_gpu"],
-                "host_ram_gib": offload[0]["host_ram"],
-            }
-    return result
+
+
+def _what_holds(
+    cat: Catalog, gpu_id: str, gpus: int, trial: Request, start: Estimate, estimate_fn: Callable
+) -> dict[str, Any]:
+    """When the starting configuration does not hold the job: the fewest GPUs of its type that do,
+    and the same GPUs with offload when the estimate suggests it."""
+    out: dict[str, Any] = {}
+    needed = _fewest_that_hold(cat, gpu_id, trial, estimate_fn)
+    if needed is not None:
+        out["needed"] = needed
+    offload = [w.params for w in start.warnings if w.code == "fits_with_offload"]
+    if offload:
+        out["with_offload"] = {
+            "gpus": gpus,
+            "per_gpu_gib": offload[0]["per_gpu"],
+            "host_ram_gib": offload[0]["host_ram"],
+        }
+    return out
 
 
 def _fewest_that_hold(cat: Catalog, gpu_id: str, trial: Request, estimate_fn: Callable) -> dict[str, Any] | None:
