@@ -34,7 +34,19 @@ def vectorised(cat, gpus, job, grid, prune: bool = True) -> float:
     options = search.gpu_options(cat, gpus, None, None)
     links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
     hw = compute.hardware_for(gpus, "full", "bf16-mixed", cat.defaults, links)
-    scored = search.score_training(job, grid, options, hw, GBS, TOKENS, overheads(cat), cat, None, True, prune)
+    scored = search.score_training(
+        job,
+        grid,
+        options,
+        hw,
+        gbs=GBS,
+        tokens=TOKENS,
+        over=overheads(cat),
+        cat=cat,
+        mfu=None,
+        explicit_gpus=True,
+        prune=prune,
+    )
     search.choose(scored, "cheapest", None, None)
     return time.perf_counter() - start
 

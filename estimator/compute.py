@@ -168,13 +168,13 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         job.arch,
         trained,
         job.seq_len,
-        lay.gpus,
-        lay.tp,
-        lay.pp,
-        lay.zero,
-        lay.ckpt,
-        np.asarray(lay.micro_batch, dtype=float) * dpo,
-        lay.micro_batches,
+        gpus=lay.gpus,
+        tp=lay.tp,
+        pp=lay.pp,
+        zero=lay.zero,
+        ckpt=lay.ckpt,
+        micro_batch=np.asarray(lay.micro_batch, dtype=float) * dpo,
+        micro_batches=lay.micro_batches,
         grad_bytes=4.0 if job.precision == "fp32" else 2.0,
     )
 
@@ -202,7 +202,7 @@ class ServingSpeed:
 
 
 def decode_speed_arrays(
-    a: Arch, precision: str, seq_len: int, batch, tp, pp, hbm, peak, defaults: Defaults, comm_seconds=0.0
+    a: Arch, precision: str, *, seq_len: int, batch, tp, pp, hbm, peak, defaults: Defaults, comm_seconds=0.0
 ) -> ServingSpeed:
     """Generation throughput ceiling: each decode step streams the weights and the KV cache from
     HBM (roofline; Williams et al. 2009), or is bound by matmul throughput at large batches.
@@ -223,6 +223,16 @@ def decode_speed_arrays(
     return ServingSpeed(batch / step / gpus, step, t_memory >= t_compute)
 
 
-def decode_speed(a: Arch, gpu: GPU, precision: str, seq_len: int, batch, tp, pp, defaults: Defaults) -> ServingSpeed:
+def decode_speed(a: Arch, gpu: GPU, precision: str, *, seq_len: int, batch, tp, pp, defaults: Defaults) -> ServingSpeed:
     serve_peak = (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
-    return decode_speed_arrays(a, precision, seq_len, batch, tp, pp, gpu.hbm_gb_s * 1e9, serve_peak, defaults)
+    return decode_speed_arrays(
+        a,
+        precision,
+        seq_len=seq_len,
+        batch=batch,
+        tp=tp,
+        pp=pp,
+        hbm=gpu.hbm_gb_s * 1e9,
+        peak=serve_peak,
+        defaults=defaults,
+    )

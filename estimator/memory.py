@@ -376,6 +376,7 @@ def kv_bytes_per_token(a: Arch, precision: str) -> float:
 def serving_memory(
     a: Arch,
     precision: str,
+    *,
     seq_len: int,
     batch: np.ndarray | int,
     tp: np.ndarray | int,

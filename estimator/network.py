@@ -92,6 +92,7 @@ def step_traffic(
     a: Arch,
     trained: bool,
     seq_len: int,
+    *,
     gpus,
     tp,
     pp,

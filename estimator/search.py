@@ -299,6 +299,7 @@ def score_training(
     grid: Grid,
     options: GpuOptions,
     hw: compute.Hardware,
+    *,
     gbs: int,
     tokens: float,
     over: Overheads,
@@ -544,6 +545,7 @@ def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndar
 def score_serving(
     arch: Arch,
     precision: str,
+    *,
     seq: int,
     batch: int,
     tp: np.ndarray,
@@ -556,7 +558,9 @@ def score_serving(
 ) -> ServingScored:
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
-    parts = memory.serving_memory(arch, precision, seq, batch, tp, pp, chunk, over)
+    parts = memory.serving_memory(
+        arch, precision, seq_len=seq, batch=batch, tp=tp, pp=pp, prefill_chunk=chunk, over=over
+    )
     per_gpu = memory.per_gpu_total(parts)
     fits = per_gpu[None, :] <= options.capacity
     per_node = options.per_node
@@ -571,7 +575,9 @@ def score_serving(
         [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
     )
     comm = network.decode_comm_seconds(arch, batch, tp, pp, network.decode_links(options.gpus, cat, fabric))
-    speed = compute.decode_speed_arrays(arch, precision, seq, batch, tp, pp, hbm, peak, d, comm)
+    speed = compute.decode_speed_arrays(
+        arch, precision, seq_len=seq, batch=batch, tp=tp, pp=pp, hbm=hbm, peak=peak, defaults=d, comm_seconds=comm
+    )
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,

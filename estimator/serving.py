@@ -119,7 +119,19 @@ def _choose(ctx: Context, precision: str, batch: int, seq: int) -> Replica:
         raise RequestError([no_layout(req, batch)])
     options = search.gpu_options(cat, types, region, None)
     over = overheads(cat)
-    scored = search.score_serving(ctx.arch, precision, seq, batch, tp, pp, options, over, cat, fixed, req.fabric)
+    scored = search.score_serving(
+        ctx.arch,
+        precision,
+        seq=seq,
+        batch=batch,
+        tp=tp,
+        pp=pp,
+        options=options,
+        over=over,
+        cat=cat,
+        fixed=fixed,
+        fabric=req.fabric,
+    )
     objective = req.objective or "cheapest"
     min_speed = cat.defaults.number("inference", "min_tokens_per_s_per_sequence")
     flat, met, interactive = search.choose_serving(scored, objective, batch, min_speed)

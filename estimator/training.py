@@ -172,7 +172,16 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
     links = network.links_for_types(types, fabrics, cat.collective_efficiency)
     hw = compute.hardware_for(types, job.method, job.precision, cat.defaults, links)
     return search.score_training(
-        job, grid, options, hw, gbs, tokens, overheads(cat), cat, ctx.req.mfu, explicit_gpus=bool(fixed.gpus)
+        job,
+        grid,
+        options,
+        hw,
+        gbs=gbs,
+        tokens=tokens,
+        over=overheads(cat),
+        cat=cat,
+        mfu=ctx.req.mfu,
+        explicit_gpus=bool(fixed.gpus),
     )
 
 

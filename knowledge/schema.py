@@ -278,6 +278,13 @@ class BilingualList(_Strict):
     zh: list[str]
 
 
+class Multipliers(_Strict):
+    """Number words and what they multiply by, per language (lower case)."""
+
+    en: dict[str, float]
+    zh: dict[str, float]
+
+
 class Lexicon(_Strict):
     """The parser's vocabulary: regular expressions by meaning (validated to compile)."""
 
@@ -305,6 +312,7 @@ class Lexicon(_Strict):
     asks_count: BilingualList
     one_machine: BilingualList
     triggers: dict[str, BilingualList]  # extractor -> the words without which it has nothing to read
+    multipliers: Multipliers
 
     @model_validator(mode="after")
     def _patterns_compile(self) -> Lexicon:

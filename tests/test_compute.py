@@ -103,7 +103,7 @@ def test_h100_faster_than_a100(cat):
 def test_decode_is_memory_bound_at_small_batch(cat):
     a = from_spec(cat.models["llama-2-7b"])
     gpu = cat.gpus["h100-80gb"]
-    speed = decode_speed(a, gpu, "bf16", 2048, 1, 1, 1, cat.defaults)
+    speed = decode_speed(a, gpu, "bf16", seq_len=2048, batch=1, tp=1, pp=1, defaults=cat.defaults)
     # one token per step: step = (weights + KV read) / (3.35 TB/s x 0.8)
     kv = 1 * 1024 * 32 * 2 * 32 * 128 * 2
     step = (a.params * 2 + kv) / (3350e9 * 0.8)
@@ -114,7 +114,7 @@ def test_decode_is_memory_bound_at_small_batch(cat):
 def test_moe_decode_reads_only_touched_experts(cat):
     a = from_spec(cat.models["mixtral-8x7b"])
     gpu = cat.gpus["h100-80gb"]
-    one = decode_speed(a, gpu, "bf16", 2048, 1, 2, 1, cat.defaults)
+    one = decode_speed(a, gpu, "bf16", seq_len=2048, batch=1, tp=2, pp=1, defaults=cat.defaults)
     dense_like = a.params * 2 / 2 / (3350e9 * 0.8)
     assert float(one.step_seconds) < 0.5 * dense_like  # top-2 of 8 experts per token
 

@@ -145,29 +145,31 @@ def test_vllm_kv_cache_13b(cat):
     # Kwon et al. 2023: 13B (40 layers, hidden 5120, fp16): 2 x 40 x 5120 x 2 B = 800 KiB per token
     a = generic(13)
     assert kv_bytes_per_token(a, "bf16") == 2 * 40 * 5120 * 2 == 819_200
-    parts = serving_memory(a, "bf16", 2048, 1, 1, 1, 8192, NO_OVERHEAD)
+    parts = serving_memory(a, "bf16", seq_len=2048, batch=1, tp=1, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)
     assert float(parts["kv_cache"]) / GIB == pytest.approx(1.5625)
 
 
 def test_serving_tensor_parallel_splits_weights_and_kv(cat):
     a = from_spec(cat.models["llama-3-70b"])
-    one = serving_memory(a, "bf16", 4096, 8, 1, 1, 8192, NO_OVERHEAD)
-    four = serving_memory(a, "bf16", 4096, 8, 4, 1, 8192, NO_OVERHEAD)
+    one = serving_memory(a, "bf16", seq_len=4096, batch=8, tp=1, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)
+    four = serving_memory(a, "bf16", seq_len=4096, batch=8, tp=4, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)
     assert float(four["weights"]) == pytest.approx(float(one["weights"]) / 4)
     assert float(four["kv_cache"]) == pytest.approx(float(one["kv_cache"]) / 4)
 
 
 def test_kv_heads_replicate_when_tp_exceeds_them(cat):
     a = from_spec(cat.models["glm-4-9b"])  # 2 kv heads
-    two = serving_memory(a, "bf16", 4096, 8, 2, 1, 8192, NO_OVERHEAD)["kv_cache"]
-    eight = serving_memory(a, "bf16", 4096, 8, 8, 1, 8192, NO_OVERHEAD)["kv_cache"]
+    two = serving_memory(a, "bf16", seq_len=4096, batch=8, tp=2, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)["kv_cache"]
+    eight = serving_memory(a, "bf16", seq_len=4096, batch=8, tp=8, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)[
+        "kv_cache"
+    ]
     assert float(eight) == pytest.approx(float(two))  # each rank still holds one whole kv head
 
 
 def test_int4_weights_quarter_of_bf16(cat):
     a = from_spec(cat.models["llama-2-70b"])
-    bf16 = serving_memory(a, "bf16", 2048, 1, 1, 1, 8192, NO_OVERHEAD)["weights"]
-    int4 = serving_memory(a, "int4", 2048, 1, 1, 1, 8192, NO_OVERHEAD)["weights"]
+    bf16 = serving_memory(a, "bf16", seq_len=2048, batch=1, tp=1, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)["weights"]
+    int4 = serving_memory(a, "int4", seq_len=2048, batch=1, tp=1, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)["weights"]
     ends = (a.embed_params + a.head_params + a.final_norm_params) * 2
     assert float(int4) == pytest.approx(a.layer_stack_params * (0.5 + 4 / 128) + ends)
     assert float(int4) < 0.3 * float(bf16)

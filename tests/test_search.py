@@ -74,7 +74,9 @@ def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, 
     options = search.gpu_options(cat, gpus, None, None)
     links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
     hw = compute.hardware_for(gpus, method, "bf16-mixed", cat.defaults, links)
-    scored = search.score_training(job, grid, options, hw, gbs, tokens, overheads(cat), cat, None, False)
+    scored = search.score_training(
+        job, grid, options, hw, gbs=gbs, tokens=tokens, over=overheads(cat), cat=cat, mfu=None, explicit_gpus=False
+    )
     choice = search.choose(scored, objective, None, None)
     t, i = np.unravel_index(choice.index, scored.fits.shape)
     got = (

@@ -56,7 +56,6 @@ NUM = (
     r"twelve|sixteen|twenty|thirty|sixty|ninety|a couple of|a few|a single|a pair of|dual|quad|a|an)"
 )
 MAX_READ_NUMBER = 1e15  # larger numbers in prose are not read: no count, size or length is that big
-UNIT = r"(万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千|trillion|billion|million|thousand|bn|tn|[kmbt])?"
 
 
 def count_value(text: str) -> float:
@@ -235,6 +234,7 @@ _MEMORY_PATTERNS = (
     # "20G 够不够", "24GB enough?": a memory asked about on its own
     (r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)", False),
 )
+
 
 class Reader:
     """Runs the extractors over one question and collects fields, notes and errors."""
@@ -548,7 +548,7 @@ class Reader:
                 sizes.append((float(size.group(1)), name))
 
     def tokens(self) -> None:
-        pattern = NUM + r"\s*" + UNIT + r"\s*(?:training\s+)?(?:tokens?|个\s*token|词元|token)"
+        pattern = NUM + r"\s*" + values.multiplier_pattern() + r"\s*(?:training\s+)?(?:tokens?|个\s*token|词元|token)"
         for match in self.scan.finditer(pattern):
             try:
                 value = values.quantity(match.group(1) + (match.group(2) or ""))
@@ -563,7 +563,10 @@ class Reader:
         if not self.voc.triggers["dataset"].search(self.scan.text):
             return
         samples = (
-            NUM + r"\s*" + UNIT + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:samples?|examples?|"
+            NUM
+            + r"\s*"
+            + values.multiplier_pattern()
+            + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:samples?|examples?|"
             r"instructions?|conversations?|dialogues?|pairs?|prompts?|rows|records|tickets?|documents?|docs|"
             r"questions?|articles?|条(?:数据|样本|对话|指令|语料|工单)?|个样本|组(?:对话|数据)|对数据)"
         )

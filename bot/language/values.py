@@ -6,36 +6,12 @@ parser use them, so "700亿", "70b" and "70 billion" mean the same thing everywh
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
 CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character: the text is (partly) Chinese
 
-# multipliers: English suffixes and Chinese units (万 = 1e4, 亿 = 1e8, 万亿 = 1e12)
-_SUFFIX = {
-    "": 1.0,
-    "k": 1e3,
-    "thousand": 1e3,
-    "m": 1e6,
-    "mil": 1e6,
-    "million": 1e6,
-    "b": 1e9,
-    "bn": 1e9,
-    "billion": 1e9,
-    "t": 1e12,
-    "tn": 1e12,
-    "trillion": 1e12,
-    "千": 1e3,
-    "万": 1e4,
-    "十万": 1e5,
-    "百万": 1e6,
-    "千万": 1e7,
-    "亿": 1e8,
-    "十亿": 1e9,
-    "百亿": 1e10,
-    "千亿": 1e11,
-    "万亿": 1e12,
-}
 _CN_DIGITS = {
     "零": 0,
     "一": 1,
@@ -52,10 +28,26 @@ _CN_DIGITS = {
     "十": 10,
 }
 NUMBER = r"(\d+(?:[.,]\d+)*(?:\.\d+)?|[一二两双三四五六七八九十]+)"
-_QUANTITY = re.compile(
-    NUMBER + r"\s*(万亿|千亿|百亿|十亿|亿|千万|百万|十万|万|千|trillion|billion|million|thousand|mil|bn|tn|[kmbt])?$",
-    re.IGNORECASE,
-)
+
+
+@functools.cache
+def multipliers() -> dict[str, float]:
+    """The multiplier words of knowledge/lexicon.yaml: 'b' -> 1e9, '亿' -> 1e8, '万亿' -> 1e12."""
+    from gpuplan.knowledge import catalog
+
+    words = catalog().lexicon.multipliers
+    return {**words.en, **words.zh}
+
+
+@functools.cache
+def multiplier_pattern() -> str:
+    """The multiplier words as one optional group, the longest first ('万亿' before '万')."""
+    return "(" + "|".join(re.escape(w) for w in sorted(multipliers(), key=len, reverse=True)) + ")?"
+
+
+@functools.cache
+def _quantity() -> re.Pattern:
+    return re.compile(NUMBER + r"\s*" + multiplier_pattern() + "$", re.IGNORECASE)
 
 
 def cn_number(text: str) -> float:
@@ -90,10 +82,10 @@ def number(text: str) -> float:
 
 def quantity(text: str, default_unit: float = 1.0) -> float:
     """A count with an optional multiplier: '2T' -> 2e12, '300B' -> 3e11, '1.4万亿' -> 1.4e12."""
-    match = _QUANTITY.match(text.strip().lower().replace(" ", ""))
+    match = _quantity().match(text.strip().lower().replace(" ", ""))
     if not match:
         raise ValueError(text)
-    value = number(match.group(1)) * (_SUFFIX[match.group(2)] if match.group(2) else default_unit)
+    value = number(match.group(1)) * (multipliers()[match.group(2)] if match.group(2) else default_unit)
     if not math.isfinite(value):
         raise ValueError(text)
     return value
