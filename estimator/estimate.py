@@ -87,10 +87,14 @@ def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
 def _check_against_model(ctx: Context, seq: int) -> list[Note]:
     req, arch, gpu = ctx.req, ctx.arch, ctx.gpu
     bad: list[Note] = []
-    limit = arch.max_context or int(ctx.number("limits", "generic_max_context"))
-    if seq > limit:
-        code = "seq_over_context" if arch.max_context else "seq_over_limit"
-        bad.append(Note(code=code, params={"seq": seq, "context": limit, "model": arch.name}))
+    hard_limit = int(ctx.number("limits", "generic_max_context"))
+    native = arch.max_context or hard_limit
+    if seq > hard_limit or (seq > native and ctx.method == "infer"):
+        # serving engines refuse a length beyond the model's positions (vLLM's max_model_len check)
+        code = "seq_over_context" if seq <= hard_limit else "seq_over_limit"
+        bad.append(Note(code=code, params={"seq": seq, "context": min(native, hard_limit), "model": arch.name}))
+    elif seq > native:  # training longer than the model was (LongLoRA, YaRN, continued pretraining)
+        ctx.warn("seq_beyond_context", seq=seq, context=native, model=arch.name)
     if req.tp and req.tp >= 1 and (arch.heads % req.tp):
         bad.append(Note(code="tp_not_dividing_heads", params={"tp": req.tp, "heads": arch.heads, "model": arch.name}))
     if req.pp and req.pp > arch.layers:

@@ -128,7 +128,8 @@ def test_chinchilla_tokens_for_pretraining():
     [
         (dict(params_b=-5), "bad_model_size"),
         (dict(params_b=7, gpus=0), "bad_gpus"),
-        (dict(model="llama-2-7b", seq_len=10 * 2**20), "seq_over_context"),
+        (dict(model="llama-2-7b", seq_len=10 * 2**20), "seq_over_limit"),
+        (dict(model="llama-2-7b", method="infer", seq_len=8192), "seq_over_context"),
         (dict(params_b=7, seq_len=10 * 2**20), "seq_over_limit"),
         (dict(params_b=7, zero=5), "bad_zero"),
         (dict(params_b=7, mfu=1.5), "bad_mfu"),
@@ -147,3 +148,13 @@ def test_impossible_requests_name_the_value(fields, code):
     with pytest.raises(RequestError) as err:
         estimate(Request(**fields))
     assert code in [n.code for n in err.value.notes]
+
+
+def test_training_beyond_the_native_context_is_sized_with_a_warning():
+    """LongLoRA fine-tuned Llama 2 at 32k and more: a length beyond the model's own is planned as
+    asked, and the answer says it takes extending the positions."""
+    est = estimate(Request(model="llama-2-7b", method="lora", seq_len=32768))
+    assert est.resolved.seq_len == 32768
+    assert "seq_beyond_context" in [w.code for w in est.warnings]
+    shorter = estimate(Request(model="llama-2-7b", method="lora", seq_len=4096))
+    assert est.memory.breakdown_gib.activations > shorter.memory.breakdown_gib.activations
