@@ -161,7 +161,7 @@ def estimate(req: Request, cat: Catalog | None = None) -> Estimate:
 
     With the process's own catalog the result is memoised by request: an estimate is a pure
     function of the request and the knowledge, which is loaded once per process. Callers never
-    mutate an Estimate (tests/test_cache.py checks that cached and fresh answers agree)."""
+    mutate an Estimate (tests/test_memo.py checks that cached and fresh answers agree)."""
     if (cat is None or cat is catalog()) and memo.enabled():
         return _estimate_memo(req.model_dump_json())
     return _estimate(req, cat or catalog())

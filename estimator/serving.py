@@ -267,7 +267,7 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
         per_step_gb=(tp_bytes + pp_bytes) / 1e9,
         fabric=fabric_for(ctx, gpu) if pp > 1 else gpu.link,
         single_node=pp == 1,
-        comm_fraction=seconds / (step_s + seconds) if step_s > 0 else 0.0,
+        comm_fraction=seconds / step_s if step_s > 0 else 0.0,  # the decode step includes its communication
         by_dimension_gb={"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9},
     )
 

@@ -393,3 +393,11 @@ def test_shortcut_on_an_empty_message_opens_an_explanation(setup):
     shortcut = {"team": {"id": TEAM}, "user": {"id": USER}, "trigger_id": "t.4", "message": {"text": ""}}
     shortcuts.draft_reply(ack=MagicMock(), shortcut=shortcut, client=client, context=setup.context)
     assert only_call(client.views_open)["view"]["type"] == "modal"
+
+
+def test_lazy_listeners_get_the_same_services_from_the_copied_context(setup):
+    """Bolt copies the context for lazy listeners; the services come through shared, not copied."""
+    copied = setup.context.to_copyable()
+    assert copied["gpuplan_services"].replies is setup.replies and copied.bot_user_id == "U0GPUPLAN"
+    run_event(setup, "app_mention", mention_event("7b lora", ts="9.0"), MagicMock())
+    assert setup.io.replies  # the listener found its services

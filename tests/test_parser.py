@@ -117,3 +117,21 @@ def test_a_misspelt_setting_is_pointed_out(text, key):
 
 def test_names_in_pasted_code_are_not_taken_for_misspelt_settings():
     assert not [n for n in parse("```\ngpuss=8\n```\nllama 7b").notes if n.code == "not_a_setting"]
+
+
+def test_the_model_set_aside_is_named_by_its_own_words():
+    parsed = parse("Fine-tuning Llama 3.1 8B works fine. Can I fine-tune Llama 3.1 70B on 8 A100?")
+    assert parsed.request.model == "llama-3.1-70b"
+    [note] = [n for n in parsed.notes if n.code == "set_aside"]
+    assert note.params == {"field": "model", "used": "llama 3.1 70b", "other": "llama 3.1 8b"}
+
+
+def test_token_rates_and_amounts_are_not_lengths():
+    assert parse("serve llama-3-8b on one L4 at 2000 tokens/s").request.seq_len is None
+    assert parse("training data is 50000 tokens").request.train_tokens == 50000
+    assert parse("qwen 7b lora with 3000 tokens per sample").request.seq_len == 3000
+
+
+def test_a_full_stop_ends_a_model_name():
+    assert parse("I use llama-3-8b. It runs out of memory").request.model == "llama-3-8b"
+    assert parse("qwen2.5 7b lora").request.model == "qwen2.5-7b"  # a version's dot is not a full stop

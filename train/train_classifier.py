@@ -112,7 +112,7 @@ def fit(rows: list[dict], c: float) -> intent.Model:
 
 
 def predict(model: intent.Model, row: dict) -> tuple[str, list[str]]:
-    """Exactly what bot/intent.judge does at run time, on precomputed inputs."""
+    """Exactly what gpuplan.bot.language.intent.judge does at run time, on precomputed inputs."""
     scores, topics = model.probabilities(model.vector(row["grams"], row["dense"]))
     verdict = intent.verdict(scores, topics, row["fired"], row["parsed"], row["ask"])
     return verdict.intent, verdict.topics

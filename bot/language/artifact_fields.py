@@ -1,9 +1,9 @@
-"""Turn what bot/artifacts.py read from pasted artifacts into Request fields, each with a note
+"""Turn what artifacts.py read from pasted artifacts into Request fields, each with a note
 saying which words it came from ("--nproc_per_node 8 --nnodes 2 → 16 GPUs on 2 nodes").
 
 Tools spell one thing several ways and split it over several flags (GPUs per node times nodes,
 micro-batch times accumulation times GPUs); this module puts those together. The prose of the
-question still wins over anything here (bot/parser.py merges them).
+question still wins over anything here (parser.py merges them).
 """
 
 from __future__ import annotations

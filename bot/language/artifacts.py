@@ -148,13 +148,14 @@ def find_code(text: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-_SENTENCE = re.compile(r"^\s*[A-Z][a-z']*(?:\s+[A-Za-z][\w'-]*,?){4,}[^{}\[\]=:\"]*$")
+_SENTENCE_START = re.compile(r"\s*[A-Z][a-z']*(?:\s+[A-Za-z][\w'-]*,?){4}")
+_CODE_CHARS = re.compile(r"[{}\[\]=:\"]")
 
 
 def _sentence(line: str) -> bool:
-    """A line that reads as a sentence ("It would be nice to ...") ends the code block above it,
-    even when that block's last line ended with a comma."""
-    return bool(_SENTENCE.match(line))
+    """A line that reads as a sentence ("It would be nice to ...": a capital, five words, no code
+    characters) ends the code block above it, even when that block's last line ended with a comma."""
+    return not _CODE_CHARS.search(line) and bool(_SENTENCE_START.match(line))
 
 
 _TOKEN = re.compile(r"\S+")

@@ -131,6 +131,15 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
+# after "N tokens": a rate, or a length per item ("2048 tokens each", "4096 tokens per sample")
+_RATE = re.compile(r"\s*(?:/\s*s|per second|a second|每秒|/秒)")
+_PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
+
+
+def _power_of_two(value: float) -> bool:
+    return value == int(value) and int(value) & (int(value) - 1) == 0
+
+
 _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that names its size
 _SENTENCE_END = re.compile(r"[.!?。！？\n]")
 _QUESTION = re.compile(r"[?？]|^\s*(?:can|could|how|what|which|is|are|do|does|will|would)\b|吗|多少|能否|可否|怎么")
@@ -276,6 +285,7 @@ class Reader:
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
         self.model_ids: list[str] = []  # catalog models named, in order
         self.size_readings: list[tuple[float, str]] = []  # sizes written alone: (billions, words)
+        self.model_words: dict[str, str] = {}  # catalog model -> the words that first named it
 
     def read(self) -> None:
         for step in self.STEPS:
@@ -466,7 +476,7 @@ class Reader:
                 self.mention(("model", found_id), match.span(), bool(_SIZED.search(match.group(1))))
             if found_id and found_id not in found:
                 found.append(found_id)
-                self.words.setdefault("model", self.scan.take(match))
+                self.model_words.setdefault(found_id, self.scan.take(match))
             elif found_id:
                 self.scan.take(match)
         return found
@@ -521,7 +531,7 @@ class Reader:
             if spec and spec not in found:
                 found.append(spec)
                 self.option_spans["model"].append(match.span())
-                self.words.setdefault("model", self.scan.take(match))
+                self.model_words.setdefault(spec, self.scan.take(match))
         return found
 
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
@@ -554,7 +564,10 @@ class Reader:
                 value = values.quantity(match.group(1) + (match.group(2) or ""))
             except ValueError:
                 continue
-            if not match.group(2) and 64 <= value < 100_000:
+            after = self.scan.text[match.end() : match.end() + 24]
+            if _RATE.match(after):
+                continue  # "2000 tokens/s": a speed, not an amount
+            if not match.group(2) and 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
                 self.set("seq_len", int(value), self.scan.take(match))  # "2048 tokens each": a length
                 continue
             self.set("train_tokens", value, self.scan.take(match))

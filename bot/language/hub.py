@@ -1,7 +1,7 @@
 """Model shapes from a Hugging Face repo's config.json, for models the catalog does not list.
 
 `lookup("org/name")` fetches that repo's config.json only (never weights) through huggingface_hub
-and turns it into a `ModelSpec` with `spec_from_config` (bot/hub_config.py); `looks_like_repo_id` tells whether a word
+and turns it into a `ModelSpec` with `spec_from_config` (hub_config.py); `looks_like_repo_id` tells whether a word
 someone wrote names such a repo. Lookups are one GET bounded by a timeout, kept in a disk cache
 (a cached config is never fetched again, so a second lookup works offline), and remembered per
 process (failures for NEGATIVE_TTL seconds, so a bad id is not retried on every message).

@@ -1,7 +1,7 @@
 """A Hugging Face config.json read as a ModelSpec: the field names of each model family, the
 defaults its configuration class assumes when a field is absent, and its MoE and MLA shapes.
 
-Pure: no network, no cache (bot/hub.py fetches the file and calls `spec_from_config`).
+Pure: no network, no cache (hub.py fetches the file and calls `spec_from_config`).
 """
 
 from __future__ import annotations

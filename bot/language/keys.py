@@ -3,7 +3,7 @@ value is read, an example that works, and the other spellings it accepts.
 
 A `key=value` token is a setting only when its key is one of these and it is written the way the
 help shows it (`seq=4k`, no spaces, in the prose of the question). Any other `name=value`, a
-`--flag`, JSON or YAML is part of a pasted artifact and is read by bot/artifacts.py instead, so
+`--flag`, JSON or YAML is part of a pasted artifact and is read by artifacts.py instead, so
 `prefetch_factor=2` or `SeqNum=458` never stops a question. A setting with a value that does not
 read is an error that names the key and shows the example.
 """

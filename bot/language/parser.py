@@ -3,10 +3,10 @@ in two weeks?", "我们想用QLoRA微调一个33B的模型，单卡48G够吗？"
 or a sentence with a pasted launcher line, config, nvidia-smi table or error log.
 
 Order of reading: Slack markup is stripped and full-width characters folded; pasted artifacts are
-told apart from prose (bot/artifacts.py); gpuplan's own `key=value` settings are taken from the
-prose (bot/keys.py: they always win); the prose is read one kind of thing at a time
-(bot/extract.py); the artifacts fill what the prose left open; the question's intent and topics
-are judged (bot/intent.py). Reading never fails on real text: only a gpuplan setting with a value
+told apart from prose (artifacts.py); gpuplan's own `key=value` settings are taken from the
+prose (keys.py: they always win); the prose is read one kind of thing at a time
+(extract.py); the artifacts fill what the prose left open; the question's intent and topics
+are judged (intent.py). Reading never fails on real text: only a gpuplan setting with a value
 that does not read is an error.
 """
 
@@ -235,13 +235,16 @@ def _compare_or_set_aside(
     used and the others set aside (the answer says so)."""
     if len(gpus) >= 2 and comparing:
         parsed.compare = {"kind": "gpu", "options": gpus}
+    if models:
+        reader.words.setdefault("model", reader.model_words.get(models[0], models[0]))
     options: list[tuple[str, Any]] = [("model", m) for m in models] + [("params_b", s) for s, _ in sizes]
     distinct = list(dict.fromkeys(options))
     if len(distinct) >= 2 and comparing and not parsed.compare and not _sizes_of(models, sizes, reader.cat):
         parsed.compare = {"kind": "model", "options": [v for _, v in distinct]}
     elif models:
-        models = _most_mentioned_first(reader, models, sizes)
+        models = _most_mentioned_first(reader, models)
         reader.fields["model"] = models[0]
+        reader.words["model"] = reader.model_words.get(models[0], models[0])
         _sizes_beside_a_model(reader, models, sizes)
     elif len(distinct) >= 2:
         best = max(sizes, key=lambda s: (reader.mentions.get(("params_b", s[0]), 0), -sizes.index(s)))
@@ -278,7 +281,7 @@ def _joined(text: str, spans: list[tuple[int, int]]) -> bool:
     return False
 
 
-def _most_mentioned_first(reader: Reader, models: list[str], sizes: list[tuple[float, str]]) -> list[str]:
+def _most_mentioned_first(reader: Reader, models: list[str]) -> list[str]:
     """Of several models, the one the question is about: the most mentioned, a mention in a
     question sentence counting double ("works with Qwen-7B, OOM with Qwen-14B; what does Qwen-14B
     need?"); a size written alone may pick a member of a family named without one ("Llama-2 ...
@@ -324,9 +327,9 @@ def _sizes_beside_a_model(reader: Reader, models: list[str], sizes: list[tuple[f
             reader.fields.setdefault("train_tokens", size * 1e9)
             reader.notes.append(Note(code="size_read_as_tokens", params={"words": words}))
         else:
-            reader.conflict("model", reader.words.get("model", models[0]), words)
+            reader.conflict("model", reader.words["model"], words)
     for extra in models[1:]:
-        reader.conflict("model", reader.words.get("model", models[0]), extra)
+        reader.conflict("model", reader.words["model"], reader.model_words.get(extra, extra))
 
 
 def _compared_methods(reader: Reader) -> dict[str, Any] | None:

@@ -173,7 +173,8 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
     model_alias = re.compile(
         r"(?<![a-z0-9])(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)?("
         + _trie_pattern(model_names)
-        + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9.])",
+        # not inside a longer name or version ("qwen2" of "qwen2.5"), but a sentence's full stop ends it
+        + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9]|\.[a-z0-9])",
     )
     return gpu_by_alias, model_by_alias, gpu_alias, model_alias
 

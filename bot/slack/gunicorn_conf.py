@@ -1,4 +1,5 @@
-"""gunicorn settings for `web:` (`gunicorn gpuplan.bot.slack.wsgi:application --config python:bot.gunicorn_conf`).
+"""gunicorn settings for the Procfile's `web:` line
+(`gunicorn gpuplan.bot.slack.wsgi:application --config python:gpuplan.bot.slack.gunicorn_conf`).
 
 PORT and WEB_CONCURRENCY follow the Heroku/Procfile convention; the worker class and threads
 were chosen by bench/bench_http.py (README, "Performance").

@@ -15,7 +15,7 @@ import yaml
 
 EXAMPLE_URL = "https://gpuplan.example.com"
 SLACK_PATH = "/slack/events"
-SHORTCUT_CALLBACK = "draft_plan_reply"  # bot/listeners/shortcuts.py
+SHORTCUT_CALLBACK = "draft_plan_reply"  # bot/slack/listeners/shortcuts.py
 BOT_SCOPES = [
     "commands",  # the slash command and the message shortcut
     "app_mentions:read",  # @gpuplan in channels

@@ -1,13 +1,12 @@
 """What the listeners work with (the replies and the Slack I/O), reached through Bolt's context.
 
 Listeners are plain module-level functions, as in Bolt's starter template, so they cannot close
-over the app's objects. A middleware puts a key in each request's context and `services(context)`
-finds the objects by it: a plain string survives the copy Bolt makes of the context for lazy
-listeners, where the objects themselves (a database engine, locks) would not."""
+over the app's objects: a middleware puts them in each request's context and `services(context)`
+takes them out. Bolt deep-copies the context for lazy listeners; the services are shared, not
+copied (a database engine and its locks cannot be, and must not be)."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,6 @@ from gpuplan.bot.slack.replies import Replies
 from gpuplan.bot.slack.slack_io import SlackIO
 
 CONTEXT_KEY = "gpuplan_services"
-_BY_KEY: dict[str, Services] = {}
 
 
 @dataclass(frozen=True)
@@ -26,24 +24,24 @@ class Services:
     replies: Replies
     io: SlackIO
 
+    def __deepcopy__(self, memo: dict) -> Services:
+        return self  # one set of services per process, whatever copies the context
 
-def context_for(found: Services) -> dict[str, str]:
+
+def context_for(found: Services) -> dict[str, Services]:
     """The context entry that leads a listener to `found`."""
-    key = secrets.token_hex(8)
-    _BY_KEY[key] = found
-    return {CONTEXT_KEY: key}
+    return {CONTEXT_KEY: found}
 
 
 def provide(app: App, found: Services) -> None:
     """Every request `app` handles carries `found` in its context."""
-    entry = context_for(found)
 
     def attach(context: Any, next: Callable[[], None]) -> None:  # noqa: A002 (Bolt's argument name)
-        context.update(entry)
+        context[CONTEXT_KEY] = found
         next()
 
     app.middleware(attach)
 
 
 def services(context: Any) -> Services:
-    return _BY_KEY[context[CONTEXT_KEY]]
+    return context[CONTEXT_KEY]
