@@ -542,6 +542,37 @@ def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndar
     return t[keep], p[keep]
 
 
+def _decode_speed(
+    arch: Arch,
+    precision: str,
+    seq: int,
+    batch: int,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    options: GpuOptions,
+    cat: Catalog,
+    fabric: str | None,
+) -> compute.ServingSpeed:
+    """Decode throughput of every GPU type x replica shape (T, L), communication included."""
+    hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
+    peak = np.array(
+        [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
+    )
+    comm = network.decode_comm_seconds(arch, batch, tp, pp, network.decode_links(options.gpus, cat, fabric))
+    return compute.decode_speed_arrays(
+        arch,
+        precision,
+        seq_len=seq,
+        batch=batch,
+        tp=tp,
+        pp=pp,
+        hbm=hbm,
+        peak=peak,
+        defaults=cat.defaults,
+        comm_seconds=comm,
+    )
+
+
 def score_serving(
     arch: Arch,
     precision: str,
@@ -570,14 +601,7 @@ def score_serving(
         shape_ok = tp[None, :] <= np.maximum(per_node, tp.max())
     replica = tp * pp
     in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
-    hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
-    peak = np.array(
-        [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
-    )
-    comm = network.decode_comm_seconds(arch, batch, tp, pp, network.decode_links(options.gpus, cat, fabric))
-    speed = compute.decode_speed_arrays(
-        arch, precision, seq_len=seq, batch=batch, tp=tp, pp=pp, hbm=hbm, peak=peak, defaults=d, comm_seconds=comm
-    )
+    speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,

@@ -56,8 +56,10 @@ _VENDOR_WORDS = re.compile(r"nvidia|英伟达|geforce|tesla|meta-llama/|meta-|/|
 _NOT_ALNUM = re.compile(r"[^0-9a-z\u4e00-\u9fff]+")
 
 
+@functools.lru_cache(maxsize=8192)
 def normalize_name(text: str) -> str:
-    """Fold a GPU or model name to a lookup key: 'NVIDIA A100-80GB' -> 'a10080g'."""
+    """Fold a GPU or model name to a lookup key: 'NVIDIA A100-80GB' -> 'a10080g' (memoised: the
+    catalog's names are folded again at every family look-up)."""
     key = text.strip().lower()
     key = key.split("/")[-1] if "/" in key else key
     key = _VENDOR_WORDS.sub(" ", key)
