@@ -21,10 +21,11 @@ def advise(
     `raised` are the troubleshooting rules the question itself triggered."""
     cat = cat or catalog()
     est = estimate(request, cat)
-    # the provider's tiers are training configurations; serving plans carry a region instead
-    tier_info = (
-        None if est.resolved.method == "infer" else tiers.match(cat, est, request, lang, lambda r: estimate(r, cat))
-    )
+    # the provider's tiers are training configurations; serving plans link the guide's deployment section
+    if est.resolved.method == "infer":
+        tier_info = tiers.deployment_link(cat, lang)
+    else:
+        tier_info = tiers.match(cat, est, request, lang, lambda r: estimate(r, cat))
     facts, diagnoses = diagnose.diagnose(cat, raised or [], request, est, lambda r: estimate(r, cat), observed)
     return Plan(
         intent=intent,

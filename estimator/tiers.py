@@ -142,3 +142,18 @@ def _fewest_that_hold(cat: Catalog, gpu_id: str, trial: Request, estimate_fn: Ca
         "ckpt": fix.resolved.ckpt,
         "fits": fix.memory.fits,
     }
+
+
+def deployment_link(cat: Catalog, lang: str) -> dict[str, Any] | None:
+    """A serving plan's link: the guide's section on serving a trained model near its users."""
+    link = cat.deployment
+    if link is None:
+        return None
+    return {
+        "id": link.id,
+        "title": link.title.model_dump()[lang],
+        "url": cat.tier_url(link),
+        "summary": link.summary.model_dump()[lang],
+        "kind": "deployment",
+        "exact": True,
+    }

@@ -19,6 +19,7 @@ import yaml
 from gpuplan.knowledge.schema import (
     GPU,
     Defaults,
+    DeploymentLink,
     Fabric,
     FaqFile,
     FaqRule,
@@ -101,6 +102,7 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     gpu_index: dict[str, str]
     model_index: dict[str, str]
     instances: list[Instance]
+    deployment: DeploymentLink | None = None  # the guide's training-to-deployment section
 
     def find_gpu(self, text: str) -> GPU | None:
         gpu_id = self.gpu_index.get(normalize_name(text))
@@ -128,7 +130,7 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
         index = {**self.gpu_index, normalize_name(gpu.id): gpu.id}
         return dataclasses.replace(self, gpus={**self.gpus, gpu.id: gpu}, gpu_index=index, inventory=inventory)
 
-    def tier_url(self, tier: Tier) -> str:
+    def tier_url(self, tier: Tier | DeploymentLink) -> str:
         return self.tier_base_url + tier.path
 
     def price(self, gpu_id: str, region: str | None) -> float:
@@ -272,6 +274,7 @@ def catalog() -> Catalog:
         gpus=gpus,
         models=models,
         tiers=tier_file.tiers,
+        deployment=tier_file.deployment,
         tier_base_url=os.environ.get("GPUPLAN_TIER_BASE_URL") or tier_file.base_url,
         defaults=defaults,
         fabrics=fabrics,

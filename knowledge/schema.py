@@ -167,9 +167,19 @@ class Tier(_Strict):
     regions: list[str] = []
 
 
+class DeploymentLink(_Strict):
+    """The guide's section on serving a trained model, linked from every serving plan."""
+
+    id: str
+    path: str
+    title: Bilingual
+    summary: Bilingual
+
+
 class TierFile(_Strict):
     base_url: str
     source: str
+    deployment: DeploymentLink
     tiers: list[Tier]
 
 

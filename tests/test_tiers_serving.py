@@ -66,4 +66,17 @@ def test_interactive_speed_preferred(cat):
 
 
 def test_serving_has_no_training_tier(cat):
-    assert advise(Request(model="llama-3-8b", method="infer"), "en").tier is None
+    tier = advise(Request(model="llama-3-8b", method="infer"), "en").tier
+    assert tier["kind"] == "deployment" and "start" not in tier  # no training configuration to check
+
+
+def test_serving_plans_link_the_deployment_section(cat):
+    from gpuplan.bot.pipeline import answer
+
+    for question, lang, title in (
+        ("serve llama-3-8b", "en", "From training to deployment"),
+        ("llama-3-8b 推理", "zh", "从训练到部署"),
+    ):
+        plan = answer(question, lang)
+        assert plan.tier["kind"] == "deployment" and plan.tier["title"] == title
+        assert plan.tier["url"].endswith("#train-to-deploy") and "MIG" in plan.tier["summary"]
