@@ -143,6 +143,12 @@ def test_explicit_count_beyond_stock_is_evaluated_and_flagged(cat):
     assert "over_stock" in [w.code for w in est.warnings]
 
 
+def test_a_type_the_provider_does_not_stock_is_planned_as_the_users_own(cat):
+    est = estimate(Request(model="llama-3-8b", method="lora", gpu="rtx-3090-24gb", gpus=2))
+    codes = [w.code for w in est.warnings]
+    assert est.resolved.gpus == 2 and "not_stocked" in codes and "over_stock" not in codes
+
+
 def test_region_limits_the_gpu_types(cat):
     est = estimate(Request(params_b=7, method="lora", region="kr"))
     assert est.resolved.gpu in cat.inventory["kr"]
