@@ -223,8 +223,14 @@ def decode_speed_arrays(
     return ServingSpeed(batch / step / gpus, step, t_memory >= t_compute)
 
 
+def serving_peak_flops(gpu: GPU, precision: str) -> float:
+    """Dense matmul FLOP/s a serving engine gets: FP8 tensor cores for FP8 weights where the GPU
+    has them, else 16-bit."""
+    return (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
+
+
 def decode_speed(a: Arch, gpu: GPU, precision: str, *, seq_len: int, batch, tp, pp, defaults: Defaults) -> ServingSpeed:
-    serve_peak = (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
+    serve_peak = serving_peak_flops(gpu, precision)
     return decode_speed_arrays(
         a,
         precision,

@@ -527,8 +527,9 @@ class ServingScored:
     fits: np.ndarray  # (T, L)
     deliverable: np.ndarray
     tokens_per_s_gpu: np.ndarray  # (T, L)
-    step_seconds: np.ndarray
+    step_seconds: np.ndarray  # the whole decode step, its communication included
     replica_cost: np.ndarray  # USD per hour for one replica (T, L)
+    comm_seconds: np.ndarray  # the step's tensor- and pipeline-parallel communication (T, L)
 
 
 def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray]:
@@ -552,14 +553,12 @@ def _decode_speed(
     options: GpuOptions,
     cat: Catalog,
     fabric: str | None,
-) -> compute.ServingSpeed:
-    """Decode throughput of every GPU type x replica shape (T, L), communication included."""
+) -> tuple[np.ndarray, compute.ServingSpeed]:
+    """(network seconds per decode step, decode throughput) of every GPU type x replica shape (T, L)."""
     hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
-    peak = np.array(
-        [[(g.fp8_tflops if precision == "fp8" and g.fp8_tflops else g.peak_16bit_tflops) * 1e12] for g in options.gpus]
-    )
+    peak = np.array([[compute.serving_peak_flops(g, precision)] for g in options.gpus])
     comm = network.decode_comm_seconds(arch, batch, tp, pp, network.decode_links(options.gpus, cat, fabric))
-    return compute.decode_speed_arrays(
+    return comm, compute.decode_speed_arrays(
         arch,
         precision,
         seq_len=seq,
@@ -601,7 +600,7 @@ def score_serving(
         shape_ok = tp[None, :] <= np.maximum(per_node, tp.max())
     replica = tp * pp
     in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
-    speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric)
+    comm, speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,
@@ -614,6 +613,7 @@ def score_serving(
         speed.tokens_per_s_per_gpu,
         speed.step_seconds,
         replica[None, :] * options.price,
+        np.broadcast_to(comm, speed.step_seconds.shape),
     )
 
 

@@ -254,14 +254,13 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
 
 
 def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
-    """Bytes per decode step and the share of the step spent on them (network.decode_comm_seconds,
-    the formula the search used)."""
+    """Bytes per decode step and the share of the step spent on them: the communication seconds
+    the search timed (network.decode_comm_seconds), not a second computation of them."""
     gpu, tp, pp = replica.gpu, replica.tp, replica.pp
     allreduces, per_allreduce, hop = network.decode_collectives(ctx.arch, replica.batch, tp, pp)
     # per GPU: its share of the all-reduces, and one hop per boundary spread over the stages
     tp_bytes, pp_bytes = float(allreduces * per_allreduce), (pp - 1) * hop / pp
-    links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
-    seconds = float(network.decode_comm_seconds(ctx.arch, replica.batch, tp, pp, links).ravel()[0])
+    seconds = float(replica.scored.comm_seconds[replica.t, replica.i])  # what the search timed
     step_s = float(replica.scored.step_seconds[replica.t, replica.i])
     return NetworkEstimate(
         per_step_gb=(tp_bytes + pp_bytes) / 1e9,
