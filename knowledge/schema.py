@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -9,8 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 def check_patterns(patterns: list[str], where: str) -> None:
     """Every pattern is a valid regular expression, or the knowledge does not load."""
-    import re
-
     for pattern in patterns:
         try:
             re.compile(pattern)
