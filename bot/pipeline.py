@@ -241,6 +241,8 @@ COMPARE_FIELD = {"gpu": "gpu", "method": "method"}
 def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: dict[str, Any]) -> Plan:
     """Estimate each option the question compares; the main plan is the cheapest that fits."""
     kind, options = parsed.compare["kind"], parsed.compare["options"]
+    # "3090或4090能跑吗": a plan for each option, answered as a plan; "A100 vs H100" is a comparison
+    label = "plan" if parsed.intent == "plan" and not parsed.compare_direct else "compare"
     plans: list[tuple[Any, Plan]] = []
     for option in options:
         if kind == "model":
@@ -249,7 +251,7 @@ def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: d
             )
         else:
             update = {COMPARE_FIELD[kind]: option}
-        plans.append((option, _advise(parsed, request.model_copy(update=update), lang, "compare", cat)))
+        plans.append((option, _advise(parsed, request.model_copy(update=update), lang, label, cat)))
     rows = [_comparison_row(kind, option, plan) for option, plan in plans]
     fitting = [i for i, r in enumerate(rows) if r["fits"]] or list(range(len(rows)))
     best = min(fitting, key=lambda i: rows[i]["cost_usd"])

@@ -18,6 +18,9 @@ from gpuplan.estimator.training import estimate_training
 from gpuplan.knowledge import Catalog, catalog
 
 MAX_PARAMS_B = 100_000  # 100T parameters: beyond any model built so far
+# One machine holds at most 16 GPUs: NVIDIA's DGX-2 / HGX-2 put 16 on one NVSwitch fabric (DGX-2
+# datasheet); more per node than a type's usual server is planned as written, up to this.
+MAX_GPUS_PER_NODE = 16
 MAX_GPU_MEMORY_GIB = 1024  # a GPU named by its memory: 1 GiB to 1 TiB (today's largest carry 288 GB)
 # Upper bounds on the other numbers (nodes, tp and pp share limits.max_gpus). Not sourced: each is
 # far beyond any published job, so a typo or a pasted counter is an error, not an overflow.
@@ -101,11 +104,11 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
         bad.append(Note(code="pp_over_layers", params={"pp": req.pp, "layers": arch.layers, "model": arch.name}))
     if req.lora_rank and req.lora_rank > arch.hidden:
         bad.append(Note(code="lora_rank_too_big", params={"rank": req.lora_rank, "hidden": arch.hidden}))
-    if gpu and req.nodes and req.gpus and req.gpus // req.nodes > gpu.gpus_per_node:
+    if gpu and req.nodes and req.gpus and req.gpus // req.nodes > max(gpu.gpus_per_node, MAX_GPUS_PER_NODE):
         bad.append(
             Note(
                 code="too_many_per_node",
-                params={"per_node": req.gpus // req.nodes, "gpu": gpu.name, "limit": gpu.gpus_per_node},
+                params={"per_node": req.gpus // req.nodes, "gpu": gpu.name, "limit": MAX_GPUS_PER_NODE},
             )
         )
     precision = req.precision
@@ -193,6 +196,11 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
         gpu = cat.gpus.get(req.gpu)
         if gpu is None:
             raise RequestError([Note(code="unknown_gpu", params={"value": req.gpu, "suggestions": []})])
+    if gpu and req.nodes and req.gpus and gpu.gpus_per_node < req.gpus // req.nodes <= MAX_GPUS_PER_NODE:
+        # "16 A10 in one machine": the user's own server, denser than the type's usual one
+        gpu = gpu.model_copy(update={"gpus_per_node": req.gpus // req.nodes})
+        cat = cat.with_gpu(gpu, gpu.id)
+        assumptions.append(Note(code="dense_node", params={"per_node": gpu.gpus_per_node, "gpu": gpu.name}))
     ctx = Context(cat, req, arch, model_id, gpu, method, assumptions, [])
     seq = _seq_len(ctx)
     problems = _check_against_model(ctx, seq)

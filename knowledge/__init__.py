@@ -122,7 +122,10 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
 
     def with_gpu(self, gpu: GPU, like: str) -> Catalog:
         """A copy that also holds a GPU made up for one question (a card named by its memory
-        only, modelled on `like`), stocked where `like` is (elsewhere as the region's largest pool)."""
+        only, modelled on `like`), stocked where `like` is (elsewhere as the region's largest pool).
+        A GPU the catalog has already (the user's denser server) replaces it and keeps its stock."""
+        if gpu.id in self.gpus:
+            return dataclasses.replace(self, gpus={**self.gpus, gpu.id: gpu})
         inventory = {
             region: {**stock, gpu.id: stock.get(like) or max(stock.values(), default=0)}
             for region, stock in self.inventory.items()

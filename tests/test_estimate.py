@@ -141,6 +141,7 @@ def test_chinchilla_tokens_for_pretraining():
         (dict(params_b=7, method="infer", precision="bf16-mixed"), "bad_precision"),
         (dict(params_b=7, zero=0, offload="cpu"), "offload_needs_zero"),
         (dict(params_b=7, gpus=12, nodes=5), "gpus_nodes_mismatch"),
+        (dict(params_b=7, gpu="a10-24gb", gpus=20, nodes=1), "too_many_per_node"),
         (dict(), "model_missing"),
     ],
 )
@@ -158,3 +159,13 @@ def test_training_beyond_the_native_context_is_sized_with_a_warning():
     assert "seq_beyond_context" in [w.code for w in est.warnings]
     shorter = estimate(Request(model="llama-2-7b", method="lora", seq_len=4096))
     assert est.memory.breakdown_gib.activations > shorter.memory.breakdown_gib.activations
+
+
+def test_a_machine_denser_than_the_usual_server_is_planned_as_written():
+    """ "16 A10 in one machine": one node of 16 (DGX-2 held 16 GPUs), said in the assumptions; the
+    usual A10 server holds 8, so the same job on two machines crosses the fabric."""
+    one = estimate(Request(params_b=13, method="lora", gpu="a10-24gb", gpus=16, nodes=1))
+    two = estimate(Request(params_b=13, method="lora", gpu="a10-24gb", gpus=16, nodes=2))
+    assert one.resolved.nodes == 1 and two.resolved.nodes == 2
+    assert "dense_node" in [n.code for n in one.assumptions]
+    assert "dense_node" not in [n.code for n in two.assumptions]

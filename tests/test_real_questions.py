@@ -60,6 +60,26 @@ ISSUE_EXAMPLES = [
 ]
 
 
+# a bare "or" beside a yes-or-no ask is "is either enough?": a plan for each option, labelled a plan;
+# a word that asks to choose or weigh keeps it a comparison
+EITHER_OR = [
+    ("yi-34b单卡3090或者4090能跑吗？", "plan"),
+    ("8张V100或者8张3090够用吗，baichuan-7b lora", "plan"),
+    ("can I fine-tune llama-3-8b with lora on a 4090 or an A6000?", "plan"),
+    ("yi-34b推理用3090还是4090更快？", "compare"),
+    ("which is better for llama-3-8b lora, a 4090 or an A6000?", "compare"),
+    ("A100 vs H100 for 13b full, is 8 enough?", "compare"),
+]
+
+
+@pytest.mark.parametrize("question, intent", EITHER_OR, ids=[q[:40] for q, _ in EITHER_OR])
+def test_either_option_enough_is_a_plan_with_both_options(question, intent):
+    code, data, err = run(question)
+    assert code == 0, err
+    assert data["intent"] == intent
+    assert len(data["comparison"]) == 2  # both options are planned either way
+
+
 def run(text: str) -> tuple[int, dict | None, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -57,6 +57,7 @@ def featurize(rows: list[dict]) -> None:
         row["dense"] = intent.dense(evidence, parsed)
         row["fired"] = intent.triggered(evidence.raw)
         row["parsed"], row["ask"] = parsed, intent.asked(evidence.prose, parsed)
+        row["prose"] = evidence.prose
 
 
 class Vectorizer:
@@ -114,7 +115,7 @@ def fit(rows: list[dict], c: float) -> intent.Model:
 def predict(model: intent.Model, row: dict) -> tuple[str, list[str]]:
     """Exactly what gpuplan.bot.language.intent.judge does at run time, on precomputed inputs."""
     scores, topics = model.probabilities(model.vector(row["grams"], row["dense"]))
-    verdict = intent.verdict(scores, topics, row["fired"], row["parsed"], row["ask"])
+    verdict = intent.verdict(scores, topics, row["fired"], row["parsed"], row["ask"], row["prose"])
     return verdict.intent, verdict.topics
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from gpuplan.bot.language.parser import Parsed
 
 SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
+RULE_SECTIONS = ("choice", "yes_no")  # read by the rules only, not classifier features
 INTENTS = ("plan", "troubleshoot", "compare", "other")
 MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
 TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own trigger phrase
@@ -62,7 +63,7 @@ class Verdict:
 def question_words() -> dict[str, list[re.Pattern]]:
     """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
     data = _questions()
-    return {name: [re.compile(p) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS}
+    return {name: [re.compile(p) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS + RULE_SECTIONS}
 
 
 @functools.cache
@@ -300,29 +301,42 @@ def judge(ev: Evidence, parsed: Parsed) -> Verdict:
     ask = asked(ev.prose, parsed)  # the question's own words, not a pasted log's
     trained = model()
     if trained is None:
-        return Verdict(intent=overruled(_rules(parsed, fired), parsed, ask), topics=list(fired), ask=ask, scores={})
+        intent = overruled(_rules(parsed, fired), parsed, ask, ev.prose)
+        return Verdict(intent=intent, topics=list(fired), ask=ask, scores={})
     scores, topic_scores = trained.probabilities(trained.vector(ngrams(text_for_ngrams(ev)), dense(ev, parsed)))
-    return verdict(scores, topic_scores, fired, parsed, ask)
+    return verdict(scores, topic_scores, fired, parsed, ask, ev.prose)
 
 
 def verdict(
-    scores: dict[str, float], topic_scores: dict[str, float], fired: tuple[str, ...], parsed: Parsed, ask: str
+    scores: dict[str, float],
+    topic_scores: dict[str, float],
+    fired: tuple[str, ...],
+    parsed: Parsed,
+    ask: str,
+    prose: str = "",
 ) -> Verdict:
     """The classifier's probabilities made an answer's kind: what judge returns at run time and
     what training measures."""
-    intent = overruled(max(scores, key=scores.get), parsed, ask)
+    intent = overruled(max(scores, key=scores.get), parsed, ask, prose)
     return Verdict(intent=intent, topics=_rank_topics(topic_scores, fired, intent), ask=ask, scores=scores)
 
 
-def overruled(intent: str, parsed: Parsed, ask: str) -> str:
+def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "") -> str:
     """Where the form of a question says more than its words: rules over the classifier."""
     if parsed.compare and parsed.compare_direct:
         return "compare"  # "A100 vs H100 for 13b"
+    if intent == "compare" and either_enough(prose):
+        return "plan"  # "8张V100或者8张3090够用吗": is either enough, not which is better
     if intent == "other" and parsed.fixed:
         return "plan"  # a gpuplan setting is written: the question is ours
     if ask != "plan" and intent != "compare":
         return "plan"  # the hardware itself asked about: a plan of its own kind
     return intent
+
+
+def either_enough(prose: str) -> bool:
+    """A yes-or-no question ("够用吗", "can I") whose only comparison word is a bare "or" / "还是"."""
+    return bool(prose) and hits("yes_no", prose) > 0 and hits("choice", prose) == 0
 
 
 def _rules(parsed: Parsed, fired: tuple[str, ...]) -> str:
