@@ -68,10 +68,12 @@ def python_loop(cat, gpus, job, grid, limit: int) -> tuple[float, int]:
             mbs = float(grid.micro_batch[i])
             dp = g / (tp * pp)
             micro = max(1.0, math.ceil(GBS / (dp * mbs)))
-            lay = Layout(g, tp, pp, float(grid.zero[i]), float(grid.offload[i]), float(grid.ckpt[i]), mbs, micro, 8)
+            zero, offload, ckpt, vpp = (float(x[i]) for x in (grid.zero, grid.offload, grid.ckpt, grid.vpp))
+            lay = Layout(g, tp, pp, zero, offload, ckpt, mbs, micro, 8, vpp)
             need = float(memory.per_gpu_total(memory.training_memory(job, lay, over)))
             step = compute.training_step(job, hw, lay, micro * dp * mbs, cat.defaults)
-            seconds = TOKENS / float(step.tokens / step.seconds) / cat.defaults.number("goodput")
+            goodput = float(search.job_reliability(job, g, gpu.gpus_per_node, cat).goodput)
+            seconds = TOKENS / float(step.tokens / step.seconds) / goodput
             cost = seconds / 3600 * g * price
             if need <= gpu.memory_gib * memory.GIB:
                 best = min(best, cost)

@@ -148,8 +148,9 @@ def training_step(
     recompute = _recompute_flops_gpu(ckpt, tokens_step * flops.forward / gpus, model_flops_gpu, defaults)
     t_compute = (model_flops_gpu + recompute) * stage_imbalance(a, pp) / (hw.peak * hw.hfu)
 
-    # 1F1B pipeline bubble: (p-1)/m of the ideal time (Narayanan et al. 2021, Sec. 2.2)
-    bubble = t_compute * (pp - 1) / np.maximum(micro_batches, 1)
+    # 1F1B pipeline bubble: (p-1)/m of the ideal time, (p-1)/(v m) interleaved over v chunks
+    # (Narayanan et al. 2021, Sec. 2.2)
+    bubble = t_compute * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp)
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero)
@@ -175,6 +176,7 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         ckpt=lay.ckpt,
         micro_batch=np.asarray(lay.micro_batch, dtype=float) * dpo,
         micro_batches=lay.micro_batches,
+        vpp=lay.vpp,
         grad_bytes=4.0 if job.precision == "fp32" else 2.0,
     )
 

@@ -63,6 +63,7 @@ class Layout:
     micro_batch: np.ndarray | int = 1
     micro_batches: np.ndarray | int = 1  # per optimizer step per pipeline (gradient accumulation)
     gpus_per_node: np.ndarray | int = 8
+    vpp: np.ndarray | int = 1  # virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B
 
 
 # --- bytes per parameter -------------------------------------------------------------------
@@ -325,6 +326,12 @@ def _offloaded(
     return host_ram, nvme
 
 
+def interleave_memory_factor(pp, vpp) -> np.ndarray:
+    """Activations in flight on the first stage, interleaved over vpp chunks, relative to plain 1F1B."""
+    pp, vpp = np.asarray(pp, dtype=float), np.asarray(vpp, dtype=float)
+    return np.where(vpp > 1, 1 + (pp - 1) / (pp * vpp), 1.0)
+
+
 def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndarray]:
     """Peak bytes per GPU of one training step, with host RAM and NVMe the layout needs.
 
@@ -337,8 +344,10 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     act = _activations(job, tp, ckpt, mbs)
 
     first_p, last_p = _stage_params(a, pp, tp)
-    # 1F1B (Narayanan et al. 2021): the first stage keeps up to pp micro-batches in flight, the last one
-    inflight_first = np.minimum(pp, np.maximum(micro_batches, 1))
+    # 1F1B (Narayanan et al. 2021): the first stage keeps up to pp micro-batches in flight, the last one;
+    # interleaved over v chunks it keeps 1 + (p-1)/(p v) times that (Korthikanti et al. 2022, Sec. 4.2.3;
+    # Megatron's warm-up of 2(p-1) + (v-1)p chunk passes)
+    inflight_first = np.minimum(pp, np.maximum(micro_batches, 1)) * interleave_memory_factor(pp, lay.vpp)
     stage_list = [(first_p, inflight_first, pp == 1)]
     if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
         stage_list.append((last_p, 1.0, True))

@@ -100,6 +100,7 @@ def step_traffic(
     ckpt,
     micro_batch,
     micro_batches,
+    vpp=1,
     grad_bytes: float = 2.0,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU per optimizer step on each parallel dimension.
@@ -109,7 +110,8 @@ def step_traffic(
     all-gather. dp: gradient all-reduce once per step (ZeRO-1/2 reduce-scatter + all-gather is
     the same volume); ZeRO-3 gathers parameters twice and reduce-scatters gradients on every
     micro-batch (Rajbhandari et al. 2020, Sec. 7); frozen weights (LoRA) are gathered but send no
-    gradients. pp: activations and their gradients between stages. ep (MoE): each token's hidden
+    gradients. pp: activations and their gradients between stages, v times over for v
+    interleaved chunks. ep (MoE): each token's hidden
     state goes to its k experts and back, forward and backward (GShard, Lepikhin et al. 2020),
     with experts spread over the data-parallel ranks.
     """
@@ -131,7 +133,7 @@ def step_traffic(
     allreduce = 2 * _ring(dp) * params_shard * grad_bytes if trained else np.zeros_like(dp)
     dp_bytes = np.where(zero >= 3, gather + scatter, allreduce)
 
-    pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches, 0.0)
+    pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
     traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
     if a.is_moe:
         ep = np.minimum(dp, a.experts)

@@ -108,6 +108,7 @@ class Resolved(BaseModel):
     pp: int
     dp: int
     ckpt: Ckpt
+    vpp: int = 1  # interleaved pipeline: model chunks per GPU (1: plain 1F1B)
     lora_rank: int | None
     mfu: float | None
     deadline_days: float | None
@@ -149,6 +150,11 @@ class ComputeEstimate(BaseModel):
     cost_usd: float
     price_usd_per_gpu_hour: float
     cost_per_million_tokens_usd: float | None = None
+    # training: the share of wall-clock that trains, from interruptions and checkpoints
+    goodput: float | None = None
+    mtbi_hours: float | None = None  # mean time between interruptions of the whole job
+    interruptions: float | None = None  # expected over the run
+    checkpoint_interval_min: float | None = None  # Young's interval; None when an interruption is unlikely
 
 
 class Alternative(BaseModel):

@@ -13,11 +13,11 @@ from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
-from gpuplan.estimator import compute, memory, network
+from gpuplan.estimator import compute, io, memory, network, reliability
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Catalog, Defaults
+from gpuplan.knowledge import GPU, Catalog
 
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)
@@ -67,6 +67,7 @@ class Grid:
     offload: np.ndarray
     ckpt: np.ndarray
     micro_batch: np.ndarray
+    vpp: np.ndarray  # virtual pipeline stages per GPU (1: plain 1F1B)
 
     @property
     def size(self) -> int:
@@ -84,6 +85,7 @@ class Grid:
             self.offload[keep],
             self.ckpt[keep],
             self.micro_batch[keep],
+            self.vpp[keep],
         )
 
 
@@ -137,9 +139,37 @@ def _training_grid(
     even = (gbs % (dp * m) == 0) & (dp * m <= gbs)
     keep &= even if (even & keep).any() else dp * m <= max(gbs, float((dp * m).min()))
     arrays = [a[keep] for a in (g, t, p, z, o, c, m)]
+    arrays = _with_interleaving(arrays, layers, gbs)
     for a in arrays:
         a.setflags(write=False)
     return Grid(*arrays)
+
+
+# Layers per interleaved chunk, at least: NeMo's GPT-3 175B recipe runs 96 layers as PP 8 x VP 6 (2 each)
+MIN_LAYERS_PER_CHUNK = 2
+
+
+def virtual_stages(layers: int, pp: np.ndarray, micro_batches: np.ndarray) -> np.ndarray:
+    """Interleaved 1F1B chunks per GPU (Narayanan et al. 2021, Sec. 2.2.2): as many as leave each
+    chunk MIN_LAYERS_PER_CHUNK layers, where Megatron allows interleaving (more than 2 stages, a
+    micro-batch count that is a multiple of them); 1 elsewhere. Stages of unequal depth (Llama 3's
+    126 layers on 16 stages) are costed by compute.stage_imbalance."""
+    out = np.ones_like(pp)
+    for p in np.unique(pp[pp > 2]):
+        chunks = (layers // int(p)) // MIN_LAYERS_PER_CHUNK
+        if chunks >= 2:
+            out[(pp == p) & (micro_batches % p == 0)] = chunks
+    return out
+
+
+def _with_interleaving(arrays: list[np.ndarray], layers: int, gbs: int) -> list[np.ndarray]:
+    """The layout fields plus a vpp column: pipelines that can interleave are listed twice, plain
+    and interleaved (interleaving shrinks the bubble but keeps more activations in flight)."""
+    g, t, p, _, _, _, m = arrays
+    micro_batches = np.maximum(1.0, np.ceil(gbs / (g / (t * p) * m)))
+    vpp = virtual_stages(layers, p, micro_batches)
+    twice = vpp > 1
+    return [np.concatenate((a, a[twice])) for a in arrays] + [np.concatenate((np.ones_like(vpp), vpp[twice]))]
 
 
 @dataclass
@@ -260,7 +290,9 @@ def simplest_zero(job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capac
 
 def layout_of(grid: Grid, gbs: int) -> Layout:
     micro_batches = np.maximum(1.0, np.ceil(gbs / (grid.dp() * grid.micro_batch)))
-    return Layout(grid.gpus, grid.tp, grid.pp, grid.zero, grid.offload, grid.ckpt, grid.micro_batch, micro_batches, 8)
+    return Layout(
+        grid.gpus, grid.tp, grid.pp, grid.zero, grid.offload, grid.ckpt, grid.micro_batch, micro_batches, 8, grid.vpp
+    )
 
 
 def _viable(grid: Grid, per_gpu: np.ndarray, options: GpuOptions) -> np.ndarray:
@@ -283,15 +315,32 @@ def _deliverable(
 
 
 def _training_time(
-    job: Job, hw: compute.Hardware, grid: Grid, layout: Layout, tokens: float, defaults: Defaults, mfu: float | None
+    job: Job,
+    hw: compute.Hardware,
+    grid: Grid,
+    layout: Layout,
+    tokens: float,
+    cat: Catalog,
+    mfu: float | None,
+    per_node: np.ndarray,
 ) -> tuple[compute.StepTime, np.ndarray, np.ndarray]:
-    """Step time, tokens/s per GPU and wall-clock seconds of the whole job (T, L)."""
+    """Step time, tokens/s per GPU and wall-clock seconds of the whole job (T, L): the training
+    time over its goodput, from interruptions and checkpoints (estimator/reliability.py)."""
     gbs_effective = np.asarray(layout.micro_batches) * grid.dp() * grid.micro_batch
-    step = compute.training_step(job, hw, layout, gbs_effective, defaults, mfu)
+    step = compute.training_step(job, hw, layout, gbs_effective, cat.defaults, mfu)
     tokens_per_s_gpu = step.tokens / step.seconds / grid.gpus
-    # goodput: the share of wall-clock spent training (restarts, evaluation, checkpoints take the rest)
-    seconds = tokens / (tokens_per_s_gpu * grid.gpus) / defaults.number("goodput")
+    goodput = job_reliability(job, grid.gpus, per_node, cat).goodput
+    seconds = tokens / (tokens_per_s_gpu * grid.gpus) / goodput
     return step, tokens_per_s_gpu, seconds
+
+
+def job_reliability(job: Job, gpus, per_node, cat: Catalog) -> reliability.Reliability:
+    """Goodput and checkpoint interval of a job on `gpus` GPUs, its checkpoints written at the
+    slowest storage's rate (the storage is chosen after the layout; the write is seconds either way)."""
+    ckpt = io.checkpoint_bytes(job.arch, job.method, job.precision, job.optimizer, job.lora_rank)
+    write_rate = min(option.write_gb_s for option in cat.storage.options)
+    nodes = np.ceil(np.asarray(gpus, dtype=float) / np.asarray(per_node, dtype=float))
+    return reliability.reliability(gpus, reliability.checkpoint_write_s(ckpt, nodes, write_rate), cat.defaults)
 
 
 def score_training(
@@ -321,7 +370,7 @@ def score_training(
     fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus)
 
     micro_batches = np.asarray(layout.micro_batches)
-    step, tokens_per_s_gpu, seconds = _training_time(job, hw, grid, layout, tokens, cat.defaults, mfu)
+    step, tokens_per_s_gpu, seconds = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
     cost = seconds / 3600 * grid.gpus * options.price
     return Scored(
         grid,

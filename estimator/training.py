@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, io, memory, network, search
+from gpuplan.estimator import compute, io, memory, network, reliability, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import Context, candidate_gpus, fabric_for, no_layout, overheads, stock_warning
 from gpuplan.estimator.errors import RequestError
@@ -62,7 +62,7 @@ def estimate_training(ctx: Context, seq: int) -> Estimate:
     return Estimate(
         resolved=_resolved(ctx, job, pick, zero, precision, gbs_used, tokens, net),
         memory=mem,
-        compute=_compute(ctx, job, pick, tokens),
+        compute=_compute(ctx, job, pick, tokens, io_plan),
         io=io_plan,
         network=net,
         alternatives=[_alternative(scored, reason, j) for reason, j in pick.alternatives],
@@ -99,6 +99,8 @@ def _global_batch(ctx: Context, seq: int) -> int:
     d = ctx.cat.defaults
     if ctx.method in PRETRAINING:
         gbs = max(1, round(float(d.global_batch_tokens["pretrain"]) / seq))
+        # on a large cluster, at least one sequence per 8 GPUs (Llama 3 405B: 2,048 sequences on 16,384 H100)
+        gbs = max(gbs, (ctx.req.gpus or 0) // 8)
     else:
         gbs = int(d.global_batch_tokens["finetune_sequences"])
     ctx.assume("default_global_batch", global_batch=gbs, tokens=gbs * seq)
@@ -137,10 +139,11 @@ def _train_tokens(ctx: Context, seq: int) -> float:
 
 
 def _fixed_layout(ctx: Context, per_node: int) -> search.Fixed:
-    """What the user fixed of the layout; tp or pp alone recompute every layer, as Megatron-LM's
-    published 3D-parallel benchmarks do (Narayanan et al. 2021)."""
+    """What the user fixed of the layout. Checkpointing left open is the search's choice also with
+    tp/pp given: since selective recomputation with sequence parallelism (Korthikanti et al. 2022)
+    Megatron runs recompute every layer only when memory demands it."""
     req = ctx.req
-    fixed = search.Fixed(
+    return search.Fixed(
         gpus=req.gpus or (req.nodes * per_node if req.nodes else None),
         tp=req.tp,
         pp=req.pp,
@@ -149,10 +152,6 @@ def _fixed_layout(ctx: Context, per_node: int) -> search.Fixed:
         ckpt=CKPT_CODE[req.ckpt] if req.ckpt else None,
         micro_batch=req.micro_batch,
     )
-    if fixed.ckpt is None and (req.tp or req.pp) and (req.tp or 1) * (req.pp or 1) > 1:
-        fixed.ckpt = CKPT_CODE["full"]
-        ctx.assume("megatron_recompute")
-    return fixed
 
 
 # --- scoring and choosing ---------------------------------------------------------------------
@@ -262,7 +261,6 @@ def _state_speed(ctx: Context, pick: Pick, precision: str) -> None:
     if ctx.req.mfu is None:
         hfu = compute.hardware_utilisation(gpu, ctx.method, precision, ctx.cat.defaults)
         ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), hfu=hfu, family=gpu.family)
-    ctx.assume("goodput", goodput=ctx.number("goodput"))
     ctx.assume("activation_conventions", chunks=memory.LOSS_CHUNKS_NOTE)
     price = float(pick.scored.options.price[pick.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
@@ -306,20 +304,47 @@ def _memory_and_io(
     return mem, io_plan
 
 
-def _compute(ctx: Context, job: Job, pick: Pick, tokens: float):
+def _compute(ctx: Context, job: Job, pick: Pick, tokens: float, io_plan: IOEstimate):
     scored = pick.scored
     flops = compute.token_flops(ctx.arch, ctx.method, job.seq_len, job.lora_rank)
-    return compute_estimate(
+    gpus = int(scored.grid.gpus[pick.i])
+    seconds, cost, rel = _with_reliability(ctx, job, pick, io_plan.checkpoint_write_s)
+    est = compute_estimate(
         tokens=tokens,
         flops_per_token=flops.model,
         mfu=pick.at(scored.step.mfu),
         tokens_per_s_per_gpu=_tokens_per_s(pick),
         step_time_s=pick.at(scored.step.seconds),
-        seconds=float(scored.seconds[pick.t, pick.i]),
-        gpus=int(scored.grid.gpus[pick.i]),
+        seconds=seconds,
+        gpus=gpus,
         price=float(scored.options.price[pick.t, 0]),
-        cost_usd=float(scored.cost[pick.t, pick.i]),
+        cost_usd=cost,
     )
+    interval, mtbi = float(rel.interval_s), float(rel.mtbi_s)
+    update = {"goodput": float(rel.goodput), "mtbi_hours": mtbi / 3600, "interruptions": seconds / mtbi}
+    # an interval matters when the run more likely than not meets an interruption: P(none) = exp(-n)
+    likely = update["interruptions"] > math.log(2) and interval < seconds
+    update["checkpoint_interval_min"] = interval / 60 if likely else None
+    _state_reliability(ctx, gpus, update, io_plan.checkpoint_write_s)
+    return est.model_copy(update=update)
+
+
+def _with_reliability(
+    ctx: Context, job: Job, pick: Pick, write_s: float
+) -> tuple[float, float, reliability.Reliability]:
+    """Wall-clock seconds and cost over the goodput of the checkpoints this plan writes (the search
+    ranked with the slowest storage's write; the storage chosen since writes faster or as fast)."""
+    scored = pick.scored
+    gpus = float(scored.grid.gpus[pick.i])
+    ranked = search.job_reliability(job, gpus, pick.gpu.gpus_per_node, ctx.cat)
+    rel = reliability.reliability(gpus, write_s, ctx.cat.defaults)
+    scale = float(ranked.goodput) / float(rel.goodput)
+    return float(scored.seconds[pick.t, pick.i]) * scale, float(scored.cost[pick.t, pick.i]) * scale, rel
+
+
+def _state_reliability(ctx: Context, gpus: int, figures: dict[str, float | None], write_s: float) -> None:
+    params = {**figures, "gpus": gpus, "write_s": write_s, "restart_min": ctx.number("reliability", "restart_minutes")}
+    ctx.assume("reliability" if figures["checkpoint_interval_min"] else "reliability_short", **params)
 
 
 def _resolved(
@@ -353,6 +378,7 @@ def _resolved(
         pp=int(grid.pp[i]),
         dp=int(grid.dp()[i]),
         ckpt=CKPTS[int(grid.ckpt[i])],
+        vpp=int(grid.vpp[i]),
         lora_rank=job.lora_rank if ctx.method in ADAPTER_METHODS else None,
         region=pick.region,
         objective=pick.objective,

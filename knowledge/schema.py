@@ -206,7 +206,7 @@ class Defaults(_Strict):
     hfu_by_family: dict[str, Fact]
     method_efficiency: dict[str, Fact | str]
     fp8_speedup: Fact
-    goodput: Fact
+    reliability: dict[str, Fact]
     selective_recompute_cost: Fact
     inference: dict[str, Fact]
     overhead: dict[str, Fact]
@@ -215,7 +215,7 @@ class Defaults(_Strict):
     host: dict[str, Fact]
 
     def number(self, section: str, key: str | None = None) -> float:
-        """The value of a Fact (or plain number) as a float: `number("goodput")`."""
+        """The value of a Fact (or plain number) as a float: `number("reliability", "restart_minutes")`."""
         item = getattr(self, section)
         if key is not None:
             item = item[key]

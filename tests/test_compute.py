@@ -126,3 +126,12 @@ def test_six_n_d_sanity_check(cat, model_id):
     a = from_spec(cat.models[model_id])
     ratio = token_flops(a, "pretrain", 2048).model / (6 * a.params)
     assert 0.97 < ratio < 1.12
+
+
+def test_interleaving_divides_the_pipeline_bubble(cat):
+    """Narayanan et al. 2021, Sec. 2.2.2: v chunks per GPU cut the 1F1B bubble (p-1)/m by v."""
+    plain = _step(cat, "a100-80gb", pp=4, micro_batches=8)
+    interleaved = _step(cat, "a100-80gb", pp=4, micro_batches=8, vpp=4)
+    assert one(interleaved.bubble) == pytest.approx(one(plain.bubble) / 4)
+    assert one(plain.bubble) == pytest.approx(one(plain.compute) * 3 / 8)
+    assert one(interleaved.traffic["pp"]) == pytest.approx(4 * one(plain.traffic["pp"]))

@@ -169,3 +169,22 @@ def test_a_machine_denser_than_the_usual_server_is_planned_as_written():
     assert one.resolved.nodes == 1 and two.resolved.nodes == 2
     assert "dense_node" in [n.code for n in one.assumptions]
     assert "dense_node" not in [n.code for n in two.assumptions]
+
+
+def test_model_parallel_layouts_recompute_only_what_memory_needs():
+    """Megatron has recomputed selectively since Korthikanti et al. 2022: tp/pp given without a
+    checkpointing choice leave it to the search, which recomputes every layer only when needed."""
+    fields = dict(model="gpt-3-175b", method="pretrain", gpu="a100-80gb", gpus=1024, tp=8, pp=16, global_batch=1536)
+    est = estimate(Request(**fields))
+    assert est.resolved.ckpt != "full"
+    assert est.resolved.vpp > 1  # 96 layers on 16 stages interleave in 3 chunks of 2
+    full = estimate(Request(**fields, ckpt="full"))
+    assert full.compute.tokens_per_s_per_gpu < est.compute.tokens_per_s_per_gpu
+
+
+def test_a_large_pretraining_cluster_gets_a_batch_that_keeps_it_busy():
+    """At least one sequence per 8 GPUs (Llama 3 405B: 2,048 x 8,192 tokens on 16,384 H100)."""
+    small = estimate(Request(params_b=70, method="pretrain", gpu="h100-80gb", gpus=64, seq_len=8192))
+    large = estimate(Request(params_b=70, method="pretrain", gpu="h100-80gb", gpus=16384, seq_len=8192))
+    assert small.resolved.global_batch == 512  # the 4M-token default
+    assert large.resolved.global_batch >= 2048

@@ -447,7 +447,8 @@ def test_defaults_have_notes(cat):
     d = cat.defaults
     for fact in [*d.hfu_by_family.values(), *d.overhead.values(), *d.offload.values(), *d.host.values()]:
         assert fact.note.strip()
-    assert 0 < d.number("goodput") <= 1
+    assert all(fact.note.strip() for fact in d.reliability.values())
+    assert 0 < d.number("reliability", "interruptions_per_gpu_day") < 1
 
 
 def test_deployer_overrides_prices_and_tier_url(tmp_path, monkeypatch):

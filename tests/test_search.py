@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from gpuplan.estimator import compute, memory, network, search
+from gpuplan.estimator import compute, io, memory, network, reliability, search
 from gpuplan.estimator.architecture import for_model, generic
 from gpuplan.estimator.context import overheads
 from gpuplan.estimator.errors import RequestError
@@ -36,15 +36,18 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
             dp = g / (tp * pp)
             mbs = float(grid.micro_batch[i])
             micro_batches = max(1.0, math.ceil(gbs / (dp * mbs)))
-            lay = Layout(
-                g, tp, pp, float(grid.zero[i]), float(grid.offload[i]), float(grid.ckpt[i]), mbs, micro_batches, 8
-            )
+            zero, offload, ckpt, vpp = (float(x[i]) for x in (grid.zero, grid.offload, grid.ckpt, grid.vpp))
+            lay = Layout(g, tp, pp, zero, offload, ckpt, mbs, micro_batches, 8, vpp)
             need = float(memory.per_gpu_total(memory.training_memory(job, lay, over)))
             if need > gpu.memory_gib * GIB or tp > gpu.gpus_per_node or g > stock or grid.offload[i] != 0:
                 continue
             step = compute.training_step(job, hw, lay, micro_batches * dp * mbs, cat.defaults)
             tps = float(step.tokens / step.seconds / g)
-            seconds = tokens / (tps * g) / cat.defaults.number("goodput")
+            nodes = math.ceil(g / gpu.gpus_per_node)
+            write_s = io.checkpoint_bytes(job.arch, job.method, job.precision, job.optimizer, job.lora_rank) / (
+                nodes * min(o.write_gb_s for o in cat.storage.options) * 1e9
+            )
+            seconds = tokens / (tps * g) / float(reliability.reliability(g, write_s, cat.defaults).goodput)
             cost = seconds / 3600 * g * price
             band = round(math.log(cost) / math.log(search.COST_TIE))
             key = (
@@ -208,7 +211,8 @@ def test_deadline_or_budget_alone_is_met_when_possible(cat):
 def _synthetic(cat, days, cost, fits=None):
     """A Scored with one GPU type and hand-set layouts, to test the choice logic alone."""
     n = len(days)
-    grid = search.Grid(*(np.ones(n) for _ in range(2)), np.ones(n), np.zeros(n), np.zeros(n), np.zeros(n), np.ones(n))
+    ones, zeros = np.ones(n), np.zeros(n)
+    grid = search.Grid(ones, ones, ones, zeros, zeros, zeros, ones, ones)
     grid.gpus = np.arange(1, n + 1, dtype=float)
     options = search.gpu_options(cat, [cat.gpus["h100-80gb"]], None, None)
     fits = np.ones((1, n), dtype=bool) if fits is None else np.array([fits])
@@ -262,3 +266,23 @@ def test_generic_sizes_and_candidate_count(cat):
     est = estimate(Request(params_b=7, method="full"))
     assert est.candidates > 1000
     assert generic(7).params == pytest.approx(7e9, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    "layers, pp, micro_batches, expected",
+    [
+        (96, 8, 32, 6),  # NeMo's GPT-3 175B: PP 8 x VP 6, 2 layers per chunk
+        (126, 16, 16, 3),  # Llama 3 405B's uneven stages: 7 or 8 layers, 3 chunks
+        (80, 2, 16, 1),  # Megatron interleaves only more than 2 stages
+        (96, 8, 12, 1),  # micro-batches not a multiple of the stages
+        (8, 4, 8, 1),  # 2 layers per stage: one chunk
+    ],
+)
+def test_virtual_stages(layers, pp, micro_batches, expected):
+    got = search.virtual_stages(layers, np.array([float(pp)]), np.array([float(micro_batches)]))
+    assert int(got[0]) == expected
+
+
+def test_pipelines_that_can_interleave_are_searched_both_ways():
+    grid = search.training_grid(generic(175), "pretrain", search.Fixed(gpus=1024, tp=8, pp=8), 1536, 8, 1024)
+    assert set(grid.vpp.tolist()) == {1.0, 6.0}
