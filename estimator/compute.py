@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuplan.estimator.architecture import Arch
-from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token
+from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token, kv_share
 from gpuplan.estimator.network import Links, exposed_comm, step_comm_seconds, step_traffic
 from gpuplan.estimator.schema import ADAPTER_METHODS
 from gpuplan.knowledge import GPU, Defaults
@@ -203,26 +203,48 @@ class ServingSpeed:
     memory_bound: np.ndarray
 
 
+# A served sequence is taken as half prompt, half output (a benchmark's 1000/1000): while it
+# generates it holds its prompt and, on average, half its output
+PROMPT_SHARE = 0.5
+HELD_SHARE = PROMPT_SHARE + (1 - PROMPT_SHARE) / 2
+
+
 def decode_speed_arrays(
-    a: Arch, precision: str, *, seq_len: int, batch, tp, pp, hbm, peak, defaults: Defaults, comm_seconds=0.0
+    a: Arch,
+    precision: str,
+    *,
+    seq_len: int,
+    batch,
+    tp,
+    pp,
+    hbm,
+    peak,
+    defaults: Defaults,
+    comm_seconds=0.0,
+    prefill_per_output: float = 0.0,
 ) -> ServingSpeed:
-    """Generation throughput ceiling: each decode step streams the weights and the KV cache from
-    HBM (roofline; Williams et al. 2009), or is bound by matmul throughput at large batches.
-    `hbm` and `peak` are bytes/s and FLOP/s, scalars or (T, 1) arrays for several GPU types."""
+    """Generation throughput: each step's matmuls stream the weights once or are bound by their
+    FLOPs (roofline; Williams et al. 2009), then attention streams every sequence's KV cache (its
+    kernels run after the matmuls, not beside them), then tensor-parallel all-reduces and pipeline
+    hops wait on the layer before. `prefill_per_output` prompt tokens per generated one share the
+    step's matmuls (chunked prefill at full load). `hbm` and `peak` are bytes/s and FLOP/s,
+    scalars or (T, 1) arrays for several GPU types."""
     batch = np.asarray(batch, dtype=float)
-    gpus = np.asarray(tp, dtype=float) * np.asarray(pp, dtype=float)
+    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    gpus = tp * pp
     hbm = np.asarray(hbm, dtype=float) * defaults.number("inference", "hbm_efficiency")
-    # MoE: a batch touches each expert with probability 1 - (1 - k/E)^batch
-    touched = 1.0 - (1.0 - a.experts_per_token / a.experts) ** batch if a.is_moe else 1.0
+    tokens = batch * (1.0 + prefill_per_output)
+    # MoE: a step's tokens touch each expert with probability 1 - (1 - k/E)^tokens
+    touched = 1.0 - (1.0 - a.experts_per_token / a.experts) ** tokens if a.is_moe else 1.0
     expert_params = a.moe_layers * a.experts * a.expert_params
     weight_bytes = (a.params - expert_params + expert_params * touched) * SERVE_WEIGHT_BYTES[precision]
-    kv_read = batch * (seq_len / 2) * kv_bytes_per_token(a, precision)  # average context during generation
-    t_memory = (weight_bytes + kv_read) / gpus / hbm
-    flops = batch * token_flops(a, "infer", seq_len).model
+    t_weights = weight_bytes / gpus / hbm
+    kv_read = batch * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
+    t_kv = kv_read / hbm
+    flops = tokens * token_flops(a, "infer", seq_len).model
     t_compute = flops / gpus / (np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency"))
-    # tensor-parallel all-reduces and pipeline hops wait on the previous layer: no overlap
-    step = np.maximum(t_memory, t_compute) + comm_seconds
-    return ServingSpeed(batch / step / gpus, step, t_memory >= t_compute)
+    step = np.maximum(t_weights, t_compute) + t_kv + comm_seconds
+    return ServingSpeed(batch / step / gpus, step, t_weights + t_kv >= t_compute)
 
 
 def serving_peak_flops(gpu: GPU, precision: str) -> float:

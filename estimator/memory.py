@@ -268,7 +268,7 @@ def _rollout_kv_cache(job: Job, params: np.ndarray, mbs: np.ndarray, pp: np.ndar
     a = job.arch
     kv_cache = np.zeros_like(params)
     if job.method == "ppo":
-        kv_heads_share = _kv_share(a, tp)
+        kv_heads_share = kv_share(a, tp)
         kv_cache = (
             kv_cache + mbs * job.seq_len * (a.layers / pp) * a.kv_cache_elems_per_token_layer * kv_heads_share * 2.0
         )
@@ -359,7 +359,7 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     return {**parts, "host_offload": host_ram, "nvme_offload": nvme}
 
 
-def _kv_share(a: Arch, tp: np.ndarray) -> np.ndarray:
+def kv_share(a: Arch, tp: np.ndarray) -> np.ndarray:
     """Share of the KV cache one GPU holds: kv heads split over tp, replicated when fewer."""
     if a.is_mla:
         return np.ones_like(tp)  # the latent is shared by all heads: every tp rank keeps it
@@ -401,7 +401,7 @@ def serving_memory(
     ends = a.embed_params + a.head_params + a.final_norm_params
     weights = a.layer_stack_params / pp_f * w_b + np.where(pp_f > 1, max(a.embed_params, a.head_params), ends) * 2.0
     weights = weights / tp_f
-    kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * _kv_share(a, tp_f)
+    kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * kv_share(a, tp_f)
     chunk = np.minimum(batch_f * seq_len, prefill_chunk)
     layer_working = activation_elems_per_token_layer(a)["none"] * chunk * 2.0 / tp_f
     logits = batch_f * a.vocab * 4.0 / tp_f  # fp32 logits of the last position for sampling

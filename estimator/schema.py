@@ -248,6 +248,11 @@ class ServingEstimate(BaseModel):
     replica_gpus: int
     tokens_per_s_ceiling: float
     tokens_per_s_per_sequence: float
+    # at full load (estimator/saturation.py): the most sequences the KV-cache budget holds
+    max_concurrency: int | None = None
+    max_tokens_per_s_per_gpu: float | None = None
+    max_tokens_per_s_per_sequence: float | None = None
+    max_capped: bool = False  # stopped by the engine's batch limit, not by memory
     mig: MigSlice | None
     region: str | None
     users: str | None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, io, memory, network, search
+from gpuplan.estimator import compute, io, memory, network, saturation, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import (
     SECONDS_PER_DAY,
@@ -238,6 +238,7 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
     scored, i, arch = replica.scored, replica.i, ctx.arch
     kv_gib = float(scored.parts["kv_cache"][i]) / GIB
     ceiling = replica.tokens_per_s_gpu * replica.gpus
+    full = _full_load(ctx, replica)
     return ServingEstimate(
         kv_bytes_per_token=memory.kv_bytes_per_token(arch, replica.precision),
         kv_cache_gib=kv_gib * replica.tp * replica.pp if arch.kv_heads >= replica.tp else kv_gib,
@@ -247,9 +248,33 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
         replica_gpus=replica.gpus,
         tokens_per_s_ceiling=ceiling,
         tokens_per_s_per_sequence=ceiling / replica.batch,
+        max_concurrency=full.concurrency if full else None,
+        max_tokens_per_s_per_gpu=full.tokens_per_s_per_gpu if full else None,
+        max_tokens_per_s_per_sequence=full.tokens_per_s_per_sequence if full else None,
+        max_capped=bool(full and full.capped),
         mig=_mig_fit(ctx.cat, replica.gpu, per_gpu_gib) if replica.gpus == 1 else None,
         region=replica.region,
         users=ctx.req.users,
+    )
+
+
+def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
+    """The replica's saturation point: the KV-cache budget its engine leaves, filled."""
+    scored, i, gpu = replica.scored, replica.i, replica.gpu
+    budget = saturation.kv_budget_bytes(
+        gpu.memory_gib * GIB, float(scored.per_gpu[i]), float(scored.parts["kv_cache"][i]), ctx.cat.defaults
+    )
+    ctx.assume("full_load", fraction=ctx.number("inference", "engine_memory_fraction"))
+    return saturation.saturation(
+        ctx.arch,
+        replica.precision,
+        seq=replica.seq,
+        tp=replica.tp,
+        pp=replica.pp,
+        gpu=gpu,
+        budget_bytes=budget,
+        links=network.decode_links([gpu], ctx.cat, ctx.req.fabric),
+        defaults=ctx.cat.defaults,
     )
 
 

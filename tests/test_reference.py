@@ -29,8 +29,6 @@ PENDING = frozenset(
         "trtllm-qwen3-235b-a22b-h100-tp8-fp8-1k1k-0",
         "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0",
         "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0",
-        "trtllm-llama31-405b-h100-tp8-fp8-1k1k-0",
-        "trtllm-llama33-70b-h100-tp2-fp8-1k1k-0",
         "deepseek-v2-8xh800-generation-min-0",
     }
 )

@@ -1,0 +1,66 @@
+"""A serving replica at full load against hand-worked numbers."""
+
+import math
+
+import pytest
+
+from gpuplan.estimator import network, saturation
+from gpuplan.estimator.architecture import from_spec
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
+
+GIB = 2**30
+
+
+def _full(cat, model, gpu_id, budget_gib, seq=2000, tp=1, precision="bf16"):
+    gpu = cat.gpus[gpu_id]
+    return saturation.saturation(
+        from_spec(cat.models[model]),
+        precision,
+        seq=seq,
+        tp=tp,
+        pp=1,
+        gpu=gpu,
+        budget_bytes=budget_gib * GIB,
+        links=network.decode_links([gpu], cat, None),
+        defaults=cat.defaults,
+    )
+
+
+def test_llama2_7b_on_one_a100_by_hand(cat):
+    """Llama 2 7B: 32 layers x 2 (K, V) x 4096 x 2 bytes = 512 KiB of KV per token. A sequence of
+    2,000 tokens holds 1,500 on average (its 1,000-token prompt and half its output)."""
+    full = _full(cat, "llama-2-7b", "a100-80gb", budget_gib=40)
+    per_sequence = 1500 * 32 * 2 * 4096 * 2
+    assert full.concurrency == math.floor(40 * GIB / per_sequence)  # 54
+    d = cat.defaults
+    hbm = 2039e9 * d.number("inference", "hbm_efficiency")
+    b = full.concurrency
+    weights = 6.738e9 * 2 / hbm
+    kv = b * per_sequence / hbm
+    flops = 2 * b * (2 * 6.607e9 + 4 * 32 * 2000 * 4096) / (312e12 * d.number("inference", "compute_efficiency"))
+    step = max(weights, flops) + kv
+    assert full.tokens_per_s_per_gpu == pytest.approx(b / step, rel=0.03)
+    assert full.tokens_per_s_per_sequence == pytest.approx(1 / step, rel=0.03)
+
+
+def test_more_memory_more_sequences_and_throughput(cat):
+    small, large = (_full(cat, "llama-2-7b", "a100-80gb", g) for g in (10, 40))
+    assert large.concurrency > small.concurrency
+    assert large.tokens_per_s_per_gpu > small.tokens_per_s_per_gpu
+    assert large.tokens_per_s_per_sequence < small.tokens_per_s_per_sequence
+
+
+def test_no_room_no_full_load_and_the_batch_limit(cat):
+    assert _full(cat, "llama-2-7b", "a100-80gb", budget_gib=0.1) is None
+    capped = _full(cat, "llama-2-7b", "h200-141gb", budget_gib=4000, seq=128)
+    assert capped.concurrency == saturation.MAX_BATCH and capped.capped
+
+
+def test_every_serving_plan_reports_its_full_load():
+    est = estimate(Request(model="llama-3.1-70b", method="infer", gpu="h100-80gb", gpus=2, precision="fp8"))
+    s = est.serving
+    assert s.max_concurrency > s.concurrency
+    assert s.max_tokens_per_s_per_gpu > est.compute.tokens_per_s_per_gpu
+    assert s.max_tokens_per_s_per_sequence < s.tokens_per_s_per_sequence
+    assert "full_load" in [n.code for n in est.assumptions]
