@@ -166,7 +166,10 @@ def _without_model(parsed: Parsed, lang: str, extra: dict[str, Any], notes: list
 # that makes the request impossible is left to the estimator instead, and the answer says so.
 COMPLAINT_FIELDS = {
     "tp_pp_not_dividing": ("tp", "pp", "nodes", "gpus"),
-    "no_layout": ("tp", "pp", "micro_batch", "global_batch", "zero", "offload", "ckpt", "nodes", "gpus"),
+    "parallel_not_dividing": ("ep", "cp", "tp", "pp", "nodes", "gpus"),
+    "ep_needs_moe": ("ep",),
+    "ep_not_dividing_experts": ("ep",),
+    "no_layout": ("tp", "pp", "ep", "cp", "micro_batch", "global_batch", "zero", "offload", "ckpt", "nodes", "gpus"),
     "bad_gpu_memory": ("gpu_memory_gib",),
     "tp_not_dividing_heads": ("tp",),
     "pp_over_layers": ("pp",),

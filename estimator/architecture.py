@@ -132,6 +132,29 @@ class Arch:
         return self.layers - self.dense_layers if self.is_moe else 0
 
     @cached_property
+    def routed_expert_params(self) -> int:
+        """Routed experts of every MoE layer: what expert parallelism splits (shared experts are not)."""
+        return self.moe_layers * self.experts * self.expert_params
+
+    @cached_property
+    def routed_expert_share(self) -> float:
+        """Share of all parameters in routed experts."""
+        return self.routed_expert_params / self.params if self.is_moe else 0.0
+
+    @cached_property
+    def routed_flops_share(self) -> float:
+        """Share of a token's matmul FLOPs in its routed experts (where load imbalance costs time)."""
+        active = self.moe_layers * self.experts_per_token * self.expert_params
+        return active / self.matmul_params_per_token if self.is_moe else 0.0
+
+    @cached_property
+    def shared_flops_share(self) -> float:
+        """Share of a token's matmul FLOPs in shared experts: compute the expert-parallel all-to-all
+        can run beside (Megatron-Core's moe_shared_expert_overlap; DeepSeek-V2's training)."""
+        shared = self.moe_layers * self.shared_experts * self.expert_params
+        return shared / self.matmul_params_per_token if self.is_moe else 0.0
+
+    @cached_property
     def residual_mlp_params(self) -> int:
         return self._mlp(self.residual_ffn_hidden) if self.residual_ffn_hidden else 0
 

@@ -91,6 +91,13 @@ def stage_imbalance(a: Arch, pp: np.ndarray) -> np.ndarray:
     return np.where(pp > 1, slowest / mean, 1.0)
 
 
+def expert_imbalance(a: Arch, ep, defaults: Defaults) -> np.ndarray:
+    """Expert parallel ranks wait for the busiest: its routed-expert work runs `expert_load`
+    times the average (the rest of the step is balanced)."""
+    load = defaults.number("moe", "expert_load") - 1.0
+    return np.where(np.asarray(ep, dtype=float) > 1, 1.0 + load * a.routed_flops_share, 1.0)
+
+
 @dataclass
 class StepTime:
     seconds: np.ndarray
@@ -147,13 +154,14 @@ def training_step(
 
     recompute = _recompute_flops_gpu(ckpt, tokens_step * flops.forward / gpus, model_flops_gpu, defaults)
     t_compute = (model_flops_gpu + recompute) * stage_imbalance(a, pp) / (hw.peak * hw.hfu)
+    t_compute = t_compute * expert_imbalance(a, lay.ep, defaults)
 
     # 1F1B pipeline bubble: (p-1)/m of the ideal time, (p-1)/(v m) interleaved over v chunks
     # (Narayanan et al. 2021, Sec. 2.2)
     bubble = t_compute * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
-    comm = step_comm_seconds(traffic, hw.links, gpus, tp)
-    comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero)
+    comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp)
+    comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, t_compute * a.shared_flops_share)
 
     t_offload = offload_seconds(job, lay, defaults)
     seconds = t_compute + bubble + comm_exposed + t_offload
@@ -177,6 +185,8 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         micro_batch=np.asarray(lay.micro_batch, dtype=float) * dpo,
         micro_batches=lay.micro_batches,
         vpp=lay.vpp,
+        ep=lay.ep,
+        cp=lay.cp,
         grad_bytes=4.0 if job.precision == "fp32" else 2.0,
     )
 

@@ -65,13 +65,16 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
         reject("gpus_nodes_mismatch", gpus=req.gpus, nodes=req.nodes)
     if req.gpus and req.tp and req.pp and req.tp >= 1 and req.pp >= 1 and req.gpus % (req.tp * req.pp):
         reject("tp_pp_not_dividing", gpus=req.gpus, tp=req.tp, pp=req.pp)
+    model_parallel = (req.tp or 1) * (req.pp or 1) * (req.ep or 1) * (req.cp or 1)
+    if req.gpus and (req.ep or req.cp) and model_parallel >= 1 and req.gpus % model_parallel:
+        reject("parallel_not_dividing", gpus=req.gpus, tp=req.tp or 1, pp=req.pp or 1, ep=req.ep or 1, cp=req.cp or 1)
     return bad
 
 
 def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
     """Counts below one, quantities not positive, and values beyond LARGEST_VALUES."""
     bad: list[Note] = []
-    counts = ("seq_len", "micro_batch", "global_batch", "nodes", "tp", "pp", "lora_rank", "samples")
+    counts = ("seq_len", "micro_batch", "global_batch", "nodes", "tp", "pp", "ep", "cp", "lora_rank", "samples")
     for field in counts:
         value, limit = getattr(req, field), LARGEST_VALUES.get(field, max_gpus)
         if value is not None and value < 1:
@@ -100,6 +103,11 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
         ctx.warn("seq_beyond_context", seq=seq, context=native, model=arch.name)
     if req.tp and req.tp >= 1 and (arch.heads % req.tp):
         bad.append(Note(code="tp_not_dividing_heads", params={"tp": req.tp, "heads": arch.heads, "model": arch.name}))
+    if req.ep and req.ep > 1 and not arch.is_moe:
+        bad.append(Note(code="ep_needs_moe", params={"ep": req.ep, "model": arch.name}))
+    elif req.ep and arch.is_moe and arch.experts % req.ep:
+        params = {"ep": req.ep, "experts": arch.experts, "model": arch.name}
+        bad.append(Note(code="ep_not_dividing_experts", params=params))
     if req.pp and req.pp > arch.layers:
         bad.append(Note(code="pp_over_layers", params={"pp": req.pp, "layers": arch.layers, "model": arch.name}))
     if req.lora_rank and req.lora_rank > arch.hidden:

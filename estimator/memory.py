@@ -64,6 +64,8 @@ class Layout:
     micro_batches: np.ndarray | int = 1  # per optimizer step per pipeline (gradient accumulation)
     gpus_per_node: np.ndarray | int = 8
     vpp: np.ndarray | int = 1  # virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B
+    ep: np.ndarray | int = 1  # expert parallel: MoE routed experts split over ep data-parallel ranks
+    cp: np.ndarray | int = 1  # context parallel: each sequence split over cp ranks
 
 
 # --- bytes per parameter -------------------------------------------------------------------
@@ -159,7 +161,10 @@ def _largest_matrix(a: Arch) -> int:
 
 def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """Ones of the layout's broadcast shape, and the layout fields as float arrays of that shape."""
-    fields = (lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt, lay.micro_batch, lay.micro_batches)
+    fields = (
+        *(lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt),
+        *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp),
+    )
     ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
     return ones, tuple(np.asarray(x, dtype=float) * ones for x in fields)
 
@@ -187,12 +192,19 @@ class _Placement:
     gathers: np.ndarray  # ZeRO-3 or parameter offload: weights arrive one unit at a time
 
 
-def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload) -> _Placement:
+def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0) -> _Placement:
     dp = gpus / (tp * pp)
-    # ZeRO stages 1, 2, 3 shard optimizer states, gradients, weights over data parallel ranks (Rajbhandari et al. 2020)
-    shard_w = np.where(zero >= 3, dp, 1.0)
-    shard_g = np.where(zero >= 2, dp, 1.0)
-    shard_o = np.where(zero >= 1, dp, 1.0)
+    # ZeRO stages 1, 2, 3 shard optimizer states, gradients, weights over data parallel ranks (Rajbhandari et al. 2020);
+    # with expert parallelism the routed experts are split over ep of those ranks, and ZeRO shards them over
+    # the dp / ep that hold the same experts (Megatron-Core's expert data parallel group)
+    routed = a.routed_expert_share
+    ep = np.asarray(ep, dtype=float)
+
+    def shard(stage: int) -> np.ndarray:
+        dense, expert = np.where(zero >= stage, dp, 1.0), np.where(zero >= stage, dp, ep)
+        return 1.0 / ((1.0 - routed) / dense + routed / expert)
+
+    shard_w, shard_g, shard_o = shard(3), shard(2), shard(1)
     opt_on_host = offload >= 1
     params_on_host = offload >= 3
     unit = a.largest_unit_params / tp
@@ -209,10 +221,10 @@ class _Activations:
     loss_peak: np.ndarray  # logits and their loss on the last stage
 
 
-def _activations(job: Job, tp: np.ndarray, ckpt: np.ndarray, mbs: np.ndarray) -> _Activations:
+def _activations(job: Job, tp: np.ndarray, ckpt: np.ndarray, mbs: np.ndarray, cp=1.0) -> _Activations:
     a = job.arch
     seqs = mbs * (2 if job.method == "dpo" else 1)  # DPO: chosen and rejected
-    tokens = seqs * job.seq_len
+    tokens = seqs * job.seq_len / cp  # context parallel: each rank keeps its share of every sequence
     act_b = 4.0 if job.precision == "fp32" else activation_bytes()
     per_layer_none = activation_elems_per_token_layer(a)["none"] * tokens * act_b / tp
     stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
@@ -339,9 +351,9 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     loss) are evaluated; the one that needs more sets the figure.
     """
     a = job.arch
-    ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches) = _broadcast_layout(lay)
-    place = _placement(a, gpus, tp, pp, zero, offload)
-    act = _activations(job, tp, ckpt, mbs)
+    ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches, ep, cp) = _broadcast_layout(lay)
+    place = _placement(a, gpus, tp, pp, zero, offload, ep)
+    act = _activations(job, tp, ckpt, mbs, cp)
 
     first_p, last_p = _stage_params(a, pp, tp)
     # 1F1B (Narayanan et al. 2021): the first stage keeps up to pp micro-batches in flight, the last one;

@@ -101,6 +101,8 @@ def step_traffic(
     micro_batch,
     micro_batches,
     vpp=1,
+    ep=1,
+    cp=1,
     grad_bytes: float = 2.0,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU per optimizer step on each parallel dimension.
@@ -111,17 +113,21 @@ def step_traffic(
     the same volume); ZeRO-3 gathers parameters twice and reduce-scatters gradients on every
     micro-batch (Rajbhandari et al. 2020, Sec. 7); frozen weights (LoRA) are gathered but send no
     gradients. pp: activations and their gradients between stages, v times over for v
-    interleaved chunks. ep (MoE): each token's hidden
-    state goes to its k experts and back, forward and backward (GShard, Lepikhin et al. 2020),
-    with experts spread over the data-parallel ranks.
+    interleaved chunks. ep (MoE): each token's hidden state goes to its k experts and back by
+    all-to-all, forward and backward (GShard, Lepikhin et al. 2020), the (ep-1)/ep of it held by
+    other expert-parallel ranks; routed experts split over ep ranks also send that much less
+    gradient over data parallelism. cp: every layer all-gathers the sequence's keys and values
+    forward and again backward, and reduce-scatters their gradients (Megatron-Core's context
+    parallelism, Llama 3's all-gather variant); tp, pp and ep then carry 1/cp of the tokens.
     """
     gpus, tp, pp, micro_batch, micro_batches = (
         np.asarray(x, dtype=float) for x in (gpus, tp, pp, micro_batch, micro_batches)
     )
     zero, ckpt = np.asarray(zero), np.asarray(ckpt)
-    dp = gpus / (tp * pp)
-    tokens_mb = micro_batch * seq_len
-    params_shard = a.params / (tp * pp)
+    dp = gpus / (tp * pp)  # the gradient group: data x context parallel ranks
+    ep, cp = np.asarray(ep, dtype=float), np.asarray(cp, dtype=float)
+    tokens_mb = micro_batch * seq_len / cp
+    params_shard = (a.params - a.routed_expert_params + a.routed_expert_params / ep) / (tp * pp)
     recompute = np.where(ckpt == 2, 1.0, 0.0)
 
     per_layer_allreduces = 4 + 2 * recompute
@@ -135,16 +141,19 @@ def step_traffic(
 
     pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
     traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
+    if np.any(cp > 1):
+        kv = a.kv_cache_elems_per_token_layer * tokens_mb * 2.0 / tp  # keys and values of this rank's tokens
+        traffic["cp"] = (3 + recompute) * (cp - 1) * kv * a.layers / pp * micro_batches
     if a.is_moe:
-        ep = np.minimum(dp, a.experts)
         passes = 2 + recompute  # forward, backward, recomputed forward
         per_layer = 2 * a.experts_per_token * activation / tp * _ring(ep)  # dispatch and combine
         traffic["ep"] = per_layer * passes * (a.moe_layers / pp) * micro_batches
     return traffic
 
 
-def step_comm_seconds(traffic: dict[str, np.ndarray], links: Links, gpus, tp) -> dict[str, np.ndarray]:
-    """Seconds per step on each dimension: tp inside a node, dp/pp across nodes when the job spans nodes."""
+def step_comm_seconds(traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1) -> dict[str, np.ndarray]:
+    """Seconds per step on each dimension: tp inside a node, dp/pp across nodes when the job spans
+    nodes, ep inside a node while tp x ep GPUs fit in one (expert groups are placed there first)."""
     gpus, tp = np.asarray(gpus, dtype=float), np.asarray(tp, dtype=float)
     per_node = np.asarray(links.gpus_per_node, dtype=float)
     multi_node = gpus > per_node
@@ -152,28 +161,46 @@ def step_comm_seconds(traffic: dict[str, np.ndarray], links: Links, gpus, tp) ->
     outer_bw = np.where(multi_node, links.inter_node, links.intra_node)
     seconds = {"tp": traffic["tp"] / tp_bw, "dp": traffic["dp"] / outer_bw, "pp": traffic["pp"] / outer_bw}
     if "ep" in traffic:
-        seconds["ep"] = traffic["ep"] / outer_bw
+        in_node = tp * np.asarray(ep, dtype=float) <= per_node
+        seconds["ep"] = traffic["ep"] / np.where(in_node, links.intra_node, outer_bw)
+    if "cp" in traffic:
+        in_node = tp * np.asarray(cp, dtype=float) <= per_node
+        seconds["cp"] = traffic["cp"] / np.where(in_node, links.intra_node, outer_bw)
     return seconds
 
 
-def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero) -> tuple[np.ndarray, np.ndarray]:
+def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero, ep_hidden=0.0) -> tuple[np.ndarray, np.ndarray]:
     """(exposed, total) communication seconds per step.
 
-    Tensor, pipeline and expert-parallel transfers sit on the critical path; data-parallel
-    traffic overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3 prefetching.
+    Tensor, pipeline and context-parallel transfers sit on the critical path; expert-parallel
+    all-to-alls too, but
+    for `ep_hidden` seconds of shared-expert compute that runs beside them; data-parallel traffic
+    overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3 prefetching.
     """
     overlap = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
     dp_exposed = np.maximum(0.0, comm["dp"] - overlap * t_compute)
-    serial = comm["tp"] + comm["pp"] + comm.get("ep", 0.0)
-    return serial + dp_exposed, serial + comm["dp"]
+    ep, cp = comm.get("ep", 0.0), comm.get("cp", 0.0)
+    serial = comm["tp"] + comm["pp"] + cp + np.maximum(0.0, ep - ep_hidden)
+    return serial + dp_exposed, comm["tp"] + comm["pp"] + cp + ep + comm["dp"]
 
 
 def _single_node(
-    traffic: dict[str, float], links: Links, gpu: GPU, *, gpus: int, tp: int, zero: int, t_compute: float, other: float
+    traffic: dict[str, float],
+    links: Links,
+    gpu: GPU,
+    *,
+    gpus: int,
+    tp: int,
+    ep: int,
+    cp: int,
+    zero: int,
+    t_compute: float,
+    other: float,
+    ep_hidden: float,
 ) -> NetworkEstimate:
     """One node: every transfer stays on the GPUs' own links; no fabric to choose."""
-    comm = step_comm_seconds(traffic, links, gpus, tp)
-    exposed, total = exposed_comm(comm, t_compute, zero)
+    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
+    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden)
     step = other + float(exposed)
     return NetworkEstimate(
         per_step_gb=float(sum(traffic.values())) / 1e9,
@@ -200,6 +227,9 @@ def compare_fabrics(
     t_compute: float,
     other_seconds: float,
     assumed: str | None = None,
+    ep: int = 1,
+    cp: int = 1,
+    ep_hidden: float = 0.0,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
     the slowest (cheapest) fabric whose step stays within 5% of the best fabric's. `assumed` is the
@@ -208,14 +238,26 @@ def compare_fabrics(
     nodes = -(-gpus // gpu.gpus_per_node)
     if nodes <= 1:
         links = links_for(gpu, fabrics[0], efficiency)
-        return _single_node(traffic, links, gpu, gpus=gpus, tp=tp, zero=zero, t_compute=t_compute, other=other_seconds)
+        return _single_node(
+            traffic,
+            links,
+            gpu,
+            gpus=gpus,
+            tp=tp,
+            ep=ep,
+            cp=cp,
+            zero=zero,
+            t_compute=t_compute,
+            other=other_seconds,
+            ep_hidden=ep_hidden,
+        )
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
         gpu.gpus_per_node,
     )
-    comm = step_comm_seconds(traffic, links, gpus, tp)
-    exposed, total = exposed_comm(comm, t_compute, zero)
+    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
+    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
     total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
     steps = other_seconds + exposed

@@ -69,6 +69,8 @@ class Request(BaseModel):
     offload: Offload | None = None
     tp: int | None = None
     pp: int | None = None
+    ep: int | None = None  # expert parallel (MoE)
+    cp: int | None = None  # context parallel
     ckpt: Ckpt | None = None
     lora_rank: int | None = None
     mfu: float | None = None
@@ -109,6 +111,8 @@ class Resolved(BaseModel):
     dp: int
     ckpt: Ckpt
     vpp: int = 1  # interleaved pipeline: model chunks per GPU (1: plain 1F1B)
+    ep: int = 1  # expert parallel: routed experts sharded over ep ranks of the data-parallel group
+    cp: int = 1  # context parallel: each sequence split over cp ranks
     lora_rank: int | None
     mfu: float | None
     deadline_days: float | None

@@ -22,6 +22,11 @@ from gpuplan.knowledge import GPU, Catalog
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)
 PIPELINE_PARALLEL = (1, 2, 4, 8, 16)
+EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+CONTEXT_PARALLEL = (1, 2, 4, 8, 16)
+# Context parallelism is searched for long sequences only, each rank keeping at least this many
+# tokens (Llama 3's 131k-token stage: CP 16, 8k tokens per rank)
+CP_MIN_TOKENS_PER_RANK = 8192
 PIPELINE_FROM_PARAMS_B = 100  # below this, ZeRO/FSDP plus tensor parallel hold any model we plan for
 COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, then faster
 
@@ -45,6 +50,8 @@ class Fixed:
     offload: str | None = None
     ckpt: int | None = None
     micro_batch: int | None = None
+    ep: int | None = None
+    cp: int | None = None
 
 
 @functools.lru_cache(maxsize=128)
@@ -67,6 +74,8 @@ class Grid:
     offload: np.ndarray
     ckpt: np.ndarray
     micro_batch: np.ndarray
+    ep: np.ndarray  # expert parallel ranks (1 for a dense model)
+    cp: np.ndarray  # context parallel ranks: each sequence split over them
     vpp: np.ndarray  # virtual pipeline stages per GPU (1: plain 1F1B)
 
     @property
@@ -74,7 +83,8 @@ class Grid:
         return int(self.gpus.size)
 
     def dp(self) -> np.ndarray:
-        return self.gpus / (self.tp * self.pp)
+        """Data-parallel replicas: the ranks that split the batch (context parallel ranks split a sequence)."""
+        return self.gpus / (self.tp * self.pp * self.cp)
 
     def subset(self, keep: np.ndarray) -> Grid:
         return Grid(
@@ -85,23 +95,34 @@ class Grid:
             self.offload[keep],
             self.ckpt[keep],
             self.micro_batch[keep],
+            self.ep[keep],
+            self.cp[keep],
             self.vpp[keep],
         )
 
 
-def training_grid(arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int, max_gpus: int) -> Grid:
+def training_grid(
+    arch: Arch, method: str, fixed: Fixed, gbs: int, per_node: int, max_gpus: int, seq_len: int = 0
+) -> Grid:
     """Every combination of the open layout fields, filtered by the constraints that need no GPU type.
     The grid depends on a few numbers only, so it is built once per combination of them (the
     arrays are read-only and shared; Grid.subset makes new ones)."""
     pipeline_allowed = arch.params >= PIPELINE_FROM_PARAMS_B * 1e9
     adapters = method in ADAPTER_METHODS
-    return _training_grid(arch.heads, arch.layers, pipeline_allowed, adapters, astuple(fixed), gbs, per_node, max_gpus)
+    experts = arch.experts if arch.is_moe else 1
+    long_enough = [c for c in CONTEXT_PARALLEL if c == 1 or seq_len // c >= CP_MIN_TOKENS_PER_RANK]
+    cps = (fixed.cp,) if fixed.cp else tuple(long_enough)
+    return _training_grid(
+        arch.heads, arch.layers, experts, cps, pipeline_allowed, adapters, astuple(fixed), gbs, per_node, max_gpus
+    )
 
 
 @functools.lru_cache(maxsize=512)
 def _training_grid(
     heads: int,
     layers: int,
+    experts: int,
+    cps: tuple[int, ...],
     pipeline_allowed: bool,
     adapters: bool,
     fixed_fields: tuple,
@@ -128,21 +149,31 @@ def _training_grid(
         np.array(offloads, dtype=float),
         np.array([fixed.ckpt] if fixed.ckpt is not None else [0, 1, 2], dtype=float),
         np.array([fixed.micro_batch] if fixed.micro_batch else MICRO_BATCHES, dtype=float),
+        np.array([fixed.ep] if fixed.ep else [e for e in EXPERT_PARALLEL if experts % e == 0], dtype=float),
+        np.array(cps, dtype=float),
     ]
-    g, t, p, z, o, c, m = _product(tuple(tuple(a.tolist()) for a in axes))
-    dp = g / (t * p)
-    keep = (g % (t * p) == 0) & ((dp > 1) | (z == 0) | (fixed.zero is not None))
-    if fixed.zero is None:  # without data parallelism there is nothing to shard: ZeRO-0
-        keep &= (dp > 1) != (z == 0)
-    keep &= (o == 0) | (z >= np.where(o >= 3, 3, 1)) | (fixed.zero is not None)
-    # an optimizer step splits the global batch evenly over replicas and micro-batches
-    even = (gbs % (dp * m) == 0) & (dp * m <= gbs)
-    keep &= even if (even & keep).any() else dp * m <= max(gbs, float((dp * m).min()))
-    arrays = [a[keep] for a in (g, t, p, z, o, c, m)]
+    arrays = _product(tuple(tuple(a.tolist()) for a in axes))
+    keep = _consistent(*arrays, fixed=fixed, gbs=gbs)
+    arrays = [a[keep] for a in arrays]
     arrays = _with_interleaving(arrays, layers, gbs)
     for a in arrays:
         a.setflags(write=False)
     return Grid(*arrays)
+
+
+def _consistent(g, t, p, z, o, c, m, e, x, *, fixed: Fixed, gbs: int) -> np.ndarray:
+    """The combinations a framework accepts: tp x pp x cp dividing the GPUs, expert parallel ranks
+    taken from the data x context parallel ones (Megatron-Core), ZeRO only where there is
+    something to shard, offload with the ZeRO stage it needs, the batch split evenly."""
+    shard = g / (t * p)  # ZeRO and gradient all-reduce group: data x context parallel ranks
+    dp = shard / x
+    keep = (g % (t * p * x) == 0) & (shard % e == 0) & ((shard > 1) | (z == 0) | (fixed.zero is not None))
+    if fixed.zero is None:  # without data parallelism there is nothing to shard: ZeRO-0
+        keep &= (shard > 1) != (z == 0)
+    keep &= (o == 0) | (z >= np.where(o >= 3, 3, 1)) | (fixed.zero is not None)
+    # an optimizer step splits the global batch evenly over replicas and micro-batches
+    even = (gbs % (dp * m) == 0) & (dp * m <= gbs)
+    return keep & (even if (even & keep).any() else dp * m <= max(gbs, float((dp * m).min())))
 
 
 # Layers per interleaved chunk, at least: NeMo's GPT-3 175B recipe runs 96 layers as PP 8 x VP 6 (2 each)
@@ -165,8 +196,8 @@ def virtual_stages(layers: int, pp: np.ndarray, micro_batches: np.ndarray) -> np
 def _with_interleaving(arrays: list[np.ndarray], layers: int, gbs: int) -> list[np.ndarray]:
     """The layout fields plus a vpp column: pipelines that can interleave are listed twice, plain
     and interleaved (interleaving shrinks the bubble but keeps more activations in flight)."""
-    g, t, p, _, _, _, m = arrays
-    micro_batches = np.maximum(1.0, np.ceil(gbs / (g / (t * p) * m)))
+    g, t, p, _, _, _, m, _, x = arrays
+    micro_batches = np.maximum(1.0, np.ceil(gbs / (g / (t * p * x) * m)))
     vpp = virtual_stages(layers, p, micro_batches)
     twice = vpp > 1
     return [np.concatenate((a, a[twice])) for a in arrays] + [np.concatenate((np.ones_like(vpp), vpp[twice]))]
@@ -291,7 +322,18 @@ def simplest_zero(job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capac
 def layout_of(grid: Grid, gbs: int) -> Layout:
     micro_batches = np.maximum(1.0, np.ceil(gbs / (grid.dp() * grid.micro_batch)))
     return Layout(
-        grid.gpus, grid.tp, grid.pp, grid.zero, grid.offload, grid.ckpt, grid.micro_batch, micro_batches, 8, grid.vpp
+        grid.gpus,
+        grid.tp,
+        grid.pp,
+        grid.zero,
+        grid.offload,
+        grid.ckpt,
+        grid.micro_batch,
+        micro_batches,
+        8,
+        grid.vpp,
+        grid.ep,
+        grid.cp,
     )
 
 

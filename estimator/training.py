@@ -151,6 +151,8 @@ def _fixed_layout(ctx: Context, per_node: int) -> search.Fixed:
         offload=req.offload,
         ckpt=CKPT_CODE[req.ckpt] if req.ckpt else None,
         micro_batch=req.micro_batch,
+        ep=req.ep,
+        cp=req.cp,
     )
 
 
@@ -163,7 +165,7 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
     if fixed.gpus is None:  # never consider more GPUs than any candidate type has in stock
         max_gpus = min(max_gpus, max(cat.stock(g.id, ctx.req.region)[0] for g in types))
     per_node = types[0].gpus_per_node
-    grid = search.training_grid(job.arch, job.method, fixed, gbs, per_node, max(per_node, max_gpus))
+    grid = search.training_grid(job.arch, job.method, fixed, gbs, per_node, max(per_node, max_gpus), job.seq_len)
     if grid.size == 0:
         raise RequestError([no_layout(ctx.req, gbs)])
     options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
@@ -379,6 +381,8 @@ def _resolved(
         dp=int(grid.dp()[i]),
         ckpt=CKPTS[int(grid.ckpt[i])],
         vpp=int(grid.vpp[i]),
+        ep=int(grid.ep[i]),
+        cp=int(grid.cp[i]),
         lora_rank=job.lora_rank if ctx.method in ADAPTER_METHODS else None,
         region=pick.region,
         objective=pick.objective,
@@ -426,6 +430,9 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         t_compute=t_compute,
         other_seconds=t_compute + pick.at(step.bubble) + pick.at(step.offload),
         assumed=fabric_for(ctx, pick.gpu),
+        ep=int(g.ep[i]),
+        cp=int(g.cp[i]),
+        ep_hidden=t_compute * ctx.arch.shared_flops_share,
     )
     waiting = report.assumed_comm_fraction if report.assumed_comm_fraction is not None else report.comm_fraction
     if waiting > 0.3:
@@ -448,7 +455,7 @@ def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: i
         micro_batch=1,
     )
     max_gpus = int(ctx.number("limits", "max_gpus"))
-    grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus)
+    grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus, job.seq_len)
     need = memory.per_gpu_total(memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat)))
     more = (need <= gpu.memory_gib * GIB) & (grid.gpus > (fixed.gpus or 0))
     if more.any():
@@ -465,7 +472,7 @@ def _fits_with_offload(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gb
         ckpt=CKPT_CODE["full"],
         micro_batch=fixed.micro_batch or 1,
     )
-    grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus)
+    grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus, job.seq_len)
     parts = memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat))
     need = memory.per_gpu_total(parts)
     capacity = gpu.memory_gib * GIB

@@ -206,6 +206,7 @@ class Defaults(_Strict):
     hfu_by_family: dict[str, Fact]
     method_efficiency: dict[str, Fact | str]
     fp8_speedup: Fact
+    moe: dict[str, Fact]
     reliability: dict[str, Fact]
     selective_recompute_cost: Fact
     inference: dict[str, Fact]

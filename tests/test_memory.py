@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gpuplan.estimator.architecture import from_spec, generic
+from gpuplan.estimator.architecture import for_model, from_spec, generic
 from gpuplan.estimator.memory import (
     GIB,
     NF4_BYTES_PER_PARAM,
@@ -198,3 +198,25 @@ def test_interleaving_keeps_more_activations_in_flight(cat):
     inter = training_memory(job, Layout(32, tp=4, pp=8, ckpt=1, micro_batches=16, vpp=5), NO_OVERHEAD)["activations"]
     stored = float(plain)  # the first stage sets the peak in both
     assert float(inter) == pytest.approx(stored * (1 + 7 / 40), rel=0.02)
+
+
+def test_expert_parallel_splits_the_routed_experts(cat):
+    """Mixtral 8x7B, 8 GPUs, ZeRO-1: with ep=8 each GPU keeps one of the 8 routed experts of every
+    layer in 16-bit weights and gradients; the optimizer state is sharded over all 8 either way."""
+    a = for_model("mixtral-8x7b")
+    job = Job(a, "full", "bf16-mixed", "adamw", 4096)
+    one = training_memory(job, Layout(8, zero=1, ckpt=2), NO_OVERHEAD)
+    eight = training_memory(job, Layout(8, zero=1, ckpt=2, ep=8), NO_OVERHEAD)
+    saved = a.routed_expert_params * 7 / 8 * 2  # bytes of 16-bit weights no longer held
+    assert float(one["weights"]) - float(eight["weights"]) == pytest.approx(saved, rel=0.01)
+    assert float(one["gradients"]) - float(eight["gradients"]) == pytest.approx(saved, rel=0.01)
+    assert float(eight["optimizer"]) == pytest.approx(float(one["optimizer"]), rel=1e-6)
+
+
+def test_context_parallel_splits_the_activations(cat):
+    """Each of cp ranks keeps 1/cp of every sequence's activations (Megatron-Core context parallel)."""
+    a = for_model("llama-3-8b")
+    job = Job(a, "full", "bf16-mixed", "adamw", 65536)
+    one = training_memory(job, Layout(8, zero=3, ckpt=1), NO_OVERHEAD)["activations"]
+    four = training_memory(job, Layout(8, zero=3, ckpt=1, cp=4), NO_OVERHEAD)["activations"]
+    assert float(four) == pytest.approx(float(one) / 4, rel=1e-6)

@@ -42,9 +42,30 @@ def test_pipeline_point_to_point(cat):
 
 def test_moe_all_to_all(cat):
     a = for_model("mixtral-8x7b")
-    t = step_traffic(a, True, 4096, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1)
+    t = step_traffic(a, True, 4096, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1, ep=8)
     # each token's hidden state to its 2 experts and back, forward and backward, 7/8 leave the GPU
     assert float(t["ep"]) == pytest.approx(2 * 2 * 4096 * 4096 * 2 * 7 / 8 * 2 * 32)
+    alone = step_traffic(a, True, 4096, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1)
+    assert float(alone["ep"]) == 0  # every expert on every GPU: no all-to-all
+
+
+def test_expert_parallel_ranks_send_less_gradient(cat):
+    """Routed experts split over ep ranks: each all-reduces only its own experts' gradients."""
+    a = for_model("mixtral-8x7b")
+    t = step_traffic(a, True, 4096, gpus=8, tp=1, pp=1, zero=1, ckpt=0, micro_batch=1, micro_batches=1, ep=8)
+    shard = a.params - a.routed_expert_params + a.routed_expert_params / 8
+    assert float(t["dp"]) == pytest.approx(2 * 7 / 8 * shard * 2)
+
+
+def test_all_to_all_stays_in_the_node_while_it_fits(cat):
+    from gpuplan.estimator.network import Links, step_comm_seconds
+
+    links = Links(intra_node=400e9, inter_node=50e9, gpus_per_node=8)
+    traffic = {"tp": 0.0, "dp": 0.0, "pp": 0.0, "ep": 100e9}
+    inside = step_comm_seconds(traffic, links, 64, 1, ep=8)["ep"]
+    across = step_comm_seconds(traffic, links, 64, 2, ep=8)["ep"]  # 2 x 8 GPUs span two nodes
+    assert float(inside) == pytest.approx(100e9 / 400e9)
+    assert float(across) == pytest.approx(100e9 / 50e9)
 
 
 def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
@@ -75,3 +96,15 @@ def test_single_node_needs_no_fabric(cat):
         other_seconds=1.0,
     )
     assert report.single_node and report.fabric == "nvlink" and report.options == []
+
+
+def test_context_parallel_gathers_keys_and_values(cat):
+    """Per layer: all-gather K and V forward and backward, reduce-scatter their gradients: 3 x
+    (cp-1) x this rank's K and V; the tensor-parallel all-reduces carry 1/cp of the tokens."""
+    a = for_model("llama-3-8b")  # 32 layers, 8 KV heads of 128: 2 x 8 x 128 K and V values a token
+    one = step_traffic(a, True, 65536, gpus=8, tp=2, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1)
+    t = step_traffic(a, True, 65536, gpus=8, tp=2, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1, cp=4)
+    rank_kv = 65536 / 4 * 2 * 8 * 128 * 2 / 2  # bytes of this rank's K and V, split over tp 2
+    assert float(t["cp"]) == pytest.approx(3 * 3 * rank_kv * 32)
+    assert float(t["tp"]) == pytest.approx(float(one["tp"]) / 4)
+    assert "cp" not in one

@@ -22,7 +22,6 @@ REFERENCE = LIVE if LIVE.is_dir() else SNAPSHOT
 PENDING_REASON = "expert/context parallelism, frontier-scale clusters and serving throughput are not modelled yet"
 PENDING = frozenset(
     {
-        "llama4-maverick-gpu-hours-0",
         "unsloth-qwen3-30b-a3b-qlora-0",
         "ms-swift-qwen25-7b-32k-full-4xa100-0",
         "ms-swift-qwen25-7b-32k-full-4xa100-1",

@@ -20,7 +20,7 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
     over = overheads(cat)
     best_key, best = None, None
     grid = search.training_grid(
-        job.arch, job.method, grid_fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus_types)
+        job.arch, job.method, grid_fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus_types), job.seq_len
     )
     for _t, gpu in enumerate(gpus_types):
         stock, region = cat.stock(gpu.id, None)
@@ -37,11 +37,13 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
             mbs = float(grid.micro_batch[i])
             micro_batches = max(1.0, math.ceil(gbs / (dp * mbs)))
             zero, offload, ckpt, vpp = (float(x[i]) for x in (grid.zero, grid.offload, grid.ckpt, grid.vpp))
-            lay = Layout(g, tp, pp, zero, offload, ckpt, mbs, micro_batches, 8, vpp)
+            cp = float(grid.cp[i])
+            micro_batches = max(1.0, math.ceil(gbs / (dp / cp * mbs)))
+            lay = Layout(g, tp, pp, zero, offload, ckpt, mbs, micro_batches, 8, vpp, float(grid.ep[i]), cp)
             need = float(memory.per_gpu_total(memory.training_memory(job, lay, over)))
             if need > gpu.memory_gib * GIB or tp > gpu.gpus_per_node or g > stock or grid.offload[i] != 0:
                 continue
-            step = compute.training_step(job, hw, lay, micro_batches * dp * mbs, cat.defaults)
+            step = compute.training_step(job, hw, lay, micro_batches * dp / cp * mbs, cat.defaults)
             tps = float(step.tokens / step.seconds / g)
             nodes = math.ceil(g / gpu.gpus_per_node)
             write_s = io.checkpoint_bytes(job.arch, job.method, job.precision, job.optimizer, job.lora_rank) / (
@@ -56,24 +58,28 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
                 else (g, round(math.log(cost) / math.log(search.COST_TIE)), seconds)
             )
             if best_key is None or key < best_key:
-                best_key, best = key, (gpu.id, g, tp, float(grid.zero[i]), float(grid.ckpt[i]), mbs, cost)
+                chosen = (float(grid.zero[i]), float(grid.ckpt[i]), mbs, float(grid.ep[i]), cp)
+                best_key, best = key, (gpu.id, g, tp, *chosen, cost)
     return best
 
 
 @pytest.mark.parametrize(
-    "model, method, types, fixed, objective",
+    "model, method, types, fixed, objective, seq",
     [
-        ("llama-3-8b", "full", ["h100-80gb", "a100-80gb"], search.Fixed(), "cheapest"),
-        ("qwen2.5-7b", "lora", ["rtx-4090-24gb", "l40s-48gb", "a100-40gb"], search.Fixed(), "cheapest"),
-        ("llama-2-13b", "full", ["a100-80gb", "h100-80gb", "h200-141gb"], search.Fixed(ckpt=2), "fewest"),
+        ("llama-3-8b", "full", ["h100-80gb", "a100-80gb"], search.Fixed(), "cheapest", 2048),
+        ("qwen2.5-7b", "lora", ["rtx-4090-24gb", "l40s-48gb", "a100-40gb"], search.Fixed(), "cheapest", 2048),
+        ("llama-2-13b", "full", ["a100-80gb", "h100-80gb", "h200-141gb"], search.Fixed(ckpt=2), "fewest", 2048),
+        ("mixtral-8x7b", "full", ["h100-80gb", "a100-80gb"], search.Fixed(), "cheapest", 2048),
+        ("qwen3-30b-a3b", "full", ["h100-80gb"], search.Fixed(gpus=16), "fewest", 2048),
+        ("llama-3-8b", "full", ["h100-80gb"], search.Fixed(gpus=16, micro_batch=1), "cheapest", 65536),
     ],
 )
-def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, objective):
+def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, objective, seq):
     arch = for_model(model)
-    job = Job(arch, method, "bf16-mixed", "adamw", 2048, 16)
+    job = Job(arch, method, "bf16-mixed", "adamw", seq, 16)
     gpus = [cat.gpus[t] for t in types]
     gbs, tokens = 64, 1e8
-    grid = search.training_grid(arch, method, fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus))
+    grid = search.training_grid(arch, method, fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus), seq)
     options = search.gpu_options(cat, gpus, None, None)
     links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
     hw = compute.hardware_for(gpus, method, "bf16-mixed", cat.defaults, links)
@@ -89,10 +95,12 @@ def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, 
         float(scored.grid.zero[i]),
         float(scored.grid.ckpt[i]),
         float(scored.grid.micro_batch[i]),
+        float(scored.grid.ep[i]),
+        float(scored.grid.cp[i]),
     )
     expected = brute_force(cat, job, gpus, fixed, gbs, tokens, objective)
-    assert got == expected[:6]
-    assert float(scored.cost[t, i]) == pytest.approx(expected[6], rel=1e-9)
+    assert got == expected[:8]
+    assert float(scored.cost[t, i]) == pytest.approx(expected[8], rel=1e-9)
 
 
 def test_vectorised_and_scalar_memory_agree(cat):
@@ -212,7 +220,7 @@ def _synthetic(cat, days, cost, fits=None):
     """A Scored with one GPU type and hand-set layouts, to test the choice logic alone."""
     n = len(days)
     ones, zeros = np.ones(n), np.zeros(n)
-    grid = search.Grid(ones, ones, ones, zeros, zeros, zeros, ones, ones)
+    grid = search.Grid(ones, ones, ones, zeros, zeros, zeros, ones, ones, ones, ones)
     grid.gpus = np.arange(1, n + 1, dtype=float)
     options = search.gpu_options(cat, [cat.gpus["h100-80gb"]], None, None)
     fits = np.ones((1, n), dtype=bool) if fits is None else np.array([fits])
@@ -286,3 +294,11 @@ def test_virtual_stages(layers, pp, micro_batches, expected):
 def test_pipelines_that_can_interleave_are_searched_both_ways():
     grid = search.training_grid(generic(175), "pretrain", search.Fixed(gpus=1024, tp=8, pp=8), 1536, 8, 1024)
     assert set(grid.vpp.tolist()) == {1.0, 6.0}
+
+
+def test_context_parallel_is_searched_for_long_sequences_only():
+    short = search.training_grid(generic(8), "full", search.Fixed(gpus=64), 64, 8, 64, 4096)
+    long = search.training_grid(generic(8), "full", search.Fixed(gpus=64), 64, 8, 64, 131072)
+    assert set(short.cp.tolist()) == {1.0}
+    assert set(long.cp.tolist()) == {1.0, 2.0, 4.0, 8.0, 16.0}  # 131,072 / 16 = 8,192 tokens a rank
+    assert np.all(long.dp() * long.tp * long.pp * long.cp == long.gpus)

@@ -15,8 +15,8 @@ from gpuplan.estimator.schema import Note, Request
 
 # When a field changes, these fields were chosen for its old value and are reopened
 DEPENDENT = {
-    "model": ("params_b", "tp", "pp"),
-    "params_b": ("model", "tp", "pp"),
+    "model": ("params_b", "tp", "pp", "ep", "cp"),
+    "params_b": ("model", "tp", "pp", "ep", "cp"),
     "gpu": ("gpu_memory_gib", "tp", "fabric"),
     "gpu_memory_gib": ("gpu",),
     "gpus": ("nodes",),
@@ -67,7 +67,7 @@ def _method_dependents(old: str | None, new: str) -> tuple[str, ...]:
     out: tuple[str, ...] = ()
     if (old == "infer") != (new == "infer"):
         out += ("precision", "optimizer", "micro_batch", "global_batch", "zero", "offload", "ckpt", "train_tokens")
-        out += ("gpus", "nodes", "tp", "pp")  # a training cluster's size says little about serving
+        out += ("gpus", "nodes", "tp", "pp", "ep", "cp")  # a training cluster's size says little about serving
     if old in ADAPTERS and new not in ADAPTERS:
         out += ("lora_rank",)
     return out

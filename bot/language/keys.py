@@ -99,6 +99,8 @@ KEYS: tuple[Key, ...] = (
     Key("offload", ("offload",), _enum(OFFLOADS, "offload"), "offload=cpu"),
     Key("tp", ("tp",), _integer("tp"), "tp=8"),
     Key("pp", ("pp",), _integer("pp"), "pp=4"),
+    Key("ep", ("ep",), _integer("ep"), "ep=8"),
+    Key("cp", ("cp",), _integer("cp"), "cp=2"),
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
     Key("precision", ("precision",), lambda raw, cat: {"precision": raw.lower()}, "precision=bf16-mixed"),
     Key(
