@@ -75,12 +75,10 @@ def fabric_for(ctx: Context, gpu: GPU) -> str:
 
 
 def stock_warning(ctx: Context, gpu: GPU, gpus: int, region: str | None) -> None:
-    """More GPUs than the provider holds of a type; a type it does not stock at all is the user's
-    own hardware or another provider's, which the plan is for (said, not counted as a shortfall)."""
+    """More GPUs than the provider holds of a type (a type it does not stock at all was given
+    unlimited stock and said to be the user's own, in estimate._estimate)."""
     stock, where = ctx.cat.stock(gpu.id, region)
-    if stock == 0:
-        ctx.warn("not_stocked", gpu=gpu.name, region=where or "")
-    elif gpus > stock:
+    if gpus > stock:
         ctx.warn("over_stock", gpus=gpus, gpu=gpu.name, stock=stock, region=where or "")
 
 

@@ -209,7 +209,12 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
         gpu = gpu.model_copy(update={"gpus_per_node": req.gpus // req.nodes})
         cat = cat.with_gpu(gpu, gpu.id)
         assumptions.append(Note(code="dense_node", params={"per_node": gpu.gpus_per_node, "gpu": gpu.name}))
-    ctx = Context(cat, req, arch, model_id, gpu, method, assumptions, [])
+    warnings: list[Note] = []
+    if gpu and cat.stock(gpu.id, req.region)[0] == 0:
+        # a named type the provider does not stock: the user's own or another provider's, any count
+        cat = cat.with_stock(gpu.id, int(cat.defaults.number("limits", "max_gpus")), req.region)
+        warnings.append(Note(code="not_stocked", params={"gpu": gpu.name, "region": req.region or ""}))
+    ctx = Context(cat, req, arch, model_id, gpu, method, assumptions, warnings)
     seq = _seq_len(ctx)
     problems = _check_against_model(ctx, seq)
     if problems:

@@ -86,25 +86,36 @@ def _job(ctx: Context, seq: int) -> tuple[Job, int, float]:
     targets = str(d.lora["targets"].value)
     if method in ADAPTER_METHODS and not req.lora_rank:
         ctx.assume("default_lora", rank=lora_rank, targets=targets)
-    gbs = _global_batch(ctx, seq)
     tokens = _train_tokens(ctx, seq)
+    gbs = _global_batch(ctx, seq, tokens)
     # precision None: bf16-mixed, or fp16-mixed on GPUs without bf16 (decided per type)
     job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets)
     return job, gbs, tokens
 
 
-def _global_batch(ctx: Context, seq: int) -> int:
+def _global_batch(ctx: Context, seq: int, tokens: float) -> int:
     if ctx.req.global_batch:
         return ctx.req.global_batch
     d = ctx.cat.defaults
     if ctx.method in PRETRAINING:
-        gbs = max(1, round(float(d.global_batch_tokens["pretrain"]) / seq))
+        # the compute-optimal batch of DeepSeek LLM's scaling law (arXiv:2401.02954, Sec. 3.1):
+        # B = 0.292 C^0.3271 tokens for C = 6 N D training FLOPs
+        law = d.pretrain_batch_law
+        flops = 6.0 * ctx.arch.active_params * tokens
+        gbs = _divisible(float(law["coefficient"].value) * flops ** float(law["exponent"].value) / seq)
         # on a large cluster, at least one sequence per 8 GPUs (Llama 3 405B: 2,048 sequences on 16,384 H100)
         gbs = max(gbs, (ctx.req.gpus or 0) // 8)
     else:
         gbs = int(d.global_batch_tokens["finetune_sequences"])
     ctx.assume("default_global_batch", global_batch=gbs, tokens=gbs * seq)
     return gbs
+
+
+def _divisible(sequences: float) -> int:
+    """The nearest batch of 2^k or 3 x 2^k sequences (1,024, 1,536, 2,048, ...), which splits
+    evenly over the GPU counts the search tries, as published batches do."""
+    candidates = sorted({2**k for k in range(25)} | {3 * 2**k for k in range(24)})
+    return min(candidates, key=lambda n: (abs(math.log(n / max(sequences, 1.0))), n))
 
 
 def _train_tokens(ctx: Context, seq: int) -> float:

@@ -133,6 +133,13 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
         index = {**self.gpu_index, normalize_name(gpu.id): gpu.id}
         return dataclasses.replace(self, gpus={**self.gpus, gpu.id: gpu}, gpu_index=index, inventory=inventory)
 
+    def with_stock(self, gpu_id: str, count: int, region: str | None) -> Catalog:
+        """A copy holding `count` of a type in `region` (every region when None): a type the provider
+        does not stock, planned as the user's own hardware or another provider's."""
+        regions = [region] if region else list(self.inventory)
+        inventory = {r: ({**stock, gpu_id: count} if r in regions else stock) for r, stock in self.inventory.items()}
+        return dataclasses.replace(self, inventory=inventory)
+
     def tier_url(self, tier: Tier | DeploymentLink) -> str:
         return self.tier_base_url + tier.path
 

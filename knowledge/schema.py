@@ -201,6 +201,7 @@ class Defaults(_Strict):
     seq_len: PerMethod
     micro_batch: dict[str, int | str]
     global_batch_tokens: dict[str, int | str]
+    pretrain_batch_law: dict[str, Fact]
     train_tokens: dict[str, int | str]
     lora: dict[str, Fact]
     hfu_by_family: dict[str, Fact]

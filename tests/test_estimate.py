@@ -184,7 +184,17 @@ def test_model_parallel_layouts_recompute_only_what_memory_needs():
 
 def test_a_large_pretraining_cluster_gets_a_batch_that_keeps_it_busy():
     """At least one sequence per 8 GPUs (Llama 3 405B: 2,048 x 8,192 tokens on 16,384 H100)."""
-    small = estimate(Request(params_b=70, method="pretrain", gpu="h100-80gb", gpus=64, seq_len=8192))
-    large = estimate(Request(params_b=70, method="pretrain", gpu="h100-80gb", gpus=16384, seq_len=8192))
-    assert small.resolved.global_batch == 512  # the 4M-token default
-    assert large.resolved.global_batch >= 2048
+    fields = dict(params_b=70, method="pretrain", gpu="h100-80gb", seq_len=8192, train_tokens=1e9)
+    small = estimate(Request(**fields, gpus=64))
+    large = estimate(Request(**fields, gpus=16384))
+    assert small.resolved.global_batch == 192  # the scaling law's 1.6M tokens, to 3 x 2^6 sequences
+    assert large.resolved.global_batch == 2048
+
+
+def test_pretraining_batch_follows_the_compute_optimal_law():
+    """DeepSeek LLM: B = 0.292 C^0.3271 tokens; 70B x 2T tokens is C = 8.4e23, B = 19.5M tokens,
+    4,767 sequences of 4,096, rounded to the nearest 2^k or 3 x 2^k: 4,096."""
+    est = estimate(Request(model="llama-2-70b", method="pretrain", seq_len=4096, train_tokens=2e12))
+    c = 6 * est.resolved.active_params_b * 1e9 * 2e12
+    assert 0.292 * c**0.3271 / 4096 == pytest.approx(4767, rel=0.02)
+    assert est.resolved.global_batch == 4096

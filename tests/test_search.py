@@ -75,6 +75,7 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
     ],
 )
 def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, objective, seq):
+    cat = _demo_stock(cat, types)
     arch = for_model(model)
     job = Job(arch, method, "bf16-mixed", "adamw", seq, 16)
     gpus = [cat.gpus[t] for t in types]
@@ -119,8 +120,18 @@ def test_vectorised_and_scalar_memory_agree(cat):
         assert float(memory.per_gpu_total(memory.training_memory(job, scalar, over))) == pytest.approx(vector[i])
 
 
+def _demo_stock(cat, types, a100_class=512):
+    """The catalog with every type in `types` in stock (the shipped fleet holds A100/H100 only):
+    the search's tests are about the search, not the fleet. Smaller types get fewer GPUs."""
+    stock = {g: (a100_class if cat.gpus[g].memory_gib >= 80 else 64) for g in types}
+    return dataclasses.replace(cat, inventory={"us": stock})
+
+
 def test_dominated_gpu_types_are_dropped(cat):
-    speed = {g: cat.gpus[g].peak_16bit_tflops for g in ("a10-24gb", "rtx-4090-24gb", "h100-80gb", "h800-80gb")}
+    types = ("a10-24gb", "rtx-4090-24gb", "h100-80gb", "h800-80gb")
+    stock = {"us": {"a10-24gb": 64, "rtx-4090-24gb": 128, "h100-80gb": 1024}, "hk": {"h800-80gb": 128}}
+    cat = dataclasses.replace(cat, inventory=stock)
+    speed = {g: cat.gpus[g].peak_16bit_tflops for g in types}
     kept = {g.id for g in search.drop_dominated(cat, [cat.gpus[g] for g in speed], None, speed)}
     assert "a10-24gb" not in kept  # the 4090 has more memory, speed and stock at a lower price
     assert "h800-80gb" not in kept  # same chip as the H100 with slower NVLink, no cheaper
