@@ -162,7 +162,7 @@ class ComputeEstimate(BaseModel):
 
 
 class Alternative(BaseModel):
-    reason: str  # other_gpu | fewer_gpus_offload | faster | cheaper_slower
+    reason: str  # other_gpu | fewer_gpus_offload | with_offload | faster | cheaper_slower | quantized | fewer_gpus
     gpu: str
     gpu_name: str
     gpus: int
@@ -176,6 +176,10 @@ class Alternative(BaseModel):
     days: float
     cost_usd: float
     per_gpu_gib: float
+    # serving alternatives: the weights' precision, generated tokens/s per GPU, cost per million
+    precision: str | None = None
+    tokens_per_s_per_gpu: float | None = None
+    cost_per_million_tokens_usd: float | None = None
 
 
 class _Sparse(BaseModel):

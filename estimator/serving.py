@@ -30,6 +30,7 @@ from gpuplan.estimator.schema import (
     NetworkEstimate,
     ServingEstimate,
 )
+from gpuplan.estimator.serving_alternatives import serving_alternatives
 from gpuplan.knowledge import GPU, Catalog
 
 MIG_GPUS = ("a100-80gb", "h100-80gb", "h200-141gb")
@@ -80,6 +81,7 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
         io=io_plan,
         network=_network_report(ctx, replica),
         serving=_serving_report(ctx, replica, mem.per_gpu_gib),
+        alternatives=serving_alternatives(ctx, replica),
         candidates=int(replica.scored.fits.size),
         assumptions=ctx.assumptions,
         warnings=ctx.warnings,

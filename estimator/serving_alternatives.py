@@ -1,0 +1,112 @@
+"""Other ways to serve the same model: another GPU type, a quantized precision, fewer GPUs at
+fewer concurrent sequences. Each is scored by the same search as the plan (search.score_serving)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuplan.estimator import search
+from gpuplan.estimator.context import Context, overheads
+from gpuplan.estimator.memory import GIB
+from gpuplan.estimator.schema import Alternative
+from gpuplan.knowledge import GPU
+
+# the next precision down that serving engines run (FP8 needs FP8 tensor cores or Ampere's
+# weight-only kernels; AWQ/GPTQ 4-bit runs everywhere)
+QUANTIZED_NEXT = {"bf16": "fp8", "fp16": "fp8", "fp8": "int4", "int8": "int4"}
+
+
+def serving_alternatives(ctx: Context, replica) -> list[Alternative]:
+    """Up to three: the best replica on another GPU type, on the same type at a quantized
+    precision, and on the same type with fewer GPUs at the most sequences that still fit."""
+    found = [_other_type(replica), _quantized(ctx, replica), _fewer_gpus(ctx, replica)]
+    return [a for a in found if a is not None]
+
+
+def _other_type(replica) -> Alternative | None:
+    scored = replica.scored
+    others = scored.deliverable.copy()
+    others[replica.t, :] = False
+    if not others.any():
+        return None
+    return _pick(scored, others, "other_gpu", replica.precision, replica.batch)
+
+
+def _quantized(ctx: Context, replica) -> Alternative | None:
+    precision = QUANTIZED_NEXT.get(replica.precision)
+    gpu = replica.gpu
+    if precision == "fp8" and not (gpu.fp8_tflops or gpu.family.startswith("ampere")):
+        precision = "int4"
+    if precision is None:
+        return None
+    scored = _rescore(ctx, replica, gpu, precision, replica.batch)
+    plan = float(_per_token(replica.scored)[replica.t, replica.i])
+    cheaper = scored.deliverable & (_per_token(scored) < plan)
+    return _pick(scored, cheaper, "quantized", precision, replica.batch) if cheaper.any() else None
+
+
+def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
+    if replica.gpus == 1 or ctx.req.gpus:
+        return None
+    batch = replica.batch // 2
+    while batch >= 1:
+        scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
+        smaller = scored.deliverable & (scored.tp * scored.pp < replica.gpus)[None, :]
+        if smaller.any():
+            return _pick(scored, smaller, "fewer_gpus", replica.precision, batch)
+        batch //= 2
+    return None
+
+
+def _rescore(ctx: Context, replica, gpu: GPU, precision: str, batch: int) -> search.ServingScored:
+    """The serving search on one GPU type, in the plan's region, with what the user fixed."""
+    req, cat = ctx.req, ctx.cat
+    fixed = search.Fixed(tp=req.tp, pp=req.pp)
+    tp, pp = search.serving_grid(ctx.arch, fixed)
+    return search.score_serving(
+        ctx.arch,
+        precision,
+        seq=replica.seq,
+        batch=batch,
+        tp=tp,
+        pp=pp,
+        options=search.gpu_options(cat, [gpu], replica.region, None),
+        over=overheads(cat),
+        cat=cat,
+        fixed=fixed,
+        fabric=req.fabric,
+    )
+
+
+def _per_token(scored: search.ServingScored) -> np.ndarray:
+    """USD per generated token of every candidate (T, L)."""
+    return scored.replica_cost / np.maximum(scored.tokens_per_s_gpu * scored.tp * scored.pp * 3600, 1e-9)
+
+
+def _pick(scored: search.ServingScored, allowed: np.ndarray, reason: str, precision: str, batch: int) -> Alternative:
+    """The cheapest per generated token among `allowed`, as an Alternative."""
+    cost = np.where(allowed, _per_token(scored), np.inf)
+    t, i = (int(x) for x in np.unravel_index(int(np.argmin(cost)), allowed.shape))
+    gpu = scored.options.gpus[t]
+    tp, pp = int(scored.tp[i]), int(scored.pp[i])
+    per_gpu_speed = float(scored.tokens_per_s_gpu[t, i])
+    hourly = float(scored.replica_cost[t, i])
+    return Alternative(
+        reason=reason,
+        gpu=gpu.id,
+        gpu_name=gpu.name,
+        gpus=tp * pp,
+        zero=0,
+        tp=tp,
+        pp=pp,
+        ckpt="none",
+        offload="none",
+        micro_batch=batch,
+        region=scored.options.regions[t],
+        days=1.0,
+        cost_usd=hourly * 24,
+        per_gpu_gib=float(scored.per_gpu[i]) / GIB,
+        precision=precision,
+        tokens_per_s_per_gpu=per_gpu_speed,
+        cost_per_million_tokens_usd=hourly / (per_gpu_speed * tp * pp * 3600) * 1e6,
+    )
