@@ -23,6 +23,12 @@ class Links:
     intra_node: np.ndarray | float
     inter_node: np.ndarray | float
     gpus_per_node: np.ndarray | int
+    pod_gpus: np.ndarray | float = np.inf  # full bisection inside a pod of this many GPUs
+    oversubscription: np.ndarray | float = 1.0  # of the fabric above a pod
+
+
+def _pod(fabric: Fabric) -> tuple[float, float]:
+    return (float(fabric.pod_gpus) if fabric.pod_gpus else np.inf), fabric.oversubscription
 
 
 def intra_node_bandwidth(gpu: GPU, efficiency: float) -> float:
@@ -31,7 +37,9 @@ def intra_node_bandwidth(gpu: GPU, efficiency: float) -> float:
 
 
 def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
-    return Links(intra_node_bandwidth(gpu, efficiency), fabric.gb_s * 1e9 * efficiency, gpu.gpus_per_node)
+    return Links(
+        intra_node_bandwidth(gpu, efficiency), fabric.gb_s * 1e9 * efficiency, gpu.gpus_per_node, *_pod(fabric)
+    )
 
 
 def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -> Links:
@@ -41,6 +49,8 @@ def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -
         np.array([[intra_node_bandwidth(g, efficiency)] for g in gpus]),
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
         np.array([[g.gpus_per_node] for g in gpus], dtype=float),
+        np.array([[_pod(f)[0]] for f in fabrics]),
+        np.array([[_pod(f)[1]] for f in fabrics]),
     )
 
 
@@ -161,12 +171,22 @@ def step_comm_seconds(traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep
     outer_bw = np.where(multi_node, links.inter_node, links.intra_node)
     seconds = {"tp": traffic["tp"] / tp_bw, "dp": traffic["dp"] / outer_bw, "pp": traffic["pp"] / outer_bw}
     if "ep" in traffic:
-        in_node = tp * np.asarray(ep, dtype=float) <= per_node
-        seconds["ep"] = traffic["ep"] / np.where(in_node, links.intra_node, outer_bw)
+        group = tp * np.asarray(ep, dtype=float)
+        in_node = group <= per_node
+        seconds["ep"] = traffic["ep"] / np.where(in_node, links.intra_node, outer_bw) * _beyond_pod(group, links)
     if "cp" in traffic:
         in_node = tp * np.asarray(cp, dtype=float) <= per_node
         seconds["cp"] = traffic["cp"] / np.where(in_node, links.intra_node, outer_bw)
     return seconds
+
+
+def _beyond_pod(group: np.ndarray, links: Links) -> np.ndarray:
+    """Slow-down of an all-to-all over `group` GPUs on a multi-tier fabric: the (pods-1)/pods of it
+    that leaves its pod shares links oversubscribed by the given ratio. Rings (data parallel,
+    context parallel, pipeline hops) cross a pod boundary once per pod and are not slowed."""
+    pods = np.ceil(group / links.pod_gpus)
+    leaving = np.where(pods > 1, (pods - 1) / np.maximum(pods, 1), 0.0)
+    return 1.0 + leaving * (np.asarray(links.oversubscription, dtype=float) - 1.0)
 
 
 def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero, ep_hidden=0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -255,6 +275,8 @@ def compare_fabrics(
         intra_node_bandwidth(gpu, efficiency),
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
         gpu.gpus_per_node,
+        np.array([[_pod(f)[0]] for f in fabrics]),
+        np.array([[_pod(f)[1]] for f in fabrics]),
     )
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
     exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden)

@@ -229,6 +229,8 @@ class Fabric(_Strict):
     name: str
     gb_s: float = Field(gt=0)
     latency_us: float = Field(gt=0)
+    pod_gpus: int | None = Field(default=None, ge=1)  # full bisection inside; None: non-blocking
+    oversubscription: float = Field(default=1.0, ge=1)  # of the links above a pod
     source: str
 
 

@@ -108,3 +108,20 @@ def test_context_parallel_gathers_keys_and_values(cat):
     assert float(t["cp"]) == pytest.approx(3 * 3 * rank_kv * 32)
     assert float(t["tp"]) == pytest.approx(float(one["tp"]) / 4)
     assert "cp" not in one
+
+
+def test_an_all_to_all_beyond_a_pod_shares_the_oversubscribed_links(cat):
+    """RoCE as Llama 3's cluster: full bisection in pods of 3,072 GPUs, 1:7 above them. An expert
+    group of 8 x 1,024 = 8,192 GPUs spans 3 pods: 2/3 of its all-to-all leaves its pod at 1/7 of the
+    rate, 1 + 2/3 x 6 = 5 times the time; inside one pod nothing changes."""
+    from gpuplan.estimator.network import links_for, step_comm_seconds
+
+    gpu = cat.gpus["h100-80gb"]
+    roce, ib = (links_for(gpu, cat.fabrics[f], 0.8) for f in ("roce-400", "ib-ndr400"))
+    traffic = {"tp": 0.0, "dp": 0.0, "pp": 0.0, "ep": 100e9}
+    wide = step_comm_seconds(traffic, roce, 16384, 8, ep=1024)["ep"]
+    narrow = step_comm_seconds(traffic, roce, 16384, 8, ep=256)["ep"]  # 2,048 GPUs: one pod
+    flat = step_comm_seconds(traffic, ib, 16384, 8, ep=1024)["ep"]
+    assert float(narrow) == pytest.approx(100e9 / (50e9 * 0.8))
+    assert float(wide) == pytest.approx(5 * float(narrow))
+    assert float(flat) == pytest.approx(float(narrow))  # InfiniBand fat tree: non-blocking
