@@ -122,3 +122,12 @@ def test_communication_bound_plan_fires_scaling_rule(cat):
     assert est.network.comm_fraction < est.network.assumed_comm_fraction  # a faster fabric is recommended
     _, found = diagnose(cat, [], req, est, estimate)
     assert {"scaling_efficiency", "network_choice"} <= {d["id"] for d in found}
+
+
+def test_a_trigger_starting_with_a_number_starts_only_where_the_number_does(cat):
+    """'\\d+ ?x slower' unguarded tries every digit of a pasted run of 5,000 digits as a start:
+    quadratic backtracking, seconds per question. Guarded by (?<![\\d.]) it tries one."""
+    for rule in cat.rules:
+        for pattern in rule.triggers.en + rule.triggers.zh:
+            if pattern.startswith("\\d"):
+                raise AssertionError(f"{rule.id}: {pattern!r} needs a (?<![\\d.]) guard")
