@@ -14,6 +14,7 @@ from gpuplan.bot.pipeline import answer
 LIVE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 SNAPSHOT = Path(__file__).resolve().parent / "data" / "reference"
 REFERENCE = LIVE if LIVE.is_dir() else SNAPSHOT
+LOCAL = Path(__file__).resolve().parent / "data" / "local_reference"  # cases gathered here, same format
 
 
 # Cases of moe_scale.yaml the estimator does not meet yet: expert and context parallelism,
@@ -29,6 +30,11 @@ PENDING = frozenset(
         "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0",
         "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0",
         "deepseek-v2-8xh800-generation-min-0",
+        # FSDP + QLoRA with CPU offload: gpuplan gives 11 GiB per GPU against 20.5 measured (not
+        # counted yet: HF trainers' unchunked fp32 logits, FSDP's flat-parameter buffers, the
+        # allocator's reserve nvidia-smi shows) and 163 GiB of host RAM against 118
+        "schmid-fsdp-qlora-llama3-70b-4x24gb-offload-0",
+        "schmid-fsdp-qlora-llama3-70b-4x24gb-offload-1",
     }
 )
 
@@ -54,7 +60,7 @@ REGRESSED = {
 
 def _cases():
     cases = []
-    for path in sorted(REFERENCE.glob("*.yaml")):
+    for path in [*sorted(REFERENCE.glob("*.yaml")), *sorted(LOCAL.glob("*.yaml"))]:
         for case in yaml.safe_load(path.read_text())["cases"]:
             for i, expect in enumerate(case["expect"]):
                 case_id = f"{case['id']}-{i}"
