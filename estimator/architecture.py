@@ -50,6 +50,7 @@ class Arch:
     max_context: int | None = None
     weights_dtype: str = "bf16"
     generic: bool = False
+    vision_params: int = 0  # a vision-language model's image encoder and projector, held frozen
 
     # --- attention widths -------------------------------------------------------------
     @property
@@ -326,6 +327,7 @@ def from_spec(spec: ModelSpec) -> Arch:
         v_head_dim=mla.v_head_dim if mla else 0,
         max_context=spec.max_context,
         weights_dtype=spec.weights_dtype,
+        vision_params=int(spec.vision_params_b * 1e9),
     )
 
 

@@ -63,8 +63,8 @@ def resolved(ctx: Context, **choices: Any) -> Resolved:
     return Resolved(
         model=ctx.model_id,
         model_name=arch.name,
-        params_b=arch.params / 1e9,
-        active_params_b=arch.active_params / 1e9,
+        params_b=(arch.params + arch.vision_params) / 1e9,
+        active_params_b=(arch.active_params + arch.vision_params) / 1e9,
         mfu=req.mfu,
         deadline_days=req.deadline_days,
         budget_usd=req.budget_usd,

@@ -196,6 +196,8 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
                 params={"params_b": req.params_b, **architecture.describe_generic(arch), "vocab": arch.vocab},
             )
         )
+    if arch.vision_params:
+        assumptions.append(Note(code="vision_encoder", params={"vision_b": arch.vision_params / 1e9}))
     method = req.method or str(cat.defaults.method.value)
     if not req.method:
         assumptions.append(Note(code="default_method", params={"method": method}))

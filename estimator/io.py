@@ -36,10 +36,11 @@ def checkpoint_bytes(arch: Arch, method: str, precision: str, optimizer: str, lo
 
 
 def export_bytes(arch: Arch, method: str, lora_rank: int) -> float:
-    """The final model to hand over: 16-bit weights, or the adapters alone."""
+    """The final model to hand over: 16-bit weights (a vision-language model's encoder with them),
+    or the adapters alone."""
     if method in ADAPTER_METHODS:
         return arch.lora_params(lora_rank) * 2.0
-    return arch.params * 2.0
+    return (arch.params + arch.vision_params) * 2.0
 
 
 def host_ram_gib(cat: Catalog, arch: Arch, gpus: int, per_node: int, offload_gib_per_node: float) -> float:

@@ -296,10 +296,12 @@ def _stage_memory(
     has_loss: np.ndarray | bool,
     mbs: np.ndarray,
     ones: np.ndarray,
+    vision: np.ndarray | float = 0.0,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Bytes per GPU on one pipeline stage holding `params`, with `inflight` micro-batches' activations."""
+    """Bytes per GPU on one pipeline stage holding `params` (and `vision` encoder parameters,
+    frozen in 16-bit), with `inflight` micro-batches' activations."""
     a, pp = job.arch, place.pp
-    weights = _stage_weights(job, place, params)
+    weights = _stage_weights(job, place, params) + vision * 2.0 / place.tp / place.shard_w
     states = _adapter_states if job.method in ADAPTER_METHODS else _trained_states
     gradients, optimizer, adapters, host_state = states(job, place, params)
     activations = inflight * (a.layers / pp) * act.stored_per_layer
@@ -360,10 +362,15 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     # interleaved over v chunks it keeps 1 + (p-1)/(p v) times that (Korthikanti et al. 2022, Sec. 4.2.3;
     # Megatron's warm-up of 2(p-1) + (v-1)p chunk passes)
     inflight_first = np.minimum(pp, np.maximum(micro_batches, 1)) * interleave_memory_factor(pp, lay.vpp)
-    stage_list = [(first_p, inflight_first, pp == 1)]
+    # a vision-language model's image encoder runs before the first decoder layer, frozen
+    # (LLaMA-Factory's freeze_vision_tower default)
+    stage_list = [(first_p, inflight_first, pp == 1, a.vision_params)]
     if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
-        stage_list.append((last_p, 1.0, True))
-    stages = [_stage_memory(job, place, act, p, inflight, has_loss, mbs, ones) for p, inflight, has_loss in stage_list]
+        stage_list.append((last_p, 1.0, True, np.where(pp > 1, 0.0, a.vision_params)))
+    stages = [
+        _stage_memory(job, place, act, p, inflight, has_loss, mbs, ones, vision)
+        for p, inflight, has_loss, vision in stage_list
+    ]
 
     parts, host_state = _larger_stage(stages)
     parts["overhead"] = _overhead(sum(parts.values()), gpus, over)
@@ -412,7 +419,7 @@ def serving_memory(
     # quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit
     ends = a.embed_params + a.head_params + a.final_norm_params
     weights = a.layer_stack_params / pp_f * w_b + np.where(pp_f > 1, max(a.embed_params, a.head_params), ends) * 2.0
-    weights = weights / tp_f
+    weights = weights / tp_f + np.where(pp_f > 1, 0.0, a.vision_params * 2.0 / tp_f)  # the encoder in 16-bit
     kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * kv_share(a, tp_f)
     chunk = np.minimum(batch_f * seq_len, prefill_chunk)
     layer_working = activation_elems_per_token_layer(a)["none"] * chunk * 2.0 / tp_f

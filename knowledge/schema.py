@@ -107,6 +107,7 @@ class ModelSpec(_Strict):
     weights_dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
     max_context: int = Field(ge=1)
     params_b: float = Field(gt=0)
+    vision_params_b: float = Field(default=0.0, ge=0)  # a vision-language model's encoder and projector
     source: str
 
     @model_validator(mode="after")
@@ -133,6 +134,7 @@ class ModelVariant(_Strict):
     source: str
     max_context: int | None = Field(default=None, ge=1)
     weights_dtype: Literal["bf16", "fp16", "fp8"] | None = None
+    vision_params_b: float | None = Field(default=None, ge=0)
 
     def expand(self, base: ModelSpec) -> ModelSpec:
         """The base's shape under this variant's id, name, aliases and source."""
@@ -142,6 +144,8 @@ class ModelVariant(_Strict):
             fields["max_context"] = self.max_context
         if self.weights_dtype is not None:
             fields["weights_dtype"] = self.weights_dtype
+        if self.vision_params_b is not None:
+            fields["vision_params_b"] = self.vision_params_b
         return ModelSpec(**fields)
 
 

@@ -198,3 +198,17 @@ def test_pretraining_batch_follows_the_compute_optimal_law():
     c = 6 * est.resolved.active_params_b * 1e9 * 2e12
     assert 0.292 * c**0.3271 / 4096 == pytest.approx(4767, rel=0.02)
     assert est.resolved.global_batch == 4096
+
+
+def test_a_vision_language_model_counts_its_image_encoder():
+    """Qwen-VL: Qwen-7B (7.7B) + a 1.9B ViT and 0.08B adapter = 9.6B (arXiv:2308.12966); the encoder
+    is held frozen in 16-bit: 2 bytes a parameter beside the language model's weights."""
+    vl = estimate(Request(model="qwen-vl", method="lora", gpu="a100-80gb", gpus=1))
+    text = estimate(Request(model="qwen-7b", method="lora", gpu="a100-80gb", gpus=1))
+    assert vl.resolved.params_b == pytest.approx(9.7, abs=0.1)
+    extra = vl.memory.breakdown_gib.weights - text.memory.breakdown_gib.weights
+    assert extra == pytest.approx(1.98e9 * 2 / 2**30, rel=0.01)
+    assert "vision_encoder" in [n.code for n in vl.assumptions]
+    served = estimate(Request(model="qwen-vl", method="infer", gpu="a100-80gb", gpus=1, micro_batch=1))
+    plain = estimate(Request(model="qwen-7b", method="infer", gpu="a100-80gb", gpus=1, micro_batch=1))
+    assert served.memory.breakdown_gib.weights - plain.memory.breakdown_gib.weights == pytest.approx(extra, rel=0.01)
