@@ -42,7 +42,7 @@ def facts(request: Request, est: Estimate | None, cat: Catalog) -> dict[str, Any
     f["cost_per_mtok"] = est.compute.cost_per_million_tokens_usd
     if r.pp > 1 and (est.compute.step_time_s or 0.0) > 0:
         micro = max(1, r.global_batch // max(1, r.dp * r.micro_batch))
-        f["bubble_fraction"] = (r.pp - 1) / (micro + r.pp - 1)
+        f["bubble_fraction"] = (r.pp - 1) / (r.vpp * micro + r.pp - 1)  # interleaved over vpp chunks
     return f
 
 
@@ -50,7 +50,8 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
     r, m, c = est.resolved, est.memory, est.compute
     gpu = cat.gpus[r.gpu]
     w_b, g_b, o_b = state_bytes(r.precision if r.method != "infer" else "bf16-mixed", r.optimizer)
-    trained = 0.0 if r.method in ADAPTER_METHODS or r.method == "infer" else r.params_b * 1e9 * (w_b + g_b + o_b)
+    text_params = r.params_b * 1e9 - (est.architecture.vision_params if est.architecture else 0)  # encoder frozen
+    trained = 0.0 if r.method in ADAPTER_METHODS or r.method == "infer" else text_params * (w_b + g_b + o_b)
     return {
         "method": r.method,
         "model_name": r.model_name,

@@ -65,10 +65,16 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
         reject("gpus_nodes_mismatch", gpus=req.gpus, nodes=req.nodes)
     if req.gpus and req.tp and req.pp and req.tp >= 1 and req.pp >= 1 and req.gpus % (req.tp * req.pp):
         reject("tp_pp_not_dividing", gpus=req.gpus, tp=req.tp, pp=req.pp)
-    model_parallel = (req.tp or 1) * (req.pp or 1) * (req.ep or 1) * (req.cp or 1)
-    if req.gpus and (req.ep or req.cp) and model_parallel >= 1 and req.gpus % model_parallel:
+    if req.gpus and (req.ep or req.cp) and _parallel_not_dividing(req):
         reject("parallel_not_dividing", gpus=req.gpus, tp=req.tp or 1, pp=req.pp or 1, ep=req.ep or 1, cp=req.cp or 1)
     return bad
+
+
+def _parallel_not_dividing(req: Request) -> bool:
+    """The search's rule (search._consistent, after Megatron-Core): tp x pp x cp divide the GPUs
+    and ep divides the data x context parallel ranks the experts are spread over."""
+    tp, pp, ep, cp = (max(1, v or 1) for v in (req.tp, req.pp, req.ep, req.cp))
+    return bool(req.gpus % (tp * pp * cp) or (req.gpus // (tp * pp)) % ep)
 
 
 def _out_of_range(req: Request, max_gpus: int) -> list[Note]:

@@ -418,8 +418,10 @@ def serving_memory(
     w_b = SERVE_WEIGHT_BYTES[precision]
     # quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit
     ends = a.embed_params + a.head_params + a.final_norm_params
-    weights = a.layer_stack_params / pp_f * w_b + np.where(pp_f > 1, max(a.embed_params, a.head_params), ends) * 2.0
-    weights = weights / tp_f + np.where(pp_f > 1, 0.0, a.vision_params * 2.0 / tp_f)  # the encoder in 16-bit
+    # the first stage holds the embedding and a vision-language model's encoder, the last the head
+    first, last = a.embed_params + a.vision_params, a.head_params
+    weights = a.layer_stack_params / pp_f * w_b + np.where(pp_f > 1, max(first, last), ends + a.vision_params) * 2.0
+    weights = weights / tp_f
     kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * kv_share(a, tp_f)
     chunk = np.minimum(batch_f * seq_len, prefill_chunk)
     layer_working = activation_elems_per_token_layer(a)["none"] * chunk * 2.0 / tp_f

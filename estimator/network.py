@@ -137,16 +137,18 @@ def step_traffic(
     dp = gpus / (tp * pp)  # the gradient group: data x context parallel ranks
     ep, cp = np.asarray(ep, dtype=float), np.asarray(cp, dtype=float)
     tokens_mb = micro_batch * seq_len / cp
-    params_shard = (a.params - a.routed_expert_params + a.routed_expert_params / ep) / (tp * pp)
+    # dense parameters move over all dp ranks; a routed expert only over the dp / ep that hold it
+    dense, routed = a.params - a.routed_expert_params, a.routed_expert_params / ep
+    ring_shard = (dense * _ring(dp) + routed * _ring(dp / ep)) / (tp * pp)
     recompute = np.where(ckpt == 2, 1.0, 0.0)
 
     per_layer_allreduces = 4 + 2 * recompute
     activation = tokens_mb * a.hidden * 2.0
     tp_bytes = per_layer_allreduces * 2 * _ring(tp) * activation * (a.layers / pp) * micro_batches
 
-    gather = 2 * _ring(dp) * params_shard * 2.0 * micro_batches  # forward and backward all-gathers
-    scatter = _ring(dp) * params_shard * grad_bytes * micro_batches if trained else 0.0
-    allreduce = 2 * _ring(dp) * params_shard * grad_bytes if trained else np.zeros_like(dp)
+    gather = 2 * ring_shard * 2.0 * micro_batches  # forward and backward all-gathers
+    scatter = ring_shard * grad_bytes * micro_batches if trained else 0.0
+    allreduce = 2 * ring_shard * grad_bytes if trained else np.zeros_like(dp)
     dp_bytes = np.where(zero >= 3, gather + scatter, allreduce)
 
     pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
@@ -193,9 +195,9 @@ def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero, ep_hidden=0.0) ->
     """(exposed, total) communication seconds per step.
 
     Tensor, pipeline and context-parallel transfers sit on the critical path; expert-parallel
-    all-to-alls too, but
-    for `ep_hidden` seconds of shared-expert compute that runs beside them; data-parallel traffic
-    overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3 prefetching.
+    all-to-alls too, but for `ep_hidden` seconds of shared-expert compute that runs beside them;
+    data-parallel traffic overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3
+    prefetching.
     """
     overlap = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
     dp_exposed = np.maximum(0.0, comm["dp"] - overlap * t_compute)

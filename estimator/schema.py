@@ -177,6 +177,7 @@ class Alternative(BaseModel):
     cost_usd: float
     per_gpu_gib: float
     # serving alternatives: the weights' precision, generated tokens/s per GPU, cost per million
+    # (their days and cost_usd are a day of serving, as the serving plan's own figures)
     precision: str | None = None
     tokens_per_s_per_gpu: float | None = None
     cost_per_million_tokens_usd: float | None = None
@@ -280,6 +281,7 @@ class ArchitectureUsed(BaseModel):
     vocab: int
     experts: int = 1
     experts_per_token: int = 1
+    vision_params: int = 0
     kv_lora_rank: int = 0
 
 

@@ -1,9 +1,10 @@
 """Layout search: every open choice as numpy arrays, with GPU types as a second axis.
 
-The layout grid L (GPU count, tensor and pipeline parallel, ZeRO stage, offload, checkpointing,
-micro-batch) is evaluated once for what does not depend on the GPU type: memory, FLOPs and
-bytes moved. GPU types T add a second axis for capacity, speed, links, price and stock, so one
-pass scores T x L candidates without a Python loop over them.
+The layout grid L (GPU count, tensor, pipeline, expert and context parallel, ZeRO stage, offload,
+checkpointing, micro-batch, interleaved pipeline chunks) is evaluated once for what does not
+depend on the GPU type: memory, FLOPs and bytes moved. GPU types T add a second axis for
+capacity, speed, links, price and stock, so one pass scores T x L candidates without a Python
+loop over them.
 """
 
 from __future__ import annotations

@@ -266,8 +266,7 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
     budget = saturation.kv_budget_bytes(
         gpu.memory_gib * GIB, float(scored.per_gpu[i]), float(scored.parts["kv_cache"][i]), ctx.cat.defaults
     )
-    ctx.assume("full_load", fraction=ctx.number("inference", "engine_memory_fraction"))
-    return saturation.saturation(
+    full = saturation.saturation(
         ctx.arch,
         replica.precision,
         seq=replica.seq,
@@ -278,6 +277,9 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
         links=network.decode_links([gpu], ctx.cat, ctx.req.fabric),
         defaults=ctx.cat.defaults,
     )
+    if full is not None:
+        ctx.assume("full_load", fraction=ctx.number("inference", "engine_memory_fraction"))
+    return full
 
 
 def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:

@@ -61,7 +61,7 @@ def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
 def _rescore(ctx: Context, replica, gpu: GPU, precision: str, batch: int) -> search.ServingScored:
     """The serving search on one GPU type, in the plan's region, with what the user fixed."""
     req, cat = ctx.req, ctx.cat
-    fixed = search.Fixed(tp=req.tp, pp=req.pp)
+    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp)
     tp, pp = search.serving_grid(ctx.arch, fixed)
     return search.score_serving(
         ctx.arch,

@@ -102,9 +102,10 @@ def _global_batch(ctx: Context, seq: int, tokens: float) -> int:
         # B = 0.292 C^0.3271 tokens for C = 6 N D training FLOPs
         law = d.pretrain_batch_law
         flops = 6.0 * ctx.arch.active_params * tokens
-        gbs = _divisible(float(law["coefficient"].value) * flops ** float(law["exponent"].value) / seq)
+        sequences = float(law["coefficient"].value) * flops ** float(law["exponent"].value) / seq
         # on a large cluster, at least one sequence per 8 GPUs (Llama 3 405B: 2,048 sequences on 16,384 H100)
-        gbs = max(gbs, (ctx.req.gpus or 0) // 8)
+        gpus = ctx.req.gpus or (ctx.req.nodes or 0) * (ctx.gpu.gpus_per_node if ctx.gpu else 8)
+        gbs = _divisible(max(sequences, gpus / 8))
     else:
         gbs = int(d.global_batch_tokens["finetune_sequences"])
     ctx.assume("default_global_batch", global_batch=gbs, tokens=gbs * seq)
@@ -254,6 +255,10 @@ def _state_choices(ctx: Context, pick: Pick, fixed: search.Fixed, zero: int, gbs
             "chosen_layout",
             gpus=int(grid.gpus[i]),
             tp=int(grid.tp[i]),
+            pp=int(grid.pp[i]),
+            vpp=int(grid.vpp[i]),
+            ep=int(grid.ep[i]),
+            cp=int(grid.cp[i]),
             zero=zero,
             ckpt=CKPTS[int(grid.ckpt[i])],
             micro_batch=int(grid.micro_batch[i]),
@@ -464,6 +469,8 @@ def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: i
         offload="none" if fixed.offload is None else fixed.offload,
         ckpt=CKPT_CODE["full"],
         micro_batch=1,
+        ep=fixed.ep,
+        cp=fixed.cp,
     )
     max_gpus = int(ctx.number("limits", "max_gpus"))
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus, job.seq_len)
@@ -482,6 +489,8 @@ def _fits_with_offload(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gb
         offload="cpu",
         ckpt=CKPT_CODE["full"],
         micro_batch=fixed.micro_batch or 1,
+        ep=fixed.ep,
+        cp=fixed.cp,
     )
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus, job.seq_len)
     parts = memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat))

@@ -50,11 +50,15 @@ def test_moe_all_to_all(cat):
 
 
 def test_expert_parallel_ranks_send_less_gradient(cat):
-    """Routed experts split over ep ranks: each all-reduces only its own experts' gradients."""
+    """Routed experts split over ep ranks: an expert's gradient is all-reduced only among the
+    dp / ep ranks that hold it (none when ep = dp), the dense parameters' over all dp."""
     a = for_model("mixtral-8x7b")
+    dense = a.params - a.routed_expert_params
     t = step_traffic(a, True, 4096, gpus=8, tp=1, pp=1, zero=1, ckpt=0, micro_batch=1, micro_batches=1, ep=8)
-    shard = a.params - a.routed_expert_params + a.routed_expert_params / 8
-    assert float(t["dp"]) == pytest.approx(2 * 7 / 8 * shard * 2)
+    assert float(t["dp"]) == pytest.approx(2 * 7 / 8 * dense * 2)
+    t = step_traffic(a, True, 4096, gpus=16, tp=1, pp=1, zero=1, ckpt=0, micro_batch=1, micro_batches=1, ep=8)
+    two_holders = a.routed_expert_params / 8 * (1 / 2)  # each expert on 2 of the 16 ranks
+    assert float(t["dp"]) == pytest.approx(2 * (15 / 16 * dense + two_holders) * 2)
 
 
 def test_all_to_all_stays_in_the_node_while_it_fits(cat):

@@ -182,3 +182,19 @@ def test_pasted_things_never_stop_a_real_question(question, pastes, rnd: random.
     code, _, err = run(text)
     assert code == 0 or (code == 2 and _is_a_setting_error(err, text, question)), err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "prose, either",
+    [
+        ("8张V100或者8张3090够用吗", True),
+        ("can I run it on a 4090 or an A6000?", True),
+        ("3090和4090哪个能跑70b", False),  # 哪个 asks to choose
+        ("is a 4090 better than an A6000, can I run it?", False),
+        ("what does it take to serve 70b?", False),  # no yes-or-no ask
+    ],
+)
+def test_either_enough_reads_its_own_words(prose, either):
+    from gpuplan.bot.language.intent import either_enough
+
+    assert either_enough(prose) is either

@@ -336,7 +336,14 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "") -> str:
 
 def either_enough(prose: str) -> bool:
     """A yes-or-no question ("够用吗", "can I") whose only comparison word is a bare "or" / "还是"."""
-    return bool(prose) and hits("yes_no", prose) > 0 and hits("choice", prose) == 0
+    return bool(prose) and _any_of("yes_no", prose) and not _any_of("choice", prose)
+
+
+def _any_of(section: str, text: str) -> bool:
+    """Whether one of a rule section's patterns occurs, each matched on its own: a section that
+    repeats another's words would lose them in the shared alternation `hits` filters with."""
+    lowered = text.lower()
+    return any(pattern.search(lowered) for pattern in question_words()[section])
 
 
 def _rules(parsed: Parsed, fired: tuple[str, ...]) -> str:
