@@ -263,8 +263,20 @@ def serving_peak_flops(gpu: GPU, precision: str) -> float:
     return (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
 
 
-def decode_speed(a: Arch, gpu: GPU, precision: str, *, seq_len: int, batch, tp, pp, defaults: Defaults) -> ServingSpeed:
-    serve_peak = serving_peak_flops(gpu, precision)
+def decode_speed(
+    a: Arch,
+    gpu: GPU,
+    precision: str,
+    *,
+    seq_len: int,
+    batch,
+    tp,
+    pp,
+    defaults: Defaults,
+    comm_seconds=0.0,
+    prefill_per_output: float = 0.0,
+) -> ServingSpeed:
+    """decode_speed_arrays for one GPU type."""
     return decode_speed_arrays(
         a,
         precision,
@@ -273,6 +285,8 @@ def decode_speed(a: Arch, gpu: GPU, precision: str, *, seq_len: int, batch, tp, 
         tp=tp,
         pp=pp,
         hbm=gpu.hbm_gb_s * 1e9,
-        peak=serve_peak,
+        peak=serving_peak_flops(gpu, precision),
         defaults=defaults,
+        comm_seconds=comm_seconds,
+        prefill_per_output=prefill_per_output,
     )

@@ -58,15 +58,14 @@ def saturation(
         return None
     prefill = compute.PROMPT_SHARE / (1 - compute.PROMPT_SHARE)
     comm = network.decode_comm_seconds(a, concurrency * (1 + prefill), tp, pp, links)
-    speed = compute.decode_speed_arrays(
+    speed = compute.decode_speed(
         a,
+        gpu,
         precision,
         seq_len=seq,
         batch=concurrency,
         tp=tp,
         pp=pp,
-        hbm=gpu.hbm_gb_s * 1e9,
-        peak=compute.serving_peak_flops(gpu, precision),
         defaults=defaults,
         comm_seconds=comm,
         prefill_per_output=prefill,
