@@ -192,6 +192,8 @@ def test_pasted_things_never_stop_a_real_question(question, pastes, rnd: random.
         ("3090和4090哪个能跑70b", False),  # 哪个 asks to choose
         ("is a 4090 better than an A6000, can I run it?", False),
         ("what does it take to serve 70b?", False),  # no yes-or-no ask
+        ("还是说72B只能lora方式微调?", True),  # "can it only be ...?" asks yes or no
+        ("目前只能用一张卡", False),  # a constraint stated, not asked
     ],
 )
 def test_either_enough_reads_its_own_words(prose, either):
