@@ -279,6 +279,8 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
     )
     if full is not None:
         ctx.assume("full_load", fraction=ctx.number("inference", "engine_memory_fraction"))
+        if ctx.arch.is_moe:
+            ctx.warn("moe_full_load")
     return full
 
 

@@ -64,3 +64,10 @@ def test_every_serving_plan_reports_its_full_load():
     assert s.max_tokens_per_s_per_gpu > est.compute.tokens_per_s_per_gpu
     assert s.max_tokens_per_s_per_sequence < s.tokens_per_s_per_sequence
     assert "full_load" in [n.code for n in est.assumptions]
+
+
+def test_a_moe_full_load_is_said_to_be_a_ceiling():
+    moe = estimate(Request(model="qwen3-235b-a22b", method="infer", gpu="h100-80gb", gpus=8, precision="fp8"))
+    dense = estimate(Request(model="llama-3.1-70b", method="infer", gpu="h100-80gb", gpus=2, precision="fp8"))
+    assert "moe_full_load" in [w.code for w in moe.warnings]
+    assert "moe_full_load" not in [w.code for w in dense.warnings]
