@@ -71,27 +71,28 @@ def _questions() -> dict[str, Any]:
     return read_yaml(resources.files("gpuplan.knowledge").joinpath("questions.yaml").read_text(encoding="utf-8"))
 
 
-def _named_alternation(named: dict[str, Iterable[re.Pattern]]) -> re.Pattern:
-    """One alternation, a named group per entry: one pass says which entries occur (most questions
-    touch few), and only those are then counted pattern by pattern."""
-    groups = ("(?P<{}>{})".format(n, "|".join(f"(?:{p.pattern})" for p in ps)) for n, ps in named.items())
-    return re.compile("|".join(groups))
+def _alternations(named: dict[str, Iterable[re.Pattern]]) -> dict[str, re.Pattern]:
+    """One alternation per entry: one search says whether an entry occurs at all (most questions
+    touch few), and only those are then counted pattern by pattern. Entries repeat each other's
+    words ("or" is a comparison and a choice word, "fsdp" a ZeRO stage and a framework), so each
+    is searched on its own; one shared alternation would give a match to one entry only."""
+    return {name: re.compile("|".join(f"(?:{p.pattern})" for p in ps)) for name, ps in named.items()}
 
 
 @functools.cache
-def _sections_present() -> re.Pattern:
-    return _named_alternation(question_words())
+def _section_patterns() -> dict[str, re.Pattern]:
+    return _alternations(question_words())
 
 
 @functools.lru_cache(maxsize=256)
 def sections_in(text: str) -> frozenset[str]:
     """The sections of knowledge/questions.yaml that occur in (lower-cased) text."""
-    return frozenset(m.lastgroup for m in _sections_present().finditer(text))
+    return frozenset(name for name, pattern in _section_patterns().items() if pattern.search(text))
 
 
 @functools.cache
-def _kinds_present() -> re.Pattern:
-    return _named_alternation({kind: options.values() for kind, options in contrasts().items()})
+def _kinds_present() -> dict[str, re.Pattern]:
+    return _alternations({kind: options.values() for kind, options in contrasts().items()})
 
 
 @functools.cache
@@ -105,7 +106,7 @@ def contrasted(text: str, gpus_named: int) -> dict[str, int]:
     """How many different options of each kind the text names (two or more: a comparison's sign);
     the GPU types are the parser's count."""
     text = text.lower()
-    present = {m.lastgroup for m in _kinds_present().finditer(text)}
+    present = {kind for kind, pattern in _kinds_present().items() if pattern.search(text)}
     out = {
         kind: sum(1 for p in options.values() if p.search(text)) if kind in present else 0
         for kind, options in contrasts().items()
@@ -336,14 +337,7 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "") -> str:
 
 def either_enough(prose: str) -> bool:
     """A yes-or-no question ("够用吗", "can I") whose only comparison word is a bare "or" / "还是"."""
-    return bool(prose) and _any_of("yes_no", prose) and not _any_of("choice", prose)
-
-
-def _any_of(section: str, text: str) -> bool:
-    """Whether one of a rule section's patterns occurs, each matched on its own: a section that
-    repeats another's words would lose them in the shared alternation `hits` filters with."""
-    lowered = text.lower()
-    return any(pattern.search(lowered) for pattern in question_words()[section])
+    return bool(prose) and hits("yes_no", prose) > 0 and hits("choice", prose) == 0
 
 
 def _rules(parsed: Parsed, fired: tuple[str, ...]) -> str:
