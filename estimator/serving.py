@@ -15,11 +15,8 @@ from gpuplan.estimator.context import (
     Context,
     candidate_gpus,
     fabric_for,
-    no_layout,
-    overheads,
     stock_warning,
 )
-from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import GIB
 from gpuplan.estimator.schema import (
     ComputeEstimate,
@@ -30,7 +27,7 @@ from gpuplan.estimator.schema import (
     NetworkEstimate,
     ServingEstimate,
 )
-from gpuplan.estimator.serving_alternatives import serving_alternatives
+from gpuplan.estimator.serving_alternatives import score_replicas, serving_alternatives
 from gpuplan.knowledge import GPU, Catalog
 
 MIG_GPUS = ("a100-80gb", "h100-80gb", "h200-141gb")
@@ -115,25 +112,8 @@ def _choose(ctx: Context, precision: str, batch: int, seq: int) -> Replica:
     if precision == "fp8":  # FP8 weights need FP8 tensor cores or Ampere's weight-only kernels
         types = [g for g in types if g.fp8_tflops or g.family.startswith("ampere")] or types
     region = _region(ctx)
-    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp)
-    tp, pp = search.serving_grid(ctx.arch, fixed)
-    if tp.size == 0:
-        raise RequestError([no_layout(req, batch)])
-    options = search.gpu_options(cat, types, region, None)
-    over = overheads(cat)
-    scored = search.score_serving(
-        ctx.arch,
-        precision,
-        seq=seq,
-        batch=batch,
-        tp=tp,
-        pp=pp,
-        options=options,
-        over=over,
-        cat=cat,
-        fixed=fixed,
-        fabric=req.fabric,
-    )
+    scored = score_replicas(ctx, types, region, precision, batch, seq)
+    options = scored.options
     objective = req.objective or "cheapest"
     min_speed = cat.defaults.number("inference", "min_tokens_per_s_per_sequence")
     flat, met, interactive = search.choose_serving(scored, objective, batch, min_speed)

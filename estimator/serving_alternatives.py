@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpuplan.estimator import search
-from gpuplan.estimator.context import Context, overheads
+from gpuplan.estimator.context import Context, no_layout, overheads
+from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import GIB
 from gpuplan.estimator.schema import Alternative
 from gpuplan.knowledge import GPU
@@ -59,18 +60,28 @@ def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
 
 
 def _rescore(ctx: Context, replica, gpu: GPU, precision: str, batch: int) -> search.ServingScored:
-    """The serving search on one GPU type, in the plan's region, with what the user fixed."""
+    """The serving search on one GPU type, in the plan's region."""
+    return score_replicas(ctx, [gpu], replica.region, precision, batch, replica.seq)
+
+
+def score_replicas(
+    ctx: Context, types: list[GPU], region: str | None, precision: str, batch: int, seq: int
+) -> search.ServingScored:
+    """Every replica shape the user's fixed values allow, on `types`: the plan's search and its
+    alternatives' (raises RequestError when nothing fixed leaves a shape)."""
     req, cat = ctx.req, ctx.cat
     fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp)
     tp, pp = search.serving_grid(ctx.arch, fixed)
+    if tp.size == 0:
+        raise RequestError([no_layout(req, batch)])
     return search.score_serving(
         ctx.arch,
         precision,
-        seq=replica.seq,
+        seq=seq,
         batch=batch,
         tp=tp,
         pp=pp,
-        options=search.gpu_options(cat, [gpu], replica.region, None),
+        options=search.gpu_options(cat, types, region, None),
         over=overheads(cat),
         cat=cat,
         fixed=fixed,

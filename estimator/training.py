@@ -112,11 +112,13 @@ def _global_batch(ctx: Context, seq: int, tokens: float) -> int:
     return gbs
 
 
+# batches of 2^k or 3 x 2^k sequences split evenly over the GPU counts the search tries
+DIVISIBLE_BATCHES = tuple(sorted({2**k for k in range(25)} | {3 * 2**k for k in range(24)}))
+
+
 def _divisible(sequences: float) -> int:
-    """The nearest batch of 2^k or 3 x 2^k sequences (1,024, 1,536, 2,048, ...), which splits
-    evenly over the GPU counts the search tries, as published batches do."""
-    candidates = sorted({2**k for k in range(25)} | {3 * 2**k for k in range(24)})
-    return min(candidates, key=lambda n: (abs(math.log(n / max(sequences, 1.0))), n))
+    """The nearest batch of 2^k or 3 x 2^k sequences (1,024, 1,536, 2,048, ...), as published batches are."""
+    return min(DIVISIBLE_BATCHES, key=lambda n: (abs(math.log(n / max(sequences, 1.0))), n))
 
 
 def _train_tokens(ctx: Context, seq: int) -> float:
