@@ -99,8 +99,18 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("GPUPLAN_DEBUG"):
             traceback.print_exc()
         return EXIT_BUG
-    print(output)
+    _print_to_pipe(output)
     return EXIT_OK
+
+
+def _print_to_pipe(output: str) -> None:
+    """Print; a reader that stops early (`gpuplan ... | head`) is not an error."""
+    try:
+        print(output)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
 
 
 if __name__ == "__main__":

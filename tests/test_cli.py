@@ -279,3 +279,16 @@ def test_unknown_words_are_listed(capsys):
     _, out, _ = run(capsys, "--json", "train 7b on Gaudi2")
     data = json.loads(out)
     assert "gaudi2" in data["unknown"]
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    """`gpuplan "70b full" | head -1`: no BrokenPipeError traceback, exit 0."""
+    import subprocess
+    import sys
+
+    code = "import sys; from gpuplan.bot.cli import main; sys.exit(main(['70b full']))"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader goes away before the plan is written out
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert "BrokenPipeError" not in err and "Traceback" not in err
