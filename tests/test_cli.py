@@ -292,3 +292,13 @@ def test_a_reader_that_stops_early_is_not_an_error():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0
     assert "BrokenPipeError" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_help_lists_every_setting(lang):
+    """The settings line of the help is written by hand: every key gpuplan reads must be on it."""
+    from gpuplan.bot import render
+    from gpuplan.bot.language.keys import KEYS
+
+    words = render.help_text(lang).split()
+    assert [k.name for k in KEYS if k.name not in words] == []
