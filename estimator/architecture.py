@@ -19,6 +19,16 @@ GENERIC_HEAD_DIM = 128
 
 
 @dataclass(frozen=True)
+class Projection:
+    """One kind of weight matrix in a layer: its shape and how many of it an average layer holds."""
+
+    inp: int
+    out: int
+    copies: float
+    routed: bool = False  # a routed expert's matrix (MoE)
+
+
+@dataclass(frozen=True)
 class Arch:
     name: str
     layers: int
@@ -228,8 +238,9 @@ class Arch:
         return max(biggest_layer, self.embed_params, self.head_params)
 
     @cached_property
-    def linear_weights_per_layer(self) -> list[tuple[int, int]]:
-        """(in, out) of each projection of an average layer (experts counted), for LoRA and Adafactor."""
+    def linear_weights_per_layer(self) -> list[Projection]:
+        """Each projection of an average layer with how many of it the layer holds (experts and
+        dense layers averaged over the layers), for LoRA, Adafactor and QLoRA's dequantised copy."""
         h = self.hidden
         if self.is_mla:
             nope = self.head_dim - self.qk_rope_head_dim
@@ -243,38 +254,42 @@ class Arch:
         else:
             kv = self.kv_heads * self.head_dim
             attn = [(h, self.q_dim), (h, kv), (h, kv), (self.o_dim, h)]
-        per_mlp = [(h, self.ffn_hidden)] * (2 if self.gated else 1) + [(self.ffn_hidden, h)]
-        if not self.is_moe:
-            return attn + per_mlp
-        expert = [(h, self.moe_ffn_hidden)] * (2 if self.gated else 1) + [(self.moe_ffn_hidden, h)]
-        if self.residual_ffn_hidden:
-            residual = [(h, self.residual_ffn_hidden)] * (2 if self.gated else 1) + [(self.residual_ffn_hidden, h)]
-            per_mlp = per_mlp + [(i, round(o * self.moe_layers / self.layers)) for i, o in residual]
-        share = self.moe_layers / self.layers
-        experts_per_layer = (self.experts + self.shared_experts) * share
-        scaled = [(i, round(o * experts_per_layer)) for i, o in expert]
-        dense_share = 1 - share
-        dense_scaled = [(i, round(o * dense_share)) for i, o in per_mlp] if dense_share else []
-        return attn + scaled + dense_scaled
+        out = [Projection(i, o, 1.0) for i, o in attn]
+        out += [Projection(i, o, 1.0 - self.moe_layers / self.layers) for i, o in self._mlp_shapes(self.ffn_hidden)]
+        if self.is_moe:
+            share = self.moe_layers / self.layers
+            expert = self._mlp_shapes(self.moe_ffn_hidden)
+            out += [Projection(i, o, self.experts * share, routed=True) for i, o in expert]
+            out += [Projection(i, o, self.shared_experts * share) for i, o in expert]
+            out += [Projection(i, o, share) for i, o in self._mlp_shapes(self.residual_ffn_hidden)]
+        return [p for p in out if p.copies > 0 and p.inp * p.out > 0]
+
+    def _mlp_shapes(self, width: int) -> list[tuple[int, int]]:
+        """(in, out) of an MLP's matrices: gate and up (or one up) projection, then down."""
+        h = self.hidden
+        return [(h, width)] * (2 if self.gated else 1) + [(width, h)]
 
     @cached_property
     def largest_matrix_params(self) -> int:
-        """The biggest single projection (QLoRA dequantises one at a time)."""
-        return max(i * o for i, o in self.linear_weights_per_layer)
+        """The biggest weight a QLoRA step dequantises at once: one projection, or a layer's routed
+        experts where they are one fused weight (Hugging Face's Llama 4 and Mixtral experts)."""
+        return max(round(p.inp * p.out * (p.copies if p.routed else 1)) for p in self.linear_weights_per_layer)
 
     @functools.lru_cache(maxsize=64)  # noqa: B019 - Arch is immutable and few exist per process
     def lora_params(self, rank: int, targets: str = "all-linear") -> int:
-        """LoRA adds r x (in + out) per adapted matrix (Hu et al. 2021, arXiv:2106.09685)."""
-        mats = self.linear_weights_per_layer
+        """LoRA adds r x (in + out) per adapted matrix (Hu et al. 2021, arXiv:2106.09685). A MoE
+        model's routed experts stay frozen: PEFT adapts Linear modules by name and fused expert
+        weights are not Linear modules, and axolotl's Llama 4 recipe freezes them (ROUTED_EXPERTS_FROZEN)."""
+        mats = [p for p in self.linear_weights_per_layer if not p.routed]
         if targets == "attention":
             mats = mats[: (4 + (self.q_lora_rank > 0) if self.is_mla else 4)]
-        return self.layers * sum(rank * (i + o) for i, o in mats)
+        return round(self.layers * sum(p.copies * rank * (p.inp + p.out) for p in mats))
 
     @cached_property
     def factored_state_elems(self) -> int:
         """Adafactor's second-moment rows + columns per matrix (Shazeer & Stern 2018)."""
-        per_layer = sum(i + o for i, o in self.linear_weights_per_layer)
-        return self.layers * per_layer + 2 * (self.vocab + self.hidden)
+        per_layer = sum(p.copies * (p.inp + p.out) for p in self.linear_weights_per_layer)
+        return round(self.layers * per_layer) + 2 * (self.vocab + self.hidden)
 
 
 @functools.lru_cache(maxsize=256)

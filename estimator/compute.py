@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuplan.estimator import conventions
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token, kv_share
 from gpuplan.estimator.network import Links, exposed_comm, step_comm_seconds, step_traffic
@@ -187,7 +188,7 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         vpp=lay.vpp,
         ep=lay.ep,
         cp=lay.cp,
-        grad_bytes=4.0 if job.precision == "fp32" else 2.0,
+        grad_bytes=conventions.grad_bytes(job.precision, conventions.megatron_layout(lay.tp, lay.pp, lay.ep, lay.cp)),
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuplan.estimator import conventions
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.schema import ADAPTER_METHODS
 
@@ -24,10 +25,6 @@ OFFLOAD_CODE = {"none": 0, "cpu": 1, "nvme": 2, "cpu-all": 3, "nvme-all": 4}
 NF4_BYTES_PER_PARAM = 4.127 / 8
 # Group-wise int4 (AWQ/GPTQ, group 128): fp16 scale and zero point per 128 weights
 INT4_BYTES_PER_PARAM = 0.5 + 4 / 128
-# Logits: bf16 logits, plus fp32 log-softmax and its gradient for one of 8 chunks at a time
-# (chunked cross-entropy as in torchtune and Liger); an unchunked fp32 loss adds 4-8 bytes.
-LOSS_BYTES_PER_LOGIT = 2 + 2 * 4 / 8
-LOSS_CHUNKS_NOTE = 8
 
 
 @dataclass(frozen=True)
@@ -190,9 +187,10 @@ class _Placement:
     params_on_host: np.ndarray
     unit: np.ndarray  # parameters of the largest unit ZeRO-3 gathers at once, per GPU
     gathers: np.ndarray  # ZeRO-3 or parameter offload: weights arrive one unit at a time
+    megatron: np.ndarray  # the layout runs on Megatron-Core (conventions.megatron_layout)
 
 
-def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0) -> _Placement:
+def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0, cp=1.0) -> _Placement:
     dp = gpus / (tp * pp)
     # ZeRO stages 1, 2, 3 shard optimizer states, gradients, weights over data parallel ranks (Rajbhandari et al. 2020);
     # with expert parallelism the routed experts are split over ep of those ranks, and ZeRO shards them over
@@ -209,7 +207,8 @@ def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, 
     params_on_host = offload >= 3
     unit = a.largest_unit_params / tp
     gathers = (zero >= 3) | params_on_host
-    return _Placement(tp, pp, zero, shard_w, shard_g, shard_o, opt_on_host, params_on_host, unit, gathers)
+    megatron = conventions.megatron_layout(tp, pp, ep, cp)
+    return _Placement(tp, pp, zero, shard_w, shard_g, shard_o, opt_on_host, params_on_host, unit, gathers, megatron)
 
 
 @dataclass(frozen=True)
@@ -221,15 +220,16 @@ class _Activations:
     loss_peak: np.ndarray  # logits and their loss on the last stage
 
 
-def _activations(job: Job, tp: np.ndarray, ckpt: np.ndarray, mbs: np.ndarray, cp=1.0) -> _Activations:
+def _activations(job: Job, place: _Placement, ckpt: np.ndarray, mbs: np.ndarray, cp=1.0) -> _Activations:
     a = job.arch
     seqs = mbs * (2 if job.method == "dpo" else 1)  # DPO: chosen and rejected
     tokens = seqs * job.seq_len / cp  # context parallel: each rank keeps its share of every sequence
+    tp = place.tp
     act_b = 4.0 if job.precision == "fp32" else activation_bytes()
     per_layer_none = activation_elems_per_token_layer(a)["none"] * tokens * act_b / tp
     stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
     recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
-    loss_peak = tokens * (a.vocab * LOSS_BYTES_PER_LOGIT + a.hidden * act_b) / tp
+    loss_peak = tokens * (a.vocab * conventions.loss_bytes_per_logit(place.megatron) + a.hidden * act_b) / tp
     return _Activations(stored_per_layer, recompute_peak, loss_peak)
 
 
@@ -252,7 +252,8 @@ def _stage_weights(job: Job, place: _Placement, params: np.ndarray) -> np.ndarra
 
 def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, ...]:
     """(gradients, optimizer, adapters, host state) when only LoRA adapters train."""
-    w_b, g_b, o_b = state_bytes(job.precision, job.optimizer)
+    w_b, _, o_b = state_bytes(job.precision, job.optimizer)
+    g_b = conventions.grad_bytes(job.precision, place.megatron)
     adapter_params = job.arch.lora_params(job.lora_rank, job.lora_targets) / (place.pp * place.tp)
     adapters = adapter_params * (w_b + g_b + o_b) / place.shard_o
     return np.zeros_like(params), np.zeros_like(params), adapters, np.zeros_like(params)
@@ -261,7 +262,8 @@ def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np
 def _trained_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, ...]:
     """(gradients, optimizer, adapters, host state) when the whole model trains."""
     a = job.arch
-    w_b, g_b, o_b = state_bytes(job.precision, job.optimizer)
+    w_b, _, o_b = state_bytes(job.precision, job.optimizer)
+    g_b = conventions.grad_bytes(job.precision, place.megatron)
     trained_copies = _model_copies(job.method)[0]
     unit, pp, tp = place.unit, place.pp, place.tp
     resident_g = params * g_b / place.shard_g + np.where(place.zero >= 3, unit * g_b, 0.0)
@@ -354,8 +356,8 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     """
     a = job.arch
     ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches, ep, cp) = _broadcast_layout(lay)
-    place = _placement(a, gpus, tp, pp, zero, offload, ep)
-    act = _activations(job, tp, ckpt, mbs, cp)
+    place = _placement(a, gpus, tp, pp, zero, offload, ep, cp)
+    act = _activations(job, place, ckpt, mbs, cp)
 
     first_p, last_p = _stage_params(a, pp, tp)
     # 1F1B (Narayanan et al. 2021): the first stage keeps up to pp micro-batches in flight, the last one;

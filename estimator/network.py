@@ -113,7 +113,7 @@ def step_traffic(
     vpp=1,
     ep=1,
     cp=1,
-    grad_bytes: float = 2.0,
+    grad_bytes: np.ndarray | float = 2.0,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU per optimizer step on each parallel dimension.
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, io, memory, network, reliability, search
+from gpuplan.estimator import compute, conventions, io, memory, network, reliability, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import Context, candidate_gpus, fabric_for, no_layout, overheads, stock_warning
 from gpuplan.estimator.errors import RequestError
@@ -86,6 +86,8 @@ def _job(ctx: Context, seq: int) -> tuple[Job, int, float]:
     targets = str(d.lora["targets"].value)
     if method in ADAPTER_METHODS and not req.lora_rank:
         ctx.assume("default_lora", rank=lora_rank, targets=targets)
+    if method in ADAPTER_METHODS and ctx.arch.is_moe:
+        ctx.assume("adapters_skip_routed_experts", experts=ctx.arch.experts)
     tokens = _train_tokens(ctx, seq)
     gbs = _global_batch(ctx, seq, tokens)
     # precision None: bf16-mixed, or fp16-mixed on GPUs without bf16 (decided per type)
@@ -281,7 +283,11 @@ def _state_speed(ctx: Context, pick: Pick, precision: str) -> None:
     if ctx.req.mfu is None:
         hfu = compute.hardware_utilisation(gpu, ctx.method, precision, ctx.cat.defaults)
         ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), hfu=hfu, family=gpu.family)
-    ctx.assume("activation_conventions", chunks=memory.LOSS_CHUNKS_NOTE)
+    grid, i = pick.scored.grid, pick.i
+    if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
+        ctx.assume("megatron_conventions")
+    else:
+        ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS)
     price = float(pick.scored.options.price[pick.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
 

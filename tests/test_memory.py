@@ -202,21 +202,37 @@ def test_interleaving_keeps_more_activations_in_flight(cat):
 
 def test_expert_parallel_splits_the_routed_experts(cat):
     """Mixtral 8x7B, 8 GPUs, ZeRO-1: with ep=8 each GPU keeps one of the 8 routed experts of every
-    layer in 16-bit weights and gradients; the optimizer state is sharded over all 8 either way."""
+    layer in 16-bit weights and, Megatron-Core's way, fp32 gradients; the optimizer state is
+    sharded over all 8 either way."""
     a = for_model("mixtral-8x7b")
     job = Job(a, "full", "bf16-mixed", "adamw", 4096)
     one = training_memory(job, Layout(8, zero=1, ckpt=2), NO_OVERHEAD)
     eight = training_memory(job, Layout(8, zero=1, ckpt=2, ep=8), NO_OVERHEAD)
-    saved = a.routed_expert_params * 7 / 8 * 2  # bytes of 16-bit weights no longer held
-    assert float(one["weights"]) - float(eight["weights"]) == pytest.approx(saved, rel=0.01)
-    assert float(one["gradients"]) - float(eight["gradients"]) == pytest.approx(saved, rel=0.01)
+    held = a.params - a.routed_expert_params * 7 / 8  # parameters a GPU still holds with ep=8
+    assert float(one["weights"]) - float(eight["weights"]) == pytest.approx((a.params - held) * 2, rel=0.01)
+    assert float(one["gradients"]) == pytest.approx(a.params * 2, rel=1e-6)
+    assert float(eight["gradients"]) == pytest.approx(held * 4, rel=1e-6)
     assert float(eight["optimizer"]) == pytest.approx(float(one["optimizer"]), rel=1e-6)
+
+
+def test_megatron_layouts_keep_fp32_gradients_and_an_unchunked_loss(cat):
+    """Qwen2.5-7B at 32k tokens, 4 GPUs: tp=4 (Megatron-Core) holds 4-byte gradients of its quarter
+    of the model, ZeRO-1 over 4 data-parallel ranks holds 2-byte gradients of all of it; the tp=4
+    loss peak holds 6 bytes per logit of its quarter of the vocabulary."""
+    a = for_model("qwen2.5-7b")
+    job = Job(a, "full", "bf16-mixed", "adamw", 32768)
+    tp4 = training_memory(job, Layout(4, tp=4, ckpt=2), NO_OVERHEAD)
+    dp4 = training_memory(job, Layout(4, zero=1, ckpt=2), NO_OVERHEAD)
+    assert float(tp4["gradients"]) == pytest.approx(a.params / 4 * 4, rel=1e-6)
+    assert float(dp4["gradients"]) == pytest.approx(a.params * 2, rel=1e-6)
+    logits_tp4 = 32768 * a.vocab / 4 * 6
+    assert float(tp4["activations"]) >= logits_tp4
 
 
 def test_context_parallel_splits_the_activations(cat):
     """Each of cp ranks keeps 1/cp of every sequence's activations (Megatron-Core context parallel)."""
     a = for_model("llama-3-8b")
     job = Job(a, "full", "bf16-mixed", "adamw", 65536)
-    one = training_memory(job, Layout(8, zero=3, ckpt=1), NO_OVERHEAD)["activations"]
+    two = training_memory(job, Layout(8, zero=3, ckpt=1, cp=2), NO_OVERHEAD)["activations"]
     four = training_memory(job, Layout(8, zero=3, ckpt=1, cp=4), NO_OVERHEAD)["activations"]
-    assert float(four) == pytest.approx(float(one) / 4, rel=1e-6)
+    assert float(four) == pytest.approx(float(two) / 2, rel=1e-6)

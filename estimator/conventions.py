@@ -1,0 +1,47 @@
+"""What the framework a training layout implies keeps in memory and sends.
+
+Tensor, pipeline, expert and context parallelism are run with Megatron-Core (Megatron-LM, NeMo,
+Megatron-SWIFT, MegaScale); data parallelism alone (ZeRO, FSDP) with DeepSpeed, FSDP or the
+trainers built on them. Megatron-Core keeps two habits the others do not:
+
+- bf16 training accumulates and all-reduces gradients in fp32 (Megatron-LM arguments.py forces
+  accumulate_allreduce_grads_in_fp32 for bf16; NeMo's bf16_mixed sets grad_reduce_in_fp32), so its
+  gradient buffer holds 4 bytes per parameter, 18 in all with Adam (Megatron-Core's distributed
+  optimizer guide: 6 + 12/d bytes when the optimizer is sharded);
+- its vocab-parallel cross-entropy is not chunked: it casts the logits to fp32 and saves their
+  exponentials for the backward pass (core/tensor_parallel/cross_entropy.py), 4 bytes per logit
+  beside the 2 of the bf16 logits while both live.
+
+Elsewhere the loss is taken as chunked (torchtune's and Liger's chunked cross-entropy): the bf16
+logits and the fp32 log-softmax and gradient of one chunk at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Chunked cross-entropy: bf16 logits plus fp32 log-softmax and its gradient for one of 8 chunks
+LOSS_CHUNKS = 8
+CHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 2 * 4 / LOSS_CHUNKS
+# Megatron-Core's vocab-parallel cross-entropy: bf16 logits and their fp32 copy (exponentiated in place)
+MEGATRON_LOSS_BYTES_PER_LOGIT = 2 + 4
+# Mixed precisions whose gradients Megatron-Core keeps in fp32 (fp8 training keeps bf16 weights)
+FP32_GRADS_UNDER_MEGATRON = frozenset({"bf16-mixed", "fp8-mixed"})
+
+
+def megatron_layout(tp, pp, ep=1.0, cp=1.0) -> np.ndarray:
+    """True where a layout needs Megatron-Core: any model, expert or context parallelism."""
+    tp, pp, ep, cp = (np.asarray(x, dtype=float) for x in (tp, pp, ep, cp))
+    return (tp > 1) | (pp > 1) | (ep > 1) | (cp > 1)
+
+
+def grad_bytes(precision: str, megatron) -> np.ndarray:
+    """Bytes per gradient element held and reduced."""
+    if precision == "fp32":
+        return np.where(megatron, 4.0, 4.0)
+    return np.where(np.asarray(megatron) & (precision in FP32_GRADS_UNDER_MEGATRON), 4.0, 2.0)
+
+
+def loss_bytes_per_logit(megatron) -> np.ndarray:
+    """Bytes per logit at the loss's peak."""
+    return np.where(megatron, MEGATRON_LOSS_BYTES_PER_LOGIT, CHUNKED_LOSS_BYTES_PER_LOGIT)
