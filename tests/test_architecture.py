@@ -39,6 +39,23 @@ def test_lora_parameter_count_by_hand(cat):
     assert a.lora_params(r) == 32 * per_layer == 20_971_520
 
 
+def test_lora_on_a_moe_model_leaves_the_routed_experts_frozen(cat):
+    """Qwen3-30B-A3B: every layer is MoE with no shared expert, so LoRA adapts the four attention
+    projections only (q 2048->4096, k and v 2048->512, o 4096->2048)."""
+    a = from_spec(cat.models["qwen3-30b-a3b"])
+    r = 16
+    assert a.lora_params(r) == 48 * r * ((2048 + 4096) + 2 * (2048 + 512) + (4096 + 2048))
+
+
+def test_adafactor_factors_each_expert_matrix(cat):
+    """Adafactor keeps rows + columns per matrix: 128 routed experts of 2048x768 gate, up and down
+    projections each count their own rows and columns."""
+    a = from_spec(cat.models["qwen3-30b-a3b"])
+    attention = (2048 + 4096) + 2 * (2048 + 512) + (4096 + 2048)
+    experts = 128 * 3 * (2048 + 768)
+    assert a.factored_state_elems == 48 * (attention + experts) + 2 * (a.vocab + a.hidden)
+
+
 @pytest.mark.parametrize("size, layers, hidden", [(6.7, 32, 4096), (13, 40, 5120), (175, 96, 12288)])
 def test_generic_shapes_follow_the_gpt3_ladder(size, layers, hidden):
     a = generic(size)
