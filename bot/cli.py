@@ -12,12 +12,13 @@ import os
 import sys
 import traceback
 
-from gpuplan.bot import render
+from gpuplan.bot import config_cli, configs, render
 from gpuplan.bot.jsonout import plan_json
 from gpuplan.bot.language.parser import detect_lang
 from gpuplan.bot.pipeline import QuestionError, answer
 from gpuplan.bot.slack import manifest, serve
 from gpuplan.bot.slack.serve import is_serve
+from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import catalog
 
 EXIT_OK, EXIT_BUG, EXIT_UNREADABLE = 0, 1, 2
@@ -30,6 +31,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog='examples: gpuplan "70b full"   gpuplan "llama-3-8b qlora gpu=4090"\n'
         '          gpuplan --json "qwen2.5-72b infer"   gpuplan "700亿 全参微调 8张H100"\n'
         "lists:    gpuplan gpus   gpuplan models\n"
+        'configs:  gpuplan config deepspeed "70b full"   (formats: ' + ", ".join(configs.FORMATS) + ")\n"
         "slack:    gpuplan serve [--socket] [--port 3000]   gpuplan manifest --url https://your.host",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -39,6 +41,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--ticket",
         action="store_true",
         help="treat the text as a customer's message: print a reply for the customer and an internal note",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FORMAT",
+        choices=configs.FORMATS,
+        help="also write the plan's files in FORMAT (with --json: a configs object {filename: text})",
     )
     p.add_argument("question", nargs="+", help='the question, e.g. "70b full" or "model=llama-3-70b method=lora"')
     return p
@@ -67,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         return serve.main(argv[1:])
     if is_serve(argv, word="manifest"):
         return manifest.main(argv[1:])
+    if config_cli.is_config(argv):
+        code, out, err = config_cli.main(argv[1:])
+        if err:
+            print(err, file=sys.stderr)
+        if out:
+            _print_to_pipe(out)
+        return code
     args = _build_parser().parse_args(argv)
     text = " ".join(args.question)
     if text.strip().lower() in ("gpus", "models"):
@@ -74,19 +89,26 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     try:
         plan = answer(text, lang=args.lang)
+        files = configs.export(plan, args.config) if args.config else None
         if args.ticket:
             reply, note = render.ticket(plan, text)
             output = reply + "\n" + "-" * 72 + "\n" + note
         elif args.json:
-            output = json.dumps(plan_json(plan), ensure_ascii=False, indent=2)
+            output = json.dumps(plan_json(plan, configs=files), ensure_ascii=False, indent=2)
         elif plan.intent == "help":
             output = render.help_text(plan.lang)
         elif plan.estimate is None:
             output = render.short_answer(plan)
         else:
             output = render.plan_text(plan)
+        if files is not None and not args.json:
+            output += "\n\n" + config_cli.listing(files)
     except QuestionError as exc:
         print(render.error_text(exc.notes, exc.lang), file=sys.stderr)
+        return EXIT_UNREADABLE
+    except configs.ConfigError as exc:
+        note = Note(code=exc.code, params=exc.params)
+        print(render.message(note, args.lang or detect_lang(text)), file=sys.stderr)
         return EXIT_UNREADABLE
     except Exception:  # a bug: say so plainly, keep the traceback for debugging only
         lang = args.lang or detect_lang(text)

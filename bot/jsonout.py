@@ -8,7 +8,8 @@ from gpuplan.bot.render import diagnoses, notes_text
 from gpuplan.estimator.schema import Plan
 
 
-def plan_json(plan: Plan) -> dict[str, Any]:
+def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, Any]:
+    """The answer as DESIGN.md's JSON; `configs` ({filename: text}) when --config asked for them."""
     lang = plan.lang
     est = plan.estimate
     out: dict[str, Any] = {
@@ -34,4 +35,6 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "largest": plan.largest,
         "price": plan.price,
     }
+    if configs is not None:
+        out["configs"] = configs
     return out

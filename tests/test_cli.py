@@ -302,3 +302,56 @@ def test_help_lists_every_setting(lang):
 
     words = render.help_text(lang).split()
     assert [k.name for k in KEYS if k.name not in words] == []
+
+
+# --- gpuplan config FORMAT / --config FORMAT ------------------------------------------------------
+
+
+def test_config_subcommand_prints_each_file_under_its_name(capsys):
+    code, out, err = run(capsys, "config", "deepspeed", "llama-3.1-70b full gpus=8 zero=3 offload=cpu tp=1")
+    assert code == 0 and not err
+    assert "===== ds_z3_offload_config.json =====" in out and "===== launch_deepspeed.sh =====" in out
+    config = json.loads(out.split("=====\n", 1)[1].split("\n=====")[0])
+    assert config["zero_optimization"]["offload_optimizer"]["device"] == "cpu"
+
+
+def test_config_subcommand_writes_files_into_a_directory(capsys, tmp_path):
+    code, out, _ = run(capsys, "config", "vllm", "--out", str(tmp_path), "llama-3.1-70b infer gpus=2 gpu=h100")
+    assert code == 0
+    script = tmp_path / "serve_vllm.sh"
+    assert str(script) in out and script.stat().st_mode & 0o111
+    assert "--tensor-parallel-size 2" in script.read_text()
+
+
+def test_config_format_that_cannot_express_the_plan_exits_2_naming_those_that_can(capsys):
+    code, out, err = run(capsys, "config", "vllm", "llama-3.1-8b lora gpu=rtx-4090 gpus=1")
+    assert code == 2 and not out
+    assert "vllm" in err and "deepspeed, torchrun, llamafactory" in err
+
+
+def test_config_errors_in_chinese(capsys):
+    code, _, err = run(capsys, "config", "vllm", "用一张4090对llama-3.1-8b做lora微调")
+    assert code == 2 and "适用的格式" in err
+
+
+def test_config_unknown_format_exits_2(capsys):
+    code, _, err = run(capsys, "config", "slurm", "70b full")
+    assert code == 2 and "deepspeed" in err
+
+
+def test_json_with_config_adds_the_files(capsys):
+    code, out, _ = run(capsys, "--json", "--config", "vllm", "qwen2.5-7b infer gpu=l40s")
+    data = json.loads(out)
+    assert code == 0 and set(data["configs"]) == {"serve_vllm.sh"}
+    assert f"--max-num-seqs {data['serving']['max_concurrency']}" in data["configs"]["serve_vllm.sh"]
+
+
+def test_json_without_config_has_no_configs_key(capsys):
+    _, out, _ = run(capsys, "--json", "qwen2.5-7b infer gpu=l40s")
+    assert "configs" not in json.loads(out)
+
+
+def test_text_answer_with_config_appends_the_files(capsys):
+    code, out, _ = run(capsys, "--config", "torchrun", "llama-3.1-8b full gpus=16 gpu=h100 tp=1")
+    assert code == 0 and "Memory per GPU" in out and "===== launch_torchrun.sh =====" in out
+    assert "--nnodes 2" in out

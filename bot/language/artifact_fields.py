@@ -97,8 +97,9 @@ def _counts(got: Collected, found: Artifacts, reader: Reader) -> None:
     if total is None and instance:
         total, words = instance[0][1], instance[0][0]
     if total is None and (got.value("tp") or got.value("pp")):
-        total = (got.value("tp") or 1) * (got.value("pp") or 1)  # a server's GPUs: tensor x pipeline
-        words = got.words("tp", "pp")
+        # a server's GPUs: tensor x pipeline, times its data-parallel replicas
+        total = (got.value("tp") or 1) * (got.value("pp") or 1) * (got.value("dp") or 1)
+        words = got.words("tp", "pp", "dp")
     if total and 0 < total <= 200_000:
         got.put("gpus", int(total), words)
     if nodes and 0 < nodes <= 20_000:
@@ -177,13 +178,15 @@ def _training(got: Collected, method: str | None) -> None:
     zero = got.value("zero")
     if zero is None:
         zero = next((int(v) for name in ("zero_config", "fsdp") if (v := got.value(name)) is not None), None)
+    if zero is None and got.value("distributed_optimizer"):
+        zero = 1  # Megatron's distributed optimizer shards the optimizer state: ZeRO-1
     if zero is not None and 0 <= int(zero) <= 3:
-        got.put("zero", int(zero), got.words("zero", "zero_config", "fsdp"))
+        got.put("zero", int(zero), got.words("zero", "zero_config", "fsdp", "distributed_optimizer"))
     offload = got.value("offload_param") if got.value("offload_param") not in (None, "none") else got.value("offload")
     got.put("offload", offload, got.words("offload", "offload_param"))
     got.put("precision", _training_precision(got), got.words("bf16", "fp16", "precision"))
-    got.put("tp", got.value("tp"), got.words("tp"))
-    got.put("pp", got.value("pp"), got.words("pp"))
+    for field in ("tp", "pp", "ep", "cp"):
+        got.put(field, got.value(field), got.words(field))
 
 
 def _training_precision(got: Collected) -> str | None:
@@ -208,7 +211,7 @@ def _serving(got: Collected, method: str | None) -> None:
 
 def _notes_only(got: Collected) -> None:
     """Settings gpuplan reads but does not plan with: said back so the user knows they were seen."""
-    for name in ("gpu_memory_utilization", "kv_cache_dtype", "ep", "cp"):
+    for name in ("gpu_memory_utilization", "kv_cache_dtype"):
         reading = got.found.first(name)
         if reading:
             got.read.append(Note(code="read_noted", params={"words": reading.words[:120], "field": name}))

@@ -1,0 +1,161 @@
+"""The facts a config file needs, read off a plan: every number here is one the plan decided
+(layout, batch, sequence, precision, KV budget), none is computed a second way."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from gpuplan.estimator.schema import ADAPTER_METHODS, ArchitectureUsed, Plan
+from gpuplan.knowledge import ModelSpec, catalog, read_yaml
+
+
+class ConfigError(Exception):
+    """The plan cannot be written in the asked format; `code` names a message, `params` fill it."""
+
+    def __init__(self, code: str, **params):
+        super().__init__(code)
+        self.code = code
+        self.params = params
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One planned job, as the launchers and config files see it."""
+
+    model_name: str
+    hf_id: str | None  # the Hugging Face id, when the catalog knows it
+    spec: ModelSpec | None  # the catalog's shape, for Megatron's model arguments
+    arch: ArchitectureUsed
+    method: str
+    gpu_name: str
+    gpus: int
+    nodes: int
+    per_node: int  # GPUs each node runs
+    tp: int
+    pp: int
+    vpp: int
+    ep: int
+    cp: int
+    dp: int  # data-parallel replicas (training) or serving replicas
+    zero: int
+    offload: str
+    ckpt: str
+    micro_batch: int  # per GPU (training); concurrent sequences the plan sized (serving)
+    global_batch: int
+    grad_accum: int
+    seq_len: int
+    precision: str
+    optimizer: str
+    lora_rank: int | None
+    fabric: str | None
+    train_tokens: float  # training tokens the plan sized (serving: tokens of the planned day)
+    train_steps: int | None  # optimizer steps for the planned tokens
+    save_every_steps: int | None  # the plan's checkpoint interval, in steps
+    checkpoint_minutes: float | None  # that interval (Young's), in minutes
+    max_num_seqs: int | None  # serving: the sequences the KV-cache budget holds at full load
+    memory_fraction: float  # serving: the engine's share of GPU memory the plan assumed
+
+    @property
+    def serving(self) -> bool:
+        return self.method == "infer"
+
+    @property
+    def adapters(self) -> bool:
+        return self.method in ADAPTER_METHODS
+
+    @property
+    def megatron_layout(self) -> bool:
+        return self.tp > 1 or self.pp > 1 or self.ep > 1 or self.cp > 1
+
+
+def launch_from(plan: Plan) -> Launch:
+    """The Launch of a plan; ConfigError when the answer holds no plan (a question back, a diagnosis)."""
+    est = plan.estimate
+    if est is None or est.architecture is None:
+        raise ConfigError("config_no_plan")
+    r, cat = est.resolved, catalog()
+    spec = cat.models.get(r.model) if r.model else None
+    per_node = max(1, math.ceil(r.gpus / max(r.nodes, 1)))
+    replicas = r.dp if r.method != "infer" else max(1, r.gpus // max(r.tp * r.pp, 1))
+    step_s, interval = est.compute.step_time_s, est.compute.checkpoint_interval_min
+    steps = math.ceil(r.train_tokens / (r.global_batch * r.seq_len)) if r.method != "infer" else None
+    save_every = max(1, round(interval * 60 / step_s)) if interval and step_s else None
+    serving = est.serving
+    return Launch(
+        model_name=r.model_name,
+        hf_id=hf_id(spec) if spec else _repo_like(r.model),
+        spec=spec,
+        arch=est.architecture,
+        method=r.method,
+        gpu_name=r.gpu_name,
+        gpus=r.gpus,
+        nodes=max(r.nodes, 1),
+        per_node=per_node,
+        tp=r.tp,
+        pp=r.pp,
+        vpp=r.vpp,
+        ep=r.ep,
+        cp=r.cp,
+        dp=replicas,
+        zero=r.zero,
+        offload=r.offload,
+        ckpt=r.ckpt,
+        micro_batch=r.micro_batch,
+        global_batch=r.global_batch,
+        grad_accum=max(1, r.global_batch // max(r.micro_batch * replicas, 1)),
+        seq_len=r.seq_len,
+        precision=r.precision,
+        optimizer=r.optimizer,
+        lora_rank=r.lora_rank,
+        fabric=r.fabric,
+        train_tokens=r.train_tokens,
+        train_steps=steps,
+        save_every_steps=save_every,
+        checkpoint_minutes=interval if save_every else None,
+        max_num_seqs=(serving.max_concurrency or serving.concurrency) if serving else None,
+        memory_fraction=cat.defaults.number("inference", "engine_memory_fraction"),
+    )
+
+
+def hf_id(spec: ModelSpec) -> str | None:
+    """The Hugging Face id of a catalog model: an alias written as org/name, else the one its
+    source cites (huggingface.co/org/name)."""
+    alias = next((a for a in spec.aliases if _repo_like(a)), None)
+    if alias:
+        return alias
+    found = re.search(r"huggingface\.co/([\w.-]+/[\w.-]+)", spec.source)
+    return found.group(1) if found else None
+
+
+def _repo_like(name: str | None) -> str | None:
+    return name if name and re.fullmatch(r"[\w.-]+/[\w.-]+", name) else None
+
+
+def decoder_layer_class(launch: Launch) -> str | None:
+    """The transformers class of one decoder layer (what FSDP wraps), from knowledge/exports.yaml."""
+    if launch.spec is None:
+        return None
+    for entry in _exports()["decoder_layers"]:
+        if re.search(entry["match"], launch.spec.id):
+            return entry["class"]
+    return None
+
+
+def chat_template(launch: Launch) -> str | None:
+    """LLaMA-Factory's template name for the model family, from knowledge/exports.yaml."""
+    if launch.spec is None:
+        return None
+    for entry in _exports()["llamafactory_templates"]:
+        if re.search(entry["match"], launch.spec.id):
+            return entry["template"]
+    return None
+
+
+@functools.cache
+def _exports() -> dict:
+    text = resources.files("gpuplan.knowledge").joinpath("exports.yaml").read_text(encoding="utf-8")
+    return read_yaml(text)

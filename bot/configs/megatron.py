@@ -1,0 +1,193 @@
+"""Megatron-LM / Megatron-Core: pretrain_gpt.py's arguments for the plan's layout (tensor,
+pipeline with interleaving, sequence, expert and context parallelism, the distributed optimizer,
+recomputation), the model's shape and the batch, launched by torchrun on every node.
+
+Argument names as in Megatron-LM's megatron/training/arguments.py; the list the tests check
+them against is tests/data/tool_options/megatron_pretrain.txt.
+"""
+
+from __future__ import annotations
+
+from gpuplan.bot.configs import common
+from gpuplan.bot.configs.launch import ConfigError, Launch
+from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag
+
+
+def check(launch: Launch) -> None:
+    if launch.serving:
+        raise ConfigError("config_training_only", format="megatron")
+    if launch.adapters:
+        raise ConfigError("config_megatron_adapters", method=launch.method)
+    if launch.offload not in ("none", "cpu"):
+        raise ConfigError("config_megatron_zero", zero=launch.zero, offload=launch.offload)
+
+
+def parallel_args(launch: Launch) -> list[str]:
+    args = [
+        flag("--tensor-model-parallel-size", launch.tp),
+        flag("--pipeline-model-parallel-size", launch.pp),
+    ]
+    layers = launch.arch.layers
+    if launch.vpp > 1:
+        args.append(flag("--num-layers-per-virtual-pipeline-stage", layers // (launch.pp * launch.vpp)))
+    if launch.tp > 1:
+        args.append(flag("--sequence-parallel"))
+    if launch.ep > 1:
+        args.append(flag("--expert-model-parallel-size", launch.ep))
+    if launch.cp > 1:
+        args.append(flag("--context-parallel-size", launch.cp))
+    return args + sharding_args(launch)
+
+
+# ZeRO stages as Megatron-Core shards data parallelism: the distributed optimizer (ZeRO-1), and
+# Megatron-FSDP's strategies for gradients (ZeRO-2) and parameters too (ZeRO-3)
+FSDP_STRATEGY = {2: "optim_grads", 3: "optim_grads_params"}
+
+
+def sharding_args(launch: Launch) -> list[str]:
+    args = []
+    if launch.zero >= 1:
+        args.append(flag("--use-distributed-optimizer"))
+    if launch.zero >= 2:
+        args += [flag("--use-megatron-fsdp"), flag("--data-parallel-sharding-strategy", FSDP_STRATEGY[launch.zero])]
+    if launch.zero >= 1:
+        args += [flag("--overlap-grad-reduce"), flag("--overlap-param-gather")]
+    if launch.offload == "cpu":  # Adam on the CPU (Megatron-Core's hybrid device optimizer)
+        args += [flag("--optimizer-cpu-offload"), flag("--use-precision-aware-optimizer")]
+    return args
+
+
+def batch_args(launch: Launch) -> list[str]:
+    args = [
+        flag("--micro-batch-size", launch.micro_batch),
+        flag("--global-batch-size", launch.global_batch),
+        flag("--seq-length", launch.seq_len),
+    ]
+    if launch.ckpt == "full":
+        args += [
+            flag("--recompute-granularity", "full"),
+            flag("--recompute-method", "uniform"),
+            flag("--recompute-num-layers", 1),
+        ]
+    elif launch.ckpt == "selective":
+        args.append(flag("--recompute-granularity", "selective"))
+    word = common.PRECISION_WORD.get(launch.precision)
+    if word in ("bf16", "fp8"):
+        args.append(flag("--bf16"))
+    if word == "fp8":
+        args.append(flag("--fp8-format", "hybrid"))
+    if word == "fp16":
+        args.append(flag("--fp16"))
+    return args
+
+
+def model_args(launch: Launch) -> list[str]:
+    """The model's shape: the catalog's config when known, else the shape the plan was sized with
+    (a Llama-style decoder)."""
+    a, spec = launch.arch, launch.spec
+    args = [
+        flag("--num-layers", a.layers),
+        flag("--hidden-size", a.hidden),
+        flag("--ffn-hidden-size", a.ffn_hidden),
+        flag("--num-attention-heads", a.heads),
+        flag("--max-position-embeddings", max(launch.seq_len, spec.max_context if spec else launch.seq_len)),
+    ]
+    if a.kv_heads != a.heads and not (spec and spec.mla):
+        args += [flag("--group-query-attention"), flag("--num-query-groups", a.kv_heads)]
+    if a.head_dim * a.heads != a.hidden and not (spec and spec.mla):
+        args.append(flag("--kv-channels", a.head_dim))
+    gated, rms = (spec.gated, spec.norm == "rms") if spec else (True, True)
+    if gated:
+        args.append(flag("--swiglu"))
+    args.append(flag("--normalization", "RMSNorm" if rms else "LayerNorm"))
+    learned = spec is not None and spec.learned_positions > 0
+    args.append(flag("--position-embedding-type", "learned_absolute" if learned else "rope"))
+    if not (spec and spec.tied):
+        args.append(flag("--untie-embeddings-and-output-weights"))
+    if not (spec and spec.linear_bias):
+        args.append(flag("--disable-bias-linear"))
+    if spec and spec.qkv_bias:
+        args.append(flag("--add-qkv-bias"))
+    if spec and spec.qk_norm:
+        args.append(flag("--qk-layernorm"))
+    return args + _moe_args(launch) + _mla_args(launch)
+
+
+def _moe_args(launch: Launch) -> list[str]:
+    spec = launch.spec
+    if not spec or spec.experts <= 1:
+        return []
+    args = [
+        flag("--num-experts", spec.experts),
+        flag("--moe-router-topk", spec.experts_per_token),
+        flag("--moe-ffn-hidden-size", spec.moe_ffn_hidden),
+        flag("--moe-grouped-gemm"),
+        flag("--moe-token-dispatcher-type", "alltoall"),
+    ]
+    if spec.shared_experts:
+        args.append(flag("--moe-shared-expert-intermediate-size", spec.shared_experts * spec.moe_ffn_hidden))
+    if spec.dense_layers:
+        dense, moe = spec.dense_layers, spec.layers - spec.dense_layers
+        args.append(flag("--moe-layer-freq", f"([0]*{dense}+[1]*{moe})"))
+    return args
+
+
+def _mla_args(launch: Launch) -> list[str]:
+    mla = launch.spec.mla if launch.spec else None
+    if not mla:
+        return []
+    args = [flag("--multi-latent-attention"), flag("--kv-lora-rank", mla.kv_lora_rank)]
+    if mla.q_lora_rank:
+        args.append(flag("--q-lora-rank", mla.q_lora_rank))
+    return args + [
+        flag("--qk-head-dim", mla.qk_nope_head_dim),
+        flag("--qk-pos-emb-head-dim", mla.qk_rope_head_dim),
+        flag("--v-head-dim", mla.v_head_dim),
+    ]
+
+
+def run_args(launch: Launch) -> list[str]:
+    tokenizer = launch.hf_id or "$TOKENIZER"
+    args = [
+        flag("--train-iters", launch.train_steps),
+        flag("--save-interval", launch.save_every_steps or 1000),
+        flag("--eval-iters", 0),
+        flag("--lr", "$LR"),
+        flag("--data-path", "$DATA_PATH"),
+        flag("--tokenizer-type", "HuggingFaceTokenizer"),
+        flag("--tokenizer-model", tokenizer),
+        flag("--save", "$CHECKPOINT_DIR"),
+        flag("--load", "$CHECKPOINT_DIR"),
+        flag("--log-interval", 10),
+    ]
+    return args
+
+
+def files(launch: Launch, words: Words) -> dict[str, str]:
+    check(launch)
+    extra = [words("header_run_all")] if launch.nodes > 1 else []
+    extra.append(words("megatron_model", model=launch.model_name))
+    script = Script(common.header(launch, words, *extra))
+    script.variables = [
+        *common.rendezvous(launch, words),
+        ("MEGATRON_DIR", f"/{CHANGE_ME}/Megatron-LM", words("megatron_dir")),
+        ("DATA_PATH", f"/{CHANGE_ME}/dataset_text_document", words("data_path")),
+        ("CHECKPOINT_DIR", f"/{CHANGE_ME}/checkpoints", words("checkpoint_dir")),
+        ("LR", CHANGE_ME, words("learning_rate")),
+    ]
+    if not launch.hf_id:
+        script.variables.append(
+            ("TOKENIZER", f"{CHANGE_ME}/tokenizer", words("megatron_tokenizer", model=launch.model_name))
+        )
+    script.exports = [*common.nccl_exports(launch, words), ("CUDA_DEVICE_MAX_CONNECTIONS", "1", "")]
+    command = [
+        "torchrun",
+        *common.torchrun_flags(launch),
+        '"$MEGATRON_DIR/pretrain_gpt.py"',
+        *parallel_args(launch),
+        *batch_args(launch),
+        *model_args(launch),
+        *run_args(launch),
+    ]
+    script.commands = [command]
+    return {"pretrain_megatron.sh": script.text()}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# gpuplan plan: Qwen2.5 7B · full · 16 x NVIDIA A100 SXM4 80GB (2 nodes x 8)
+# Layout: tp=1 pp=1 dp=16 zero=1 offload=none ckpt=none mbs=1 gbs=64 seq=2048
+# Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
+# Run this script once, on node 0: the launcher starts the other nodes listed in the hostfile over ssh.
+# The arguments after the script are Hugging Face Trainer arguments; a script of your own must accept them or drop them.
+set -euo pipefail
+
+MASTER_ADDR="${MASTER_ADDR:-CHANGE_ME}"  # address of node 0, reachable from every node
+MASTER_PORT="${MASTER_PORT:-29500}"  # a free TCP port on node 0
+TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
+
+export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
+export NCCL_SOCKET_IFNAME='^lo,docker'  # network interfaces NCCL may use to bootstrap (here: any but loopback and docker)
+export NCCL_IB_DISABLE=1  # plain Ethernet: NCCL uses TCP sockets, not RDMA
+export NCCL_SOCKET_NTHREADS=4  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
+export NCCL_NSOCKS_PERTHREAD=4  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
+
+deepspeed \
+  --num_nodes 2 \
+  --num_gpus 8 \
+  --hostfile hostfile \
+  --master_addr $MASTER_ADDR \
+  --master_port $MASTER_PORT \
+  "$TRAIN_SCRIPT" \
+  --deepspeed ds_z1_config.json \
+  --per_device_train_batch_size 1 \
+  --gradient_accumulation_steps 4 \
+  --max_length 2048 \
+  --bf16 true

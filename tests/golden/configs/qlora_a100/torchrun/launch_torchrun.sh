@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# gpuplan plan: Qwen2.5 72B · qlora · 1 x NVIDIA A100 SXM4 80GB
+# Layout: tp=1 pp=1 dp=1 zero=0 offload=none ckpt=selective mbs=1 gbs=64 seq=2048
+# Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
+# one node: NCCL goes over NVLink/NVSwitch by itself, no network settings needed
+set -euo pipefail
+
+TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
+
+export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
+
+torchrun \
+  --standalone \
+  --nproc_per_node 1 \
+  "$TRAIN_SCRIPT"

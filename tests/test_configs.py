@@ -1,0 +1,359 @@
+"""Config exporters (bot/configs/): golden files, the tools' own parsers, and the round trip
+(pasting the files back into gpuplan reads the same layout)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+from config_files import flags, names, script_commands, without_comments
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpuplan.bot.configs import FORMATS, ConfigError, export, formats_for
+from gpuplan.bot.configs.launch import Launch, launch_from
+from gpuplan.bot.language.parser import read
+from gpuplan.bot.pipeline import answer
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "configs"
+
+# One plan per kind the issue names: LoRA, QLoRA, full fine-tune with ZeRO-3 and CPU offload,
+# multi-node pretraining with TP + PP (and EP for a MoE model), two serving plans; plus a
+# two-node Ethernet job and a Chinese question (comments in Chinese).
+CASES = {
+    "lora_4090": "llama-3.1-8b lora gpu=rtx-4090 gpus=1",
+    "qlora_a100": "qwen2.5-72b qlora gpu=a100-80gb gpus=1",
+    "full_zero3_offload": "llama-3.1-70b full gpus=8 gpu=a100-80gb zero=3 offload=cpu tp=1",
+    "pretrain_tp_pp": "pretrain llama-3.1-70b tokens=1T gpus=64 gpu=h100 tp=8 pp=2 fabric=ib-ndr400",
+    "pretrain_moe_ep": "pretrain mixtral-8x7b tokens=500B gpus=64 gpu=h100 tp=2 pp=2 ep=4 fabric=roce-400",
+    "serve_fp8_tp2": "llama-3.1-70b infer gpu=h100 gpus=2 precision=fp8",
+    "serve_replicas": "qwen2.5-14b infer gpus=4 tp=2 gpu=l40s",
+    "full_two_nodes_ethernet": "qwen2.5-7b full gpus=16 gpu=a100-80gb fabric=eth-100 tp=1",
+    "lora_zh": "用 4 张 A100 80G 对 qwen2.5-14b 做 lora 微调",
+}
+EXPECTED_FORMATS = {
+    "lora_4090": ["deepspeed", "torchrun", "llamafactory"],
+    "qlora_a100": ["deepspeed", "torchrun", "llamafactory"],
+    "full_zero3_offload": ["deepspeed", "torchrun", "llamafactory", "megatron"],
+    "pretrain_tp_pp": ["torchrun", "megatron"],
+    "pretrain_moe_ep": ["torchrun", "megatron"],
+    "serve_fp8_tp2": ["vllm", "sglang"],
+    "serve_replicas": ["vllm", "sglang"],
+    "full_two_nodes_ethernet": ["deepspeed", "fsdp", "torchrun", "llamafactory", "megatron"],
+    "lora_zh": ["deepspeed", "fsdp", "torchrun", "llamafactory"],
+}
+
+
+@pytest.fixture(scope="module")
+def plans():
+    return {case: answer(question) for case, question in CASES.items()}
+
+
+def _exports(plans):
+    for case, plan in plans.items():
+        for fmt in formats_for(plan):
+            yield case, fmt, plan, export(plan, fmt)
+
+
+# --- golden files ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_formats_offered_per_plan(plans, case):
+    assert formats_for(plans[case]) == EXPECTED_FORMATS[case]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_exported_files_match_the_golden_files(plans, case):
+    plan = plans[case]
+    for fmt in formats_for(plan):
+        folder = GOLDEN / case / fmt
+        files = export(plan, fmt)
+        if os.environ.get("UPDATE_GOLDEN"):
+            folder.mkdir(parents=True, exist_ok=True)
+            for old in folder.iterdir():
+                old.unlink()
+            for name, text in files.items():
+                (folder / name).write_text(text, encoding="utf-8")
+        stored = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.iterdir())}
+        assert files == stored, f"{case}/{fmt} changed; UPDATE_GOLDEN=1 re-records it if meant"
+
+
+def test_chinese_question_gets_chinese_comments(plans):
+    text = export(plans["lora_zh"], "llamafactory")["llamafactory_train.yaml"]
+    assert "方案" in text and "plan" not in text.split("\n", 1)[1].lower().replace("gpuplan", "")
+
+
+# --- what the exporters refuse ------------------------------------------------------------------
+
+
+def test_a_serving_format_for_a_training_plan_names_the_formats_that_fit(plans):
+    with pytest.raises(ConfigError) as err:
+        export(plans["lora_4090"], "vllm")
+    assert err.value.code == "config_serving_only"
+    assert err.value.params["suggest"] == "deepspeed, torchrun, llamafactory"
+
+
+def test_model_parallel_layouts_are_not_written_as_deepspeed_or_fsdp(plans):
+    for fmt in ("deepspeed", "fsdp", "llamafactory"):
+        with pytest.raises(ConfigError) as err:
+            export(plans["pretrain_tp_pp"], fmt)
+        assert err.value.code == "config_needs_megatron"
+        assert "megatron" in err.value.params["suggest"]
+
+
+def test_unknown_format_and_no_plan():
+    with pytest.raises(ConfigError) as err:
+        export(answer("70b full"), "slurm")
+    assert err.value.code == "config_unknown_format"
+    with pytest.raises(ConfigError) as err:
+        export(answer("how many GPUs do I need?"), "deepspeed")
+    assert err.value.code == "config_no_plan"
+
+
+# --- the tools' own parsers -------------------------------------------------------------------------
+
+
+def _ds_config(monkeypatch, config: dict, dp: int):
+    """DeepSpeed's config class, as its engine builds it for `dp` data-parallel ranks."""
+    ds_config = pytest.importorskip("deepspeed.runtime.config")
+
+    class DataParallel:
+        def get_data_parallel_world_size(self):
+            return dp
+
+    monkeypatch.setattr(ds_config.dist, "get_rank", lambda *a, **k: 0)
+    return ds_config.DeepSpeedConfig(config, mpu=DataParallel())
+
+
+def test_deepspeed_reads_its_config_and_launch_line(plans, monkeypatch):
+    import json
+
+    runner = pytest.importorskip("deepspeed.launcher.runner")
+    checked = 0
+    for case, fmt, plan, files in _exports(plans):
+        if fmt not in ("deepspeed", "llamafactory") or launch_from(plan).zero == 0 and fmt == "llamafactory":
+            continue
+        launch = launch_from(plan)
+        name = next(n for n in files if n.endswith(".json"))
+        ds = _ds_config(monkeypatch, json.loads(files[name]), launch.dp)
+        assert ds.zero_optimization_stage == launch.zero, case
+        assert ds.train_micro_batch_size_per_gpu == launch.micro_batch
+        assert ds.train_batch_size == launch.global_batch
+        assert ds.zero_config.offload_optimizer is not None or launch.offload == "none"
+        if fmt == "deepspeed":
+            (command,) = script_commands(files["launch_deepspeed.sh"])
+            args = runner.parse_args(command[1:])
+            assert (args.num_nodes, args.num_gpus) == (launch.nodes, launch.per_node)
+        checked += 1
+    assert checked >= 6
+
+
+def test_accelerate_reads_its_fsdp_config_and_launch_line(plans, tmp_path):
+    config_args = pytest.importorskip("accelerate.commands.config.config_args")
+    launch_cmd = pytest.importorskip("accelerate.commands.launch")
+    parser = launch_cmd.launch_command_parser()
+    options = {o for action in parser._actions for o in action.option_strings}
+    checked = 0
+    for case, fmt, plan, files in _exports(plans):
+        if fmt != "fsdp":
+            continue
+        launch = launch_from(plan)
+        path = tmp_path / f"{case}.yaml"
+        path.write_text(files["accelerate_fsdp.yaml"], encoding="utf-8")
+        cluster = config_args.ClusterConfig.from_yaml_file(path)
+        assert (cluster.num_processes, cluster.num_machines) == (launch.gpus, launch.nodes), case
+        assert str(cluster.distributed_type) in ("FSDP", "DistributedType.FSDP")
+        for key in cluster.fsdp_config:
+            assert f"--{key}" in options, f"accelerate launch has no --{key}"
+        (command,) = script_commands(files["launch_accelerate.sh"])
+        args = parser.parse_args(command[2:])  # after "accelerate launch"
+        assert args.config_file == "accelerate_fsdp.yaml"
+        checked += 1
+    assert checked >= 2
+
+
+def test_torchrun_reads_every_torchrun_line(plans):
+    run = pytest.importorskip("torch.distributed.run")
+    checked = 0
+    for case, _fmt, plan, files in _exports(plans):
+        for name, text in files.items():
+            if not name.endswith(".sh"):
+                continue
+            for command in script_commands(text):
+                if command[0] != "torchrun":
+                    continue
+                args = run.get_args_parser().parse_args(command[1:])
+                launch = launch_from(plan)
+                assert args.nproc_per_node == str(launch.per_node), case
+                assert args.nnodes == str(launch.nodes) or (launch.nodes == 1 and args.standalone)
+                checked += 1
+    assert checked >= 8
+
+
+def _tool_flags(files: dict[str, str], program: str) -> list[str]:
+    out = []
+    for name, text in files.items():
+        if name.endswith(".sh"):
+            for command in script_commands(text):
+                if program in " ".join(command[:3]):
+                    out += flags(command)
+    return out
+
+
+@pytest.mark.parametrize(
+    "fmt, program, option_file",
+    [
+        ("vllm", "vllm", "vllm_serve.txt"),
+        ("sglang", "sglang.launch_server", "sglang_server.txt"),
+        ("megatron", "pretrain_gpt.py", "megatron_pretrain.txt"),
+    ],
+)
+def test_engine_flags_are_ones_the_tool_defines(plans, fmt, program, option_file):
+    """vLLM, SGLang and Megatron-LM do not install on a CPU machine in CI's time: their flags are
+    checked against lists taken from their source (tests/data/tool_options/, commits named there)."""
+    accepted = names(option_file) | {"--standalone", "--nnodes", "--nproc_per_node"}
+    accepted |= {"--rdzv_backend", "--rdzv_endpoint", "--rdzv_id"}  # torchrun's, before pretrain_gpt.py
+    seen = 0
+    for _case, got_fmt, _plan, files in _exports(plans):
+        if got_fmt == fmt:
+            used = _tool_flags(files, program)
+            assert set(used) <= accepted, sorted(set(used) - accepted)
+            seen += 1
+    assert seen >= 2
+
+
+def test_llamafactory_keys_and_template_are_ones_it_defines(plans):
+    yaml = pytest.importorskip("yaml")
+    accepted = names("llamafactory_train.txt") | names("hf_training_args.txt")
+    templates = names("llamafactory_templates.txt")
+    seen = 0
+    for _case, fmt, _plan, files in _exports(plans):
+        if fmt == "llamafactory":
+            config = yaml.safe_load(files["llamafactory_train.yaml"])
+            assert set(config) <= accepted, sorted(set(config) - accepted)
+            assert config["template"] in templates or config["template"].startswith("CHANGE_ME")
+            seen += 1
+    assert seen >= 4
+
+
+def test_every_template_and_layer_class_in_the_knowledge_is_real():
+    """knowledge/exports.yaml names only templates LLaMA-Factory registers."""
+    import yaml
+
+    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "knowledge" / "exports.yaml").read_text())
+    templates = names("llamafactory_templates.txt")
+    assert {e["template"] for e in data["llamafactory_templates"]} <= templates
+
+
+# --- round trip ----------------------------------------------------------------------------------------
+
+# What each format states, so pasting it back can read it: the training launchers carry the GPU
+# layout and batch, the engines the replica and its budget
+CARRIED = {
+    "deepspeed": ("gpus", "zero", "offload", "micro_batch", "global_batch", "seq_len"),
+    "fsdp": ("gpus", "zero", "offload", "micro_batch", "global_batch", "seq_len"),
+    "torchrun": ("gpus",),
+    "llamafactory": ("gpus", "zero", "offload", "micro_batch", "global_batch", "seq_len", "lora_rank"),
+    "megatron": ("gpus", "tp", "pp", "ep", "cp", "zero", "offload", "micro_batch", "global_batch", "seq_len"),
+    "vllm": ("gpus", "tp", "pp", "seq_len", "micro_batch", "method"),
+    "sglang": ("gpus", "tp", "pp", "seq_len", "micro_batch", "method"),
+}
+
+
+def expected(launch: Launch, fmt: str) -> dict:
+    """The layout the files state, as gpuplan's request fields."""
+    zero = {1: 2}.get(launch.zero, launch.zero) if fmt == "fsdp" else launch.zero
+    return {
+        "gpus": launch.gpus,
+        "nodes": launch.nodes,
+        "tp": launch.tp,
+        "pp": launch.pp,
+        "ep": launch.ep,
+        "cp": launch.cp,
+        "zero": zero,
+        "offload": launch.offload,
+        "micro_batch": launch.max_num_seqs if launch.serving else launch.micro_batch,
+        "global_batch": launch.global_batch,
+        "seq_len": launch.seq_len,
+        "lora_rank": launch.lora_rank,
+        "method": launch.method,
+    }
+
+
+def read_back(files: dict[str, str]) -> dict:
+    """The request gpuplan reads from the files pasted back (without gpuplan's own comments)."""
+    text = "\n".join(f"```\n{without_comments(t)}\n```" for t in files.values())
+    parsed, _ = read(text)
+    got = parsed.request.model_dump(exclude_none=True)
+    defaults = {"nodes": 1, "tp": 1, "pp": 1, "ep": 1, "cp": 1, "zero": 0, "offload": "none"}
+    return {**defaults, **got}
+
+
+def assert_round_trip(plan, fmt: str) -> None:
+    launch = launch_from(plan)
+    got, want = read_back(export(plan, fmt)), expected(launch, fmt)
+    # a serving command states its nodes only when one replica spans them (else replicas per node)
+    spans = launch.nodes > 1 and (not launch.serving or launch.tp * launch.pp > launch.per_node or fmt == "sglang")
+    fields = CARRIED[fmt] + (("nodes",) if spans else ())
+    if fmt == "llamafactory" and not launch.adapters:
+        fields = tuple(f for f in fields if f != "lora_rank")
+    mismatched = {f: (got.get(f), want[f]) for f in fields if got.get(f) != want[f]}
+    assert not mismatched, f"{fmt}: read back (got, planned) {mismatched}"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_round_trip_of_every_golden_plan(plans, case):
+    for fmt in formats_for(plans[case]):
+        assert_round_trip(plans[case], fmt)
+
+
+MODELS = ["llama-3.1-8b", "qwen2.5-14b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b", "7b", "34b"]
+METHODS = ["full", "lora", "qlora", "pretrain", "infer", "dpo"]
+GPUS = ["h100", "a100-80gb", "rtx-4090", "l40s"]
+
+
+@settings(
+    max_examples=int(os.environ.get("CONFIG_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    model=st.sampled_from(MODELS),
+    method=st.sampled_from(METHODS),
+    gpu=st.sampled_from(GPUS),
+    gpus=st.sampled_from([1, 2, 4, 8, 16, 32]),
+    seq=st.sampled_from([1024, 2048, 4096, 8192]),
+)
+def test_round_trip_of_random_plans(model, method, gpu, gpus, seq):
+    question = f"{model} {method} gpu={gpu} gpus={gpus} seq={seq}"
+    if method == "pretrain":
+        question += " tokens=10B"
+    plan = answer(question)
+    if plan.estimate is None:
+        return
+    for fmt in formats_for(plan):
+        assert_round_trip(plan, fmt)
+
+
+def test_every_format_is_offered_somewhere(plans):
+    offered = {fmt for plan in plans.values() for fmt in formats_for(plan)}
+    assert offered == set(FORMATS)
+
+
+def test_flags_keep_a_value_with_shell_characters_one_word():
+    """A model path with a space or a semicolon reaches the tool as one argument."""
+    from gpuplan.bot.configs.text import flag
+
+    assert shlex.split(flag("--model-path", "/data/my model;rm")) == ["--model-path", "/data/my model;rm"]
+    assert flag("--rdzv_endpoint", "$MASTER_ADDR:$MASTER_PORT") == "--rdzv_endpoint $MASTER_ADDR:$MASTER_PORT"
+
+
+def test_config_comments_exist_in_both_languages():
+    import yaml
+
+    root = Path(__file__).resolve().parents[1] / "templates"
+    en, zh = (yaml.safe_load((root / lang / "configs.yaml").read_text(encoding="utf-8")) for lang in ("en", "zh"))
+    assert set(en) == set(zh)
