@@ -105,8 +105,13 @@ def interactive(payload: dict[str, Any]) -> tuple[bytes, str]:
 
 
 def block_action(
-    action: dict[str, Any], response_url: str, message: dict[str, Any] | None = None, container: str = "message"
+    action: dict[str, Any],
+    response_url: str,
+    message: dict[str, Any] | None = None,
+    container: str = "message",
+    view: dict[str, Any] | None = None,
 ) -> tuple[bytes, str]:
+    """A button or select pressed on a message, or inside a modal (`view`: id, hash, metadata)."""
     payload = {
         "type": "block_actions",
         "team": {"id": TEAM, "domain": "test"},
@@ -121,6 +126,11 @@ def block_action(
     }
     if message is not None:
         payload["message"] = message
+    if view is not None:  # inside a modal: Slack sends the view, no channel and no response URL
+        payload["container"] = {"type": "view", "view_id": view["id"]}
+        payload["view"] = {"type": "modal", "callback_id": "show_configs", **view}
+        payload.pop("channel")
+        payload.pop("response_url")
     return interactive(payload)
 
 

@@ -1,6 +1,7 @@
 """A local stand-in for Slack: the Web API (`/api/<method>`) and response URLs (`/response/<id>`).
 
-It records every call, answers the way Slack does (`{"ok": true, ...}`), keeps the messages
+It records every call, answers the way Slack does (`{"ok": true, ...}`; files_upload_v2's
+getUploadURLExternal points at its own /upload/<id>, which records the bytes), keeps the messages
 posted in each thread (conversations.replies returns them, with their metadata), checks every
 message and view against Block Kit's limits, and fails calls on demand so tests can drive
 retries: 429 with Retry-After, a 200 body with error `ratelimited`, 500 before acting, "500-after"
@@ -112,6 +113,9 @@ class Handler(BaseHTTPRequestHandler):
         elif path.startswith("/response/"):
             method = "response_url"
             args["_hook"] = path[len("/response/") :]
+        elif path.startswith("/upload/"):  # files_upload_v2 posts each file's bytes here
+            method = "file_upload"
+            args = {"_file": path[len("/upload/") :], "_bytes": length, "_content": raw}
         else:
             method = "unknown"
         fault = self.recorder.next_fault(method)
@@ -187,6 +191,16 @@ class Handler(BaseHTTPRequestHandler):
             return {"ok": True, "view": {"id": f"V{n:08d}", **(view or {})}}
         if method == "response_url":
             return {"ok": True}
+        if method == "conversations.open":
+            return {"ok": True, "channel": {"id": f"D{args.get('users', 'U')[1:]}"}}
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{n:08d}"
+            port = self.server.server_address[1]
+            return {"ok": True, "upload_url": f"http://127.0.0.1:{port}/upload/{file_id}", "file_id": file_id}
+        if method == "files.completeUploadExternal":
+            files = args.get("files")
+            files = json.loads(files) if isinstance(files, str) else files or []
+            return {"ok": True, "files": [{"id": f["id"], "title": f.get("title", "")} for f in files]}
         return {"ok": True}
 
 

@@ -53,7 +53,14 @@ def test_plan_message_structure():
         if b["type"] == "section" and "text" in b
     )
     actions = msg["blocks"][-1]["elements"]
-    assert [e["action_id"] for e in actions] == ["set_method", "set_gpu", "show_math", "share", "draft_ticket"]
+    assert [e["action_id"] for e in actions] == [
+        "set_method",
+        "set_gpu",
+        "show_math",
+        "show_configs",
+        "share",
+        "draft_ticket",
+    ]
     assert all(e.get("value") == "p123" for e in actions if e["type"] == "button")
     tier = next(b for b in msg["blocks"] if b.get("accessory", {}).get("action_id") == "open_tier")
     assert tier["accessory"]["url"].startswith("https://")

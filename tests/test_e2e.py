@@ -67,6 +67,8 @@ def test_slash_subcommands(stack):
         ("faq nccl_timeout", "NCCL"),
         ("gpus", "h100-80gb"),
         ("history", "plans"),
+        ("config deepspeed llama-3.1-8b full gpus=8 gpu=a100-80gb", "train_micro_batch_size_per_gpu"),
+        ("配置文件 vllm 用两张H100部署llama-3.1-70b", "--tensor-parallel-size"),
     ]:
         status, body = post(server, sr.command(text))
         payload = json.loads(body)
@@ -159,6 +161,33 @@ def test_buttons_open_modals(stack, action_id):
     assert post(server, sr.block_action(sr.press(action_id, ref), slack.response_url("m")))[0] == 200
     view = slack.recorder.wait_for("views.open", before + 1)[-1]["args"]["view"]
     assert view["type"] == "modal"
+
+
+def test_config_files_modal_format_select_and_upload(stack):
+    """The Config files button opens the modal; its select swaps the files (views.update); Send as
+    files uploads them to the user's direct messages through files_upload_v2."""
+    server, slack = stack
+    ref, _ = plan_from_command(server)
+    opened = len(slack.recorder.of("views.open"))
+    post(server, sr.block_action(sr.press("show_configs", ref), slack.response_url("cfg")))
+    view = slack.recorder.wait_for("views.open", opened + 1)[-1]["args"]["view"]
+    picker = next(b for b in view["blocks"] if b.get("block_id") == "config_picker")
+    formats = [o["value"] for o in picker["elements"][0]["options"]]
+    assert formats and view["private_metadata"]
+
+    inside = {"id": "V0CONFIG", "hash": "h.1", "private_metadata": view["private_metadata"]}
+    updated = len(slack.recorder.of("views.update"))
+    post(server, sr.block_action(sr.select("config_format", formats[-1], "config_picker"), "", view=inside))
+    new_view = slack.recorder.wait_for("views.update", updated + 1)[-1]["args"]
+    assert new_view["view_id"] == "V0CONFIG" and formats[-1] in json.dumps(new_view["view"])
+
+    send = picker["elements"][1]
+    completed = len(slack.recorder.of("files.completeUploadExternal"))
+    post(server, sr.block_action(sr.press("upload_configs", send["value"], "config_picker"), "", view=inside))
+    done = slack.recorder.wait_for("files.completeUploadExternal", completed + 1)[-1]["args"]
+    assert done["channel_id"] == f"D{sr.USER[1:]}"
+    uploads = slack.recorder.of("file_upload")
+    assert uploads and all(u["args"]["_bytes"] > 0 for u in uploads)
 
 
 def test_shortcut_opens_the_ticket_modal(stack):

@@ -361,6 +361,109 @@ def test_expired_plan_buttons_say_so(setup):
     assert setup.io.responses[0]["response_type"] == "ephemeral"
 
 
+# --- config files ------------------------------------------------------------------------------
+
+
+def _config_modal(setup, question="llama-3.1-70b full gpus=8 zero=3 offload=cpu tp=1"):
+    ref = plan_id(setup.replies, question)
+    client = MagicMock()
+    actions.show_configs(
+        ack=MagicMock(),
+        body=action_body(),
+        action={"type": "button", "value": ref},
+        client=client,
+        context=setup.context,
+    )
+    return ref, only_call(client.views_open)["view"]
+
+
+def _elements(view, block_id="config_picker"):
+    return next(b for b in view["blocks"] if b.get("block_id") == block_id)["elements"]
+
+
+def test_config_files_button_opens_the_modal_with_the_first_format(setup):
+    _, view = _config_modal(setup)
+    assert view["type"] == "modal" and not violations(view, "modal")
+    select, send = _elements(view)
+    assert [o["value"] for o in select["options"]] == ["deepspeed", "torchrun", "llamafactory", "megatron"]
+    assert select["initial_option"]["value"] == "deepspeed" and send["action_id"] == "upload_configs"
+    text = str(view["blocks"])
+    assert "ds_z3_offload_config.json" in text and '"stage": 3' in text
+
+
+def test_config_format_select_updates_the_modal_in_place(setup):
+    ref, view = _config_modal(setup)
+    client = MagicMock()
+    body = {**action_body(), "view": {"id": "V1", "hash": "h1", "private_metadata": view["private_metadata"]}}
+    action = {"type": "static_select", "action_id": "config_format", "selected_option": {"value": "megatron"}}
+    actions.pick_format(ack=MagicMock(), body=body, action=action, client=client, context=setup.context)
+    update = only_call(client.views_update)
+    assert update["view_id"] == "V1" and update["hash"] == "h1"
+    assert "pretrain_megatron.sh" in str(update["view"]["blocks"]) and not violations(update["view"], "modal")
+
+
+def test_send_as_files_uploads_each_file_to_the_users_direct_messages(setup):
+    ref, view = _config_modal(setup)
+    client = MagicMock()
+    client.conversations_open.return_value = {"channel": {"id": "D0ASKER1"}}
+    _, send = _elements(view)
+    actions.upload_configs(ack=MagicMock(), body=action_body(), action=send, client=client, context=setup.context)
+    assert only_call(client.conversations_open)["users"] == USER
+    upload = only_call(client.files_upload_v2)
+    assert upload["channel"] == "D0ASKER1" and "deepspeed" in upload["initial_comment"]
+    assert {u["filename"] for u in upload["file_uploads"]} == {"ds_z3_offload_config.json", "launch_deepspeed.sh"}
+
+
+def test_send_as_files_without_the_scope_says_so_in_the_modal(setup):
+    ref, view = _config_modal(setup)
+    client = MagicMock()
+    client.conversations_open.side_effect = SlackApiError("scope", {"ok": False, "error": "missing_scope"})
+    _, send = _elements(view)
+    body = {**action_body(), "view": {"id": "V1"}}
+    actions.upload_configs(ack=MagicMock(), body=body, action=send, client=client, context=setup.context)
+    update = only_call(client.views_update)
+    assert "missing_scope" in str(update["view"]["blocks"]) and "files:write" in str(update["view"]["blocks"])
+
+
+def test_config_files_of_an_answer_without_a_plan_explains(setup):
+    from gpuplan.bot.slack import config_replies
+
+    reply = config_replies.modal(setup.replies, '{"lang":"en","method":"full"}')  # no model: a question back
+    assert reply.plan is None and "no plan" in str(reply.view["blocks"])
+
+
+@pytest.mark.parametrize(
+    "text, fmt, expect",
+    [
+        ("config vllm llama-3.1-70b infer gpus=2 gpu=h100", "vllm", "--tensor-parallel-size 2"),
+        ("配置文件 deepspeed 用8张A100全参微调llama-3.1-8b", "deepspeed", "train_micro_batch_size_per_gpu"),
+    ],
+)
+def test_command_config_subcommand_answers_with_the_files(setup, text, fmt, expect):
+    ack = MagicMock()
+    commands.answer_command(ack=ack, command=slash(text), client=MagicMock(), context=setup.context)
+    kwargs = only_call(ack)
+    assert expect in str(kwargs["blocks"]) and fmt in kwargs["text"]
+    assert not violations({"text": kwargs["text"], "blocks": kwargs["blocks"]})
+
+
+def test_command_config_with_a_format_that_cannot_express_the_plan(setup):
+    ack = MagicMock()
+    commands.answer_command(
+        ack=ack,
+        command=slash("config vllm llama-3.1-8b lora gpu=rtx-4090 gpus=1"),
+        client=MagicMock(),
+        context=setup.context,
+    )
+    assert "deepspeed, torchrun, llamafactory" in str(only_call(ack)["blocks"])
+
+
+def test_command_config_without_a_format_is_a_question(setup):
+    ack = MagicMock()
+    commands.answer_command(ack=ack, command=slash("config for 70b full"), client=MagicMock(), context=setup.context)
+    assert "70B" in only_call(ack)["text"]
+
+
 def test_tier_link_buttons_are_acknowledged(setup):
     ack = MagicMock()
     actions.link(ack=ack)

@@ -165,11 +165,11 @@ def run_args(launch: Launch) -> list[str]:
 
 def files(launch: Launch, words: Words) -> dict[str, str]:
     check(launch)
-    extra = [words("header_run_all")] if launch.nodes > 1 else []
+    extra = [words("header_run_all_rdzv")] if launch.nodes > 1 else []
     extra.append(words("megatron_model", model=launch.model_name))
     script = Script(common.header(launch, words, *extra))
     script.variables = [
-        *common.rendezvous(launch, words),
+        *common.rendezvous(launch, words)[:2],  # torchrun's c10d rendezvous numbers the nodes
         ("MEGATRON_DIR", f"/{CHANGE_ME}/Megatron-LM", words("megatron_dir")),
         ("DATA_PATH", f"/{CHANGE_ME}/dataset_text_document", words("data_path")),
         ("CHECKPOINT_DIR", f"/{CHANGE_ME}/checkpoints", words("checkpoint_dir")),

@@ -39,7 +39,9 @@ def _script(launch: Launch, words: Words, variables: list[tuple[str, str, str]],
     memory share) hold."""
     seqs, length, memory = flags
     extra = []
-    if launch.dp > 1:
+    if launch.dp > 1 and _replica_spans_nodes(launch):
+        extra.append(words("header_replica_groups", replicas=launch.dp, nodes=replica_nodes(launch)))
+    elif launch.dp > 1:
         extra.append(words("header_replicas", replicas=launch.dp, per_replica=launch.tp * launch.pp))
     extra += [
         f"{seqs}: {words('serving_seqs')}",
@@ -55,6 +57,11 @@ def _replica_spans_nodes(launch: Launch) -> bool:
     return launch.nodes > 1 and launch.tp * launch.pp > launch.per_node
 
 
+def replica_nodes(launch: Launch) -> int:
+    """The nodes one replica spans; several such replicas are deployed once per group of nodes."""
+    return -(-launch.tp * launch.pp // launch.per_node)
+
+
 def _vllm_nodes(launch: Launch) -> list[str]:
     """Replicas as data parallel ranks; over several nodes, either one replica spread over them
     (vLLM's multiprocessing backend: --nnodes, --node-rank, --master-addr) or whole replicas per
@@ -62,7 +69,7 @@ def _vllm_nodes(launch: Launch) -> list[str]:
     if _replica_spans_nodes(launch):
         return [
             flag("--distributed-executor-backend", "mp"),
-            flag("--nnodes", launch.nodes),
+            flag("--nnodes", replica_nodes(launch)),
             flag("--node-rank", "$NODE_RANK"),
             flag("--master-addr", "$MASTER_ADDR"),
             flag("--master-port", "$MASTER_PORT_ENGINE"),
@@ -126,7 +133,7 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
     ]
     if launch.pp > 1:
         command.append(flag("--pp-size", launch.pp))
-    if launch.dp > 1:
+    if launch.dp > 1 and not _replica_spans_nodes(launch):
         command.append(flag("--dp-size", launch.dp))
     command += [
         flag("--context-length", launch.seq_len),
@@ -139,7 +146,7 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
         command.append(flag("--kv-cache-dtype", "fp8_e4m3"))
     if launch.nodes > 1:
         command += [
-            flag("--nnodes", launch.nodes),
+            flag("--nnodes", replica_nodes(launch) if _replica_spans_nodes(launch) else launch.nodes),
             flag("--node-rank", "$NODE_RANK"),
             flag("--dist-init-addr", "$MASTER_ADDR:$MASTER_PORT"),
         ]

@@ -15,9 +15,9 @@ def check(launch: Launch) -> None:
 
 def files(launch: Launch, words: Words) -> dict[str, str]:
     check(launch)
-    extra = [words("header_run_all")] if launch.nodes > 1 else [words("nccl_nvlink")]
+    extra = [words("header_run_all_rdzv")] if launch.nodes > 1 else [words("nccl_nvlink")]
     script = Script(common.header(launch, words, *extra))
-    script.variables = [*common.rendezvous(launch, words), common.train_script(words)]
+    script.variables = [*common.rendezvous(launch, words)[:2], common.train_script(words)]  # c10d numbers the nodes
     script.exports = common.nccl_exports(launch, words)
     script.commands = [["torchrun", *common.torchrun_flags(launch), '"$TRAIN_SCRIPT"']]
     return {"launch_torchrun.sh": script.text()}

@@ -170,7 +170,7 @@ def _plan_ref(plan: Plan, plan_id: str | None) -> str:
 
 
 def actions(plan: Plan, plan_id: str | None) -> dict:
-    """Change the method or GPU, show the math, share in the channel, draft a ticket reply."""
+    """Change the method or GPU, show the math, config files, share in the channel, draft a ticket reply."""
     lang = plan.lang
     ref = _plan_ref(plan, plan_id)
     methods = ("full", "lora", "qlora")
@@ -197,6 +197,7 @@ def actions(plan: Plan, plan_id: str | None) -> dict:
             method_select,
             gpu_select,
             button(_ui("show_math", lang), "show_math", ref),
+            button(_ui("config_files", lang), "show_configs", ref),
             button(_ui("share", lang), "share", ref, style="primary"),
             button(_ui("draft_ticket", lang), "draft_ticket", ref),
         ],

@@ -48,9 +48,13 @@ SUBCOMMANDS = {
     "历史": "history",
     "show": "show",
     "查看": "show",
+    "config": "config",
+    "configs": "config",
+    "配置文件": "config",
+    "导出配置": "config",
 }
-TAKES_TEXT = {"faq", "ticket", "show"}  # the others stand alone: "gpus for 70b" is a question
-_CJK_SUBCOMMAND = re.compile(r"^(工单|常见问题|排障|查看)\s*(.*)$", re.S)
+TAKES_TEXT = {"faq", "ticket", "show", "config"}  # the others stand alone: "gpus for 70b" is a question
+_CJK_SUBCOMMAND = re.compile(r"^(工单|常见问题|排障|查看|配置文件|导出配置)\s*(.*)$", re.S)
 _LANG_TOKEN = re.compile(r"(?:^|\s)lang\s*=\s*(en|zh)\b", re.I)
 _PLAN_ID = re.compile(rf"^[{ID_ALPHABET}]{{{ID_LENGTH}}}$")
 _WORD = re.compile(r"[A-Za-z]{3,}")
@@ -193,6 +197,10 @@ class Replies:
             return self.faq(rest, self.page_lang(rest) if rest else lang)
         if word == "show":
             return self.show(rest, lang, who)
+        if word == "config":
+            from gpuplan.bot.slack import config_replies  # it builds on this module
+
+            return config_replies.command(self, rest, lang) or self.question(text, who, source="command")
         return self.ticket_for_text(rest, who, lang)
 
     def faq(self, words: str, lang: str) -> Reply:

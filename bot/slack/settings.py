@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     process_before_response: bool = Field(
         default=True, validation_alias=AliasChoices("GPUPLAN_PROCESS_BEFORE_RESPONSE")
     )
+    # the app was installed with files:write and im:write (the manifest asks for both): the Config
+    # files modal offers Send as files; false hides the button
+    files_upload: bool = Field(default=True, validation_alias=AliasChoices("GPUPLAN_FILES_UPLOAD"))
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", validation_alias=AliasChoices("GPUPLAN_LOG_LEVEL")
     )

@@ -1,8 +1,10 @@
 """Buttons and selects on a plan: change the method or GPU, show the math, share, draft a ticket,
-open a stored plan; the tier link buttons only need an acknowledgement."""
+open a stored plan, the Config files modal (its format select, Send as files to the user's direct
+messages: files:write, im:write); the tier link buttons only need an acknowledgement."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Any
@@ -11,11 +13,14 @@ from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from gpuplan.bot.slack import observe
+from gpuplan.bot import render
+from gpuplan.bot.slack import config_replies, observe
+from gpuplan.bot.slack.config_blocks import no_files_modal
 from gpuplan.bot.slack.listeners.guard import guarded, slack_error
 from gpuplan.bot.slack.listeners.services import services
 from gpuplan.bot.slack.replies import Reply, Who
 from gpuplan.bot.slack.slack_io import SlackIO
+from gpuplan.estimator.schema import Note
 
 log = logging.getLogger("gpuplan.listeners")
 
@@ -70,6 +75,87 @@ def show_plan(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: We
     _open(client, found.io, body, found.replies.show_modal(action.get("value", "")))
 
 
+@guarded("action")
+def show_configs(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, context: BoltContext
+) -> None:
+    """The Config files button on a plan: the modal with the first format that fits."""
+    ack()
+    found = services(context)
+    _open(client, found.io, body, config_replies.modal(found.replies, _ref(action)))
+
+
+@guarded("action")
+def pick_format(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, context: BoltContext
+) -> None:
+    """The format select inside the modal: the same modal with the other format's files."""
+    ack()
+    view = body.get("view") or {}
+    meta = _metadata(view)
+    fmt = (action.get("selected_option") or {}).get("value", "")
+    reply = config_replies.modal(services(context).replies, meta.get("ref", ""), fmt)
+    observe.note(outcome=reply.outcome)
+    if reply.view is None or not view.get("id"):
+        return
+    try:
+        client.views_update(view_id=view["id"], hash=view.get("hash"), view=reply.view)
+    except SlackApiError as exc:  # a newer update won the race (hash_conflict) or the view closed
+        log.warning("views.update failed (%s)", slack_error(exc))
+
+
+@guarded("action")
+def upload_configs(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, context: BoltContext
+) -> None:
+    """Send as files: each file as a snippet in the user's direct messages with gpuplan."""
+    ack()
+    found = services(context)
+    try:
+        asked = json.loads(action.get("value") or "{}")
+    except ValueError:
+        asked = {}
+    got = config_replies.files_for(found.replies, asked.get("ref", ""), asked.get("format", ""))
+    user = (body.get("user") or {}).get("id", "")
+    if got is None or not user:
+        observe.note(outcome="not_found")
+        return
+    plan, files = got
+    try:
+        channel = client.conversations_open(users=user)["channel"]["id"]
+        comment = render.message(Note(code="config_files_sent", params={"format": asked["format"]}), plan.lang)
+        uploads = [{"content": text, "filename": name, "title": name} for name, text in files.items()]
+        client.files_upload_v2(channel=channel, file_uploads=uploads, initial_comment=comment)
+        observe.note(outcome="page")
+    except SlackApiError as exc:  # no files:write / im:write, or Slack refused: say so in the modal
+        error = slack_error(exc)
+        log.warning("files upload failed (%s)", error)
+        observe.note(outcome="error")
+        text = render.message(Note(code="config_upload_failed", params={"error": error}), plan.lang)
+        view = body.get("view") or {}
+        if view.get("id"):
+            try:
+                client.views_update(view_id=view["id"], view=no_files_modal(text, plan.lang))
+            except SlackApiError as again:
+                log.warning("views.update failed (%s)", slack_error(again))
+
+
+def _metadata(view: dict[str, Any]) -> dict[str, Any]:
+    try:
+        meta = json.loads(view.get("private_metadata") or "{}")
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _metadata(view: dict[str, Any]) -> dict[str, Any]:
+    try:
+        meta = json.loads(view.get("private_metadata") or "{}")
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def link(ack: Ack) -> None:
     ack()  # a URL button: Slack opens the link itself
 
@@ -81,6 +167,9 @@ def register(app: App) -> None:
     app.action("show_math")(show_math)
     app.action("draft_ticket")(draft_ticket)
     app.action("show_plan")(show_plan)
+    app.action("show_configs")(show_configs)
+    app.action("config_format")(pick_format)
+    app.action("upload_configs")(upload_configs)
     app.action(re.compile(r"^open_tier"))(link)
 
 

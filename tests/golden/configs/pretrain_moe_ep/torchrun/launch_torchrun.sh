@@ -2,12 +2,11 @@
 # gpuplan plan: Mixtral 8x7B (MoE) · pretrain · 64 x NVIDIA H100 SXM5 80GB (8 nodes x 8)
 # Layout: tp=2 pp=2 ep=4 dp=16 zero=0 offload=none ckpt=none mbs=1 gbs=1536 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
-# Run this script on every node, with NODE_RANK set to 0 on the first node, 1 on the next, and so on.
+# Run this script on every node; the rendezvous at node 0 numbers the nodes.
 set -euo pipefail
 
 MASTER_ADDR="${MASTER_ADDR:-CHANGE_ME}"  # address of node 0, reachable from every node
 MASTER_PORT="${MASTER_PORT:-29500}"  # a free TCP port on node 0
-NODE_RANK="${NODE_RANK:-0}"  # 0 on the first node, 1 on the next, ...
 TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
 
 export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter

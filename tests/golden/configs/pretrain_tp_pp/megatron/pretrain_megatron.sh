@@ -2,13 +2,12 @@
 # gpuplan plan: Llama 3.1 70B · pretrain · 64 x NVIDIA H100 SXM5 80GB (8 nodes x 8)
 # Layout: tp=8 pp=2 dp=4 zero=1 offload=none ckpt=none mbs=1 gbs=4096 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
-# Run this script on every node, with NODE_RANK set to 0 on the first node, 1 on the next, and so on.
+# Run this script on every node; the rendezvous at node 0 numbers the nodes.
 # The model shape below is Llama 3.1 70B's published config; check it against the checkpoint you start from.
 set -euo pipefail
 
 MASTER_ADDR="${MASTER_ADDR:-CHANGE_ME}"  # address of node 0, reachable from every node
 MASTER_PORT="${MASTER_PORT:-29500}"  # a free TCP port on node 0
-NODE_RANK="${NODE_RANK:-0}"  # 0 on the first node, 1 on the next, ...
 MEGATRON_DIR="${MEGATRON_DIR:-/CHANGE_ME/Megatron-LM}"  # your Megatron-LM checkout
 DATA_PATH="${DATA_PATH:-/CHANGE_ME/dataset_text_document}"  # your tokenized dataset (Megatron's indexed .bin/.idx prefix)
 CHECKPOINT_DIR="${CHECKPOINT_DIR:-/CHANGE_ME/checkpoints}"  # where checkpoints are written and resumed from
