@@ -150,7 +150,7 @@ def run_args(launch: Launch) -> list[str]:
     tokenizer = launch.hf_id or "$TOKENIZER"
     args = [
         flag("--train-iters", launch.train_steps),
-        flag("--save-interval", launch.save_every_steps or 1000),
+        flag("--save-interval", launch.save_every_steps or launch.train_steps),  # no interval: at the end
         flag("--eval-iters", 0),
         flag("--lr", "$LR"),
         flag("--data-path", "$DATA_PATH"),

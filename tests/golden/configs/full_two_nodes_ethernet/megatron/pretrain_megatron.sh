@@ -50,7 +50,7 @@ torchrun \
   --disable-bias-linear \
   --add-qkv-bias \
   --train-iters 763 \
-  --save-interval 1000 \
+  --save-interval 763 \
   --eval-iters 0 \
   --lr $LR \
   --data-path $DATA_PATH \

@@ -43,7 +43,7 @@ torchrun \
   --untie-embeddings-and-output-weights \
   --disable-bias-linear \
   --train-iters 763 \
-  --save-interval 1000 \
+  --save-interval 763 \
   --eval-iters 0 \
   --lr $LR \
   --data-path $DATA_PATH \

@@ -54,7 +54,7 @@ torchrun \
   --moe-grouped-gemm \
   --moe-token-dispatcher-type alltoall \
   --train-iters 79473 \
-  --save-interval 1000 \
+  --save-interval 79473 \
   --eval-iters 0 \
   --lr $LR \
   --data-path $DATA_PATH \
