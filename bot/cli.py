@@ -76,12 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     if is_serve(argv, word="manifest"):
         return manifest.main(argv[1:])
     if config_cli.is_config(argv):
-        code, out, err = config_cli.main(argv[1:])
-        if err:
-            print(err, file=sys.stderr)
-        if out:
-            _print_to_pipe(out)
-        return code
+        return _config(argv[1:])
     args = _build_parser().parse_args(argv)
     text = " ".join(args.question)
     if text.strip().lower() in ("gpus", "models"):
@@ -123,6 +118,22 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BUG
     _print_to_pipe(output)
     return EXIT_OK
+
+
+def _config(argv: list[str]) -> int:
+    """`gpuplan config ...`, with the same answer to a bug as a question gets."""
+    try:
+        code, out, err = config_cli.main(argv)
+    except Exception:
+        print("Internal error: please report the command to the gpuplan maintainers.", file=sys.stderr)
+        if os.environ.get("GPUPLAN_DEBUG"):
+            traceback.print_exc()
+        return EXIT_BUG
+    if err:
+        print(err, file=sys.stderr)
+    if out:
+        _print_to_pipe(out)
+    return code
 
 
 def _print_to_pipe(output: str) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from gpuplan.bot import configs, render
 from gpuplan.bot.configs import ConfigError
-from gpuplan.bot.language.parser import detect_lang
 from gpuplan.bot.pipeline import QuestionError, answer
 from gpuplan.estimator.schema import Note
 
@@ -43,14 +42,14 @@ def main(argv: list[str]) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `gpuplan config ...` (argv without the word `config`)."""
     args = _parser().parse_args(argv)
     text = " ".join(args.question)
-    lang = args.lang or detect_lang(text)
     try:
         plan = answer(text, lang=args.lang)
-        files = configs.export(plan, args.format)
     except QuestionError as exc:
         return EXIT_UNREADABLE, "", render.error_text(exc.notes, exc.lang)
-    except ConfigError as exc:
-        return EXIT_UNREADABLE, "", render.message(Note(code=exc.code, params=exc.params), lang)
+    try:
+        files = configs.export(plan, args.format)
+    except ConfigError as exc:  # said in the answer's language
+        return EXIT_UNREADABLE, "", render.message(Note(code=exc.code, params=exc.params), plan.lang)
     if args.out:
         return EXIT_OK, "\n".join(write(files, args.out)), ""
     return EXIT_OK, listing(files), ""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 OPTIONS = Path(__file__).resolve().parent / "data" / "tool_options"
 _DEFAULT = re.compile(r'^([A-Z_]+)="\$\{\1:-(.*)\}"')
-_EXPORT = re.compile(r"^export ([A-Z_]+)=(\S+)")
+_EXPORT = re.compile(r'^export ([A-Z_]+)="\$\{\1:-(.*)\}"')
 
 
 def script_commands(text: str) -> list[list[str]]:

@@ -407,7 +407,8 @@ def test_send_as_files_uploads_each_file_to_the_users_direct_messages(setup):
     client = MagicMock()
     client.conversations_open.return_value = {"channel": {"id": "D0ASKER1"}}
     _, send = _elements(view)
-    actions.upload_configs(ack=MagicMock(), body=action_body(), action=send, client=client, context=setup.context)
+    body = {**action_body(), "view": {"id": "V1", "private_metadata": view["private_metadata"]}}
+    actions.upload_configs(ack=MagicMock(), body=body, action=send, client=client, context=setup.context)
     assert only_call(client.conversations_open)["users"] == USER
     upload = only_call(client.files_upload_v2)
     assert upload["channel"] == "D0ASKER1" and "deepspeed" in upload["initial_comment"]
@@ -419,10 +420,12 @@ def test_send_as_files_without_the_scope_says_so_in_the_modal(setup):
     client = MagicMock()
     client.conversations_open.side_effect = SlackApiError("scope", {"ok": False, "error": "missing_scope"})
     _, send = _elements(view)
-    body = {**action_body(), "view": {"id": "V1"}}
+    body = {**action_body(), "view": {"id": "V1", "private_metadata": view["private_metadata"]}}
     actions.upload_configs(ack=MagicMock(), body=body, action=send, client=client, context=setup.context)
     update = only_call(client.views_update)
-    assert "missing_scope" in str(update["view"]["blocks"]) and "files:write" in str(update["view"]["blocks"])
+    blocks = str(update["view"]["blocks"])
+    assert "missing_scope" in blocks and "files:write" in blocks
+    assert "ds_z3_offload_config.json" in blocks  # the files stay in the modal under the notice
 
 
 def test_config_files_of_an_answer_without_a_plan_explains(setup):

@@ -1,25 +1,31 @@
 """What several formats share: the header, the multi-node rendezvous, NCCL's settings for the
-fabric, and the Hugging Face Trainer arguments that carry the batch and checkpointing."""
+fabric, and the Hugging Face Trainer arguments that carry the batch, optimizer and checkpointing."""
 
 from __future__ import annotations
 
-from gpuplan.bot.configs.launch import Launch
+from gpuplan.bot.configs.launch import ConfigError, Launch
 from gpuplan.bot.configs.text import CHANGE_ME, Words, flag
 
 PRECISION_WORD = {"bf16-mixed": "bf16", "bf16": "bf16", "fp16-mixed": "fp16", "fp8-mixed": "fp8", "fp32": "no"}
+# the plan's optimizer as Hugging Face Trainer's --optim names it (adamw is its default)
+HF_OPTIM = {
+    "adamw8bit": "adamw_bnb_8bit",
+    "paged-adamw8bit": "paged_adamw_8bit",
+    "adafactor": "adafactor",
+    "sgd": "sgd",
+}
 
 
 def header(launch: Launch, words: Words, *extra: str) -> list[str]:
-    """Title, layout and what the placeholders mean, then any format-specific lines."""
+    """Title, layout and what the placeholders mean, the adapters the plan trains, then any
+    format-specific lines."""
     title = f"{launch.model_name} · {launch.method} · {launch.gpus} x {launch.gpu_name}"
     if launch.nodes > 1:
         title += f" ({launch.nodes} nodes x {launch.per_node})"
-    return [
-        words("header", title=title),
-        words("header_layout", layout=layout_line(launch)),
-        words("header_values"),
-        *extra,
-    ]
+    lines = [words("header", title=title), words("header_layout", layout=layout_line(launch)), words("header_values")]
+    if launch.adapters:
+        lines.append(words("header_adapters", rank=launch.lora_rank, qlora=launch.method == "qlora"))
+    return lines + list(extra)
 
 
 def layout_line(launch: Launch) -> str:
@@ -36,15 +42,19 @@ def layout_line(launch: Launch) -> str:
     return " ".join(parts)
 
 
-def rendezvous(launch: Launch, words: Words) -> list[tuple[str, str, str]]:
-    """MASTER_ADDR / MASTER_PORT / NODE_RANK for a multi-node job; none on one node."""
+def even_nodes(launch: Launch, fmt: str) -> None:
+    """Launchers start the same number of processes on every node: the plan's GPUs must split evenly."""
+    if launch.gpus % launch.nodes:
+        raise ConfigError("config_uneven_nodes", format=fmt, gpus=launch.gpus, nodes=launch.nodes)
+
+
+def rendezvous(launch: Launch, words: Words, *, node_rank: bool = True) -> list[tuple[str, str, str]]:
+    """MASTER_ADDR / MASTER_PORT (and NODE_RANK, unless a rendezvous numbers the nodes) for a
+    multi-node job; none on one node."""
     if launch.nodes <= 1:
         return []
-    return [
-        ("MASTER_ADDR", CHANGE_ME, words("master_addr")),
-        ("MASTER_PORT", "29500", words("master_port")),
-        ("NODE_RANK", "0", words("node_rank")),
-    ]
+    out = [("MASTER_ADDR", CHANGE_ME, words("master_addr")), ("MASTER_PORT", "29500", words("master_port"))]
+    return out + ([("NODE_RANK", "0", words("node_rank"))] if node_rank else [])
 
 
 def train_script(words: Words) -> tuple[str, str, str]:
@@ -54,32 +64,26 @@ def train_script(words: Words) -> tuple[str, str, str]:
 
 def nccl_exports(launch: Launch, words: Words) -> list[tuple[str, str, str]]:
     """NCCL environment settings for the fabric between nodes (NCCL user guide, Environment
-    Variables): RDMA verbs on InfiniBand and RoCE (RoCE v2 also names its GID and traffic class),
-    TCP sockets with more threads on plain Ethernet."""
+    Variables), each kept when the site already sets it: the RDMA adapters on InfiniBand and
+    RoCE, TCP sockets with more threads per connection on plain Ethernet."""
+    out = [("NCCL_DEBUG", "WARN", words("nccl_debug"))]
     if launch.nodes <= 1:
-        return [("NCCL_DEBUG", "WARN", words("nccl_debug"))]
+        return out
     fabric = launch.fabric or ""
-    common = [
-        ("NCCL_DEBUG", "WARN", words("nccl_debug")),
-        ("NCCL_SOCKET_IFNAME", "^lo,docker", words("nccl_socket_ifname")),
-    ]
-    if fabric.startswith("ib"):
-        return common + [
-            ("NCCL_IB_DISABLE", "0", words("nccl_ib_enable")),
-            ("NCCL_IB_HCA", "mlx5", words("nccl_ib_hca")),
-        ]
-    if fabric.startswith("roce"):
-        return common + [
-            ("NCCL_IB_DISABLE", "0", words("nccl_ib_enable")),
-            ("NCCL_IB_HCA", "mlx5", words("nccl_ib_hca")),
-            ("NCCL_IB_GID_INDEX", "3", words("nccl_gid")),
-            ("NCCL_IB_TC", CHANGE_ME, words("nccl_tc")),
-        ]
-    return common + [
+    if fabric.startswith(("ib", "roce")):
+        return out + [("NCCL_IB_HCA", "mlx5", words("nccl_ib_hca"))]
+    return out + [
         ("NCCL_IB_DISABLE", "1", words("nccl_ib_disable")),
         ("NCCL_SOCKET_NTHREADS", "4", words("nccl_threads")),
         ("NCCL_NSOCKS_PERTHREAD", "4", words("nccl_threads")),
     ]
+
+
+def fabric_note(launch: Launch, words: Words) -> list[str]:
+    """A header line for what NCCL cannot be told generically: one node, or RoCE's traffic class."""
+    if launch.nodes <= 1:
+        return [words("nccl_one_node")]
+    return [words("nccl_roce")] if (launch.fabric or "").startswith("roce") else []
 
 
 def torchrun_flags(launch: Launch) -> list[str]:
@@ -97,15 +101,16 @@ def torchrun_flags(launch: Launch) -> list[str]:
 
 def trainer_args(launch: Launch, *, checkpointing: bool = True) -> list[str]:
     """Hugging Face Trainer arguments that must agree with the config: batch, accumulation,
-    precision and gradient checkpointing (False where the launcher's config does it)."""
+    precision, optimizer and gradient checkpointing (False where the launcher's config does it)."""
     args = [
         flag("--per_device_train_batch_size", launch.micro_batch),
         flag("--gradient_accumulation_steps", launch.grad_accum),
-        flag("--max_length", launch.seq_len),  # TRL's SFTConfig / DPOConfig sequence length
     ]
     word = PRECISION_WORD.get(launch.precision)
     if word in ("bf16", "fp16"):
         args.append(flag(f"--{word}", "true"))
+    if launch.optimizer in HF_OPTIM:
+        args.append(flag("--optim", HF_OPTIM[launch.optimizer]))
     if checkpointing and launch.ckpt != "none":
         args.append(flag("--gradient_checkpointing", "true"))
     return args

@@ -2,6 +2,7 @@
 
 Keys as DeepSpeed's config documents them (deepspeed.ai/docs/config-json): the batch triple must
 agree (train_batch_size = micro-batch x accumulation x data-parallel GPUs), which DeepSpeed checks.
+Activation checkpointing is the training script's switch (--gradient_checkpointing), not this file's.
 """
 
 from __future__ import annotations
@@ -12,15 +13,20 @@ from gpuplan.bot.configs import common
 from gpuplan.bot.configs.launch import ConfigError, Launch
 from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag, json_text
 
+OFFLOAD_DEVICE = {"cpu": "cpu", "cpu-all": "cpu", "nvme": "nvme", "nvme-all": "nvme"}
 
-def check(launch: Launch) -> None:
+
+def check(launch: Launch, fmt: str = "deepspeed") -> None:
     """DeepSpeed's own engine shards data-parallel ranks only; model parallelism needs Megatron."""
     if launch.serving:
-        raise ConfigError("config_training_only", format="deepspeed")
+        raise ConfigError("config_training_only", format=fmt)
     if launch.megatron_layout:
-        raise ConfigError("config_needs_megatron", format="deepspeed", layout=common.layout_line(launch))
+        raise ConfigError("config_needs_megatron", format=fmt, layout=common.layout_line(launch))
     if launch.precision == "fp8-mixed":
-        raise ConfigError("config_fp8_needs_megatron", format="deepspeed")
+        raise ConfigError("config_fp8_needs_megatron", format=fmt)
+    if launch.offload.startswith("nvme") and launch.zero < 3:  # ZeRO-Infinity's NVMe tier is stage 3 only
+        raise ConfigError("config_nvme_needs_zero3", zero=launch.zero)
+    common.even_nodes(launch, fmt)
 
 
 def config_name(launch: Launch) -> str:
@@ -36,27 +42,20 @@ def config(launch: Launch) -> dict[str, Any]:
         "gradient_accumulation_steps": launch.grad_accum,
     }
     word = common.PRECISION_WORD.get(launch.precision)
-    if word == "bf16":
-        out["bf16"] = {"enabled": True}
-    elif word == "fp16":
-        out["fp16"] = {"enabled": True, "loss_scale": 0, "initial_scale_power": 16}
+    if word in ("bf16", "fp16"):
+        out[word] = {"enabled": True}
     out["zero_optimization"] = _zero(launch)
-    if launch.ckpt != "none":
-        out["activation_checkpointing"] = {
-            "partition_activations": launch.zero >= 1,
-            "contiguous_memory_optimization": False,
-        }
     return out
 
 
 def _zero(launch: Launch) -> dict[str, Any]:
     # overlap_comm: the plan's step time hides data-parallel communication behind the backward pass
     zero: dict[str, Any] = {"stage": launch.zero, "overlap_comm": True, "contiguous_gradients": True}
-    optimizer_device = {"cpu": "cpu", "cpu-all": "cpu", "nvme": "nvme", "nvme-all": "nvme"}.get(launch.offload)
-    if optimizer_device:
-        zero["offload_optimizer"] = _device(optimizer_device)
-    if launch.offload in ("cpu-all", "nvme-all") and launch.zero == 3:
-        zero["offload_param"] = _device(optimizer_device or "cpu")
+    device = OFFLOAD_DEVICE.get(launch.offload)
+    if device:
+        zero["offload_optimizer"] = _device(device)
+    if launch.offload in ("cpu-all", "nvme-all"):
+        zero["offload_param"] = _device(device)
     if launch.zero == 3:
         zero["stage3_gather_16bit_weights_on_model_save"] = True
     return zero
@@ -74,11 +73,11 @@ def files(launch: Launch, words: Words) -> dict[str, str]:
     name = config_name(launch)
     out = {name: json_text(config(launch))}
     extra = [words("header_run_once")] if launch.nodes > 1 else []
-    extra.append(words("header_trainer_args"))
+    extra += [words("header_trainer_args"), *common.fabric_note(launch, words)]
     if launch.ckpt == "selective":
         extra.append(words("header_selective"))
     script = Script(common.header(launch, words, *extra))
-    script.variables = [*common.rendezvous(launch, words)[:2], common.train_script(words)]
+    script.variables = [*common.rendezvous(launch, words, node_rank=False), common.train_script(words)]
     script.exports = common.nccl_exports(launch, words)
     command = ["deepspeed", flag("--num_nodes", launch.nodes), flag("--num_gpus", launch.per_node)]
     if launch.nodes > 1:

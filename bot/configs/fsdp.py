@@ -24,8 +24,11 @@ def check(launch: Launch) -> None:
         raise ConfigError("config_fsdp_one_gpu")
     if launch.megatron_layout:
         raise ConfigError("config_needs_megatron", format="fsdp", layout=common.layout_line(launch))
-    if launch.offload in ("cpu", "nvme", "nvme-all"):
+    if launch.precision == "fp8-mixed":
+        raise ConfigError("config_fp8_needs_megatron", format="fsdp")
+    if launch.offload in ("cpu", "nvme", "nvme-all"):  # FSDP's CPUOffload moves everything, to CPU memory only
         raise ConfigError("config_fsdp_offload", offload=launch.offload)
+    common.even_nodes(launch, "fsdp")
 
 
 def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
@@ -79,7 +82,7 @@ def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
 def files(launch: Launch, words: Words) -> dict[str, str]:
     check(launch)
     extra = [words("header_run_all")] if launch.nodes > 1 else []
-    extra.append(words("header_trainer_args"))
+    extra += [words("header_trainer_args"), *common.fabric_note(launch, words)]
     if launch.ckpt == "selective":
         extra.append(words("header_selective"))
     script = Script(common.header(launch, words, *extra))

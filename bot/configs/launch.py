@@ -80,7 +80,6 @@ def launch_from(plan: Plan) -> Launch:
     r, cat = est.resolved, catalog()
     spec = cat.models.get(r.model) if r.model else None
     per_node = max(1, math.ceil(r.gpus / max(r.nodes, 1)))
-    replicas = r.dp if r.method != "infer" else max(1, r.gpus // max(r.tp * r.pp, 1))
     step_s, interval = est.compute.step_time_s, est.compute.checkpoint_interval_min
     steps = math.ceil(r.train_tokens / (r.global_batch * r.seq_len)) if r.method != "infer" else None
     save_every = max(1, round(interval * 60 / step_s)) if interval and step_s else None
@@ -100,13 +99,13 @@ def launch_from(plan: Plan) -> Launch:
         vpp=r.vpp,
         ep=r.ep,
         cp=r.cp,
-        dp=replicas,
+        dp=r.dp,  # data-parallel replicas (training) or serving replicas
         zero=r.zero,
         offload=r.offload,
         ckpt=r.ckpt,
         micro_batch=r.micro_batch,
         global_batch=r.global_batch,
-        grad_accum=max(1, r.global_batch // max(r.micro_batch * replicas, 1)),
+        grad_accum=max(1, r.global_batch // max(r.micro_batch * r.dp, 1)),
         seq_len=r.seq_len,
         precision=r.precision,
         optimizer=r.optimizer,

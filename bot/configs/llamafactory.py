@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplan.bot.configs import common, deepspeed
-from gpuplan.bot.configs.launch import Launch, chat_template
+from gpuplan.bot.configs.launch import Launch, chat_template, decoder_layer_class
 from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag, json_text, yaml_text
 from gpuplan.bot.render import human
 
@@ -16,18 +16,18 @@ STAGE = {"full": "sft", "lora": "sft", "qlora": "sft", "continue": "pt", "pretra
 # LLaMA-Factory's example learning rates (examples/train_lora/llama3_lora_sft.yaml: 1.0e-4;
 # examples/train_full/llama3_full_sft.yaml: 1.0e-5), not a gpuplan figure
 EXAMPLE_LR = {True: 1.0e-4, False: 1.0e-5}
-OPTIM = {"adamw8bit": "adamw_bnb_8bit", "paged-adamw8bit": "paged_adamw_8bit", "adafactor": "adafactor", "sgd": "sgd"}
 
 
 def check(launch: Launch) -> None:
-    deepspeed.check(launch)
+    deepspeed.check(launch, "llamafactory")
 
 
 def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
     model = launch.hf_id or f"{CHANGE_ME}/{launch.model_name.replace(' ', '-')}"
-    entries: list[tuple[str, Any, str]] = [
-        ("model_name_or_path", model, "" if launch.hf_id else words("model_path")),
-        ("trust_remote_code", True, ""),
+    entries: list[tuple[str, Any, str]] = [("model_name_or_path", model, "" if launch.hf_id else words("model_path"))]
+    if launch.spec is not None and decoder_layer_class(launch) is None:  # the model ships its own code
+        entries.append(("trust_remote_code", True, words("trust_remote_code")))
+    entries += [
         ("stage", STAGE[launch.method], ""),
         ("do_train", True, ""),
         ("finetuning_type", "lora" if launch.adapters else "full", ""),
@@ -35,7 +35,7 @@ def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
     if launch.adapters:
         entries += [
             ("lora_rank", launch.lora_rank, words("lora_rank")),
-            ("lora_target", "all", words("lora_target")),
+            lora_target(launch, words),
         ]
     if launch.method == "qlora":
         entries += [("quantization_bit", 4, words("quantization_bit")), ("quantization_method", "bitsandbytes", "")]
@@ -62,9 +62,25 @@ def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
     entries.append(
         ("disable_gradient_checkpointing", launch.ckpt == "none", words("gradient_checkpointing", ckpt=launch.ckpt))
     )
-    if launch.optimizer in OPTIM:
-        entries.append(("optim", OPTIM[launch.optimizer], words("optimizer", optimizer=launch.optimizer)))
+    if launch.optimizer in common.HF_OPTIM:
+        entries.append(("optim", common.HF_OPTIM[launch.optimizer], words("optimizer", optimizer=launch.optimizer)))
     return entries
+
+
+# attention projections by their transformers names: a MoE model's adapters stay off the routed
+# experts (as the plan counts them), which "all" would reach where experts are Linear modules
+ATTENTION = "q_proj,k_proj,v_proj,o_proj"
+MLA_ATTENTION = "q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj"
+
+
+def lora_target(launch: Launch, words: Words) -> tuple[str, Any, str]:
+    if launch.arch.experts <= 1:
+        return ("lora_target", "all", words("lora_target"))
+    mla = launch.spec is not None and launch.spec.mla is not None
+    names = MLA_ATTENTION if mla else ATTENTION
+    if mla and not launch.spec.mla.q_lora_rank:
+        names = names.replace("q_a_proj,q_b_proj", "q_proj")
+    return ("lora_target", names, words("lora_target_moe"))
 
 
 def _accum_words(launch: Launch, words: Words) -> str:

@@ -1,9 +1,9 @@
 """Megatron-LM / Megatron-Core: pretrain_gpt.py's arguments for the plan's layout (tensor,
-pipeline with interleaving, sequence, expert and context parallelism, the distributed optimizer,
-recomputation), the model's shape and the batch, launched by torchrun on every node.
+pipeline with interleaving, sequence, expert and context parallelism, the distributed optimizer
+or Megatron-FSDP, recomputation), the model's shape and the batch, launched by torchrun.
 
-Argument names as in Megatron-LM's megatron/training/arguments.py; the list the tests check
-them against is tests/data/tool_options/megatron_pretrain.txt.
+Argument names and the checks they must pass as in Megatron-LM's megatron/training/arguments.py
+(the names are checked against tests/data/tool_options/megatron_pretrain.txt).
 """
 
 from __future__ import annotations
@@ -12,24 +12,35 @@ from gpuplan.bot.configs import common
 from gpuplan.bot.configs.launch import ConfigError, Launch
 from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag
 
+# what pretrain_gpt.py trains: next-token prediction from random or loaded weights
+METHODS = ("pretrain", "continue", "full")
+# ZeRO stages as Megatron-Core shards data parallelism: the distributed optimizer (ZeRO-1), and
+# Megatron-FSDP's strategies for gradients (ZeRO-2) and parameters too (ZeRO-3)
+FSDP_STRATEGY = {2: "optim_grads", 3: "optim_grads_params"}
+
 
 def check(launch: Launch) -> None:
     if launch.serving:
         raise ConfigError("config_training_only", format="megatron")
-    if launch.adapters:
-        raise ConfigError("config_megatron_adapters", method=launch.method)
+    if launch.method not in METHODS:
+        raise ConfigError("config_megatron_method", method=launch.method)
     if launch.offload not in ("none", "cpu"):
         raise ConfigError("config_megatron_zero", zero=launch.zero, offload=launch.offload)
+    if launch.optimizer not in ("adamw", "sgd"):
+        raise ConfigError("config_megatron_optimizer", optimizer=launch.optimizer)
+    if launch.vpp > 1 and launch.arch.layers % (launch.pp * launch.vpp):
+        raise ConfigError("config_megatron_layers", layers=launch.arch.layers, pp=launch.pp, vpp=launch.vpp)
+    common.even_nodes(launch, "megatron")
 
 
 def parallel_args(launch: Launch) -> list[str]:
     args = [
         flag("--tensor-model-parallel-size", launch.tp),
         flag("--pipeline-model-parallel-size", launch.pp),
+        *_uneven_stages(launch),
     ]
-    layers = launch.arch.layers
     if launch.vpp > 1:
-        args.append(flag("--num-layers-per-virtual-pipeline-stage", layers // (launch.pp * launch.vpp)))
+        args.append(flag("--num-virtual-stages-per-pipeline-rank", launch.vpp))
     if launch.tp > 1:
         args.append(flag("--sequence-parallel"))
     if launch.ep > 1:
@@ -39,21 +50,34 @@ def parallel_args(launch: Launch) -> list[str]:
     return args + sharding_args(launch)
 
 
-# ZeRO stages as Megatron-Core shards data parallelism: the distributed optimizer (ZeRO-1), and
-# Megatron-FSDP's strategies for gradients (ZeRO-2) and parameters too (ZeRO-3)
-FSDP_STRATEGY = {2: "optim_grads", 3: "optim_grads_params"}
+def _uneven_stages(launch: Launch) -> list[str]:
+    """Layers that do not split evenly over the stages: the last stage takes the difference
+    (Megatron asks the other stages to hold equal shares)."""
+    layers, pp = launch.arch.layers, launch.pp
+    if pp == 1 or layers % pp == 0:
+        return []
+    share = -(-layers // pp)
+    if layers - (pp - 1) * share < 1:
+        share = layers // pp
+    return [flag("--decoder-last-pipeline-num-layers", layers - (pp - 1) * share)]
 
 
 def sharding_args(launch: Launch) -> list[str]:
     args = []
     if launch.zero >= 1:
         args.append(flag("--use-distributed-optimizer"))
-    if launch.zero >= 2:
-        args += [flag("--use-megatron-fsdp"), flag("--data-parallel-sharding-strategy", FSDP_STRATEGY[launch.zero])]
+    if launch.zero >= 2:  # Megatron-FSDP checkpoints in its own format (arguments.py asserts it)
+        args += [
+            flag("--use-megatron-fsdp"),
+            flag("--data-parallel-sharding-strategy", FSDP_STRATEGY[launch.zero]),
+            flag("--ckpt-format", "fsdp_dtensor"),
+        ]
     if launch.zero >= 1:
         args += [flag("--overlap-grad-reduce"), flag("--overlap-param-gather")]
     if launch.offload == "cpu":  # Adam on the CPU (Megatron-Core's hybrid device optimizer)
         args += [flag("--optimizer-cpu-offload"), flag("--use-precision-aware-optimizer")]
+    if launch.optimizer == "sgd":
+        args.append(flag("--optimizer", "sgd"))
     return args
 
 
@@ -83,8 +107,9 @@ def batch_args(launch: Launch) -> list[str]:
 
 def model_args(launch: Launch) -> list[str]:
     """The model's shape: the catalog's config when known, else the shape the plan was sized with
-    (a Llama-style decoder)."""
+    (a Llama-style decoder). The rotary base is the checkpoint's (Megatron's default is 10,000)."""
     a, spec = launch.arch, launch.spec
+    mla = spec is not None and spec.mla is not None
     args = [
         flag("--num-layers", a.layers),
         flag("--hidden-size", a.hidden),
@@ -92,16 +117,17 @@ def model_args(launch: Launch) -> list[str]:
         flag("--num-attention-heads", a.heads),
         flag("--max-position-embeddings", max(launch.seq_len, spec.max_context if spec else launch.seq_len)),
     ]
-    if a.kv_heads != a.heads and not (spec and spec.mla):
+    if a.kv_heads != a.heads and not mla:
         args += [flag("--group-query-attention"), flag("--num-query-groups", a.kv_heads)]
-    if a.head_dim * a.heads != a.hidden and not (spec and spec.mla):
+    if a.head_dim * a.heads != a.hidden and not mla:
         args.append(flag("--kv-channels", a.head_dim))
-    gated, rms = (spec.gated, spec.norm == "rms") if spec else (True, True)
-    if gated:
+    if spec is None or spec.gated:
         args.append(flag("--swiglu"))
-    args.append(flag("--normalization", "RMSNorm" if rms else "LayerNorm"))
-    learned = spec is not None and spec.learned_positions > 0
-    args.append(flag("--position-embedding-type", "learned_absolute" if learned else "rope"))
+    args.append(flag("--normalization", "RMSNorm" if spec is None or spec.norm == "rms" else "LayerNorm"))
+    if spec is not None and spec.learned_positions > 0:
+        args.append(flag("--position-embedding-type", "learned_absolute"))
+    else:
+        args += [flag("--position-embedding-type", "rope"), flag("--rotary-base", "$ROPE_THETA")]
     if not (spec and spec.tied):
         args.append(flag("--untie-embeddings-and-output-weights"))
     if not (spec and spec.linear_bias):
@@ -123,6 +149,7 @@ def _moe_args(launch: Launch) -> list[str]:
         flag("--moe-ffn-hidden-size", spec.moe_ffn_hidden),
         flag("--moe-grouped-gemm"),
         flag("--moe-token-dispatcher-type", "alltoall"),
+        flag("--moe-aux-loss-coeff", "$MOE_AUX_LOSS_COEFF"),
     ]
     if spec.shared_experts:
         args.append(flag("--moe-shared-expert-intermediate-size", spec.shared_experts * spec.moe_ffn_hidden))
@@ -147,7 +174,6 @@ def _mla_args(launch: Launch) -> list[str]:
 
 
 def run_args(launch: Launch) -> list[str]:
-    tokenizer = launch.hf_id or "$TOKENIZER"
     args = [
         flag("--train-iters", launch.train_steps),
         flag("--save-interval", launch.save_every_steps or launch.train_steps),  # no interval: at the end
@@ -155,31 +181,47 @@ def run_args(launch: Launch) -> list[str]:
         flag("--lr", "$LR"),
         flag("--data-path", "$DATA_PATH"),
         flag("--tokenizer-type", "HuggingFaceTokenizer"),
-        flag("--tokenizer-model", tokenizer),
+        flag("--tokenizer-model", launch.hf_id or "$TOKENIZER"),
         flag("--save", "$CHECKPOINT_DIR"),
         flag("--load", "$CHECKPOINT_DIR"),
         flag("--log-interval", 10),
     ]
+    if launch.method != "pretrain":  # fine-tuning and continued pretraining start from the model's weights
+        args.append(flag("--pretrained-checkpoint", "$PRETRAINED_CHECKPOINT"))
     return args
 
 
-def files(launch: Launch, words: Words) -> dict[str, str]:
-    check(launch)
-    extra = [words("header_run_all_rdzv")] if launch.nodes > 1 else []
-    extra.append(words("megatron_model", model=launch.model_name))
-    script = Script(common.header(launch, words, *extra))
-    script.variables = [
-        *common.rendezvous(launch, words)[:2],  # torchrun's c10d rendezvous numbers the nodes
+def variables(launch: Launch, words: Words) -> list[tuple[str, str, str]]:
+    """The script's placeholders: paths, the learning rate and the checkpoint facts the catalog lacks."""
+    out = [
+        *common.rendezvous(launch, words, node_rank=False),  # torchrun's c10d rendezvous numbers the nodes
         ("MEGATRON_DIR", f"/{CHANGE_ME}/Megatron-LM", words("megatron_dir")),
         ("DATA_PATH", f"/{CHANGE_ME}/dataset_text_document", words("data_path")),
         ("CHECKPOINT_DIR", f"/{CHANGE_ME}/checkpoints", words("checkpoint_dir")),
         ("LR", CHANGE_ME, words("learning_rate")),
     ]
+    if launch.method != "pretrain":
+        out.append(("PRETRAINED_CHECKPOINT", f"/{CHANGE_ME}/megatron-checkpoint", words("pretrained_checkpoint")))
     if not launch.hf_id:
-        script.variables.append(
-            ("TOKENIZER", f"{CHANGE_ME}/tokenizer", words("megatron_tokenizer", model=launch.model_name))
-        )
-    script.exports = [*common.nccl_exports(launch, words), ("CUDA_DEVICE_MAX_CONNECTIONS", "1", "")]
+        out.append(("TOKENIZER", f"{CHANGE_ME}/tokenizer", words("megatron_tokenizer", model=launch.model_name)))
+    if not (launch.spec and launch.spec.learned_positions):
+        out.append(("ROPE_THETA", CHANGE_ME, words("rope_theta")))
+    if launch.spec and launch.spec.experts > 1:
+        out.append(("MOE_AUX_LOSS_COEFF", CHANGE_ME, words("moe_aux_loss")))
+    return out
+
+
+def files(launch: Launch, words: Words) -> dict[str, str]:
+    check(launch)
+    extra = [words("header_run_all_rdzv")] if launch.nodes > 1 else []
+    extra += common.fabric_note(launch, words)
+    model = "megatron_model" if launch.spec else "megatron_model_generic"
+    extra.append(words(model, model=launch.model_name))
+    script = Script(common.header(launch, words, *extra))
+    script.variables = variables(launch, words)
+    script.exports = common.nccl_exports(launch, words)
+    if launch.zero < 2 and (launch.tp > 1 or launch.cp > 1):  # overlaps TP/CP communication; FSDP forbids it
+        script.exports.append(("CUDA_DEVICE_MAX_CONNECTIONS", "1", words("max_connections")))
     command = [
         "torchrun",
         *common.torchrun_flags(launch),

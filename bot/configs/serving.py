@@ -1,10 +1,12 @@
 """Serving engines: the `vllm serve` and SGLang `launch_server` commands for the plan's replica
 (tensor and pipeline parallel size, replicas as data parallel), sized from its KV-cache budget:
-the context, the most concurrent sequences the budget holds, the memory share assumed, and the
-weights' and KV cache's precision. Flag names as in vLLM's engine arguments and SGLang's
-server_args.py (lists in tests/data/tool_options/)."""
+the context, the most concurrent sequences the budget holds (per replica: each engine schedules
+its own), the memory share assumed, and the weights' and KV cache's precision. Flag names as in
+vLLM's engine arguments and SGLang's server_args.py (lists in tests/data/tool_options/)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from gpuplan.bot.configs import common
 from gpuplan.bot.configs.launch import ConfigError, Launch
@@ -13,9 +15,32 @@ from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag
 PRE_QUANTIZED = ("int4", "int8")  # served from a checkpoint quantized beforehand (AWQ/GPTQ, W8A8)
 
 
-def check(launch: Launch, fmt: str) -> None:
+@dataclass(frozen=True)
+class Topology:
+    """How the replicas sit on the nodes: one replica over several nodes, or whole replicas per node."""
+
+    replica_gpus: int
+    replica_nodes: int  # nodes one replica spans (1 when it fits in a node)
+    per_node: int  # replicas on each node, when they fit in one
+
+    @property
+    def spans(self) -> bool:
+        return self.replica_nodes > 1
+
+
+def topology(launch: Launch, fmt: str) -> Topology:
+    replica = launch.tp * launch.pp
+    spans = launch.nodes > 1 and replica > launch.per_node
+    if not spans and launch.dp % launch.nodes:
+        raise ConfigError("config_uneven_nodes", format=fmt, gpus=launch.gpus, nodes=launch.nodes)
+    nodes = -(-replica // launch.per_node) if spans else 1
+    return Topology(replica, nodes, 1 if spans else launch.dp // launch.nodes)
+
+
+def check(launch: Launch, fmt: str) -> Topology:
     if not launch.serving:
         raise ConfigError("config_serving_only", format=fmt)
+    return topology(launch, fmt)
 
 
 def _model(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]]]:
@@ -28,58 +53,76 @@ def _model(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]
     return "$MODEL", [("MODEL", f"{CHANGE_ME}/model", words("model_path"))]
 
 
-def _fp8_weights(launch: Launch) -> bool:
-    """FP8 requested on a checkpoint published in 16 bits: the engine quantizes at load time."""
+def _quantization(launch: Launch, kv_fp8: str) -> list[str]:
+    """FP8 asked of a checkpoint published in 16 bits is quantized at load time; an fp8 plan
+    counts an fp8 KV cache."""
     published = launch.spec.weights_dtype if launch.spec else "bf16"
-    return launch.precision == "fp8" and published != "fp8"
+    args = [flag("--quantization", "fp8")] if launch.precision == "fp8" and published != "fp8" else []
+    return args + ([flag("--kv-cache-dtype", kv_fp8)] if launch.precision == "fp8" else [])
 
 
-def _script(launch: Launch, words: Words, variables: list[tuple[str, str, str]], flags: tuple[str, str, str]) -> Script:
-    """The script with its header: replicas, and what the sized flags (sequences, context,
-    memory share) hold."""
+def _header(launch: Launch, words: Words, where: Topology, flags: tuple[str, str, str]) -> list[str]:
+    """Replicas and nodes, what the sized flags (sequences, context, memory share) hold, the address."""
     seqs, length, memory = flags
     extra = []
-    if launch.dp > 1 and _replica_spans_nodes(launch):
-        extra.append(words("header_replica_groups", replicas=launch.dp, nodes=replica_nodes(launch)))
+    if where.spans and launch.dp > 1:
+        extra.append(words("header_replica_groups", replicas=launch.dp, nodes=where.replica_nodes))
     elif launch.dp > 1:
-        extra.append(words("header_replicas", replicas=launch.dp, per_replica=launch.tp * launch.pp))
+        extra.append(words("header_replicas", replicas=launch.dp, per_replica=where.replica_gpus))
     extra += [
         f"{seqs}: {words('serving_seqs')}",
         f"{length}: {words('serving_len')}",
         f"{memory}: {words('serving_mem')}",
     ]
-    script = Script(common.header(launch, words, *extra))
+    return common.header(launch, words, *extra, words("serving_host"))
+
+
+def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
+    where = check(launch, "vllm")
+    model, variables = _model(launch, words)
+    command = [
+        f"vllm serve {model}",
+        flag("--tensor-parallel-size", launch.tp),
+        flag("--pipeline-parallel-size", launch.pp),
+        *_vllm_nodes(launch, where),
+        flag("--max-model-len", launch.seq_len),
+        flag("--max-num-seqs", launch.max_num_seqs),
+        flag("--gpu-memory-utilization", launch.memory_fraction),
+        *_quantization(launch, "fp8"),
+        flag("--host", "0.0.0.0"),
+        flag("--port", 8000),
+    ]
+    script = Script(_header(launch, words, where, ("--max-num-seqs", "--max-model-len", "--gpu-memory-utilization")))
+    if where.spans:
+        variables += common.rendezvous(launch, words)
+    elif launch.nodes > 1:
+        variables += common.rendezvous(launch, words, node_rank=False)
+        variables.append(("DP_START_RANK", "0", words("dp_start_rank", local=where.per_node)))
+    if launch.nodes > 1:
+        script.header += [words("header_run_all"), words("header_headless")]
     script.variables = variables
-    return script
+    script.commands = [command]
+    return {"serve_vllm.sh": script.text()}
 
 
-def _replica_spans_nodes(launch: Launch) -> bool:
-    return launch.nodes > 1 and launch.tp * launch.pp > launch.per_node
-
-
-def replica_nodes(launch: Launch) -> int:
-    """The nodes one replica spans; several such replicas are deployed once per group of nodes."""
-    return -(-launch.tp * launch.pp // launch.per_node)
-
-
-def _vllm_nodes(launch: Launch) -> list[str]:
-    """Replicas as data parallel ranks; over several nodes, either one replica spread over them
+def _vllm_nodes(launch: Launch, where: Topology) -> list[str]:
+    """Replicas as data-parallel ranks; over several nodes, either one replica spread over them
     (vLLM's multiprocessing backend: --nnodes, --node-rank, --master-addr) or whole replicas per
     node (--data-parallel-size-local of them, the first at --data-parallel-start-rank)."""
-    if _replica_spans_nodes(launch):
+    if where.spans:
         return [
             flag("--distributed-executor-backend", "mp"),
-            flag("--nnodes", replica_nodes(launch)),
+            flag("--nnodes", where.replica_nodes),
             flag("--node-rank", "$NODE_RANK"),
             flag("--master-addr", "$MASTER_ADDR"),
-            flag("--master-port", "$MASTER_PORT_ENGINE"),
+            flag("--master-port", "$MASTER_PORT"),
         ]
     if launch.dp <= 1:
         return []
     args = [flag("--data-parallel-size", launch.dp)]
     if launch.nodes > 1:
         args += [
-            flag("--data-parallel-size-local", launch.dp // launch.nodes),
+            flag("--data-parallel-size-local", where.per_node),
             flag("--data-parallel-start-rank", "$DP_START_RANK"),
             flag("--data-parallel-address", "$MASTER_ADDR"),
             flag("--data-parallel-rpc-port", "$MASTER_PORT"),
@@ -87,72 +130,38 @@ def _vllm_nodes(launch: Launch) -> list[str]:
     return args
 
 
-def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
-    check(launch, "vllm")
-    model, variables = _model(launch, words)
-    command = [
-        f"vllm serve {model}",
-        flag("--tensor-parallel-size", launch.tp),
-        flag("--pipeline-parallel-size", launch.pp),
-    ]
-    command += _vllm_nodes(launch)
-    command += [
-        flag("--max-model-len", launch.seq_len),
-        flag("--max-num-seqs", launch.max_num_seqs),
-        flag("--gpu-memory-utilization", launch.memory_fraction),
-    ]
-    if _fp8_weights(launch):
-        command.append(flag("--quantization", "fp8"))
-    if launch.precision == "fp8":
-        command.append(flag("--kv-cache-dtype", "fp8"))
-    command += [flag("--host", "0.0.0.0"), flag("--port", 8000)]
-    if launch.nodes > 1:
-        variables = [*variables, *common.rendezvous(launch, words)]
-    if _replica_spans_nodes(launch):
-        variables.append(("MASTER_PORT_ENGINE", "29501", words("master_port")))
-    elif launch.nodes > 1:
-        local = launch.dp // launch.nodes
-        variables.append(("DP_START_RANK", "0", words("dp_start_rank", local=local)))
-    script = _script(launch, words, variables, ("--max-num-seqs", "--max-model-len", "--gpu-memory-utilization"))
-    if launch.nodes > 1:
-        script.header.append(words("header_run_all"))
-        if not _replica_spans_nodes(launch):
-            script.header.append(words("header_headless"))
-    script.commands = [command]
-    return {"serve_vllm.sh": script.text()}
-
-
 def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
-    check(launch, "sglang")
+    """One server over the nodes of a replica (--nnodes), or one server per node holding that
+    node's replicas (--dp-size) with a load balancer in front: SGLang's --nnodes splits one
+    tensor/pipeline group over nodes, it does not spread replicas."""
+    where = check(launch, "sglang")
     model, variables = _model(launch, words)
-    variables = [*variables, *common.rendezvous(launch, words)]  # SGLang spans nodes with --nnodes either way
-    command = [
-        "python -m sglang.launch_server",
-        flag("--model-path", model),
-        flag("--tp-size", launch.tp),
-    ]
+    command = ["python -m sglang.launch_server", flag("--model-path", model), flag("--tp-size", launch.tp)]
     if launch.pp > 1:
         command.append(flag("--pp-size", launch.pp))
-    if launch.dp > 1 and not _replica_spans_nodes(launch):
-        command.append(flag("--dp-size", launch.dp))
+    if where.per_node > 1:
+        command.append(flag("--dp-size", where.per_node))
     command += [
         flag("--context-length", launch.seq_len),
         flag("--max-running-requests", launch.max_num_seqs),
         flag("--mem-fraction-static", launch.memory_fraction),
+        *_quantization(launch, "fp8_e4m3"),
     ]
-    if _fp8_weights(launch):
-        command.append(flag("--quantization", "fp8"))
-    if launch.precision == "fp8":
-        command.append(flag("--kv-cache-dtype", "fp8_e4m3"))
-    if launch.nodes > 1:
+    if where.spans:
+        variables += common.rendezvous(launch, words)
         command += [
-            flag("--nnodes", replica_nodes(launch) if _replica_spans_nodes(launch) else launch.nodes),
+            flag("--nnodes", where.replica_nodes),
             flag("--node-rank", "$NODE_RANK"),
             flag("--dist-init-addr", "$MASTER_ADDR:$MASTER_PORT"),
         ]
     command += [flag("--host", "0.0.0.0"), flag("--port", 30000)]
-    script = _script(launch, words, variables, ("--max-running-requests", "--context-length", "--mem-fraction-static"))
-    if launch.nodes > 1:
+    script = Script(
+        _header(launch, words, where, ("--max-running-requests", "--context-length", "--mem-fraction-static"))
+    )
+    if where.spans:
         script.header.append(words("header_run_all"))
+    elif launch.nodes > 1:
+        script.header.append(words("header_server_per_node", nodes=launch.nodes))
+    script.variables = variables
     script.commands = [command]
     return {"serve_sglang.sh": script.text()}

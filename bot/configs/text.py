@@ -49,9 +49,11 @@ class Script:
         if self.variables:
             lines.append("")
             lines.extend(_commented(f"{name}={_default(name, value)}", note) for name, value, note in self.variables)
-        if self.exports:
+        if self.exports:  # kept when the site's environment already sets them
             lines.append("")
-            lines.extend(_commented(f"export {name}={_quote(value)}", note) for name, value, note in self.exports)
+            lines.extend(
+                _commented(f"export {name}={_default(name, value)}", note) for name, value, note in self.exports
+            )
         for command in self.commands:
             lines.extend(["", " \\\n  ".join(command)])
         return "\n".join(lines) + "\n"
@@ -60,10 +62,6 @@ class Script:
 def _default(name: str, value: str) -> str:
     """`NAME="${NAME:-value}"`: the value unless the caller's environment already sets it."""
     return f'"${{{name}:-{value}}}"'
-
-
-def _quote(value: str) -> str:
-    return value if value.startswith("$") else shlex.quote(value)
 
 
 def _commented(line: str, comment: str) -> str:
@@ -102,6 +100,8 @@ def _scalar(value: Any) -> str:
     """A YAML scalar that reads back as the same value (json.dumps is valid YAML for these)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and 0 < abs(value) < 1e-3:
+        return f"{value:.1e}"  # 1.0e-05: YAML 1.1 reads a float only with a dot and a signed exponent
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)

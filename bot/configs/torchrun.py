@@ -11,13 +11,15 @@ from gpuplan.bot.configs.text import Script, Words
 def check(launch: Launch) -> None:
     if launch.serving:
         raise ConfigError("config_training_only", format="torchrun")
+    common.even_nodes(launch, "torchrun")
 
 
 def files(launch: Launch, words: Words) -> dict[str, str]:
     check(launch)
-    extra = [words("header_run_all_rdzv")] if launch.nodes > 1 else [words("nccl_nvlink")]
-    script = Script(common.header(launch, words, *extra))
-    script.variables = [*common.rendezvous(launch, words)[:2], common.train_script(words)]  # c10d numbers the nodes
+    extra = [words("header_run_all_rdzv")] if launch.nodes > 1 else []
+    script = Script(common.header(launch, words, *extra, *common.fabric_note(launch, words)))
+    # torchrun's c10d rendezvous numbers the nodes: no NODE_RANK
+    script.variables = [*common.rendezvous(launch, words, node_rank=False), common.train_script(words)]
     script.exports = common.nccl_exports(launch, words)
     script.commands = [["torchrun", *common.torchrun_flags(launch), '"$TRAIN_SCRIPT"']]
     return {"launch_torchrun.sh": script.text()}

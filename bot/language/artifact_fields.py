@@ -97,8 +97,9 @@ def _counts(got: Collected, found: Artifacts, reader: Reader) -> None:
     if total is None and instance:
         total, words = instance[0][1], instance[0][0]
     if total is None and (got.value("tp") or got.value("pp")):
-        # a server's GPUs: tensor x pipeline, times its data-parallel replicas
-        total = (got.value("tp") or 1) * (got.value("pp") or 1) * (got.value("dp") or 1)
+        # a server's GPUs: tensor x pipeline, times its data-parallel replicas (a server's flag only)
+        serving = any(tool in SERVING_LAUNCHERS for tool in found.launchers)
+        total = (got.value("tp") or 1) * (got.value("pp") or 1) * ((got.value("dp") or 1) if serving else 1)
         words = got.words("tp", "pp", "dp")
     if total and 0 < total <= 200_000:
         got.put("gpus", int(total), words)

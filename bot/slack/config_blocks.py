@@ -33,15 +33,18 @@ def chunks(text: str, limit: int = CHUNK) -> list[str]:
 
 
 def file_blocks(files: dict[str, str]) -> list[dict]:
-    """Each file: its name, then its text in fenced sections."""
+    """Each file: its name, then its text in fenced sections (cut after escaping, which lengthens
+    `&`, `<` and `>`)."""
     blocks: list[dict] = []
     for name, text in files.items():
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"*{escape(name)}*"}]})
-        blocks += [section(FENCE + escape(piece.rstrip("\n")) + FENCE) for piece in chunks(text)]
+        blocks += [section(FENCE + piece.rstrip("\n") + FENCE) for piece in chunks(escape(text))]
     return blocks
 
 
-def _picker(formats: list[str], fmt: str, ref: str, lang: str, can_upload: bool) -> dict:
+def _picker(formats: list[str], fmt: str, lang: str, can_upload: bool) -> dict:
+    """The format select and Send as files (which carries only the format: the plan's ref is in
+    the modal's private_metadata, which holds more than a button's value)."""
     options = [{"text": {"type": "plain_text", "text": f}, "value": f} for f in formats]
     elements: list[dict] = [
         {
@@ -53,15 +56,18 @@ def _picker(formats: list[str], fmt: str, ref: str, lang: str, can_upload: bool)
         }
     ]
     if can_upload:
-        value = json.dumps({"ref": ref, "format": fmt}, separators=(",", ":"))
-        elements.append(button(_ui("send_files", lang), "upload_configs", value))
+        elements.append(button(_ui("send_files", lang), "upload_configs", fmt))
     return {"type": "actions", "block_id": "config_picker", "elements": elements}
 
 
-def config_modal(formats: list[str], fmt: str, files: dict[str, str], ref: str, lang: str, can_upload: bool) -> dict:
-    """The modal: what the files are, the format picker (and Send as files), the files."""
+def config_modal(
+    formats: list[str], fmt: str, files: dict[str, str], ref: str, lang: str, can_upload: bool, notice: str = ""
+) -> dict:
+    """The modal: what the files are (or `notice`), the format picker and Send as files, the files.
+    A ref too long for private_metadata leaves the picker without its plan: the files still show."""
     metadata = json.dumps({"ref": ref, "format": fmt}, separators=(",", ":"))
-    blocks = [section(escape(_ui("config_intro", lang))), _picker(formats, fmt, ref, lang, can_upload)]
+    intro = section(escape(notice or _ui("config_intro", lang)))
+    blocks = [intro, _picker(formats, fmt, lang, can_upload)]
     return fit_modal(
         {
             "type": "modal",

@@ -12,9 +12,9 @@ from gpuplan.bot.slack.replies import Replies, Reply, answer_text, clean_text
 from gpuplan.estimator.schema import Note, Plan
 
 
-def modal(replies: Replies, ref: str, fmt: str | None = None) -> Reply:
+def modal(replies: Replies, ref: str, fmt: str | None = None, notice: str = "") -> Reply:
     """The Config files modal of the plan a button refers to, in `fmt` (else the first format
-    that can express it)."""
+    that can express it), with `notice` above the files (a failed upload)."""
     loaded = replies.load(ref)
     if loaded is None:
         return Reply(message=pages.notice("expired_action", replies.settings.default_lang), outcome="not_found")
@@ -26,7 +26,7 @@ def modal(replies: Replies, ref: str, fmt: str | None = None) -> Reply:
     fmt = fmt if fmt in formats else formats[0]
     files = configs.export(plan, fmt)
     can_upload = replies.settings.files_upload
-    view = config_blocks.config_modal(formats, fmt, files, ref, plan.lang, can_upload)
+    view = config_blocks.config_modal(formats, fmt, files, ref, plan.lang, can_upload, notice)
     return Reply(view=view, message=config_blocks.config_message(fmt, files, plan.lang), plan=plan, outcome="page")
 
 
@@ -45,7 +45,7 @@ def files_for(replies: Replies, ref: str, fmt: str) -> tuple[Plan, dict[str, str
 def command(replies: Replies, rest: str, lang: str) -> Reply | None:
     """`/gpuplan config deepspeed 70b full`: the files as a message. None when the first word is
     not a format ("config for 70b?" is a question)."""
-    fmt, _, question = clean_text(rest).strip().partition(" ")
+    fmt, question = ([*clean_text(rest).split(maxsplit=1), "", ""])[:2]
     if fmt.lower() not in configs.FORMATS:
         return None
     if not question.strip():

@@ -15,7 +15,6 @@ from slack_sdk.errors import SlackApiError
 
 from gpuplan.bot import render
 from gpuplan.bot.slack import config_replies, observe
-from gpuplan.bot.slack.config_blocks import no_files_modal
 from gpuplan.bot.slack.listeners.guard import guarded, slack_error
 from gpuplan.bot.slack.listeners.services import services
 from gpuplan.bot.slack.replies import Reply, Who
@@ -108,14 +107,12 @@ def pick_format(
 def upload_configs(
     ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, context: BoltContext
 ) -> None:
-    """Send as files: each file as a snippet in the user's direct messages with gpuplan."""
+    """Send as files (in the modal): each file as a snippet in the user's direct messages."""
     ack()
     found = services(context)
-    try:
-        asked = json.loads(action.get("value") or "{}")
-    except ValueError:
-        asked = {}
-    got = config_replies.files_for(found.replies, asked.get("ref", ""), asked.get("format", ""))
+    view = body.get("view") or {}
+    ref, fmt = _metadata(view).get("ref", ""), action.get("value", "")
+    got = config_replies.files_for(found.replies, ref, fmt)
     user = (body.get("user") or {}).get("id", "")
     if got is None or not user:
         observe.note(outcome="not_found")
@@ -123,32 +120,25 @@ def upload_configs(
     plan, files = got
     try:
         channel = client.conversations_open(users=user)["channel"]["id"]
-        comment = render.message(Note(code="config_files_sent", params={"format": asked["format"]}), plan.lang)
+        comment = render.message(Note(code="config_files_sent", params={"format": fmt}), plan.lang)
         uploads = [{"content": text, "filename": name, "title": name} for name, text in files.items()]
         client.files_upload_v2(channel=channel, file_uploads=uploads, initial_comment=comment)
         observe.note(outcome="page")
-    except SlackApiError as exc:  # no files:write / im:write, or Slack refused: say so in the modal
+    except SlackApiError as exc:  # no files:write / im:write, or Slack refused: say so atop the files
         error = slack_error(exc)
         log.warning("files upload failed (%s)", error)
         observe.note(outcome="error")
-        text = render.message(Note(code="config_upload_failed", params={"error": error}), plan.lang)
-        view = body.get("view") or {}
-        if view.get("id"):
+        notice = render.message(Note(code="config_upload_failed", params={"error": error}), plan.lang)
+        reply = config_replies.modal(found.replies, ref, fmt, notice=notice)
+        if view.get("id") and reply.view is not None:
             try:
-                client.views_update(view_id=view["id"], view=no_files_modal(text, plan.lang))
+                client.views_update(view_id=view["id"], view=reply.view)
             except SlackApiError as again:
                 log.warning("views.update failed (%s)", slack_error(again))
 
 
 def _metadata(view: dict[str, Any]) -> dict[str, Any]:
-    try:
-        meta = json.loads(view.get("private_metadata") or "{}")
-    except ValueError:
-        return {}
-    return meta if isinstance(meta, dict) else {}
-
-
-def _metadata(view: dict[str, Any]) -> dict[str, Any]:
+    """What the Config files modal keeps for its controls: the plan's ref and the format shown."""
     try:
         meta = json.loads(view.get("private_metadata") or "{}")
     except ValueError:

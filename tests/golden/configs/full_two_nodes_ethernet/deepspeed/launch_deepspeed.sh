@@ -10,11 +10,10 @@ MASTER_ADDR="${MASTER_ADDR:-CHANGE_ME}"  # address of node 0, reachable from eve
 MASTER_PORT="${MASTER_PORT:-29500}"  # a free TCP port on node 0
 TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
-export NCCL_SOCKET_IFNAME='^lo,docker'  # network interfaces NCCL may use to bootstrap (here: any but loopback and docker)
-export NCCL_IB_DISABLE=1  # plain Ethernet: NCCL uses TCP sockets, not RDMA
-export NCCL_SOCKET_NTHREADS=4  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
-export NCCL_NSOCKS_PERTHREAD=4  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
+export NCCL_IB_DISABLE="${NCCL_IB_DISABLE:-1}"  # plain Ethernet: NCCL uses TCP sockets, not RDMA
+export NCCL_SOCKET_NTHREADS="${NCCL_SOCKET_NTHREADS:-4}"  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
+export NCCL_NSOCKS_PERTHREAD="${NCCL_NSOCKS_PERTHREAD:-4}"  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
 
 deepspeed \
   --num_nodes 2 \
@@ -26,5 +25,4 @@ deepspeed \
   --deepspeed ds_z1_config.json \
   --per_device_train_batch_size 1 \
   --gradient_accumulation_steps 4 \
-  --max_length 2048 \
   --bf16 true

@@ -12,13 +12,13 @@ MEGATRON_DIR="${MEGATRON_DIR:-/CHANGE_ME/Megatron-LM}"  # your Megatron-LM check
 DATA_PATH="${DATA_PATH:-/CHANGE_ME/dataset_text_document}"  # your tokenized dataset (Megatron's indexed .bin/.idx prefix)
 CHECKPOINT_DIR="${CHECKPOINT_DIR:-/CHANGE_ME/checkpoints}"  # where checkpoints are written and resumed from
 LR="${LR:-CHANGE_ME}"  # not sized by gpuplan: choose your own
+PRETRAINED_CHECKPOINT="${PRETRAINED_CHECKPOINT:-/CHANGE_ME/megatron-checkpoint}"  # the model's weights converted to Megatron's format (Megatron-Bridge or Megatron-LM's checkpoint converter)
+ROPE_THETA="${ROPE_THETA:-CHANGE_ME}"  # rope_theta from the model's config.json (Megatron's default is 10000)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
-export NCCL_SOCKET_IFNAME='^lo,docker'  # network interfaces NCCL may use to bootstrap (here: any but loopback and docker)
-export NCCL_IB_DISABLE=1  # plain Ethernet: NCCL uses TCP sockets, not RDMA
-export NCCL_SOCKET_NTHREADS=4  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
-export NCCL_NSOCKS_PERTHREAD=4  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
-export CUDA_DEVICE_MAX_CONNECTIONS=1
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
+export NCCL_IB_DISABLE="${NCCL_IB_DISABLE:-1}"  # plain Ethernet: NCCL uses TCP sockets, not RDMA
+export NCCL_SOCKET_NTHREADS="${NCCL_SOCKET_NTHREADS:-4}"  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
+export NCCL_NSOCKS_PERTHREAD="${NCCL_NSOCKS_PERTHREAD:-4}"  # TCP: more sockets per connection to fill a fast Ethernet link (threads x sockets at most 64)
 
 torchrun \
   --nnodes 2 \
@@ -46,6 +46,7 @@ torchrun \
   --swiglu \
   --normalization RMSNorm \
   --position-embedding-type rope \
+  --rotary-base $ROPE_THETA \
   --untie-embeddings-and-output-weights \
   --disable-bias-linear \
   --add-qkv-bias \
@@ -58,4 +59,5 @@ torchrun \
   --tokenizer-model Qwen/Qwen2.5-7B \
   --save $CHECKPOINT_DIR \
   --load $CHECKPOINT_DIR \
-  --log-interval 10
+  --log-interval 10 \
+  --pretrained-checkpoint $PRETRAINED_CHECKPOINT

@@ -3,11 +3,12 @@
 # Layout: tp=1 pp=1 dp=8 zero=3 offload=cpu ckpt=none mbs=1 gbs=64 seq=2048
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # The arguments after the script are Hugging Face Trainer arguments; a script of your own must accept them or drop them.
+# One node: NCCL finds the GPUs' own links (NVLink, NVSwitch or PCIe) by itself.
 set -euo pipefail
 
 TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
 
 deepspeed \
   --num_nodes 1 \
@@ -16,5 +17,4 @@ deepspeed \
   --deepspeed ds_z3_offload_config.json \
   --per_device_train_batch_size 1 \
   --gradient_accumulation_steps 8 \
-  --max_length 2048 \
   --bf16 true

@@ -4,7 +4,7 @@
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 set -euo pipefail
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
 
 FORCE_TORCHRUN=1 NNODES=1 NPROC_PER_NODE=8 llamafactory-cli train \
   llamafactory_train.yaml

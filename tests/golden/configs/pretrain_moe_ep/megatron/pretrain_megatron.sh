@@ -3,6 +3,7 @@
 # Layout: tp=2 pp=2 ep=4 dp=16 zero=0 offload=none ckpt=none mbs=1 gbs=1536 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script on every node; the rendezvous at node 0 numbers the nodes.
+# RoCE: if your switches keep a lossless traffic class for RDMA, set NCCL_IB_TC to it (your network team knows it).
 # The model shape below is Mixtral 8x7B (MoE)'s published config; check it against the checkpoint you start from.
 set -euo pipefail
 
@@ -12,14 +13,12 @@ MEGATRON_DIR="${MEGATRON_DIR:-/CHANGE_ME/Megatron-LM}"  # your Megatron-LM check
 DATA_PATH="${DATA_PATH:-/CHANGE_ME/dataset_text_document}"  # your tokenized dataset (Megatron's indexed .bin/.idx prefix)
 CHECKPOINT_DIR="${CHECKPOINT_DIR:-/CHANGE_ME/checkpoints}"  # where checkpoints are written and resumed from
 LR="${LR:-CHANGE_ME}"  # not sized by gpuplan: choose your own
+ROPE_THETA="${ROPE_THETA:-CHANGE_ME}"  # rope_theta from the model's config.json (Megatron's default is 10000)
+MOE_AUX_LOSS_COEFF="${MOE_AUX_LOSS_COEFF:-CHANGE_ME}"  # the router's load-balancing loss weight (router_aux_loss_coef in the model's config.json)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
-export NCCL_SOCKET_IFNAME='^lo,docker'  # network interfaces NCCL may use to bootstrap (here: any but loopback and docker)
-export NCCL_IB_DISABLE=0  # use the RDMA network (InfiniBand verbs) for GPU traffic between nodes
-export NCCL_IB_HCA=mlx5  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
-export NCCL_IB_GID_INDEX=3  # RoCE v2: the GID index of the RoCE v2 address on your NICs (show_gids lists them; 3 is the usual one)
-export NCCL_IB_TC=CHANGE_ME  # RoCE: the traffic class your switches keep lossless for RDMA (ask your network team)
-export CUDA_DEVICE_MAX_CONNECTIONS=1
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
+export NCCL_IB_HCA="${NCCL_IB_HCA:-mlx5}"  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
+export CUDA_DEVICE_MAX_CONNECTIONS="${CUDA_DEVICE_MAX_CONNECTIONS:-1}"  # one CUDA queue, so tensor/context-parallel communication overlaps compute in order
 
 torchrun \
   --nnodes 8 \
@@ -46,6 +45,7 @@ torchrun \
   --swiglu \
   --normalization RMSNorm \
   --position-embedding-type rope \
+  --rotary-base $ROPE_THETA \
   --untie-embeddings-and-output-weights \
   --disable-bias-linear \
   --num-experts 8 \
@@ -53,6 +53,7 @@ torchrun \
   --moe-ffn-hidden-size 14336 \
   --moe-grouped-gemm \
   --moe-token-dispatcher-type alltoall \
+  --moe-aux-loss-coeff $MOE_AUX_LOSS_COEFF \
   --train-iters 79473 \
   --save-interval 79473 \
   --eval-iters 0 \

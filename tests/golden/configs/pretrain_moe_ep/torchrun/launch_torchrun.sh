@@ -3,18 +3,15 @@
 # Layout: tp=2 pp=2 ep=4 dp=16 zero=0 offload=none ckpt=none mbs=1 gbs=1536 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script on every node; the rendezvous at node 0 numbers the nodes.
+# RoCE: if your switches keep a lossless traffic class for RDMA, set NCCL_IB_TC to it (your network team knows it).
 set -euo pipefail
 
 MASTER_ADDR="${MASTER_ADDR:-CHANGE_ME}"  # address of node 0, reachable from every node
 MASTER_PORT="${MASTER_PORT:-29500}"  # a free TCP port on node 0
 TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
-export NCCL_SOCKET_IFNAME='^lo,docker'  # network interfaces NCCL may use to bootstrap (here: any but loopback and docker)
-export NCCL_IB_DISABLE=0  # use the RDMA network (InfiniBand verbs) for GPU traffic between nodes
-export NCCL_IB_HCA=mlx5  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
-export NCCL_IB_GID_INDEX=3  # RoCE v2: the GID index of the RoCE v2 address on your NICs (show_gids lists them; 3 is the usual one)
-export NCCL_IB_TC=CHANGE_ME  # RoCE: the traffic class your switches keep lossless for RDMA (ask your network team)
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
+export NCCL_IB_HCA="${NCCL_IB_HCA:-mlx5}"  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
 
 torchrun \
   --nnodes 8 \

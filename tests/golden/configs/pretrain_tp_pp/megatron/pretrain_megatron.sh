@@ -12,12 +12,11 @@ MEGATRON_DIR="${MEGATRON_DIR:-/CHANGE_ME/Megatron-LM}"  # your Megatron-LM check
 DATA_PATH="${DATA_PATH:-/CHANGE_ME/dataset_text_document}"  # your tokenized dataset (Megatron's indexed .bin/.idx prefix)
 CHECKPOINT_DIR="${CHECKPOINT_DIR:-/CHANGE_ME/checkpoints}"  # where checkpoints are written and resumed from
 LR="${LR:-CHANGE_ME}"  # not sized by gpuplan: choose your own
+ROPE_THETA="${ROPE_THETA:-CHANGE_ME}"  # rope_theta from the model's config.json (Megatron's default is 10000)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
-export NCCL_SOCKET_IFNAME='^lo,docker'  # network interfaces NCCL may use to bootstrap (here: any but loopback and docker)
-export NCCL_IB_DISABLE=0  # use the RDMA network (InfiniBand verbs) for GPU traffic between nodes
-export NCCL_IB_HCA=mlx5  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
-export CUDA_DEVICE_MAX_CONNECTIONS=1
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
+export NCCL_IB_HCA="${NCCL_IB_HCA:-mlx5}"  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
+export CUDA_DEVICE_MAX_CONNECTIONS="${CUDA_DEVICE_MAX_CONNECTIONS:-1}"  # one CUDA queue, so tensor/context-parallel communication overlaps compute in order
 
 torchrun \
   --nnodes 8 \
@@ -46,6 +45,7 @@ torchrun \
   --swiglu \
   --normalization RMSNorm \
   --position-embedding-type rope \
+  --rotary-base $ROPE_THETA \
   --untie-embeddings-and-output-weights \
   --disable-bias-linear \
   --train-iters 59605 \

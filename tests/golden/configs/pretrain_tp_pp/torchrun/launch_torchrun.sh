@@ -9,10 +9,8 @@ MASTER_ADDR="${MASTER_ADDR:-CHANGE_ME}"  # address of node 0, reachable from eve
 MASTER_PORT="${MASTER_PORT:-29500}"  # a free TCP port on node 0
 TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
-export NCCL_SOCKET_IFNAME='^lo,docker'  # network interfaces NCCL may use to bootstrap (here: any but loopback and docker)
-export NCCL_IB_DISABLE=0  # use the RDMA network (InfiniBand verbs) for GPU traffic between nodes
-export NCCL_IB_HCA=mlx5  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
+export NCCL_IB_HCA="${NCCL_IB_HCA:-mlx5}"  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
 
 torchrun \
   --nnodes 8 \

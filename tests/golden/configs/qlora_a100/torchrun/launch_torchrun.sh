@@ -2,12 +2,13 @@
 # gpuplan plan: Qwen2.5 72B · qlora · 1 x NVIDIA A100 SXM4 80GB
 # Layout: tp=1 pp=1 dp=1 zero=0 offload=none ckpt=selective mbs=1 gbs=64 seq=2048
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
-# one node: NCCL goes over NVLink/NVSwitch by itself, no network settings needed
+# The plan trains LoRA adapters of rank 16 on a base model loaded in 4 bits (NF4): your training script sets them up that way.
+# One node: NCCL finds the GPUs' own links (NVLink, NVSwitch or PCIe) by itself.
 set -euo pipefail
 
 TRAIN_SCRIPT="${TRAIN_SCRIPT:-CHANGE_ME_train.py}"  # your training script (and the arguments it needs besides the ones below)
 
-export NCCL_DEBUG=WARN  # print NCCL's warnings, not its chatter
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
 
 torchrun \
   --standalone \

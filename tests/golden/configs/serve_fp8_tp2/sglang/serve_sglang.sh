@@ -5,6 +5,7 @@
 # --max-running-requests: the most sequences the plan's KV-cache budget holds at full load
 # --context-length: prompt plus output, the plan's context
 # --mem-fraction-static: the engine's share of GPU memory the plan assumed
+# The server listens on every interface without an API key: keep it behind your gateway or add --api-key.
 set -euo pipefail
 
 python -m sglang.launch_server \

@@ -6,6 +6,7 @@
 # --max-num-seqs: the most sequences the plan's KV-cache budget holds at full load
 # --max-model-len: prompt plus output, the plan's context
 # --gpu-memory-utilization: the engine's share of GPU memory the plan assumed
+# The server listens on every interface without an API key: keep it behind your gateway or add --api-key.
 set -euo pipefail
 
 vllm serve Qwen/Qwen2.5-14B \
