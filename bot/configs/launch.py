@@ -136,22 +136,19 @@ def _repo_like(name: str | None) -> str | None:
 
 def decoder_layer_class(launch: Launch) -> str | None:
     """The transformers class of one decoder layer (what FSDP wraps), from knowledge/exports.yaml."""
-    if launch.spec is None:
-        return None
-    for entry in _exports()["decoder_layers"]:
-        if re.search(entry["match"], launch.spec.id):
-            return entry["class"]
-    return None
+    return _family_entry(launch, "decoder_layers", "class")
 
 
 def chat_template(launch: Launch) -> str | None:
     """LLaMA-Factory's template name for the model family, from knowledge/exports.yaml."""
+    return _family_entry(launch, "llamafactory_templates", "template")
+
+
+def _family_entry(launch: Launch, table: str, field: str) -> str | None:
+    """The first entry of an exports.yaml table whose `match` fits the catalog id; None without one."""
     if launch.spec is None:
         return None
-    for entry in _exports()["llamafactory_templates"]:
-        if re.search(entry["match"], launch.spec.id):
-            return entry["template"]
-    return None
+    return next((e[field] for e in _exports()[table] if re.search(e["match"], launch.spec.id)), None)
 
 
 @functools.cache
