@@ -12,7 +12,8 @@ from pathlib import Path
 
 from gpuplan.bot import configs, render
 from gpuplan.bot.configs import ConfigError
-from gpuplan.bot.pipeline import QuestionError, answer
+from gpuplan.bot.language.parser import detect_lang
+from gpuplan.bot.pipeline import QuestionError
 from gpuplan.estimator.schema import Note
 
 EXIT_OK, EXIT_UNREADABLE = 0, 2
@@ -43,13 +44,12 @@ def main(argv: list[str]) -> tuple[int, str, str]:
     args = _parser().parse_args(argv)
     text = " ".join(args.question)
     try:
-        plan = answer(text, lang=args.lang)
+        _plan, files = configs.export_for_question(text, args.format, lang=args.lang)
     except QuestionError as exc:
         return EXIT_UNREADABLE, "", render.error_text(exc.notes, exc.lang)
-    try:
-        files = configs.export(plan, args.format)
-    except ConfigError as exc:  # said in the answer's language
-        return EXIT_UNREADABLE, "", render.message(Note(code=exc.code, params=exc.params), plan.lang)
+    except ConfigError as exc:  # said in the question's language
+        lang = args.lang or detect_lang(text)
+        return EXIT_UNREADABLE, "", render.message(Note(code=exc.code, params=exc.params), lang)
     if args.out:
         return EXIT_OK, "\n".join(write(files, args.out)), ""
     return EXIT_OK, listing(files), ""

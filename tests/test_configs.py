@@ -447,3 +447,17 @@ def test_every_refusal_has_a_message_in_both_languages():
     for lang in ("en", "zh"):
         catalog = yaml.safe_load((root / "templates" / lang / "messages.yaml").read_text(encoding="utf-8"))
         assert codes <= set(catalog), sorted(codes - set(catalog))
+
+
+def test_a_data_parallel_format_plans_the_question_again_without_model_parallelism():
+    """`gpuplan config deepspeed "70b full"`: the open plan splits the model, so the files are for
+    the plan made without it, and say so; a layout the user fixed is not changed."""
+    from gpuplan.bot.configs import export_for_question
+
+    plan, files = export_for_question("70b full", "deepspeed")
+    launch = launch_from(plan)
+    assert (launch.tp, launch.pp) == (1, 1) and plan.estimate.memory.fits
+    assert "Planned for deepspeed" in files["launch_deepspeed.sh"]
+    with pytest.raises(ConfigError) as err:
+        export_for_question("70b full gpus=16 tp=4", "deepspeed")
+    assert err.value.code == "config_needs_megatron"

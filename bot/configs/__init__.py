@@ -6,12 +6,15 @@ Each format lives in its own module with a `check` (can this format express the 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
+from gpuplan.bot import render
 from gpuplan.bot.configs import deepspeed, fsdp, llamafactory, megatron, serving, torchrun
 from gpuplan.bot.configs.launch import ConfigError, Launch, launch_from
 from gpuplan.bot.configs.text import Words
-from gpuplan.estimator.schema import Plan
+from gpuplan.bot.pipeline import answer
+from gpuplan.estimator.schema import Note, Plan
 
 Builder = Callable[[Launch, Words], dict[str, str]]
 
@@ -28,20 +31,44 @@ FORMATS = tuple(BUILDERS)
 TRAINING_FORMATS = ("deepspeed", "fsdp", "torchrun", "llamafactory", "megatron")
 SERVING_FORMATS = ("vllm", "sglang")
 
-__all__ = ["FORMATS", "ConfigError", "export", "formats_for"]
+# formats that run data parallelism only: a plan left open is made again without model parallelism
+DATA_PARALLEL_ONLY = ("deepspeed", "fsdp", "llamafactory")
+WITHOUT_MODEL_PARALLEL = "tp=1 pp=1 cp=1"
+
+__all__ = ["FORMATS", "ConfigError", "export", "export_for_question", "formats_for"]
 
 
-def export(plan: Plan, fmt: str) -> dict[str, str]:
-    """The files of one format for the plan, comments in the plan's language; ConfigError when
-    the format is unknown or cannot express the plan (the error names one that can)."""
+def export(plan: Plan, fmt: str, note: str = "") -> dict[str, str]:
+    """The files of one format for the plan, comments in the plan's language (`note` a header
+    line of its own); ConfigError when the format is unknown or cannot express the plan (the
+    error names one that can)."""
     if fmt not in BUILDERS:
         raise ConfigError("config_unknown_format", format=fmt, formats=", ".join(FORMATS))
-    launch = launch_from(plan)
+    launch = dataclasses.replace(launch_from(plan), note=note)
     try:
         return BUILDERS[fmt](launch, Words(plan.lang))
     except ConfigError as exc:
         exc.params.setdefault("suggest", ", ".join(formats_for(plan)))
         raise
+
+
+def export_for_question(text: str, fmt: str, lang: str | None = None) -> tuple[Plan, dict[str, str]]:
+    """`gpuplan config FORMAT question`: the plan and its files. A data-parallel format asked of
+    a plan whose open layout splits the model is planned again without model parallelism (the
+    files say so), when that plan fits; a layout the user fixed is never changed."""
+    plan = answer(text, lang=lang)
+    try:
+        return plan, export(plan, fmt)
+    except ConfigError as exc:
+        request = plan.request
+        fixed = any(v is not None for v in (request.tp, request.pp, request.cp))
+        if exc.code != "config_needs_megatron" or fmt not in DATA_PARALLEL_ONLY or fixed:
+            raise
+        again = answer(f"{text} {WITHOUT_MODEL_PARALLEL}", lang=plan.lang)
+        if again.estimate is None or not again.estimate.memory.fits:
+            raise
+        note = Note(code="config_replanned", params={"format": fmt, "layout": exc.params.get("layout", "")})
+        return again, export(again, fmt, note=render.message(note, again.lang))
 
 
 def formats_for(plan: Plan) -> list[str]:

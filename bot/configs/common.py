@@ -25,7 +25,7 @@ def header(launch: Launch, words: Words, *extra: str) -> list[str]:
     lines = [words("header", title=title), words("header_layout", layout=layout_line(launch)), words("header_values")]
     if launch.adapters:
         lines.append(words("header_adapters", rank=launch.lora_rank, qlora=launch.method == "qlora"))
-    return lines + list(extra)
+    return lines + ([launch.note] if launch.note else []) + list(extra)
 
 
 def layout_line(launch: Launch) -> str:

@@ -58,6 +58,7 @@ class Launch:
     checkpoint_minutes: float | None  # that interval (Young's), in minutes
     max_num_seqs: int | None  # serving: the sequences the KV-cache budget holds at full load
     memory_fraction: float  # serving: the engine's share of GPU memory the plan assumed
+    note: str = ""  # a header line about how the plan was made for this format
 
     @property
     def serving(self) -> bool:

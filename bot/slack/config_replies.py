@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from gpuplan.bot import configs, render
 from gpuplan.bot.configs import ConfigError
+from gpuplan.bot.language.parser import detect_lang
 from gpuplan.bot.pipeline import QuestionError
 from gpuplan.bot.slack import blocks, config_blocks, pages
-from gpuplan.bot.slack.replies import Replies, Reply, answer_text, clean_text
+from gpuplan.bot.slack.replies import Replies, Reply, clean_text
 from gpuplan.estimator.schema import Note, Plan
 
 
@@ -51,12 +52,10 @@ def command(replies: Replies, rest: str, lang: str) -> Reply | None:
     if not question.strip():
         return Reply(message=blocks.error_message([Note(code="config_no_plan")], lang), outcome="error")
     try:
-        answered = answer_text(question)
-        files = configs.export(answered.plan, fmt.lower())
+        plan, files = configs.export_for_question(question, fmt.lower())
     except QuestionError as exc:
         return Reply(message=blocks.error_message(exc.notes, exc.lang), outcome="error")
     except ConfigError as exc:
         note = Note(code=exc.code, params=exc.params)
-        return Reply(message=blocks.error_message([note], answered.plan.lang), outcome="error")
-    plan = answered.plan
+        return Reply(message=blocks.error_message([note], detect_lang(question)), outcome="error")
     return Reply(message=config_blocks.config_message(fmt.lower(), files, plan.lang), plan=plan, outcome="page")
