@@ -233,24 +233,27 @@ def decode_speed_arrays(
     defaults: Defaults,
     comm_seconds=0.0,
     prefill_per_output: float = 0.0,
+    ep=1.0,
 ) -> ServingSpeed:
     """Generation throughput: each step's matmuls stream the weights once or are bound by their
     FLOPs (roofline; Williams et al. 2009), then attention streams every sequence's KV cache (its
-    kernels run after the matmuls, not beside them), then tensor-parallel all-reduces and pipeline
-    hops wait on the layer before. `prefill_per_output` prompt tokens per generated one share the
-    step's matmuls (chunked prefill at full load). `hbm` and `peak` are bytes/s and FLOP/s,
-    scalars or (T, 1) arrays for several GPU types."""
+    kernels run after the matmuls, not beside them), then tensor-parallel all-reduces, pipeline
+    hops and expert-parallel all-to-alls wait on the layer before. `prefill_per_output` prompt
+    tokens per generated one share the step's matmuls (chunked prefill at full load). With ep > 1
+    each GPU holds all but the routed experts and 1/ep of those, and attends to 1/ep of the
+    sequences. `hbm` and `peak` are bytes/s and FLOP/s, scalars or (T, 1) arrays for several
+    GPU types."""
     batch = np.asarray(batch, dtype=float)
-    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
-    gpus = tp * pp
+    tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    gpus = tp * pp * ep
     hbm = np.asarray(hbm, dtype=float) * defaults.number("inference", "hbm_efficiency")
     tokens = batch * (1.0 + prefill_per_output)
     # MoE: a step's tokens touch each expert with probability 1 - (1 - k/E)^tokens
     touched = 1.0 - (1.0 - a.experts_per_token / a.experts) ** tokens if a.is_moe else 1.0
-    expert_params = a.moe_layers * a.experts * a.expert_params
-    weight_bytes = (a.params - expert_params + expert_params * touched) * SERVE_WEIGHT_BYTES[precision]
-    t_weights = weight_bytes / gpus / hbm
-    kv_read = batch * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
+    routed = a.routed_expert_params
+    weight_bytes = (a.params - routed + routed * touched / ep) * SERVE_WEIGHT_BYTES[precision]
+    t_weights = weight_bytes / (tp * pp) / hbm
+    kv_read = batch / ep * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
     t_kv = kv_read / hbm
     flops = tokens * token_flops(a, "infer", seq_len).model
     t_compute = flops / gpus / (np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency"))
@@ -276,6 +279,7 @@ def decode_speed(
     defaults: Defaults,
     comm_seconds=0.0,
     prefill_per_output: float = 0.0,
+    ep=1,
 ) -> ServingSpeed:
     """decode_speed_arrays for one GPU type."""
     return decode_speed_arrays(
@@ -290,4 +294,5 @@ def decode_speed(
         defaults=defaults,
         comm_seconds=comm_seconds,
         prefill_per_output=prefill_per_output,
+        ep=ep,
     )

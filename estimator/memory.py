@@ -413,16 +413,21 @@ def serving_memory(
     pp: np.ndarray | int,
     prefill_chunk: int,
     over: Overheads,
+    ep: np.ndarray | int = 1,
 ) -> dict[str, np.ndarray]:
-    """Bytes per GPU to serve `batch` concurrent sequences of `seq_len` tokens (prompt + output)."""
-    tp_f, pp_f = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
-    batch_f = np.asarray(batch, dtype=float)
+    """Bytes per GPU to serve `batch` concurrent sequences of `seq_len` tokens (prompt + output).
+    With ep > 1 (a MoE replica of ep GPUs, SGLang's and DeepSeek's data-parallel attention with
+    expert parallelism) each GPU holds all but the routed experts, 1/ep of those, and its own
+    1/ep of the sequences with their whole KV cache."""
+    tp_f, pp_f, ep_f = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    batch_f = np.asarray(batch, dtype=float) / ep_f  # the sequences one GPU's attention serves
     w_b = SERVE_WEIGHT_BYTES[precision]
     # quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit
     ends = a.embed_params + a.head_params + a.final_norm_params
     # the first stage holds the embedding and a vision-language model's encoder, the last the head
     first, last = a.embed_params + a.vision_params, a.head_params
-    weights = a.layer_stack_params / pp_f * w_b + np.where(pp_f > 1, max(first, last), ends + a.vision_params) * 2.0
+    stack = a.layer_stack_params - a.routed_expert_params * (1 - 1 / ep_f)
+    weights = stack / pp_f * w_b + np.where(pp_f > 1, max(first, last), ends + a.vision_params) * 2.0
     weights = weights / tp_f
     kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * kv_share(a, tp_f)
     chunk = np.minimum(batch_f * seq_len, prefill_chunk)
@@ -436,7 +441,7 @@ def serving_memory(
         "adapters": np.zeros_like(kv),
         "kv_cache": kv,
     }
-    parts["overhead"] = _overhead(sum(parts.values()), tp_f * pp_f, over)
+    parts["overhead"] = _overhead(sum(parts.values()), tp_f * pp_f * ep_f, over)
     return {**parts, "host_offload": np.zeros_like(kv), "nvme_offload": np.zeros_like(kv)}
 
 

@@ -85,13 +85,34 @@ def decode_collectives(arch: Arch, batch: int, tp, pp) -> tuple[np.ndarray, np.n
     return allreduces, 2 * (tp - 1) / tp * hidden_bytes, hidden_bytes
 
 
-def decode_comm_seconds(arch: Arch, batch: int, tp, pp, links: DecodeLinks) -> np.ndarray:
-    """Seconds per decode step on the network: every all-reduce and pipeline hop pays its link's
-    bandwidth and latency. The serving search and the serving report both use it."""
+def decode_comm_seconds(arch: Arch, batch: int, tp, pp, links: DecodeLinks, ep=1) -> np.ndarray:
+    """Seconds per decode step on the network: every all-reduce, pipeline hop and expert-parallel
+    all-to-all pays its link's bandwidth and latency. The serving search and the serving report
+    both use it."""
     allreduces, per_allreduce, hop = decode_collectives(arch, batch, tp, pp)
     tp_seconds = allreduces * (per_allreduce / links.intra + links.latency)
     pp_seconds = (np.asarray(pp, dtype=float) - 1) * (hop / links.inter + links.inter_latency)
-    return tp_seconds + pp_seconds
+    return tp_seconds + pp_seconds + expert_all_to_all_seconds(arch, batch, ep, links)
+
+
+def expert_all_to_all_bytes(arch: Arch, batch: int, ep) -> np.ndarray:
+    """Serving with expert parallelism: bytes one GPU sends per decode step. Each MoE layer sends
+    every token's hidden state (16-bit) to its k experts and takes the results back (GShard's
+    dispatch and combine), the (ep-1)/ep of it held by other GPUs; each GPU sends for its own
+    1/ep of the batch."""
+    ep = np.asarray(ep, dtype=float)
+    if not arch.is_moe:
+        return np.zeros_like(ep)
+    per_layer = batch / ep * arch.experts_per_token * arch.hidden * 2.0 * 2 * (ep - 1) / ep
+    return arch.moe_layers * per_layer
+
+
+def expert_all_to_all_seconds(arch: Arch, batch: int, ep, links: DecodeLinks) -> np.ndarray:
+    """The all-to-alls of expert_all_to_all_bytes inside a node, two per MoE layer, each paying
+    the link's latency."""
+    ep = np.asarray(ep, dtype=float)
+    calls = np.where(ep > 1, 2 * arch.moe_layers, 0.0)
+    return expert_all_to_all_bytes(arch, batch, ep) / links.intra + calls * links.latency
 
 
 def _ring(n: np.ndarray) -> np.ndarray:

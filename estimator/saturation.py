@@ -48,16 +48,18 @@ def saturation(
     budget_bytes: float,
     links: network.DecodeLinks,
     defaults: Defaults,
+    ep: int = 1,
 ) -> Saturation | None:
     """The most concurrent sequences the budget holds (each its prompt and half its output on
-    average, paged) and the generated tokens per second at that load; None when not one fits."""
+    average, paged; with ep > 1 each of the ep GPUs holds its own sequences and schedules them)
+    and the generated tokens per second at that load; None when not one fits."""
     per_sequence = seq * compute.HELD_SHARE * kv_bytes_per_token(a, precision) / pp * float(kv_share(a, tp))
     by_memory = int(budget_bytes // per_sequence) if budget_bytes > 0 else 0
-    concurrency = min(by_memory, MAX_BATCH)
+    concurrency = min(by_memory, MAX_BATCH) * ep
     if concurrency < 1:
         return None
     prefill = compute.PROMPT_SHARE / (1 - compute.PROMPT_SHARE)
-    comm = network.decode_comm_seconds(a, concurrency * (1 + prefill), tp, pp, links)
+    comm = network.decode_comm_seconds(a, concurrency * (1 + prefill), tp, pp, links, ep)
     speed = compute.decode_speed(
         a,
         gpu,
@@ -69,12 +71,13 @@ def saturation(
         defaults=defaults,
         comm_seconds=comm,
         prefill_per_output=prefill,
+        ep=ep,
     )
     per_gpu = float(speed.tokens_per_s_per_gpu.ravel()[0])
     return Saturation(
         concurrency=concurrency,
         tokens_per_s_per_gpu=per_gpu,
-        tokens_per_s_per_sequence=per_gpu * tp * pp / concurrency,
+        tokens_per_s_per_sequence=per_gpu * tp * pp * ep / concurrency,
         kv_budget_gib_per_gpu=budget_bytes / 2**30,
         capped=by_memory > MAX_BATCH,
     )

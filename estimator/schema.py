@@ -181,6 +181,7 @@ class Alternative(BaseModel):
     precision: str | None = None
     tokens_per_s_per_gpu: float | None = None
     cost_per_million_tokens_usd: float | None = None
+    ep: int = 1  # serving: expert parallel with data-parallel attention (MoE)
 
 
 class _Sparse(BaseModel):

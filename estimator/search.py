@@ -613,6 +613,7 @@ def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: in
 class ServingScored:
     tp: np.ndarray  # (L,)
     pp: np.ndarray
+    ep: np.ndarray  # expert parallel with data-parallel attention (MoE); 1 elsewhere
     options: GpuOptions
     parts: dict[str, np.ndarray]
     per_gpu: np.ndarray
@@ -621,18 +622,38 @@ class ServingScored:
     tokens_per_s_gpu: np.ndarray  # (T, L)
     step_seconds: np.ndarray  # the whole decode step, its communication included
     replica_cost: np.ndarray  # USD per hour for one replica (T, L)
-    comm_seconds: np.ndarray  # the step's tensor- and pipeline-parallel communication (T, L)
+    comm_seconds: np.ndarray  # the step's tensor-, pipeline- and expert-parallel communication (T, L)
+
+    @property
+    def replica(self) -> np.ndarray:
+        """GPUs of each replica shape (L,)."""
+        return self.tp * self.pp * self.ep
 
 
-def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray]:
+# Expert-parallel serving replicas (MoE): attention data-parallel over the ep GPUs of one node,
+# routed experts split over them (DeepSeek-V2's and SGLang's deployment of large MoE models)
+SERVING_EP = (2, 4, 8, 16)
+
+
+def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Replica shapes (tp, pp, ep): tensor x pipeline, and for MoE models expert parallelism
+    with tp = pp = 1 (unless the user fixed tp or pp above 1)."""
     tps = [t for t in (1, 2, 4, 8, 16) if arch.heads % t == 0]
-    tp = np.array([fixed.tp] if fixed.tp else tps, dtype=float)
-    pp = np.array([fixed.pp] if fixed.pp else list(range(1, max_nodes + 1)), dtype=float)
-    t, p = (x.ravel() for x in np.meshgrid(tp, pp, indexing="ij"))
+    shapes = [
+        (t, p, 1)
+        for t in ([fixed.tp] if fixed.tp else tps)
+        for p in ([fixed.pp] if fixed.pp else range(1, max_nodes + 1))
+    ]
+    if arch.is_moe and (fixed.tp or 1) == 1 and (fixed.pp or 1) == 1:
+        eps = [fixed.ep] if fixed.ep else [n for n in SERVING_EP if arch.experts % n == 0]
+        shapes += [(1, 1, n) for n in eps if n > 1]
+    t, p, e = (np.array(column, dtype=float) for column in zip(*shapes, strict=True))
     keep = p <= arch.layers
+    if fixed.ep:
+        keep &= e == fixed.ep
     if fixed.gpus:
-        keep &= (fixed.gpus % (t * p)) == 0
-    return t[keep], p[keep]
+        keep &= (fixed.gpus % (t * p * e)) == 0
+    return t[keep], p[keep], e[keep]
 
 
 def _decode_speed(
@@ -645,11 +666,13 @@ def _decode_speed(
     options: GpuOptions,
     cat: Catalog,
     fabric: str | None,
+    ep: np.ndarray | float = 1.0,
 ) -> tuple[np.ndarray, compute.ServingSpeed]:
     """(network seconds per decode step, decode throughput) of every GPU type x replica shape (T, L)."""
     hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
     peak = np.array([[compute.serving_peak_flops(g, precision)] for g in options.gpus])
-    comm = network.decode_comm_seconds(arch, batch, tp, pp, network.decode_links(options.gpus, cat, fabric))
+    links = network.decode_links(options.gpus, cat, fabric)
+    comm = network.decode_comm_seconds(arch, batch, tp, pp, links, ep)
     return comm, compute.decode_speed_arrays(
         arch,
         precision,
@@ -661,6 +684,7 @@ def _decode_speed(
         peak=peak,
         defaults=cat.defaults,
         comm_seconds=comm,
+        ep=ep,
     )
 
 
@@ -677,11 +701,13 @@ def score_serving(
     cat: Catalog,
     fixed: Fixed,
     fabric: str | None = None,
+    ep: np.ndarray | None = None,
 ) -> ServingScored:
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
+    ep = np.ones_like(tp) if ep is None else ep
     parts = memory.serving_memory(
-        arch, precision, seq_len=seq, batch=batch, tp=tp, pp=pp, prefill_chunk=chunk, over=over
+        arch, precision, seq_len=seq, batch=batch, tp=tp, pp=pp, prefill_chunk=chunk, over=over, ep=ep
     )
     per_gpu = memory.per_gpu_total(parts)
     fits = per_gpu[None, :] <= options.capacity
@@ -690,13 +716,15 @@ def score_serving(
     shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))
     if fixed.tp or fixed.pp:
         shape_ok = tp[None, :] <= np.maximum(per_node, tp.max())
-    replica = tp * pp
+    shape_ok &= ep[None, :] <= per_node  # the all-to-all stays inside a node's NVLink
+    replica = tp * pp * ep
     in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
-    comm, speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric)
+    comm, speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric, ep)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,
         pp,
+        ep,
         options,
         parts,
         per_gpu,
@@ -713,7 +741,7 @@ def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed:
     """The replica to deploy: cheapest per generated token (default), fastest per sequence, or
     fewest GPUs, among those that fit, are in stock and stream at least `min_speed` tokens/s per
     sequence. Returns (flat index, deliverable, interactive)."""
-    replica = np.broadcast_to(scored.tp * scored.pp, scored.fits.shape).ravel()
+    replica = np.broadcast_to(scored.replica, scored.fits.shape).ravel()
     per_sequence = scored.tokens_per_s_gpu.ravel() * replica / batch
     interactive = per_sequence >= min_speed
     allowed = scored.deliverable.ravel()

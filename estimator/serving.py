@@ -56,8 +56,12 @@ class Replica:
         return int(self.scored.pp[self.i])
 
     @property
+    def ep(self) -> int:
+        return int(self.scored.ep[self.i])
+
+    @property
     def gpus(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.ep
 
     @property
     def tokens_per_s_gpu(self) -> float:
@@ -142,7 +146,9 @@ def _region(ctx: Context) -> str | None:
 
 def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
     req = ctx.req
-    if not (req.gpus or req.tp or req.pp):
+    if replica.ep > 1:
+        ctx.assume("serving_expert_parallel", ep=replica.ep, experts=ctx.arch.experts // replica.ep)
+    elif not (req.gpus or req.tp or req.pp):
         ctx.assume("serving_layout", tp=replica.tp, pp=replica.pp)
     if replica.precision in ("int8", "int4", "fp8"):
         ctx.assume("quantized_ends", precision=replica.precision)
@@ -206,6 +212,7 @@ def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
         offload="none",
         tp=replica.tp,
         pp=replica.pp,
+        ep=replica.ep,
         dp=replicas,
         ckpt="none",
         lora_rank=None,
@@ -221,9 +228,12 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
     kv_gib = float(scored.parts["kv_cache"][i]) / GIB
     ceiling = replica.tokens_per_s_gpu * replica.gpus
     full = _full_load(ctx, replica)
+    distinct = replica.pp * replica.ep  # GPUs whose KV caches differ when tp ranks hold copies
     return ServingEstimate(
         kv_bytes_per_token=memory.kv_bytes_per_token(arch, replica.precision),
-        kv_cache_gib=kv_gib * replica.tp * replica.pp if arch.kv_heads >= replica.tp else kv_gib,
+        # each GPU's share, or (a latent or kv heads fewer than tp) a copy, times the GPUs that
+        # hold different sequences' caches
+        kv_cache_gib=kv_gib * (replica.gpus if arch.kv_heads >= replica.tp and not arch.is_mla else distinct),
         weights_gib=float(scored.parts["weights"][i]) / GIB * replica.gpus,
         concurrency=replica.batch,
         context=replica.seq,
@@ -256,6 +266,7 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
         budget_bytes=budget,
         links=network.decode_links([gpu], ctx.cat, ctx.req.fabric),
         defaults=ctx.cat.defaults,
+        ep=replica.ep,
     )
     if full is not None:
         ctx.assume("full_load", fraction=ctx.number("inference", "engine_memory_fraction"))
@@ -271,14 +282,18 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
     allreduces, per_allreduce, hop = network.decode_collectives(ctx.arch, replica.batch, tp, pp)
     # per GPU: its share of the all-reduces, and one hop per boundary spread over the stages
     tp_bytes, pp_bytes = float(allreduces * per_allreduce), (pp - 1) * hop / pp
+    ep_bytes = float(network.expert_all_to_all_bytes(ctx.arch, replica.batch, replica.ep))
     seconds = float(replica.scored.comm_seconds[replica.t, replica.i])  # what the search timed
     step_s = float(replica.scored.step_seconds[replica.t, replica.i])
+    by_dimension = {"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9}
+    if replica.ep > 1:
+        by_dimension["ep"] = ep_bytes / 1e9
     return NetworkEstimate(
-        per_step_gb=(tp_bytes + pp_bytes) / 1e9,
+        per_step_gb=(tp_bytes + pp_bytes + ep_bytes) / 1e9,
         fabric=fabric_for(ctx, gpu) if pp > 1 else gpu.link,
         single_node=pp == 1,
         comm_fraction=seconds / step_s if step_s > 0 else 0.0,  # the decode step includes its communication
-        by_dimension_gb={"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9},
+        by_dimension_gb=by_dimension,
     )
 
 

@@ -52,7 +52,7 @@ def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
     batch = replica.batch // 2
     while batch >= 1:
         scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
-        smaller = scored.deliverable & (scored.tp * scored.pp < replica.gpus)[None, :]
+        smaller = scored.deliverable & (scored.replica < replica.gpus)[None, :]
         if smaller.any():
             return _pick(scored, smaller, "fewer_gpus", replica.precision, batch)
         batch //= 2
@@ -70,8 +70,8 @@ def score_replicas(
     """Every replica shape the user's fixed values allow, on `types`: the plan's search and its
     alternatives' (raises RequestError when nothing fixed leaves a shape)."""
     req, cat = ctx.req, ctx.cat
-    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp)
-    tp, pp = search.serving_grid(ctx.arch, fixed)
+    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp, ep=req.ep)
+    tp, pp, ep = search.serving_grid(ctx.arch, fixed)
     if tp.size == 0:
         raise RequestError([no_layout(req, batch)])
     return search.score_serving(
@@ -86,12 +86,13 @@ def score_replicas(
         cat=cat,
         fixed=fixed,
         fabric=req.fabric,
+        ep=ep,
     )
 
 
 def _per_token(scored: search.ServingScored) -> np.ndarray:
     """USD per generated token of every candidate (T, L)."""
-    return scored.replica_cost / np.maximum(scored.tokens_per_s_gpu * scored.tp * scored.pp * 3600, 1e-9)
+    return scored.replica_cost / np.maximum(scored.tokens_per_s_gpu * scored.replica * 3600, 1e-9)
 
 
 def _pick(scored: search.ServingScored, allowed: np.ndarray, reason: str, precision: str, batch: int) -> Alternative:
@@ -99,14 +100,14 @@ def _pick(scored: search.ServingScored, allowed: np.ndarray, reason: str, precis
     cost = np.where(allowed, _per_token(scored), np.inf)
     t, i = (int(x) for x in np.unravel_index(int(np.argmin(cost)), allowed.shape))
     gpu = scored.options.gpus[t]
-    tp, pp = int(scored.tp[i]), int(scored.pp[i])
+    tp, pp, gpus = int(scored.tp[i]), int(scored.pp[i]), int(scored.replica[i])
     per_gpu_speed = float(scored.tokens_per_s_gpu[t, i])
     hourly = float(scored.replica_cost[t, i])
     return Alternative(
         reason=reason,
         gpu=gpu.id,
         gpu_name=gpu.name,
-        gpus=tp * pp,
+        gpus=gpus,
         zero=0,
         tp=tp,
         pp=pp,
@@ -119,5 +120,6 @@ def _pick(scored: search.ServingScored, allowed: np.ndarray, reason: str, precis
         per_gpu_gib=float(scored.per_gpu[i]) / GIB,
         precision=precision,
         tokens_per_s_per_gpu=per_gpu_speed,
-        cost_per_million_tokens_usd=hourly / (per_gpu_speed * tp * pp * 3600) * 1e6,
+        cost_per_million_tokens_usd=hourly / (per_gpu_speed * gpus * 3600) * 1e6,
+        ep=int(scored.ep[i]),
     )

@@ -426,6 +426,7 @@ def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
         zero=int(g.zero[i]),
         tp=int(g.tp[i]),
         pp=int(g.pp[i]),
+        ep=int(g.ep[i]),
         ckpt=CKPTS[int(g.ckpt[i])],
         offload=OFFLOADS[int(g.offload[i])],
         micro_batch=int(g.micro_batch[i]),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from gpuplan.bot.configs import FORMATS, ConfigError, export, formats_for
 from gpuplan.bot.configs.launch import Launch, launch_from
+from gpuplan.bot.configs.serving import vllm_max_num_seqs
 from gpuplan.bot.language.parser import read
 from gpuplan.bot.pipeline import answer
 
@@ -30,6 +31,7 @@ CASES = {
     "pretrain_moe_ep": "pretrain mixtral-8x7b tokens=500B gpus=64 gpu=h100 tp=2 pp=2 ep=4 fabric=roce-400",
     "serve_fp8_tp2": "llama-3.1-70b infer gpu=h100 gpus=2 precision=fp8",
     "serve_replicas": "qwen2.5-14b infer gpus=4 tp=2 gpu=l40s",
+    "serve_moe_expert_parallel": "deepseek-v2 infer gpu=h800 gpus=8 mbs=1024 precision=fp8",
     "full_two_nodes_ethernet": "qwen2.5-7b full gpus=16 gpu=a100-80gb fabric=eth-100 tp=1",
     "lora_zh": "用 4 张 A100 80G 对 qwen2.5-14b 做 lora 微调",
 }
@@ -41,6 +43,7 @@ EXPECTED_FORMATS = {
     "pretrain_moe_ep": ["torchrun", "megatron"],
     "serve_fp8_tp2": ["vllm", "sglang"],
     "serve_replicas": ["vllm", "sglang"],
+    "serve_moe_expert_parallel": ["vllm", "sglang"],
     "full_two_nodes_ethernet": ["deepspeed", "fsdp", "torchrun", "llamafactory", "megatron"],
     "lora_zh": ["deepspeed", "fsdp", "torchrun", "llamafactory"],
 }
@@ -321,20 +324,21 @@ CARRIED = {
     "torchrun": ("gpus",),
     "llamafactory": ("gpus", "zero", "offload", "micro_batch", "global_batch", "seq_len", "lora_rank"),
     "megatron": ("gpus", "tp", "pp", "ep", "cp", "zero", "offload", "micro_batch", "global_batch", "seq_len"),
-    "vllm": ("gpus", "tp", "pp", "seq_len", "micro_batch", "method"),
-    "sglang": ("gpus", "tp", "pp", "seq_len", "micro_batch", "method"),
+    "vllm": ("gpus", "tp", "pp", "ep", "seq_len", "micro_batch", "method"),
+    "sglang": ("gpus", "tp", "pp", "ep", "seq_len", "micro_batch", "method"),
 }
 
 
 def expected(launch: Launch, fmt: str) -> dict:
     """The layout the files state, as gpuplan's request fields."""
     zero = {1: 2}.get(launch.zero, launch.zero) if fmt == "fsdp" else launch.zero
-    replica = launch.tp * launch.pp
+    replica = launch.tp * launch.pp * launch.ep
     spans = launch.serving and launch.nodes > 1 and replica > launch.per_node
     # a replica over several nodes is one deployment of its nodes, repeated per replica; SGLang
     # runs one server per node for replicas that fit in a node
     per_node_server = fmt == "sglang" and launch.serving and launch.nodes > 1 and not spans
-    gpus = replica if spans else launch.gpus // launch.nodes if per_node_server else launch.gpus
+    one_replica = spans or (launch.serving and launch.ep > 1)  # an expert-parallel replica runs once per group
+    gpus = replica if one_replica else launch.gpus // launch.nodes if per_node_server else launch.gpus
     return {
         "gpus": gpus,
         "nodes": -(-replica // launch.per_node) if spans else launch.nodes,
@@ -344,7 +348,9 @@ def expected(launch: Launch, fmt: str) -> dict:
         "cp": launch.cp,
         "zero": zero,
         "offload": launch.offload,
-        "micro_batch": launch.max_num_seqs if launch.serving else launch.micro_batch,
+        "micro_batch": (vllm_max_num_seqs(launch) if fmt == "vllm" else launch.max_num_seqs)
+        if launch.serving
+        else launch.micro_batch,
         "global_batch": launch.global_batch,
         "seq_len": launch.seq_len,
         "lora_rank": launch.lora_rank,
@@ -395,9 +401,12 @@ GPUS = ["h100", "a100-80gb", "rtx-4090", "l40s"]
     gpu=st.sampled_from(GPUS),
     gpus=st.sampled_from([1, 2, 4, 8, 12, 16, 20, 24, 32]),
     seq=st.sampled_from([1024, 2048, 4096, 8192]),
+    concurrency=st.sampled_from([None, 256, 1024]),
 )
-def test_round_trip_of_random_plans(model, method, gpu, gpus, seq):
+def test_round_trip_of_random_plans(model, method, gpu, gpus, seq, concurrency):
     question = f"{model} {method} gpu={gpu} gpus={gpus} seq={seq}"
+    if method == "infer" and concurrency:
+        question += f" mbs={concurrency}"  # busy servers: MoE models are served expert-parallel
     if method == "pretrain":
         question += " tokens=10B"
     plan = answer(question)

@@ -29,7 +29,7 @@ class Topology:
 
 
 def topology(launch: Launch, fmt: str) -> Topology:
-    replica = launch.tp * launch.pp
+    replica = launch.tp * launch.pp * launch.ep
     spans = launch.nodes > 1 and replica > launch.per_node
     if not spans and launch.dp % launch.nodes:
         raise ConfigError("config_uneven_nodes", format=fmt, gpus=launch.gpus, nodes=launch.nodes)
@@ -65,7 +65,9 @@ def _header(launch: Launch, words: Words, where: Topology, flags: tuple[str, str
     """Replicas and nodes, what the sized flags (sequences, context, memory share) hold, the address."""
     seqs, length, memory = flags
     extra = []
-    if where.spans and launch.dp > 1:
+    if launch.ep > 1:
+        extra.append(words("header_expert_parallel", ep=launch.ep, replicas=launch.dp))
+    elif where.spans and launch.dp > 1:
         extra.append(words("header_replica_groups", replicas=launch.dp, nodes=where.replica_nodes))
     elif launch.dp > 1:
         extra.append(words("header_replicas", replicas=launch.dp, per_replica=where.replica_gpus))
@@ -86,7 +88,7 @@ def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
         flag("--pipeline-parallel-size", launch.pp),
         *_vllm_nodes(launch, where),
         flag("--max-model-len", launch.seq_len),
-        flag("--max-num-seqs", launch.max_num_seqs),
+        flag("--max-num-seqs", vllm_max_num_seqs(launch)),
         flag("--gpu-memory-utilization", launch.memory_fraction),
         *_quantization(launch, "fp8"),
         flag("--host", "0.0.0.0"),
@@ -105,10 +107,18 @@ def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
     return {"serve_vllm.sh": script.text()}
 
 
+def vllm_max_num_seqs(launch: Launch) -> int | None:
+    """vLLM schedules each data-parallel rank on its own: an expert-parallel replica's sequences
+    are split over its ep attention ranks."""
+    return launch.max_num_seqs // launch.ep if launch.max_num_seqs and launch.ep > 1 else launch.max_num_seqs
+
+
 def _vllm_nodes(launch: Launch, where: Topology) -> list[str]:
     """Replicas as data-parallel ranks; over several nodes, either one replica spread over them
     (vLLM's multiprocessing backend: --nnodes, --node-rank, --master-addr) or whole replicas per
     node (--data-parallel-size-local of them, the first at --data-parallel-start-rank)."""
+    if launch.ep > 1:  # data-parallel attention over the replica's GPUs, experts split over them
+        return [flag("--data-parallel-size", launch.ep), flag("--enable-expert-parallel")]
     if where.spans:
         return [
             flag("--distributed-executor-backend", "mp"),
@@ -136,10 +146,19 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
     tensor/pipeline group over nodes, it does not spread replicas."""
     where = check(launch, "sglang")
     model, variables = _model(launch, words)
-    command = ["python -m sglang.launch_server", flag("--model-path", model), flag("--tp-size", launch.tp)]
+    command = ["python -m sglang.launch_server", flag("--model-path", model)]
+    if launch.ep > 1:  # --tp-size GPUs, attention data-parallel over them, experts split over them
+        command += [
+            flag("--tp-size", launch.ep),
+            flag("--dp-size", launch.ep),
+            flag("--enable-dp-attention"),
+            flag("--ep-size", launch.ep),
+        ]
+    else:
+        command.append(flag("--tp-size", launch.tp))
     if launch.pp > 1:
         command.append(flag("--pp-size", launch.pp))
-    if where.per_node > 1:
+    if where.per_node > 1 and launch.ep == 1:
         command.append(flag("--dp-size", where.per_node))
     command += [
         flag("--context-length", launch.seq_len),

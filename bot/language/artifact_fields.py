@@ -97,9 +97,11 @@ def _counts(got: Collected, found: Artifacts, reader: Reader) -> None:
     if total is None and instance:
         total, words = instance[0][1], instance[0][0]
     if total is None and (got.value("tp") or got.value("pp")):
-        # a server's GPUs: tensor x pipeline, times its data-parallel replicas (a server's flag only)
+        # a server's GPUs: tensor x pipeline, times its data-parallel replicas (a server's flag
+        # only; SGLang's data-parallel attention ranks live inside its --tp-size GPUs)
         serving = any(tool in SERVING_LAUNCHERS for tool in found.launchers)
-        total = (got.value("tp") or 1) * (got.value("pp") or 1) * ((got.value("dp") or 1) if serving else 1)
+        replicas = (got.value("dp") or 1) if serving and not got.value("dp_attention") else 1
+        total = (got.value("tp") or 1) * (got.value("pp") or 1) * replicas
         words = got.words("tp", "pp", "dp")
     if total and 0 < total <= 200_000:
         got.put("gpus", int(total), words)
@@ -203,11 +205,26 @@ def _serving(got: Collected, method: str | None) -> None:
     if method != "infer":
         return
     got.put("micro_batch", got.value("max_num_seqs"), got.words("max_num_seqs"))
-    got.put("tp", got.value("tp"), got.words("tp"))
+    _serving_parallel(got)
     got.put("pp", got.value("pp"), got.words("pp"))
     precision = got.value("quantization") or got.value("precision")
     if precision in ("bf16", "fp16", "fp8", "int8", "int4"):
         got.put("precision", precision, got.words("quantization", "precision"))
+
+
+def _serving_parallel(got: Collected) -> None:
+    """Tensor and expert parallelism of a server: SGLang's data-parallel attention splits its
+    --tp-size GPUs into --dp-size attention ranks (experts over --ep-size); vLLM's
+    --enable-expert-parallel splits the experts over data x tensor parallel ranks."""
+    tp, dp = got.value("tp"), got.value("dp")
+    if got.value("dp_attention") and tp and dp:
+        words = got.words("tp", "dp", "dp_attention")
+        got.put("tp", max(1, tp // dp), words)
+        got.put("ep", got.value("ep") or tp, got.words("ep", "dp_attention"))
+        return
+    got.put("tp", tp, got.words("tp"))
+    if got.value("expert_parallel_serving"):
+        got.put("ep", (tp or 1) * (dp or 1), got.words("tp", "dp", "expert_parallel_serving"))
 
 
 def _notes_only(got: Collected) -> None:

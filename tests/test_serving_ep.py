@@ -1,0 +1,85 @@
+"""Expert-parallel serving of MoE models (data-parallel attention, routed experts split over the
+replica's GPUs, as DeepSeek and SGLang deploy them): memory, decode speed, all-to-all, search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuplan.bot.jsonout import plan_json
+from gpuplan.bot.pipeline import answer
+from gpuplan.estimator import compute, network, search
+from gpuplan.estimator.architecture import for_model
+from gpuplan.estimator.memory import kv_bytes_per_token, serving_memory
+from gpuplan.knowledge import catalog
+
+
+@pytest.fixture(scope="module")
+def v2():
+    return for_model("deepseek-v2")
+
+
+def _overheads():
+    from gpuplan.estimator.context import overheads
+
+    return overheads(catalog())
+
+
+def test_each_gpu_holds_all_but_the_routed_experts_and_its_own_sequences(v2):
+    """DeepSeek-V2 in fp8, 64 sequences of 4,096 tokens on 8 GPUs with ep=8: 1/8 of the routed
+    experts, every other weight, and the whole MLA latent of its 8 sequences."""
+    over = _overheads()
+    parts = serving_memory(v2, "fp8", seq_len=4096, batch=64, tp=1, pp=1, prefill_chunk=8192, over=over, ep=8)
+    ends = (v2.embed_params + v2.head_params + v2.final_norm_params + v2.vision_params) * 2.0
+    expected = (v2.layer_stack_params - v2.routed_expert_params * 7 / 8) * 1.0 + ends
+    assert float(parts["weights"]) == pytest.approx(expected, rel=1e-9)
+    assert float(parts["kv_cache"]) == pytest.approx(8 * 4096 * kv_bytes_per_token(v2, "fp8"), rel=1e-9)
+
+
+def test_tensor_parallel_copies_the_latent_expert_parallel_does_not(v2):
+    over = _overheads()
+    tp8 = serving_memory(v2, "fp8", seq_len=4096, batch=64, tp=8, pp=1, prefill_chunk=8192, over=over)
+    ep8 = serving_memory(v2, "fp8", seq_len=4096, batch=64, tp=1, pp=1, prefill_chunk=8192, over=over, ep=8)
+    assert float(tp8["kv_cache"]) == pytest.approx(8 * float(ep8["kv_cache"]), rel=1e-9)
+
+
+def test_all_to_all_bytes_by_hand(v2):
+    """Per decode step and GPU: its 1/ep of the tokens, each to k=6 experts and back in 16 bits,
+    7/8 of it to other GPUs, in every one of the 59 MoE layers."""
+    batch, ep = 256, 8
+    per_layer = batch / ep * 6 * 5120 * 2 * 2 * 7 / 8
+    assert float(network.expert_all_to_all_bytes(v2, batch, ep)) == pytest.approx(59 * per_layer, rel=1e-9)
+    assert float(network.expert_all_to_all_bytes(v2, batch, 1)) == 0.0
+    assert float(network.expert_all_to_all_bytes(for_model("llama-3-8b"), batch, ep)) == 0.0
+
+
+def test_decode_reads_one_eighth_of_the_routed_experts(v2):
+    d, gpu = catalog().defaults, catalog().gpus["h800-80gb"]
+    one = compute.decode_speed(v2, gpu, "fp8", seq_len=4096, batch=1, tp=8, pp=1, defaults=d)
+    eight = compute.decode_speed(v2, gpu, "fp8", seq_len=4096, batch=1, tp=1, pp=1, defaults=d, ep=8)
+    # one sequence touches 6 of 160 experts either way; tp=8 splits everything, ep=8 only the experts
+    assert float(eight.step_seconds) > float(one.step_seconds)
+
+
+def test_the_grid_offers_expert_parallel_replicas_for_moe_models_only(v2):
+    tp, pp, ep = search.serving_grid(v2, search.Fixed())
+    assert set(ep[ep > 1]) == {2, 4, 8, 16} and np.all(tp[ep > 1] == 1) and np.all(pp[ep > 1] == 1)
+    _, _, dense_ep = search.serving_grid(for_model("llama-3-8b"), search.Fixed())
+    assert np.all(dense_ep == 1)
+    _, _, fixed = search.serving_grid(v2, search.Fixed(tp=8))
+    assert np.all(fixed == 1)  # a fixed tensor-parallel size keeps the replica tensor-parallel
+
+
+def test_busy_deepseek_servers_are_planned_expert_parallel_and_hold_many_more_sequences():
+    busy = plan_json(answer("deepseek-v3 infer gpu=h200 gpus=8 mbs=512"))
+    tp8 = plan_json(answer("deepseek-v3 infer gpu=h200 gpus=8 mbs=512 tp=8"))
+    assert busy["serving"]["replica_gpus"] == tp8["serving"]["replica_gpus"] == 8
+    assert busy["request"]["ep"] == 8 and busy["request"]["tp"] == 1
+    assert busy["serving"]["max_concurrency"] > 3 * tp8["serving"]["max_concurrency"]
+    assert any("expert parallel 8" in a for a in busy["assumptions"])
+
+
+def test_a_few_sequences_stay_tensor_parallel():
+    """At 16 sequences each GPU would read every non-routed weight for two: tensor parallel wins."""
+    calm = plan_json(answer("deepseek-v3 infer gpu=h200"))
+    assert calm["request"]["ep"] == 1
