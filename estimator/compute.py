@@ -253,7 +253,8 @@ def decode_speed_arrays(
     routed = a.routed_expert_params
     weight_bytes = (a.params - routed + routed * touched / ep) * SERVE_WEIGHT_BYTES[precision]
     t_weights = weight_bytes / (tp * pp) / hbm
-    kv_read = batch / ep * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
+    own = np.ceil(batch / ep)  # sequences on the busiest attention rank
+    kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
     t_kv = kv_read / hbm
     flops = tokens * token_flops(a, "infer", seq_len).model
     t_compute = flops / gpus / (np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency"))

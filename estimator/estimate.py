@@ -65,7 +65,10 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
         reject("gpus_nodes_mismatch", gpus=req.gpus, nodes=req.nodes)
     if req.gpus and req.tp and req.pp and req.tp >= 1 and req.pp >= 1 and req.gpus % (req.tp * req.pp):
         reject("tp_pp_not_dividing", gpus=req.gpus, tp=req.tp, pp=req.pp)
-    if req.gpus and (req.ep or req.cp) and _parallel_not_dividing(req):
+    serving_ep = req.method == "infer" and (req.ep or 1) > 1
+    if serving_ep and ((req.tp or 1) > 1 or (req.pp or 1) > 1):
+        reject("serving_ep_with_tp", ep=req.ep, tp=req.tp or 1, pp=req.pp or 1)
+    elif req.gpus and (req.ep or req.cp) and _parallel_not_dividing(req):
         reject("parallel_not_dividing", gpus=req.gpus, tp=req.tp or 1, pp=req.pp or 1, ep=req.ep or 1, cp=req.cp or 1)
     return bad
 

@@ -420,7 +420,7 @@ def serving_memory(
     expert parallelism) each GPU holds all but the routed experts, 1/ep of those, and its own
     1/ep of the sequences with their whole KV cache."""
     tp_f, pp_f, ep_f = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
-    batch_f = np.asarray(batch, dtype=float) / ep_f  # the sequences one GPU's attention serves
+    batch_f = np.ceil(np.asarray(batch, dtype=float) / ep_f)  # the sequences the busiest attention rank serves
     w_b = SERVE_WEIGHT_BYTES[precision]
     # quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit
     ends = a.embed_params + a.head_params + a.final_norm_params

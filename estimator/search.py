@@ -716,7 +716,7 @@ def score_serving(
     shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))
     if fixed.tp or fixed.pp:
         shape_ok = tp[None, :] <= np.maximum(per_node, tp.max())
-    shape_ok &= ep[None, :] <= per_node  # the all-to-all stays inside a node's NVLink
+    shape_ok &= expert_parallel_ok(ep, options)
     replica = tp * pp * ep
     in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
     comm, speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric, ep)
@@ -737,6 +737,13 @@ def score_serving(
     )
 
 
+def expert_parallel_ok(ep: np.ndarray, options: GpuOptions) -> np.ndarray:
+    """(T, L): expert-parallel replicas stay inside one node of NVLink-connected GPUs, where the
+    all-to-all is timed; PCIe cards and replicas over nodes are left to tensor parallelism."""
+    nvlink = np.array([[g.link == "nvlink"] for g in options.gpus])
+    return (ep[None, :] == 1) | ((ep[None, :] <= options.per_node) & nvlink)
+
+
 def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed: float) -> tuple[int, bool, bool]:
     """The replica to deploy: cheapest per generated token (default), fastest per sequence, or
     fewest GPUs, among those that fit, are in stock and stream at least `min_speed` tokens/s per
@@ -746,8 +753,8 @@ def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed:
     interactive = per_sequence >= min_speed
     allowed = scored.deliverable.ravel()
     met = bool(allowed.any())
-    if not met:
-        allowed = (scored.fits & scored.options.usable).ravel()
+    if not met:  # nothing deliverable: fits anywhere, but never an expert-parallel replica over nodes
+        allowed = (scored.fits & scored.options.usable & expert_parallel_ok(scored.ep, scored.options)).ravel()
         if not allowed.any():
             per_gpu = np.broadcast_to(scored.per_gpu, scored.fits.shape).ravel()
             return int(np.argmin(per_gpu)), False, False

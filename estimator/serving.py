@@ -15,6 +15,7 @@ from gpuplan.estimator.context import (
     Context,
     candidate_gpus,
     fabric_for,
+    overheads,
     stock_warning,
 )
 from gpuplan.estimator.memory import GIB
@@ -146,9 +147,9 @@ def _region(ctx: Context) -> str | None:
 
 def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
     req = ctx.req
-    if replica.ep > 1:
+    if replica.ep > 1 and not req.ep:
         ctx.assume("serving_expert_parallel", ep=replica.ep, experts=ctx.arch.experts // replica.ep)
-    elif not (req.gpus or req.tp or req.pp):
+    elif replica.ep == 1 and not (req.gpus or req.tp or req.pp):
         ctx.assume("serving_layout", tp=replica.tp, pp=replica.pp)
     if replica.precision in ("int8", "int4", "fp8"):
         ctx.assume("quantized_ends", precision=replica.precision)
@@ -224,17 +225,14 @@ def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
 
 def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> ServingEstimate:
     """The KV cache, weights and speed of one replica; a MIG slice when one replica needs less than a GPU."""
-    scored, i, arch = replica.scored, replica.i, ctx.arch
-    kv_gib = float(scored.parts["kv_cache"][i]) / GIB
+    arch = ctx.arch
     ceiling = replica.tokens_per_s_gpu * replica.gpus
     full = _full_load(ctx, replica)
-    distinct = replica.pp * replica.ep  # GPUs whose KV caches differ when tp ranks hold copies
     return ServingEstimate(
         kv_bytes_per_token=memory.kv_bytes_per_token(arch, replica.precision),
-        # each GPU's share, or (a latent or kv heads fewer than tp) a copy, times the GPUs that
-        # hold different sequences' caches
-        kv_cache_gib=kv_gib * (replica.gpus if arch.kv_heads >= replica.tp and not arch.is_mla else distinct),
-        weights_gib=float(scored.parts["weights"][i]) / GIB * replica.gpus,
+        # the replica's cache and weights as data, whatever copies the layout keeps
+        kv_cache_gib=memory.kv_bytes_per_token(arch, replica.precision) * replica.batch * replica.seq / GIB,
+        weights_gib=float(_model_weight_bytes(ctx, replica)) / GIB,
         concurrency=replica.batch,
         context=replica.seq,
         replica_gpus=replica.gpus,
@@ -248,6 +246,14 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
         region=replica.region,
         users=ctx.req.users,
     )
+
+
+def _model_weight_bytes(ctx: Context, replica: Replica) -> float:
+    """The served weights once (one GPU's share with nothing split)."""
+    parts = memory.serving_memory(
+        ctx.arch, replica.precision, seq_len=replica.seq, batch=1, tp=1, pp=1, prefill_chunk=1, over=overheads(ctx.cat)
+    )
+    return float(parts["weights"])
 
 
 def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:

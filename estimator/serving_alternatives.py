@@ -9,7 +9,7 @@ from gpuplan.estimator import search
 from gpuplan.estimator.context import Context, no_layout, overheads
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import GIB
-from gpuplan.estimator.schema import Alternative
+from gpuplan.estimator.schema import Alternative, Note
 from gpuplan.knowledge import GPU
 
 # the next precision down that serving engines run (FP8 needs FP8 tensor cores or Ampere's
@@ -74,6 +74,10 @@ def score_replicas(
     tp, pp, ep = search.serving_grid(ctx.arch, fixed)
     if tp.size == 0:
         raise RequestError([no_layout(req, batch)])
+    options = search.gpu_options(cat, types, region, None)
+    if (req.ep or 1) > 1 and not search.expert_parallel_ok(ep, options).any():
+        per_node = int(options.per_node.max())
+        raise RequestError([Note(code="serving_ep_beyond_node", params={"ep": req.ep, "per_node": per_node})])
     return search.score_serving(
         ctx.arch,
         precision,
@@ -81,7 +85,7 @@ def score_replicas(
         batch=batch,
         tp=tp,
         pp=pp,
-        options=search.gpu_options(cat, types, region, None),
+        options=options,
         over=overheads(cat),
         cat=cat,
         fixed=fixed,

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from gpuplan.bot.configs import FORMATS, ConfigError, export, formats_for
 from gpuplan.bot.configs.launch import Launch, launch_from
-from gpuplan.bot.configs.serving import vllm_max_num_seqs
 from gpuplan.bot.language.parser import read
 from gpuplan.bot.pipeline import answer
 
@@ -348,14 +347,20 @@ def expected(launch: Launch, fmt: str) -> dict:
         "cp": launch.cp,
         "zero": zero,
         "offload": launch.offload,
-        "micro_batch": (vllm_max_num_seqs(launch) if fmt == "vllm" else launch.max_num_seqs)
-        if launch.serving
-        else launch.micro_batch,
+        "micro_batch": _served_sequences(launch, fmt) if launch.serving else launch.micro_batch,
         "global_batch": launch.global_batch,
         "seq_len": launch.seq_len,
         "lora_rank": launch.lora_rank,
         "method": launch.method,
     }
+
+
+def _served_sequences(launch: Launch, fmt: str) -> int | None:
+    """The replica's sequences as the files state them: vLLM caps each of an expert-parallel
+    replica's attention ranks, rounded up."""
+    if fmt == "vllm" and launch.ep > 1 and launch.max_num_seqs:
+        return -(-launch.max_num_seqs // launch.ep) * launch.ep
+    return launch.max_num_seqs
 
 
 def read_back(files: dict[str, str]) -> dict:
@@ -470,3 +475,27 @@ def test_a_data_parallel_format_plans_the_question_again_without_model_paralleli
     with pytest.raises(ConfigError) as err:
         export_for_question("70b full gpus=16 tp=4", "deepspeed")
     assert err.value.code == "config_needs_megatron"
+
+
+@pytest.mark.parametrize(
+    "command, tp, ep",
+    [
+        ("vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8 --enable-expert-parallel", 8, None),
+        ("vllm serve deepseek-ai/DeepSeek-V3 --data-parallel-size 8 --enable-expert-parallel", None, 8),
+        (
+            "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --dp 8 --enable-dp-attention",
+            1,
+            8,
+        ),
+        (
+            "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --dp 2 --enable-dp-attention",
+            8,
+            None,
+        ),
+    ],
+)
+def test_pasted_expert_parallel_servers_are_read_as_gpuplan_plans_them(command, tp, ep):
+    """Expert parallelism with purely data-parallel attention is read as ep; a server split both
+    ways keeps its tensor parallelism (gpuplan plans EP with tp = 1 only)."""
+    got = read(f"```\n{command}\n```")[0].request
+    assert (got.tp, got.ep, got.gpus) == (tp, ep, 8)

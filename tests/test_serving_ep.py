@@ -53,12 +53,59 @@ def test_all_to_all_bytes_by_hand(v2):
     assert float(network.expert_all_to_all_bytes(for_model("llama-3-8b"), batch, ep)) == 0.0
 
 
-def test_decode_reads_one_eighth_of_the_routed_experts(v2):
+def test_decode_reads_one_eighth_of_the_touched_routed_experts_by_hand(v2):
+    """The weights read per step, by hand: every non-routed weight, and 1/8 of the routed experts
+    the step's tokens touch (1 - (1 - 6/160)^tokens of them), at 1 byte (fp8) and the HBM rate."""
     d, gpu = catalog().defaults, catalog().gpus["h800-80gb"]
-    one = compute.decode_speed(v2, gpu, "fp8", seq_len=4096, batch=1, tp=8, pp=1, defaults=d)
-    eight = compute.decode_speed(v2, gpu, "fp8", seq_len=4096, batch=1, tp=1, pp=1, defaults=d, ep=8)
-    # one sequence touches 6 of 160 experts either way; tp=8 splits everything, ep=8 only the experts
-    assert float(eight.step_seconds) > float(one.step_seconds)
+    batch = 64
+    touched = 1 - (1 - 6 / 160) ** batch
+    weight_bytes = v2.params - v2.routed_expert_params + v2.routed_expert_params * touched / 8
+    hbm = gpu.hbm_gb_s * 1e9 * d.number("inference", "hbm_efficiency")
+    speed = compute.decode_speed(v2, gpu, "fp8", seq_len=4096, batch=batch, tp=1, pp=1, defaults=d, ep=8)
+    kv = 8 * 4096 * compute.HELD_SHARE * kv_bytes_per_token(v2, "fp8") / hbm  # its own 8 sequences
+    flops = batch * compute.token_flops(v2, "infer", 4096).model / 8
+    t_compute = flops / (compute.serving_peak_flops(gpu, "fp8") * d.number("inference", "compute_efficiency"))
+    assert float(speed.step_seconds) == pytest.approx(max(weight_bytes / hbm, t_compute) + kv, rel=1e-9)
+
+
+def test_full_load_fills_each_attention_ranks_budget(v2):
+    from gpuplan.estimator import saturation
+
+    cat = catalog()
+    gpu = cat.gpus["h800-80gb"]
+    links = network.decode_links([gpu], cat, None)
+    per_rank = saturation.saturation(
+        v2, "fp8", seq=4096, tp=1, pp=1, gpu=gpu, budget_bytes=20e9, links=links, defaults=cat.defaults, ep=1
+    )
+    eight = saturation.saturation(
+        v2, "fp8", seq=4096, tp=1, pp=1, gpu=gpu, budget_bytes=20e9, links=links, defaults=cat.defaults, ep=8
+    )
+    assert eight.concurrency == 8 * per_rank.concurrency
+    assert eight.tokens_per_s_per_sequence == pytest.approx(eight.tokens_per_s_per_gpu * 8 / eight.concurrency)
+
+
+def test_the_replica_reports_its_cache_and_weights_once():
+    """kv_cache_gib and weights_gib are the replica's data, whatever the layout copies."""
+    ep = plan_json(answer("deepseek-v3 infer gpu=h200 gpus=8 mbs=512"))
+    tp = plan_json(answer("deepseek-v3 infer gpu=h200 gpus=8 mbs=512 tp=8"))
+    for field in ("kv_cache_gib", "weights_gib"):
+        assert ep["serving"][field] == pytest.approx(tp["serving"][field], rel=1e-6)
+    assert ep["serving"]["kv_cache_gib"] == pytest.approx(70272 / 2 * 512 * 4096 / 2**30, rel=1e-6)  # fp8 MLA
+
+
+@pytest.mark.parametrize(
+    "question, code",
+    [
+        ("deepseek-v3 infer gpu=h100 ep=16 mbs=256", "serving_ep_beyond_node"),
+        ("deepseek-v3 infer gpu=h200 tp=8 ep=8", "serving_ep_with_tp"),
+    ],
+)
+def test_expert_parallel_serving_it_cannot_plan_is_refused(question, code):
+    from gpuplan.bot.pipeline import QuestionError
+
+    with pytest.raises(QuestionError) as err:
+        answer(question)
+    assert [n.code for n in err.value.notes] == [code]
 
 
 def test_the_grid_offers_expert_parallel_replicas_for_moe_models_only(v2):

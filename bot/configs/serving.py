@@ -94,23 +94,39 @@ def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
         flag("--host", "0.0.0.0"),
         flag("--port", 8000),
     ]
-    script = Script(_header(launch, words, where, ("--max-num-seqs", "--max-model-len", "--gpu-memory-utilization")))
-    if where.spans:
+    seqs_flag = "--max-num-seqs (per attention rank)" if launch.ep > 1 else "--max-num-seqs"
+    script = Script(_header(launch, words, where, (seqs_flag, "--max-model-len", "--gpu-memory-utilization")))
+    if launch.ep > 1:
+        if launch.dp > 1:  # several expert-parallel replicas: each on its own GPUs and port
+            variables += _replica_group(launch, words, "GPUS", ",".join(str(g) for g in range(launch.ep)))
+            command[0] = f"CUDA_VISIBLE_DEVICES=$GPUS {command[0]}"
+            command[-1] = flag("--port", "$PORT")
+    elif where.spans:
         variables += common.rendezvous(launch, words)
     elif launch.nodes > 1:
         variables += common.rendezvous(launch, words, node_rank=False)
         variables.append(("DP_START_RANK", "0", words("dp_start_rank", local=where.per_node)))
-    if launch.nodes > 1:
+    if launch.nodes > 1 and launch.ep == 1:
         script.header += [words("header_run_all"), words("header_headless")]
     script.variables = variables
     script.commands = [command]
     return {"serve_vllm.sh": script.text()}
 
 
+def _replica_group(launch: Launch, words: Words, gpus_var: str, first: str) -> list[tuple[str, str, str]]:
+    """Where one of several expert-parallel replicas runs: its GPUs and its port."""
+    return [
+        (gpus_var, first, words("replica_gpus", ep=launch.ep)),
+        ("PORT", "8000" if gpus_var == "GPUS" else "30000", words("replica_port")),
+    ]
+
+
 def vllm_max_num_seqs(launch: Launch) -> int | None:
     """vLLM schedules each data-parallel rank on its own: an expert-parallel replica's sequences
     are split over its ep attention ranks."""
-    return launch.max_num_seqs // launch.ep if launch.max_num_seqs and launch.ep > 1 else launch.max_num_seqs
+    if launch.max_num_seqs and launch.ep > 1:
+        return max(1, -(-launch.max_num_seqs // launch.ep))
+    return launch.max_num_seqs
 
 
 def _vllm_nodes(launch: Launch, where: Topology) -> list[str]:
@@ -173,13 +189,17 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
             flag("--node-rank", "$NODE_RANK"),
             flag("--dist-init-addr", "$MASTER_ADDR:$MASTER_PORT"),
         ]
-    command += [flag("--host", "0.0.0.0"), flag("--port", 30000)]
+    several = launch.ep > 1 and launch.dp > 1  # expert-parallel replicas: each on its own GPUs and port
+    if several:
+        variables += _replica_group(launch, words, "BASE_GPU_ID", "0")
+        command.append(flag("--base-gpu-id", "$BASE_GPU_ID"))
+    command += [flag("--host", "0.0.0.0"), flag("--port", "$PORT" if several else 30000)]
     script = Script(
         _header(launch, words, where, ("--max-running-requests", "--context-length", "--mem-fraction-static"))
     )
     if where.spans:
         script.header.append(words("header_run_all"))
-    elif launch.nodes > 1:
+    elif launch.nodes > 1 and launch.ep == 1:
         script.header.append(words("header_server_per_node", nodes=launch.nodes))
     script.variables = variables
     script.commands = [command]

@@ -96,13 +96,13 @@ def _counts(got: Collected, found: Artifacts, reader: Reader) -> None:
     instance = reader.code_names.get("instance")
     if total is None and instance:
         total, words = instance[0][1], instance[0][0]
-    if total is None and (got.value("tp") or got.value("pp")):
+    serving = any(tool in SERVING_LAUNCHERS for tool in found.launchers)
+    if total is None and (got.value("tp") or got.value("pp") or (serving and got.value("dp"))):
         # a server's GPUs: tensor x pipeline, times its data-parallel replicas (a server's flag
         # only; SGLang's data-parallel attention ranks live inside its --tp-size GPUs)
-        serving = any(tool in SERVING_LAUNCHERS for tool in found.launchers)
         replicas = (got.value("dp") or 1) if serving and not got.value("dp_attention") else 1
         total = (got.value("tp") or 1) * (got.value("pp") or 1) * replicas
-        words = got.words("tp", "pp", "dp")
+        words = got.words("tp", "pp", "dp") or " ".join(found.launchers)
     if total and 0 < total <= 200_000:
         got.put("gpus", int(total), words)
     if nodes and 0 < nodes <= 20_000:
@@ -204,7 +204,10 @@ def _training_precision(got: Collected) -> str | None:
 def _serving(got: Collected, method: str | None) -> None:
     if method != "infer":
         return
-    got.put("micro_batch", got.value("max_num_seqs"), got.words("max_num_seqs"))
+    seqs, ranks = got.value("max_num_seqs"), got.value("dp")
+    if seqs and ranks and got.value("expert_parallel_serving") and (got.value("tp") or 1) == 1:
+        seqs *= ranks  # vLLM schedules each data-parallel attention rank on its own
+    got.put("micro_batch", seqs, got.words("max_num_seqs", "dp"))
     _serving_parallel(got)
     got.put("pp", got.value("pp"), got.words("pp"))
     precision = got.value("quantization") or got.value("precision")
@@ -217,14 +220,15 @@ def _serving_parallel(got: Collected) -> None:
     --tp-size GPUs into --dp-size attention ranks (experts over --ep-size); vLLM's
     --enable-expert-parallel splits the experts over data x tensor parallel ranks."""
     tp, dp = got.value("tp"), got.value("dp")
-    if got.value("dp_attention") and tp and dp:
-        words = got.words("tp", "dp", "dp_attention")
-        got.put("tp", max(1, tp // dp), words)
+    # gpuplan plans expert parallelism with purely data-parallel attention (tp = 1): a server split
+    # both ways keeps its tensor parallelism, and the answer notes the expert flag as read
+    if got.value("dp_attention") and tp and dp == tp:
+        got.put("tp", 1, got.words("tp", "dp", "dp_attention"))
         got.put("ep", got.value("ep") or tp, got.words("ep", "dp_attention"))
         return
     got.put("tp", tp, got.words("tp"))
-    if got.value("expert_parallel_serving"):
-        got.put("ep", (tp or 1) * (dp or 1), got.words("tp", "dp", "expert_parallel_serving"))
+    if got.value("expert_parallel_serving") and (tp or 1) == 1 and dp:
+        got.put("ep", dp, got.words("dp", "expert_parallel_serving"))
 
 
 def _notes_only(got: Collected) -> None:

@@ -3,7 +3,7 @@
 # Layout: tp=1 pp=1 ep=8 dp=1 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # One replica of 8 GPUs: attention data-parallel over them, the routed experts split over them.
-# --max-num-seqs: the most sequences the plan's KV-cache budget holds at full load
+# --max-num-seqs (per attention rank): the most sequences the plan's KV-cache budget holds at full load
 # --max-model-len: prompt plus output, the plan's context
 # --gpu-memory-utilization: the engine's share of GPU memory the plan assumed
 # The server listens on every interface without an API key: keep it behind your gateway or add --api-key.
