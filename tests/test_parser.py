@@ -135,3 +135,21 @@ def test_token_rates_and_amounts_are_not_lengths():
 def test_a_full_stop_ends_a_model_name():
     assert parse("I use llama-3-8b. It runs out of memory").request.model == "llama-3-8b"
     assert parse("qwen2.5 7b lora").request.model == "qwen2.5-7b"  # a version's dot is not a full stop
+
+
+@pytest.mark.parametrize(
+    "question, family, models",
+    [
+        ("fine-tune LLaMA 3 on 4 A100", "llama-3", ["llama-3-8b", "llama-3-70b"]),
+        ("llama 3.1 qlora", "llama-3.1", ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b"]),
+        ("用qwen3做lora微调", "qwen3", ["qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b", "qwen3-14b", "qwen3-32b"]),
+    ],
+)
+def test_a_family_without_a_size_is_asked_back_with_its_sizes(question, family, models):
+    """The family's own sizes, smallest first (not its coder or VL variants), and a plan question."""
+    from gpuplan.bot.pipeline import answer
+
+    plan = answer(question)
+    assert plan.intent == "plan" and plan.estimate is None
+    note = next(n for n in plan.notes + plan.clarify if n.code == "model_family_sizes")
+    assert note.params == {"value": family, "models": models}

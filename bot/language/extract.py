@@ -542,7 +542,13 @@ class Reader:
                 continue  # a bare family word names no model
             size = re.search(r"(\d+(?:\.\d+)?)\s*b(?![a-z])", name)
             self.scan.take(match)
-            if any(n.code == "unknown_model_name" and n.params["value"] == name for n in self.notes):
+            if any(
+                n.code in ("unknown_model_name", "model_family_sizes") and n.params["value"] == name for n in self.notes
+            ):
+                continue
+            family = None if size else family_sizes(name, self.scan.original[match.end() :], self.cat)
+            if family:
+                self.notes.append(Note(code="model_family_sizes", params={"value": family[0], "models": family[1]}))
                 continue
             self.notes.append(
                 Note(
@@ -969,6 +975,28 @@ def suggest_models(value: str, cat: Catalog, n: int = 3) -> list[str]:
         normalize_name(value), list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=50
     )
     return list(dict.fromkeys(cat.model_index[name] for name, _, _ in hits))[:n]
+
+
+_VERSION_AFTER = re.compile(r"^[\s_-]*(\d+(?:\.\d+)?)(?![\d.]*\s*[bm](?![a-z]))")
+_SIZE_ONLY = re.compile(r"\d+(?:\.\d+)?b")
+
+
+def family_sizes(name: str, after: str, cat: Catalog) -> tuple[str, list[str]] | None:
+    """A family (and version) named without a size ("LLaMA 3", "qwen2.5"): the catalog's sizes
+    of it, smallest first, so the question back can list them; None when the catalog has none."""
+    version = _VERSION_AFTER.match(after)
+    latin = re.match(r"[a-z0-9.\s_-]*", name.strip().lower()).group(0).strip()  # not the words after it
+    key = re.sub(r"[\s_]+", "-", latin)
+    if version and not re.search(r"\d$", key):
+        key = f"{key}-{version.group(1)}"
+    # the family's own sizes (qwen2.5-7b), not its variants (qwen2.5-coder-7b)
+    sized = [
+        m for m in cat.models.values() if m.id.startswith(key + "-") and _SIZE_ONLY.fullmatch(m.id[len(key) + 1 :])
+    ]
+    if len(sized) < 2:
+        return None
+    sized.sort(key=lambda m: m.params_b)
+    return key, [m.id for m in sized][:8]
 
 
 def suggest_gpus(value: str, cat: Catalog, n: int = 3) -> list[str]:

@@ -322,6 +322,10 @@ def verdict(
     return Verdict(intent=intent, topics=_rank_topics(topic_scores, fired, intent), ask=ask, scores=scores)
 
 
+# notes of a model family named without a catalog size (extract.Reader.unknown_models)
+MODEL_FAMILY_NOTES = ("model_family_sizes", "unknown_model_name")
+
+
 def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "") -> str:
     """Where the form of a question says more than its words: rules over the classifier."""
     if parsed.compare and parsed.compare_direct:
@@ -330,6 +334,9 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "") -> str:
         return "plan"  # "8张V100或者8张3090够用吗": is either enough, not which is better
     if intent == "other" and parsed.fixed:
         return "plan"  # a gpuplan setting is written: the question is ours
+    unsized = parsed.request.model is None and parsed.request.params_b is None
+    if intent == "other" and unsized and any(n.code in MODEL_FAMILY_NOTES for n in parsed.notes):
+        return "plan"  # only a model family is named ("LLaMA 3", "mistral"): ours, asked back for its size
     if ask != "plan" and intent != "compare":
         return "plan"  # the hardware itself asked about: a plan of its own kind
     return intent
