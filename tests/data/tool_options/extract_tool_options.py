@@ -55,6 +55,7 @@ transformers
 
 from __future__ import annotations
 
+import abc
 import argparse
 import ast
 import datetime as _dt
@@ -78,11 +79,14 @@ def warn(msg: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-class Source:
+class Source(abc.ABC):
+    """Where a tool's source files come from: a git snapshot, a directory, or a wheel."""
+
     kind = "?"
 
-    def read(self, path: str) -> str | None:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abc.abstractmethod
+    def read(self, path: str) -> str | None:
+        """The text of one source file, or None when the snapshot lacks it."""
 
     def exists(self, path: str) -> bool:
         return self.read(path) is not None
@@ -734,7 +738,7 @@ class ArgInterpreter:
 
     # hooks ---------------------------------------------------------------
     def on_assign(self, mod, func, stmt, env, cls_ctx):
-        pass
+        """An assignment the walk meets; interpreters that track names override it (the base ignores it)."""
 
     def on_for(self, mod, func, stmt, env, cls_ctx, condition):
         self.exec_body(mod, func, stmt.body, env, cls_ctx, condition)
@@ -1277,8 +1281,6 @@ def extract_llamafactory(proj: Project):
         names: dict[str, FieldInfo] = {}
         external_bases = set()
         for m, c in classes:
-            for _mm, _cc in class_mro(proj, m, c):
-                pass
             for b in _external_bases(proj, m, c):
                 external_bases.add(b)
             for name, f in class_fields(proj, m, c, only_pkg="llamafactory").items():
@@ -1294,8 +1296,8 @@ def extract_llamafactory(proj: Project):
     try:
         mb, _ = fields_of(classes_of("_TRAIN_MBRIDGE_ARGS"))
         extra = {n: f for n, f in mb.items() if n not in train}
-    except SystemExit:
-        pass
+    except SystemExit as missing:  # versions before Megatron-Bridge support define no such arguments
+        warn(f"no Megatron-Bridge arguments: {missing}")
     # every dataclass defined in the hparams files that feed _TRAIN_ARGS
     covered = {(f.mod.path, f.owner) for f in train.values()}
     files = sorted({f.mod.path for f in train.values()})
