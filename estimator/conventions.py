@@ -37,9 +37,8 @@ def megatron_layout(tp, pp, ep=1.0, cp=1.0) -> np.ndarray:
 
 def grad_bytes(precision: str, megatron) -> np.ndarray:
     """Bytes per gradient element held and reduced."""
-    if precision == "fp32":
-        return np.where(megatron, 4.0, 4.0)
-    return np.where(np.asarray(megatron) & (precision in FP32_GRADS_UNDER_MEGATRON), 4.0, 2.0)
+    fp32 = (precision == "fp32") | (np.asarray(megatron) & (precision in FP32_GRADS_UNDER_MEGATRON))
+    return np.where(fp32, 4.0, 2.0)
 
 
 def loss_bytes_per_logit(megatron) -> np.ndarray:

@@ -403,6 +403,21 @@ def kv_bytes_per_token(a: Arch, precision: str) -> float:
     return a.layers * a.kv_cache_elems_per_token_layer * elem
 
 
+def serving_weight_bytes(a: Arch, precision: str, tp=1.0, pp=1.0, ep=1.0) -> np.ndarray:
+    """Weight bytes one GPU of a replica holds (with tp = pp = ep = 1: the served model once).
+    Quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit; the first
+    pipeline stage holds the embedding and a vision-language model's encoder, the last the head;
+    expert parallelism splits only the routed experts."""
+    tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    ends = a.embed_params + a.head_params + a.final_norm_params
+    first, last = a.embed_params + a.vision_params, a.head_params
+    stack = a.layer_stack_params - a.routed_expert_params * (1 - 1 / ep)
+    weights = (
+        stack / pp * SERVE_WEIGHT_BYTES[precision] + np.where(pp > 1, max(first, last), ends + a.vision_params) * 2.0
+    )
+    return weights / tp
+
+
 def serving_memory(
     a: Arch,
     precision: str,
@@ -421,14 +436,7 @@ def serving_memory(
     1/ep of the sequences with their whole KV cache."""
     tp_f, pp_f, ep_f = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     batch_f = np.ceil(np.asarray(batch, dtype=float) / ep_f)  # the sequences the busiest attention rank serves
-    w_b = SERVE_WEIGHT_BYTES[precision]
-    # quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit
-    ends = a.embed_params + a.head_params + a.final_norm_params
-    # the first stage holds the embedding and a vision-language model's encoder, the last the head
-    first, last = a.embed_params + a.vision_params, a.head_params
-    stack = a.layer_stack_params - a.routed_expert_params * (1 - 1 / ep_f)
-    weights = stack / pp_f * w_b + np.where(pp_f > 1, max(first, last), ends + a.vision_params) * 2.0
-    weights = weights / tp_f
+    weights = serving_weight_bytes(a, precision, tp_f, pp_f, ep_f)
     kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * kv_share(a, tp_f)
     chunk = np.minimum(batch_f * seq_len, prefill_chunk)
     layer_working = activation_elems_per_token_layer(a)["none"] * chunk * 2.0 / tp_f

@@ -15,7 +15,6 @@ from gpuplan.estimator.context import (
     Context,
     candidate_gpus,
     fabric_for,
-    overheads,
     stock_warning,
 )
 from gpuplan.estimator.memory import GIB
@@ -232,7 +231,7 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
         kv_bytes_per_token=memory.kv_bytes_per_token(arch, replica.precision),
         # the replica's cache and weights as data, whatever copies the layout keeps
         kv_cache_gib=memory.kv_bytes_per_token(arch, replica.precision) * replica.batch * replica.seq / GIB,
-        weights_gib=float(_model_weight_bytes(ctx, replica)) / GIB,
+        weights_gib=float(memory.serving_weight_bytes(arch, replica.precision)) / GIB,
         concurrency=replica.batch,
         context=replica.seq,
         replica_gpus=replica.gpus,
@@ -246,14 +245,6 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
         region=replica.region,
         users=ctx.req.users,
     )
-
-
-def _model_weight_bytes(ctx: Context, replica: Replica) -> float:
-    """The served weights once (one GPU's share with nothing split)."""
-    parts = memory.serving_memory(
-        ctx.arch, replica.precision, seq_len=replica.seq, batch=1, tp=1, pp=1, prefill_chunk=1, over=overheads(ctx.cat)
-    )
-    return float(parts["weights"])
 
 
 def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:

@@ -98,7 +98,7 @@ def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
     script = Script(_header(launch, words, where, (seqs_flag, "--max-model-len", "--gpu-memory-utilization")))
     if launch.ep > 1:
         if launch.dp > 1:  # several expert-parallel replicas: each on its own GPUs and port
-            variables += _replica_group(launch, words, "GPUS", ",".join(str(g) for g in range(launch.ep)))
+            variables += _replica_group(launch, words, "GPUS", ",".join(map(str, range(launch.ep))), 8000)
             command[0] = f"CUDA_VISIBLE_DEVICES=$GPUS {command[0]}"
             command[-1] = flag("--port", "$PORT")
     elif where.spans:
@@ -113,12 +113,9 @@ def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
     return {"serve_vllm.sh": script.text()}
 
 
-def _replica_group(launch: Launch, words: Words, gpus_var: str, first: str) -> list[tuple[str, str, str]]:
+def _replica_group(launch: Launch, words: Words, gpus_var: str, first: str, port: int) -> list[tuple[str, str, str]]:
     """Where one of several expert-parallel replicas runs: its GPUs and its port."""
-    return [
-        (gpus_var, first, words("replica_gpus", ep=launch.ep)),
-        ("PORT", "8000" if gpus_var == "GPUS" else "30000", words("replica_port")),
-    ]
+    return [(gpus_var, first, words("replica_gpus", ep=launch.ep)), ("PORT", str(port), words("replica_port"))]
 
 
 def vllm_max_num_seqs(launch: Launch) -> int | None:
@@ -191,7 +188,7 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
         ]
     several = launch.ep > 1 and launch.dp > 1  # expert-parallel replicas: each on its own GPUs and port
     if several:
-        variables += _replica_group(launch, words, "BASE_GPU_ID", "0")
+        variables += _replica_group(launch, words, "BASE_GPU_ID", "0", 30000)
         command.append(flag("--base-gpu-id", "$BASE_GPU_ID"))
     command += [flag("--host", "0.0.0.0"), flag("--port", "$PORT" if several else 30000)]
     script = Script(

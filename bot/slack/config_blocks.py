@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import json
 
-from gpuplan.bot.slack.blocks import LIMITS, _ui, button, escape, fit, fit_modal, section
+from gpuplan.bot import render
+from gpuplan.bot.slack.blocks import LIMITS, button, escape, fit, fit_modal, section
 
 FENCE = "```"
+
+
+def _ui(key: str, lang: str) -> str:
+    """A control's label from the message catalog (ui.<key>)."""
+    return render.label("ui", key, lang)
+
+
 # a section's text holds 3,000 characters: each chunk of a file, fenced, stays under it
 CHUNK = LIMITS["section_text"] - 2 * len(FENCE) - 16
 
