@@ -308,6 +308,7 @@ class Lexicon(_Strict):
     source: str
     methods: dict[str, list[str]]
     finetune: list[str]
+    training: list[str]  # any training at all: a serving guess yields to these
     explicit_full: list[str]
     objectives: dict[str, list[str]]
     regions: dict[str, list[str]]
@@ -335,6 +336,7 @@ class Lexicon(_Strict):
     def _patterns_compile(self) -> Lexicon:
         groups: list[list[str]] = [
             self.finetune,
+            self.training,
             self.explicit_full,
             self.users_context,
             self.pure_bf16,

@@ -136,6 +136,19 @@ EN = [
         'lora data is JSONL:\n{"text": "raw text"},\nIt would be nice to fine-tune llama 3 8b in 16-bit LoRA',
         dict(model="llama-3-8b", method="lora"),
     ),
+    # "to run <model>" and an Instruct/Chat/-it checkpoint with no method word ask about serving;
+    # any training word, or running code rather than a model, keeps the method open
+    ("How much VRAM do I need to run Llama 3.1 8B Instruct?", dict(model="llama-3.1-8b", method="infer")),
+    ("Mistral-7B-Instruct-v0.3 memory requirements?", dict(model="mistral-7b", method="infer")),
+    ("gemma-2-9b-it on a T4?", dict(method="infer", gpu="t4-16gb")),
+    ("fine-tune Llama-3-8B-Instruct on 2 A100", dict(model="llama-3-8b", method="full")),
+    ("can I run training of a 7b model on 4 A100", dict(params_b=7, method=None)),
+    ("GPU util low during training, running on 8 A100", dict(method=None, gpus=8)),
+    ("I tried to run the nlp example, but fp8 is slower than fp16", dict(method=None)),
+    # "N nodes with M GPUs": M per node up to a usual server's 8, a total beyond
+    ("NCCL timeout when training on 2 nodes with 16 GPUs", dict(gpus=16, nodes=2)),
+    ("2 nodes with 8 GPUs, 70b full", dict(gpus=16, nodes=2)),
+    ("3 nodes each with 16 GPUs, 70b full", dict(gpus=48, nodes=3)),
 ]
 
 ZH = [
@@ -249,6 +262,10 @@ ZH = [
     ("显存48G的显卡来微调13B的模型", dict(params_b=13, gpu_memory_gib=48, gpus=1)),
     ("单机8卡微调qwen 7b", dict(model="qwen-7b", gpus=8, nodes=1)),
     ("glm2和glm3分别需要多大的显存才能微调", dict(model="chatglm2-6b")),
+    ("Qwen2.5-7B-Instruct 需要多少显存", dict(model="qwen2.5-7b", method="infer")),
+    ("用Qwen2.5-7B-Instruct训练自己的数据要多少显存", dict(model="qwen2.5-7b", method="full")),
+    ("训练时运行在8张A100上，GPU利用率很低", dict(method="full", gpus=8)),  # 训练: a training, not serving
+    ("gemma-2-27b-it 单卡能跑起来吗", dict(model="gemma-2-27b", method="infer", gpus=1)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

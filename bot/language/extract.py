@@ -131,6 +131,9 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
+# GPUs one server usually holds (NVIDIA HGX/DGX boards carry 8)
+USUAL_GPUS_PER_SERVER = 8
+
 # after "N tokens": a rate, or a length per item ("2048 tokens each", "4096 tokens per sample")
 _RATE = re.compile(r"\s*(?:/\s*s|per second|a second|每秒|/秒)")
 _PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
@@ -649,8 +652,11 @@ class Reader:
         )
         for match in self.scan.finditer(nodes_of):
             nodes, count = count_value(match.group(1)), count_value(match.group(3))
-            # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per node
-            per_machine_total = match.group(2).startswith("机") and "each" not in match.group(0)
+            # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per
+            # node; "2 nodes with 16 GPUs" is a total when more than a usual server holds (HGX/DGX: 8)
+            said = match.group(0)
+            total_by_with = " with " in f" {said} " and count > USUAL_GPUS_PER_SERVER and count % nodes == 0
+            per_machine_total = (match.group(2).startswith("机") or total_by_with) and "each" not in said
             total = count if per_machine_total else nodes * count
             words = self.scan.take(match)
             self.set("nodes", int(nodes), words)
@@ -847,7 +853,7 @@ class Reader:
         mentions = self._method_mentions()
         strong = [m for m in mentions if not m[2].endswith("_weak")]
         chosen = min(strong or mentions, default=None)
-        if chosen and chosen[2] == "infer_weak" and scan.search(voc.finetune):
+        if chosen and chosen[2] == "infer_weak" and scan.search(voc.training):
             chosen = None  # "可以做34B模型sft吗？...运行脚本": the training word says more than "run"
         if chosen:
             self.fields["method"] = chosen[2].removesuffix("_weak")

@@ -21,6 +21,7 @@ class Vocabulary:
     any_method: re.Pattern  # every method's words, a group per method (m0, m1, ...), weak serving last
     method_order: list[str]
     finetune: re.Pattern
+    training: re.Pattern
     explicit_full: re.Pattern
     tables: dict[str, list[tuple[str, re.Pattern]]]
     users_context: re.Pattern
@@ -121,6 +122,7 @@ def vocabulary() -> Vocabulary:
         ),
         method_order=[name for name, _ in _method_items(lex)],
         finetune=_any(lex.finetune),
+        training=_any(lex.training),
         explicit_full=_any(lex.explicit_full),
         tables=_tables(cat),
         users_context=_any(lex.users_context),
