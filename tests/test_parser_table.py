@@ -149,6 +149,20 @@ EN = [
     ("NCCL timeout when training on 2 nodes with 16 GPUs", dict(gpus=16, nodes=2)),
     ("2 nodes with 8 GPUs, 70b full", dict(gpus=16, nodes=2)),
     ("3 nodes each with 16 GPUs, 70b full", dict(gpus=48, nodes=3)),
+    # a tokens/s figure is serving unless the question trains
+    ("llama 3.1 8b on an L4, how many tokens/s?", dict(model="llama-3.1-8b", method="infer")),
+    ("Our 8xH100 node trains llama-3-8b at 3000 tokens/s per GPU, is that normal?", dict(method=None, gpus=8)),
+    # the user's words after a log message on the same line are read
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.2 GiB is free. llama 70b lora",
+        dict(model="llama-3.3-70b", method="lora", gpu_memory_gib=79.15),
+    ),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.2 GiB is free. Of the allocated memory 76.2 GiB is allocated by PyTorch.",
+        dict(model=None, method=None, gpu_memory_gib=79.15),
+    ),
 ]
 
 ZH = [
@@ -266,6 +280,14 @@ ZH = [
     ("用Qwen2.5-7B-Instruct训练自己的数据要多少显存", dict(model="qwen2.5-7b", method="full")),
     ("训练时运行在8张A100上，GPU利用率很低", dict(method="full", gpus=8)),  # 训练: a training, not serving
     ("gemma-2-27b-it 单卡能跑起来吗", dict(model="gemma-2-27b", method="infer", gpus=1)),
+    ("qwen2.5-7b 在4090上每秒多少 tokens/s", dict(model="qwen2.5-7b", method="infer")),
+    ("训练 qwen2.5-7b 只有 2000 tokens/s，正常吗", dict(model="qwen2.5-7b", method="full")),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "23.65 GiB of which 1.2 GiB is free. qwen2.5-14b qlora",
+        dict(model="qwen2.5-14b", method="qlora", gpu_memory_gib=23.65),
+    ),
+    ("[rank0]: RuntimeError: NCCL error: unhandled system error. 两机16卡训练 llama3 8b 报错", dict(gpus=16, nodes=2)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from gpuplan.bot.language import values
+from gpuplan.bot.language.vocabulary import vocabulary as question_words
 from gpuplan.knowledge import read_yaml
 
 # --- the vocabulary -------------------------------------------------------------------------------
@@ -140,6 +141,7 @@ def find_code(text: str) -> list[tuple[int, int]]:
     for line in taken.split("\n"):
         if (continued and not _sentence(line)) or _is_code_line(line, voc):
             tail = None if continued else _command_tail(line, voc)
+            tail = _prose_tail(line) if tail is None and not continued else tail
             spans.append((position, position + (tail if tail is not None else len(line))))
             continued = bool(re.search(r"[(\[{,\\]\s*$", line)) or (continued and not line.strip())
         else:
@@ -174,6 +176,28 @@ def _command_tail(line: str, voc: Vocabulary) -> int | None:
     rest = [t.group() for t in tokens[after:]]
     if len(rest) >= 2 and all(_PROSE_WORD.fullmatch(word) for word in rest):
         return tokens[after].start()
+    return None
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？]\s+")
+_SIZE_WORD = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])", re.I)
+_TAIL_WORD = re.compile(r"[\w.+\-]+[?!,，。？！]?")  # words and model names; no ':', '=', '/', brackets
+
+
+def _prose_tail(line: str) -> int | None:
+    """Where the user's words resume after a log message on the same line: "... 1.2 GiB is free.
+    llama 70b lora". The last sentence counts when it is plain words naming a model, a size or a
+    method (a log's own sentences name bytes, ranks and settings)."""
+    ends = list(_SENTENCE_END.finditer(line))
+    if not ends:
+        return None
+    start = ends[-1].end()
+    rest = line[start:].split()
+    if not 2 <= len(rest) <= 16 or not all(_TAIL_WORD.fullmatch(word) for word in rest):
+        return None
+    tail, words = line[start:].lower(), question_words()
+    if words.any_method.search(tail) or _SIZE_WORD.search(tail) or words.model_alias.search(tail):
+        return start
     return None
 
 
