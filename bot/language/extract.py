@@ -283,6 +283,7 @@ class Reader:
         self.unknown: list[str] = []  # words gpuplan did not understand
         self.set_aside: list[Note] = []  # second readings of a field that were not used
         self.methods_named: list[str] = []
+        self._method_spans: list[tuple[int, int]] = []  # every method word's place, negated or not
         self.code_names: dict[str, list[str]] = {}
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
@@ -866,9 +867,10 @@ class Reader:
                 self.fields["method"] = "full"
                 self.words["method"] = scan.take(match)
                 self.notes.append(Note(code="finetune_read_as_full", params={"words": self.words["method"]}))
-        for pattern in (voc.any_method, voc.finetune):
-            for match in scan.finditer(pattern):
-                scan.take(match)
+        for start, end in self._method_spans:  # found by _method_mentions on the same-length text
+            scan.blank(start, end)
+        for match in scan.finditer(voc.finetune):
+            scan.take(match)
 
     def _method_mentions(self) -> list[tuple[int, int, str, str]]:
         """(position, lexicon order, method, words) of every method word not negated, in one pass
@@ -877,7 +879,9 @@ class Reader:
 
         negation = artifact_words().negation
         found = []
+        self._method_spans = []
         for match in self.voc.any_method.finditer(self.scan.original):  # "train 2B": a size read before
+            self._method_spans.append(match.span())
             if negation.search(self.scan.original[max(0, match.start() - 12) : match.start()]):
                 continue
             order = int(match.lastgroup[1:])

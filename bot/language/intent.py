@@ -14,6 +14,7 @@ model file the rules alone decide, as they did before it existed.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -25,6 +26,7 @@ import numpy as np
 
 from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
+from gpuplan.bot.language.vocabulary import literal_first
 from gpuplan.knowledge import read_yaml
 
 if TYPE_CHECKING:
@@ -63,7 +65,10 @@ class Verdict:
 def question_words() -> dict[str, list[re.Pattern]]:
     """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
     data = _questions()
-    return {name: [re.compile(p) for p in data[name]["en"] + data[name]["zh"]] for name in SECTIONS + RULE_SECTIONS}
+    return {
+        name: [re.compile(literal_first(p)) for p in data[name]["en"] + data[name]["zh"]]
+        for name in SECTIONS + RULE_SECTIONS
+    }
 
 
 @functools.cache
@@ -99,7 +104,9 @@ def _kinds_present() -> dict[str, re.Pattern]:
 def contrasts() -> dict[str, dict[str, re.Pattern]]:
     """knowledge/questions.yaml `contrasts`, compiled: kind -> option -> pattern."""
     data = _questions()["contrasts"]
-    return {kind: {option: re.compile(p) for option, p in options.items()} for kind, options in data.items()}
+    return {
+        kind: {option: re.compile(literal_first(p)) for option, p in options.items()} for kind, options in data.items()
+    }
 
 
 def contrasted(text: str, gpus_named: int) -> dict[str, int]:
@@ -204,18 +211,24 @@ def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
     return np.array(values, dtype=np.float32)
 
 
+# words whose n-gram columns a process keeps (a few MB; emptied when full)
+WORDS_REMEMBERED = 50_000
+
 # --- the trained model -----------------------------------------------------------------------------
 
 
 def tfidf(grams: dict[str, int], index: dict[str, int], idf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(columns, values): sublinear tf-idf, 1 + log(count) times idf, L2-normalised, of the n-grams
     the vocabulary has (scikit-learn's TfidfVectorizer with sublinear_tf). Training uses it too."""
-    known = [(index[g], c) for g, c in grams.items() if g in index]
-    if not known:
+    return weighted({index[g]: c for g, c in grams.items() if g in index}, idf)
+
+
+def weighted(counts: dict[int, int], idf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(columns, values) of tfidf from each column's count."""
+    if not counts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    columns, counts = zip(*known, strict=True)
-    idx = np.array(columns, dtype=np.int64)
-    vals = idf[idx] * (1.0 + np.log(np.array(counts, dtype=np.float32)))
+    idx = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+    vals = idf[idx] * (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float32, count=len(counts))))
     return idx, vals / float(np.sqrt(vals @ vals))
 
 
@@ -231,6 +244,7 @@ class Model:
     topic_w: np.ndarray  # (topics, features)
     topic_b: np.ndarray
     meta: dict[str, Any]
+    _columns_seen: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
 
     @functools.cached_property
     def dense_columns(self) -> np.ndarray:
@@ -242,22 +256,48 @@ class Model:
         idx, vals = tfidf(grams, self.index, self.idf)
         return Vector(np.concatenate((idx, self.dense_columns)), np.concatenate((vals, dense_values)))
 
+    def text_vector(self, text: str, dense_values: np.ndarray) -> Vector:
+        """vector(ngrams(text), dense_values), counting each word's known n-gram columns, which are
+        remembered per word: questions reuse most of their words, and cutting a word into n-grams
+        is the slow part."""
+        counts: Counter[int] = Counter()
+        for word in text.split():
+            counts.update(self._word_columns(word))
+        idx, vals = weighted(counts, self.idf)
+        return Vector(np.concatenate((idx, self.dense_columns)), np.concatenate((vals, dense_values)))
+
+    def _word_columns(self, word: str) -> tuple[int, ...]:
+        columns = self._columns_seen.get(word)
+        if columns is None:
+            if len(self._columns_seen) >= WORDS_REMEMBERED:
+                self._columns_seen.clear()
+            grams = ngrams(word)  # one word: its padded 1-4-grams, the lone space dropped
+            columns = tuple(c for g, n in grams.items() if (c := self.index.get(g)) is not None for _ in range(n))
+            self._columns_seen[word] = columns
+        return columns
+
     @functools.cached_property
     def _weights(self) -> np.ndarray:
         """Intent and topic weights side by side, one row per feature: a question's few non-zero
         features gather a few rows, and one product gives every logit."""
         return np.ascontiguousarray(np.vstack([self.intent_w, self.topic_w]).T)
 
+    @functools.cached_property
+    def _biases(self) -> list[float]:
+        return [*self.intent_b.tolist(), *self.topic_b.tolist()]
+
     def probabilities(self, x: Vector) -> tuple[dict[str, float], dict[str, float]]:
-        """(intent -> softmax probability, topic -> one-vs-rest probability)."""
-        logits = x.vals @ self._weights[x.idx]
+        """(intent -> softmax probability, topic -> one-vs-rest probability). One product gives the
+        logits; the few probabilities are then cheaper in plain floats than as small arrays (the
+        sigmoid as 1/2 + tanh(z/2)/2, which cannot overflow)."""
+        logits = [z + b for z, b in zip((x.vals @ self._weights[x.idx]).tolist(), self._biases, strict=True)]
         k = len(self.intents)
-        intent = logits[:k] + self.intent_b
-        exp = np.exp(intent - intent.max())
-        topic = 1.0 / (1.0 + np.exp(-(logits[k:] + self.topic_b)))
+        top = max(logits[:k])
+        exp = [math.exp(z - top) for z in logits[:k]]
+        total = sum(exp)
         return (
-            dict(zip(self.intents, (exp / exp.sum()).tolist(), strict=True)),
-            dict(zip(self.topics, topic.tolist(), strict=True)),
+            dict(zip(self.intents, [e / total for e in exp], strict=True)),
+            dict(zip(self.topics, [0.5 + 0.5 * math.tanh(z / 2) for z in logits[k:]], strict=True)),
         )
 
 
@@ -304,7 +344,7 @@ def judge(ev: Evidence, parsed: Parsed) -> Verdict:
     if trained is None:
         intent = overruled(_rules(parsed, fired), parsed, ask, ev.prose)
         return Verdict(intent=intent, topics=list(fired), ask=ask, scores={})
-    scores, topic_scores = trained.probabilities(trained.vector(ngrams(text_for_ngrams(ev)), dense(ev, parsed)))
+    scores, topic_scores = trained.probabilities(trained.text_vector(text_for_ngrams(ev), dense(ev, parsed)))
     return verdict(scores, topic_scores, fired, parsed, ask, ev.prose)
 
 

@@ -46,18 +46,20 @@ class Vocabulary:
     triggers: dict[str, re.Pattern]
 
 
-_GUARDED_WORD = re.compile(r"^\(\?<!(\[[^\]]+\])\)([a-z0-9]+)")
+# a guard, then a word whose last letter no quantifier applies to ("runs?" keeps "s?" after it)
+_GUARDED_WORD = re.compile(r"^(?:\(\?<!(\[[^\]]+\])\)|\\b)([a-z0-9]+)(?![?*+{])")
 
 
 def literal_first(pattern: str) -> str:
-    """`(?<![a-z])vllm(?![a-z])` -> `vllm(?<![a-z]vllm)(?![a-z])`: the same matches, but a pattern
-    that starts with a literal lets `re` scan for it, about ten times faster than testing the
-    guard at every position."""
+    """`(?<![a-z])vllm(?![a-z])` -> `vllm(?<![a-z]vllm)(?![a-z])`, `\\bpod\\b` -> `pod(?<!\\wpod)\\b`:
+    the same matches, but a pattern that starts with a literal lets `re` scan for its first
+    letters (an alternation of such patterns, for any of their first letters), several times
+    faster than testing the guard at every position."""
     match = _GUARDED_WORD.match(pattern)
     if not match:
         return pattern
     guard, word = match.groups()
-    return f"{word}(?<!{guard}{word})" + pattern[match.end() :]
+    return f"{word}(?<!{guard or chr(92) + 'w'}{word})" + pattern[match.end() :]
 
 
 def _any(patterns: list[str]) -> re.Pattern:

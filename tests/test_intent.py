@@ -1,0 +1,102 @@
+"""The classifier's run-time arithmetic and the pattern rewrite that keeps the vocabulary fast:
+each fast path gives what the plain definition gives."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_parser_table import EN, ZH
+
+from gpuplan.bot.language import intent, parser
+from gpuplan.bot.language.vocabulary import literal_first
+
+MODEL = intent.model()
+QUESTIONS = [q for q, _ in EN + ZH]
+needs_model = pytest.mark.skipif(MODEL is None, reason="knowledge/classifier.npz absent or stale")
+
+
+def _sorted(vector: intent.Vector) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(vector.idx, kind="stable")
+    return vector.idx[order], vector.vals[order]
+
+
+def _same_vector(text: str) -> None:
+    dense = np.zeros(len(MODEL.dense_names), dtype=np.float32)
+    slow_idx, slow_vals = _sorted(MODEL.vector(intent.ngrams(text), dense))
+    fast_idx, fast_vals = _sorted(MODEL.text_vector(text, dense))
+    assert np.array_equal(slow_idx, fast_idx)
+    assert np.allclose(slow_vals, fast_vals, atol=1e-6)
+
+
+@needs_model
+@pytest.mark.parametrize("question", QUESTIONS[::7])
+def test_word_memo_gives_the_ngram_vector(question):
+    parsed, evidence = parser.read(question)
+    _same_vector(intent.text_for_ngrams(evidence))
+
+
+@needs_model
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab c1-_.显存 \n"), max_size=60))
+def test_word_memo_gives_the_ngram_vector_for_any_text(text):
+    _same_vector(text)
+    _same_vector(text)  # the second time from the memo
+
+
+@needs_model
+def test_word_memo_is_bounded(monkeypatch):
+    monkeypatch.setattr(intent, "WORDS_REMEMBERED", 5)
+    MODEL._columns_seen.clear()
+    for i in range(20):
+        MODEL.text_vector(f"word{i}", np.zeros(len(MODEL.dense_names), dtype=np.float32))
+        assert len(MODEL._columns_seen) <= 5
+    MODEL._columns_seen.clear()
+
+
+@needs_model
+@pytest.mark.parametrize("question", QUESTIONS[::11])
+def test_probabilities_are_softmax_and_sigmoid_of_the_logits(question):
+    parsed, evidence = parser.read(question)
+    x = MODEL.text_vector(intent.text_for_ngrams(evidence), intent.dense(evidence, parsed))
+    intents, topics = MODEL.probabilities(x)
+    logits = x.vals.astype(np.float64) @ MODEL._weights[x.idx].astype(np.float64)
+    k = len(MODEL.intents)
+    z = logits[:k] + MODEL.intent_b
+    softmax = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    sigmoid = 1 / (1 + np.exp(-(logits[k:] + MODEL.topic_b)))
+    assert list(intents.values()) == pytest.approx(softmax.tolist(), abs=1e-5)
+    assert list(topics.values()) == pytest.approx(sigmoid.tolist(), abs=1e-5)
+    assert math.isclose(sum(intents.values()), 1.0, abs_tol=1e-9)
+
+
+GUARDED = [
+    r"(?<![a-z])vllm(?![a-z])",
+    r"(?<![a-z])runs?(?![a-z])",
+    r"(?<![\d.])10x",
+    r"\bpod\b",
+    r"\blicen[cs]e\b",
+    r"\b(?:hdd|hard disk)\b",
+    r"(?<![a-z])tp",
+]
+
+
+@pytest.mark.parametrize("pattern", GUARDED)
+def test_literal_first_starts_with_the_word_when_it_can(pattern):
+    rewritten = literal_first(pattern)
+    word = pattern.split(")", 1)[-1] if pattern.startswith("(?<!") else pattern[2:]
+    if word[:1].isalnum():
+        assert rewritten[0].isalnum() and rewritten != pattern
+    else:
+        assert rewritten == pattern  # a group or class after the guard: left as written
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("vlmrunspodtx01.- 中_"), max_size=40))
+def test_literal_first_finds_the_same_matches(text):
+    import re
+
+    for pattern in GUARDED:
+        plain, fast = re.compile(pattern), re.compile(literal_first(pattern))
+        assert [m.span() for m in plain.finditer(text)] == [m.span() for m in fast.finditer(text)]
