@@ -216,6 +216,7 @@ LISTED_VERSIONS = {
     "llamafactory_train.txt": "ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30",  # hiyouga/LLaMA-Factory, 2026-08-18
     "llamafactory_templates.txt": "ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30",
     "hf_training_args.txt": "v5.8.0",  # transformers, the newest LLaMA-Factory's pin allows
+    "liger_model_types.txt": "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c",  # linkedin/Liger-Kernel 0.8.2
 }
 
 
@@ -311,6 +312,40 @@ def test_every_template_and_layer_class_in_the_knowledge_is_real():
     data = yaml.safe_load((Path(__file__).resolve().parents[1] / "knowledge" / "exports.yaml").read_text())
     templates = names("llamafactory_templates.txt")
     assert {e["template"] for e in data["llamafactory_templates"]} <= templates
+    assert {e["model_type"] for e in data["liger_kernels"]} <= names("liger_model_types.txt")
+
+
+def _trainer_files(question: str, fmt: str) -> dict[str, str]:
+    return export(answer(question, lang="en"), fmt)
+
+
+def test_hugging_face_formats_switch_on_liger_where_it_has_kernels():
+    """The plan counts a chunked loss; a Hugging Face trainer gets that from Liger's fused
+    cross-entropy, so the files switch it on for a family Liger patches (Llama)."""
+    deepspeed = _trainer_files("llama-3-8b full fine-tune on 8 A100 seq=4096", "deepspeed")
+    assert "--use_liger_kernel" in flags(script_commands(deepspeed["launch_deepspeed.sh"])[0])
+    assert "Liger's fused cross-entropy is switched on" in deepspeed["launch_deepspeed.sh"]
+    fsdp = _trainer_files("llama-3-8b full fine-tune on 8 A100 seq=4096 zero=3", "fsdp")
+    assert "--use_liger_kernel" in flags(script_commands(fsdp["launch_accelerate.sh"])[0])
+    import yaml
+
+    factory = _trainer_files("llama-3-8b lora on 2 A100", "llamafactory")
+    assert yaml.safe_load(factory["llamafactory_train.yaml"])["enable_liger_kernel"] is True
+
+
+def test_a_family_liger_does_not_patch_is_told_the_memory_the_whole_logits_take():
+    """DeepSeek-V2-Lite (deepseek_v2: no Liger kernels): no flag, and the header states what
+    Transformers' unchunked fp32 loss adds: micro-batch x length x vocabulary x (10 - 3) bytes."""
+    plan = answer("deepseek-v2-lite full fine-tune on 8 A100 seq=4096 mbs=2", lang="en")
+    files = export(plan, "deepspeed")
+    script = files["launch_deepspeed.sh"]
+    assert "--use_liger_kernel" not in script
+    gib = 2 * 4096 * 102400 * (10 - 3) / 2**30  # DeepSeek-V2-Lite's vocabulary: 102,400
+    assert f"about {gib:.1f} GiB more per GPU" in script
+    import yaml
+
+    factory = export(plan, "llamafactory")
+    assert "enable_liger_kernel" not in yaml.safe_load(factory["llamafactory_train.yaml"])
 
 
 # --- round trip ----------------------------------------------------------------------------------------

@@ -3,10 +3,15 @@ fabric, and the Hugging Face Trainer arguments that carry the batch, optimizer a
 
 from __future__ import annotations
 
-from gpuplan.bot.configs.launch import ConfigError, Launch
+from gpuplan.bot.configs.launch import ConfigError, Launch, liger_model_type
 from gpuplan.bot.configs.text import CHANGE_ME, Words, flag
+from gpuplan.estimator import conventions
 
 PRECISION_WORD = {"bf16-mixed": "bf16", "bf16": "bf16", "fp16-mixed": "fp16", "fp8-mixed": "fp8", "fp32": "no"}
+# Transformers' loss without Liger: the bf16 logits, their fp32 copy and the fp32 log-softmax it
+# saves (ForCausalLMLoss upcasts the whole sequence), against the plan's chunked loss
+# (estimator/conventions.py)
+UNCHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 4 + 4
 # the plan's optimizer as Hugging Face Trainer's --optim names it (adamw is its default)
 HF_OPTIM = {
     "adamw8bit": "adamw_bnb_8bit",
@@ -99,6 +104,17 @@ def torchrun_flags(launch: Launch) -> list[str]:
     ]
 
 
+def loss_note(launch: Launch, words: Words) -> list[str]:
+    """The plan's memory counts a loss taken in chunks; a Hugging Face trainer does so with Liger's
+    fused linear cross-entropy (switched on where Liger has kernels for the family), else it holds
+    the whole sequence's fp32 logits: how much more that needs per GPU."""
+    if liger_model_type(launch):
+        return [words("loss_liger")]
+    extra = UNCHUNKED_LOSS_BYTES_PER_LOGIT - conventions.CHUNKED_LOSS_BYTES_PER_LOGIT
+    gib = launch.micro_batch * launch.seq_len * launch.arch.vocab * extra / launch.tp / 2**30
+    return [words("loss_unchunked", gib=f"{gib:.1f}")]
+
+
 def trainer_args(launch: Launch, *, checkpointing: bool = True) -> list[str]:
     """Hugging Face Trainer arguments that must agree with the config: batch, accumulation,
     precision, optimizer and gradient checkpointing (False where the launcher's config does it)."""
@@ -113,4 +129,6 @@ def trainer_args(launch: Launch, *, checkpointing: bool = True) -> list[str]:
         args.append(flag("--optim", HF_OPTIM[launch.optimizer]))
     if checkpointing and launch.ckpt != "none":
         args.append(flag("--gradient_checkpointing", "true"))
+    if liger_model_type(launch):
+        args.append(flag("--use_liger_kernel", "true"))
     return args

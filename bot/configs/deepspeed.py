@@ -73,7 +73,7 @@ def files(launch: Launch, words: Words) -> dict[str, str]:
     name = config_name(launch)
     out = {name: json_text(config(launch))}
     extra = [words("header_run_once")] if launch.nodes > 1 else []
-    extra += [words("header_trainer_args"), *common.fabric_note(launch, words)]
+    extra += [words("header_trainer_args"), *common.loss_note(launch, words), *common.fabric_note(launch, words)]
     if launch.ckpt == "selective":
         extra.append(words("header_selective"))
     script = Script(common.header(launch, words, *extra))

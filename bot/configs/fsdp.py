@@ -82,7 +82,7 @@ def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
 def files(launch: Launch, words: Words) -> dict[str, str]:
     check(launch)
     extra = [words("header_run_all")] if launch.nodes > 1 else []
-    extra += [words("header_trainer_args"), *common.fabric_note(launch, words)]
+    extra += [words("header_trainer_args"), *common.loss_note(launch, words), *common.fabric_note(launch, words)]
     if launch.ckpt == "selective":
         extra.append(words("header_selective"))
     script = Script(common.header(launch, words, *extra))

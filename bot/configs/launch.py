@@ -145,6 +145,12 @@ def chat_template(launch: Launch) -> str | None:
     return _family_entry(launch, "llamafactory_templates", "template")
 
 
+def liger_model_type(launch: Launch) -> str | None:
+    """The model_type Liger-Kernel patches for the family (its fused linear cross-entropy), from
+    knowledge/exports.yaml; None when it has no kernels for it."""
+    return _family_entry(launch, "liger_kernels", "model_type")
+
+
 def _family_entry(launch: Launch, table: str, field: str) -> str | None:
     """The first entry of an exports.yaml table whose `match` fits the catalog id; None without one."""
     if launch.spec is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplan.bot.configs import common, deepspeed
-from gpuplan.bot.configs.launch import Launch, chat_template, decoder_layer_class
+from gpuplan.bot.configs.launch import Launch, chat_template, decoder_layer_class, liger_model_type
 from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag, json_text, yaml_text
 from gpuplan.bot.render import human
 
@@ -64,6 +64,8 @@ def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
     )
     if launch.optimizer in common.HF_OPTIM:
         entries.append(("optim", common.HF_OPTIM[launch.optimizer], words("optimizer", optimizer=launch.optimizer)))
+    if liger_model_type(launch):
+        entries.append(("enable_liger_kernel", True, words("enable_liger_kernel")))
     return entries
 
 
@@ -109,7 +111,11 @@ def _max_steps(launch: Launch, words: Words) -> tuple[str, Any, str]:
 
 def files(launch: Launch, words: Words) -> dict[str, str]:
     check(launch)
-    out = {CONFIG_NAME: yaml_text(common.header(launch, words), config_entries(launch, words))}
+    out = {
+        CONFIG_NAME: yaml_text(
+            common.header(launch, words, *common.loss_note(launch, words)), config_entries(launch, words)
+        )
+    }
     if launch.zero > 0:
         out[deepspeed.config_name(launch)] = json_text(deepspeed.config(launch))
     extra = [words("header_run_all")] if launch.nodes > 1 else []

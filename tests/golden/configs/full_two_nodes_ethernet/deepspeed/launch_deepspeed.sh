@@ -4,6 +4,7 @@
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script once, on node 0: the launcher starts the other nodes listed in the hostfile over ssh.
 # The arguments after the script are Hugging Face Trainer arguments; a script of your own must accept them or drop them.
+# The plan's memory counts a loss that never holds the whole sequence's logits: Liger's fused cross-entropy is switched on for this model (pip install liger-kernel).
 set -euo pipefail
 
 MASTER_ADDR="${MASTER_ADDR:-CHANGE_ME}"  # address of node 0, reachable from every node
@@ -25,4 +26,5 @@ deepspeed \
   --deepspeed ds_z1_config.json \
   --per_device_train_batch_size 1 \
   --gradient_accumulation_steps 4 \
-  --bf16 true
+  --bf16 true \
+  --use_liger_kernel true

@@ -3,6 +3,7 @@
 # Layout: tp=1 pp=1 dp=8 zero=3 offload=cpu ckpt=none mbs=1 gbs=64 seq=2048
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # The arguments after the script are Hugging Face Trainer arguments; a script of your own must accept them or drop them.
+# The plan's memory counts a loss that never holds the whole sequence's logits: Liger's fused cross-entropy is switched on for this model (pip install liger-kernel).
 # One node: NCCL finds the GPUs' own links (NVLink, NVSwitch or PCIe) by itself.
 set -euo pipefail
 
@@ -17,4 +18,5 @@ deepspeed \
   --deepspeed ds_z3_offload_config.json \
   --per_device_train_batch_size 1 \
   --gradient_accumulation_steps 8 \
-  --bf16 true
+  --bf16 true \
+  --use_liger_kernel true

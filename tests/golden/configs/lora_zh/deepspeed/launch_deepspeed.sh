@@ -4,6 +4,7 @@
 # 所有数值都来自方案；CHANGE_ME 标出方案不决定的内容（路径、地址、数据）。
 # 方案训练秩为 16 的 LoRA 适配器：训练脚本需按此设置。
 # 脚本后面的参数是 Hugging Face Trainer 的参数；如果是你自己的脚本，要么支持它们，要么删掉。
+# 方案的显存按不保留整段序列 logits 的损失计算：已为这个模型打开 Liger 的融合交叉熵（需 pip install liger-kernel）。
 # 单节点：NCCL 会自动使用 GPU 之间的互联（NVLink、NVSwitch 或 PCIe）。
 set -euo pipefail
 
@@ -18,4 +19,5 @@ deepspeed \
   --deepspeed ds_z0_config.json \
   --per_device_train_batch_size 1 \
   --gradient_accumulation_steps 16 \
-  --bf16 true
+  --bf16 true \
+  --use_liger_kernel true

@@ -4,6 +4,7 @@
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # The plan trains LoRA adapters of rank 16 on a base model loaded in 4 bits (NF4): your training script sets them up that way.
 # The arguments after the script are Hugging Face Trainer arguments; a script of your own must accept them or drop them.
+# The plan's memory counts a loss that never holds the whole sequence's logits: Liger's fused cross-entropy is switched on for this model (pip install liger-kernel).
 # One node: NCCL finds the GPUs' own links (NVLink, NVSwitch or PCIe) by itself.
 # The plan recomputes selected activations (Megatron's selective checkpointing); this tool only recomputes whole layers, which needs no more memory but runs slower than the plan's time.
 set -euo pipefail
@@ -21,4 +22,5 @@ deepspeed \
   --gradient_accumulation_steps 64 \
   --bf16 true \
   --optim paged_adamw_8bit \
-  --gradient_checkpointing true
+  --gradient_checkpointing true \
+  --use_liger_kernel true
