@@ -23,6 +23,9 @@ import numpy as np
 # Chunked cross-entropy: bf16 logits plus fp32 log-softmax and its gradient for one of 8 chunks
 LOSS_CHUNKS = 8
 CHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 2 * 4 / LOSS_CHUNKS
+# Transformers' own loss (ForCausalLMLoss): the bf16 logits, their fp32 copy and the fp32
+# log-softmax cross_entropy saves, for the whole sequence at once
+UNCHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 4 + 4
 # Megatron-Core's vocab-parallel cross-entropy: bf16 logits and their fp32 copy (exponentiated in place)
 MEGATRON_LOSS_BYTES_PER_LOGIT = 2 + 4
 # Mixed precisions whose gradients Megatron-Core keeps in fp32 (fp8 training keeps bf16 weights)
@@ -44,3 +47,9 @@ def grad_bytes(precision: str, megatron) -> np.ndarray:
 def loss_bytes_per_logit(megatron) -> np.ndarray:
     """Bytes per logit at the loss's peak."""
     return np.where(megatron, MEGATRON_LOSS_BYTES_PER_LOGIT, CHUNKED_LOSS_BYTES_PER_LOGIT)
+
+
+def unchunked_loss_extra_bytes(tokens: float, vocab: int, tp: float = 1.0) -> float:
+    """Bytes per GPU that Transformers' unchunked loss holds beyond the chunked one the plan counts,
+    for `tokens` tokens in a micro-batch."""
+    return tokens * vocab * (UNCHUNKED_LOSS_BYTES_PER_LOGIT - CHUNKED_LOSS_BYTES_PER_LOGIT) / tp

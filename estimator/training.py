@@ -54,7 +54,7 @@ def estimate_training(ctx: Context, seq: int) -> Estimate:
     zero, parts = _reported_zero(ctx, job, pick, gbs)
     precision = _precision(ctx, pick.gpu)
     gbs_used = _state_choices(ctx, pick, fixed, zero, gbs, len(types))
-    _state_speed(ctx, pick, precision)
+    _state_speed(ctx, pick, precision, job.seq_len)
     mem, io_plan = _memory_and_io(ctx, job, pick, parts, precision, tokens)
     if not mem.fits:
         _suggest_fixes(ctx, job, fixed, pick.gpu, gbs)
@@ -277,8 +277,9 @@ def _state_choices(ctx: Context, pick: Pick, fixed: search.Fixed, zero: int, gbs
     return gbs_used
 
 
-def _state_speed(ctx: Context, pick: Pick, precision: str) -> None:
-    """The utilisation, goodput and price the time and cost rest on."""
+def _state_speed(ctx: Context, pick: Pick, precision: str, seq_len: int) -> None:
+    """The utilisation, goodput and price the time and cost rest on, and the framework habits the
+    memory follows (with what an unchunked loss would add)."""
     gpu = pick.gpu
     if ctx.req.mfu is None:
         hfu = compute.hardware_utilisation(gpu, ctx.method, precision, ctx.cat.defaults)
@@ -287,7 +288,9 @@ def _state_speed(ctx: Context, pick: Pick, precision: str) -> None:
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
     else:
-        ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS)
+        tokens = float(grid.micro_batch[i]) * seq_len / float(grid.cp[i])
+        extra = conventions.unchunked_loss_extra_bytes(tokens, ctx.arch.vocab, float(grid.tp[i]))
+        ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
     price = float(pick.scored.options.price[pick.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
 

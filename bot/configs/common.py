@@ -8,10 +8,6 @@ from gpuplan.bot.configs.text import CHANGE_ME, Words, flag
 from gpuplan.estimator import conventions
 
 PRECISION_WORD = {"bf16-mixed": "bf16", "bf16": "bf16", "fp16-mixed": "fp16", "fp8-mixed": "fp8", "fp32": "no"}
-# Transformers' loss without Liger: the bf16 logits, their fp32 copy and the fp32 log-softmax it
-# saves (ForCausalLMLoss upcasts the whole sequence), against the plan's chunked loss
-# (estimator/conventions.py)
-UNCHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 4 + 4
 # the plan's optimizer as Hugging Face Trainer's --optim names it (adamw is its default)
 HF_OPTIM = {
     "adamw8bit": "adamw_bnb_8bit",
@@ -110,8 +106,8 @@ def loss_note(launch: Launch, words: Words) -> list[str]:
     the whole sequence's fp32 logits: how much more that needs per GPU."""
     if liger_model_type(launch):
         return [words("loss_liger")]
-    extra = UNCHUNKED_LOSS_BYTES_PER_LOGIT - conventions.CHUNKED_LOSS_BYTES_PER_LOGIT
-    gib = launch.micro_batch * launch.seq_len * launch.arch.vocab * extra / launch.tp / 2**30
+    tokens = launch.micro_batch * launch.seq_len / launch.cp
+    gib = conventions.unchunked_loss_extra_bytes(tokens, launch.arch.vocab, launch.tp) / 2**30
     return [words("loss_unchunked", gib=f"{gib:.1f}")]
 
 
