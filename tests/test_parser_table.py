@@ -149,6 +149,14 @@ EN = [
     ("NCCL timeout when training on 2 nodes with 16 GPUs", dict(gpus=16, nodes=2)),
     ("2 nodes with 8 GPUs, 70b full", dict(gpus=16, nodes=2)),
     ("3 nodes each with 16 GPUs, 70b full", dict(gpus=48, nodes=3)),
+    ("2 nodes, 16 GPUs total, llama 70b lora", dict(gpus=16, nodes=2)),
+    ("3 nodes, 8 A100 per node, 70b full", dict(gpus=24, nodes=3, gpu="a100-80gb", notes=["per_node_count"])),
+    ("2 servers each with 8 H100, llama 70b lora", dict(gpus=16, nodes=2, gpu="h100-80gb")),
+    ("our 4-node A100 job is 3x slower than single node", dict(nodes=4, notes=["baseline_count"])),
+    ("an 8-GPU server with A100, 13b full", dict(gpus=8, gpu="a100-80gb")),
+    # a count after "than" / "compared to" is what the user compares against
+    ("--nproc_per_node 8 --nnodes 2 training is slower than 1 node, infiniband", dict(gpus=16, nodes=2)),
+    ("compared to 8 GPUs, 16 GPUs is not faster for 7b full", dict(gpus=16)),
     # a tokens/s figure is serving unless the question trains
     ("llama 3.1 8b on an L4, how many tokens/s?", dict(model="llama-3.1-8b", method="infer")),
     ("Our 8xH100 node trains llama-3-8b at 3000 tokens/s per GPU, is that normal?", dict(method=None, gpus=8)),
@@ -280,6 +288,17 @@ ZH = [
     ("用Qwen2.5-7B-Instruct训练自己的数据要多少显存", dict(model="qwen2.5-7b", method="full")),
     ("训练时运行在8张A100上，GPU利用率很低", dict(method="full", gpus=8)),  # 训练: a training, not serving
     ("gemma-2-27b-it 单卡能跑起来吗", dict(model="gemma-2-27b", method="infer", gpus=1)),
+    (
+        "我们公司有4台服务器，每台8张H800，想预训练一个30B的模型",
+        dict(gpus=32, nodes=4, gpu="h800-80gb", method="pretrain"),
+    ),
+    ("两台机器，每台8张4090，微调 qwen2.5-7b", dict(gpus=16, nodes=2, gpu="rtx-4090-24gb")),
+    ("2机16卡比单机8卡还慢，70b 全参", dict(gpus=16, nodes=2, notes=["baseline_count"])),
+    ("8卡比单卡慢了，qwen 7b lora", dict(gpus=8)),
+    ("4台机器 每个节点8卡 a800 训练 13b", dict(gpus=32, nodes=4)),
+    ("相比单卡，4卡训练 7b 没有提速", dict(gpus=4)),
+    ("2台服务器，一共16张A100，全参微调 llama 70b", dict(gpus=16, nodes=2)),
+    ("两台机器共16卡，lora 微调 70b", dict(gpus=16, nodes=2)),
     ("qwen2.5-7b 在4090上每秒多少 tokens/s", dict(model="qwen2.5-7b", method="infer")),
     ("训练 qwen2.5-7b 只有 2000 tokens/s，正常吗", dict(model="qwen2.5-7b", method="full")),
     (

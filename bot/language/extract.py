@@ -124,6 +124,16 @@ def method_word(text: str) -> str | None:
     return "full" if voc.finetune.search(lowered) else None
 
 
+# a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
+_PER_NODE_BEFORE = re.compile(
+    r"(?:每台|每机|每个?节点|每个?服务器|each(?: node| server| machine| box)?(?: with| has)?"
+    r"|per (?:node|server|machine))[:：,，]?\s*(?:有|是|配|装|都是)?[\s\d张块个x×*]*$"
+)
+_PER_NODE_AFTER = re.compile(r"\s*(?:gpus?|cards?)?\s*(?:per (?:node|server|machine)|each|/node|每台|每机)")
+# words before a count that make it what the user compares against ("slower than 1 node", "比单机慢")
+_BASELINE = re.compile(
+    r"(?:\bthan|compared (?:to|with)|\bvs\.?|\bversus|相比|比起?|对比)\s*(?:on|with|using|a|the|用|在)?\s*$"
+)
 _MOVE_FROM = re.compile(r"(?:from|从|mov\w*|switch\w*|went|upgrad\w*|scal\w*|increas\w*|expand\w*|扩|升级|换)\W*$")
 _MOVE_TO = re.compile(
     r"^[^.。!?！？\n]{0,40}?(?:\bto\b|->|→|=>|\binto\b|换成|改成|改为|变成|扩到|增加到|扩展到|升级到|到)"
@@ -262,6 +272,7 @@ class Reader:
         "sequence",
         "gpu_memory",
         "counts",
+        "per_node_counts",
         "read_sizes",
         "batches",
         "schedule",
@@ -316,6 +327,9 @@ class Reader:
             return  # "0 GPUs" or an unreadable count is not a count
         if isinstance(value, int | float) and not abs(value) < MAX_READ_NUMBER:
             return  # fifteen digits and more: a pasted counter or a hash, not a figure anyone means
+        if name in ("gpus", "nodes") and _BASELINE.search(self.scan.original[max(0, span[0] - 16) : span[0]]):
+            self.notes.append(Note(code="baseline_count", params={"words": words}))
+            return  # "4x slower than 1 node": the setup compared against, not the user's own
         if name not in self.fields or self.fields[name] == value:
             self.fields.setdefault(name, value)
             self.words.setdefault(name, words)
@@ -654,9 +668,10 @@ class Reader:
         for match in self.scan.finditer(nodes_of):
             nodes, count = count_value(match.group(1)), count_value(match.group(3))
             # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per
-            # node; "2 nodes with 16 GPUs" is a total when more than a usual server holds (HGX/DGX: 8)
+            # node; "2 nodes with 16 GPUs", "2 nodes, 16 GPUs" are totals: more than a usual server holds (HGX: 8)
             said = match.group(0)
-            total_by_with = " with " in f" {said} " and count > USUAL_GPUS_PER_SERVER and count % nodes == 0
+            joined = " with " in f" {said} " or "," in said or "，" in said
+            total_by_with = joined and count > USUAL_GPUS_PER_SERVER and count % nodes == 0
             per_machine_total = (match.group(2).startswith("机") or total_by_with) and "each" not in said
             total = count if per_machine_total else nodes * count
             words = self.scan.take(match)
@@ -671,7 +686,9 @@ class Reader:
             r"单卡(?!显存|占用|内存|的显存|batch|吞吐|速度)|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|"
             r"(?:a |one )?single (?:gpu|card)|one gpu|1 gpu(?![a-z])|a gpu(?![a-z])"
         )
-        plain = NUM + r"[^\S\n]*(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*(?:gpus?|cards?|卡|显卡|graphics cards?)(?![a-z])"
+        plain = (
+            NUM + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*(?:gpus?|cards?|卡|显卡|graphics cards?)(?![a-z])"
+        )
         for match in self.scan.finditer(plain):
             if match.group(1) in ("a", "an"):
                 continue
@@ -682,10 +699,25 @@ class Reader:
             self.set("gpus", 1, self.scan.take(match))
         for match in self.scan.finditer(self.voc.one_machine):
             self.set("nodes", 1, self.scan.take(match))
-        for match in self.scan.finditer(NUM + r"\s*(?:nodes?|台服务器|台机器|台|机器)(?![a-z])"):
+        nodes_words = (
+            r"(?:\s*|-)(?:nodes?|servers?|machines?|台服务器|台机器|台|机器)(?![a-z])"  # "4-node", "2 servers"
+        )
+        for match in self.scan.finditer(NUM + nodes_words):
             if match.group(1) in ("a", "an"):
                 continue
             self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
+
+    def per_node_counts(self) -> None:
+        """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8
+        A100 per node") is multiplied out: 32 GPUs on 4 nodes."""
+        span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
+        if span is None or not nodes or nodes <= 1 or self.fields.get("gpus", 0) > USUAL_GPUS_PER_SERVER:
+            return
+        text = self.scan.original
+        if _PER_NODE_BEFORE.search(text[max(0, span[0] - 14) : span[0]]) or _PER_NODE_AFTER.match(text, span[1]):
+            per_node = self.fields["gpus"]
+            self.fields["gpus"] = per_node * nodes
+            self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
 
     def gpu_memory(self) -> None:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"."""
