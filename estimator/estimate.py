@@ -30,6 +30,7 @@ LARGEST_VALUES: dict[str, float] = {
     "global_batch": 1_000_000_000,
     "lora_rank": 1 << 20,
     "samples": 1e15,
+    "sample_tokens": 1 << 30,
     "train_tokens": 1e18,
     "epochs": 10_000,
     "dataset_gb": 1e9,
@@ -83,7 +84,19 @@ def _parallel_not_dividing(req: Request) -> bool:
 def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
     """Counts below one, quantities not positive, and values beyond LARGEST_VALUES."""
     bad: list[Note] = []
-    counts = ("seq_len", "micro_batch", "global_batch", "nodes", "tp", "pp", "ep", "cp", "lora_rank", "samples")
+    counts = (
+        "seq_len",
+        "micro_batch",
+        "global_batch",
+        "nodes",
+        "tp",
+        "pp",
+        "ep",
+        "cp",
+        "lora_rank",
+        "samples",
+        "sample_tokens",
+    )
     for field in counts:
         value, limit = getattr(req, field), LARGEST_VALUES.get(field, max_gpus)
         if value is not None and value < 1:
@@ -168,6 +181,8 @@ def _seq_len(ctx: Context) -> int:
     if ctx.req.seq_len:
         return ctx.req.seq_len
     default = int(getattr(ctx.cat.defaults.seq_len, "continue_" if ctx.method == "continue" else ctx.method))
+    if ctx.req.sample_tokens and ctx.req.sample_tokens > default:
+        default = 1 << math.ceil(math.log2(ctx.req.sample_tokens))  # room for an average sample: next power of two
     seq = min(default, ctx.arch.max_context or default)
     ctx.assume("default_seq", seq=seq)
     return seq

@@ -57,6 +57,7 @@ class Request(BaseModel):
     global_batch: int | None = None
     train_tokens: float | None = None
     samples: int | None = None
+    sample_tokens: int | None = None  # average tokens per sample ("100k samples averaging 1500 tokens")
     epochs: float | None = None
     dataset_gb: float | None = None
     precision: str | None = None

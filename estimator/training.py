@@ -129,14 +129,16 @@ def _train_tokens(ctx: Context, seq: int) -> float:
         return req.train_tokens
     if req.samples:
         epochs = req.epochs or (1.0 if ctx.method in PRETRAINING else 3.0)
-        tokens = req.samples * seq * epochs
+        per_sample = min(req.sample_tokens or seq, seq)  # longer samples are cut to the sequence length
+        tokens = req.samples * per_sample * epochs
         ctx.assume(
             "tokens_from_samples",
             samples=req.samples,
-            seq=seq,
+            seq=per_sample,
             epochs=epochs,
             tokens=tokens,
             epochs_default=req.epochs is None,
+            average=req.sample_tokens is not None,
         )
         return tokens
     if req.dataset_gb:

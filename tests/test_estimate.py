@@ -118,6 +118,22 @@ def test_tokens_from_samples_and_epochs():
     assert est.compute.train_tokens == 50_000 * 1024 * 2
 
 
+@pytest.mark.parametrize(
+    "sample_tokens, seq_len, tokens_per_sample, seq_used",
+    [
+        (800, None, 800, 2048),  # packed at the average length; the default sequence holds it
+        (3000, None, 3000, 4096),  # the default sequence grows to the next power of two
+        (3000, 1024, 1024, 1024),  # a sequence the user fixed cuts longer samples
+    ],
+)
+def test_tokens_from_samples_at_their_average_length(sample_tokens, seq_len, tokens_per_sample, seq_used):
+    est = estimate(
+        Request(params_b=7, method="lora", samples=10_000, sample_tokens=sample_tokens, seq_len=seq_len, epochs=1)
+    )
+    assert est.compute.train_tokens == 10_000 * tokens_per_sample
+    assert est.resolved.seq_len == seq_used
+
+
 def test_chinchilla_tokens_for_pretraining():
     est = estimate(Request(model="llama-2-7b", method="pretrain"))
     assert est.compute.train_tokens == pytest.approx(20 * 6.738e9, rel=1e-3)

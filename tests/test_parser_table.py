@@ -154,6 +154,13 @@ EN = [
     ("2 servers each with 8 H100, llama 70b lora", dict(gpus=16, nodes=2, gpu="h100-80gb")),
     ("our 4-node A100 job is 3x slower than single node", dict(nodes=4, notes=["baseline_count"])),
     ("an 8-GPU server with A100, 13b full", dict(gpus=8, gpu="a100-80gb")),
+    # an average sample length is not the sequence length nor the training tokens
+    (
+        "I have 100k samples averaging 1500 tokens, how long to lora llama 3 8b on one A100?",
+        dict(samples=100_000, sample_tokens=1500, train_tokens=None, seq_len=None),
+    ),
+    ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
+    ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),
     # a count after "than" / "compared to" is what the user compares against
     ("--nproc_per_node 8 --nnodes 2 training is slower than 1 node, infiniband", dict(gpus=16, nodes=2)),
     ("compared to 8 GPUs, 16 GPUs is not faster for 7b full", dict(gpus=16)),
@@ -295,6 +302,8 @@ ZH = [
     ("两台机器，每台8张4090，微调 qwen2.5-7b", dict(gpus=16, nodes=2, gpu="rtx-4090-24gb")),
     ("2机16卡比单机8卡还慢，70b 全参", dict(gpus=16, nodes=2, notes=["baseline_count"])),
     ("8卡比单卡慢了，qwen 7b lora", dict(gpus=8)),
+    ("5万条数据，平均每条800个token，qwen 7b lora", dict(samples=50_000, sample_tokens=800)),
+    ("预算5万块，想微调一个70B模型", dict(budget_usd=50_000 / 7.2, notes=["currency_converted"])),
     ("4台机器 每个节点8卡 a800 训练 13b", dict(gpus=32, nodes=4)),
     ("相比单卡，4卡训练 7b 没有提速", dict(gpus=4)),
     ("2台服务器，一共16张A100，全参微调 llama 70b", dict(gpus=16, nodes=2)),

@@ -63,6 +63,8 @@ def test_duration(text, days):
         ("$50k", 50_000, "USD"),
         ("5万美元", 50_000, "USD"),
         ("50万人民币", 500_000 / values.CNY_PER_USD, "CNY"),
+        ("5万块", 50_000 / values.CNY_PER_USD, "CNY"),  # 块 / 块钱: yuan, colloquially
+        ("3000块钱", 3000 / values.CNY_PER_USD, "CNY"),
         ("¥72000", 10_000, "CNY"),
         ("2000 dollars", 2000, "USD"),
     ],

@@ -146,6 +146,12 @@ USUAL_GPUS_PER_SERVER = 8
 
 # after "N tokens": a rate, or a length per item ("2048 tokens each", "4096 tokens per sample")
 _RATE = re.compile(r"\s*(?:/\s*s|per second|a second|每秒|/秒)")
+# an average length per sample: "averaging 1500 tokens", "平均每条800 token", "1500 tokens on average"
+_AVERAGE_BEFORE = re.compile(
+    r"(?:averag(?:e|ing)|avg\.?|mean|平均)(?: (?:length|size))?"
+    r"(?: of| is| was| about| around|长度|每条|为|是|约)*\s*~?\s*$"
+)
+_AVERAGE_AFTER = re.compile(r"\s*(?:on average|in average|avg|average|平均)")
 _PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
 
 
@@ -591,6 +597,14 @@ class Reader:
             after = self.scan.text[match.end() : match.end() + 24]
             if _RATE.match(after):
                 continue  # "2000 tokens/s": a speed, not an amount
+            before = self.scan.original[max(0, match.start() - 24) : match.start()]
+            if (
+                not match.group(2)
+                and 16 <= value <= 10_000_000
+                and (_AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after))
+            ):
+                self.set("sample_tokens", int(value), self.scan.take(match))  # "samples averaging 1500 tokens"
+                continue
             if not match.group(2) and 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
                 self.set("seq_len", int(value), self.scan.take(match))  # "2048 tokens each": a length
                 continue

@@ -85,6 +85,7 @@ KEYS: tuple[Key, ...] = (
     Key("gbs", ("global_batch",), _integer("global_batch"), "gbs=512"),
     Key("tokens", ("train_tokens",), _with("train_tokens", values.quantity), "tokens=2T"),
     Key("samples", ("samples",), _with("samples", lambda raw: int(values.quantity(raw))), "samples=50k"),
+    Key("sample_tokens", ("sample_tokens",), _with("sample_tokens", values.length), "sample_tokens=1500"),
     Key("epochs", ("epochs",), _with("epochs", values.number), "epochs=3"),
     Key(
         "dataset_gb",

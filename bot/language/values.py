@@ -141,12 +141,13 @@ CNY_PER_USD = 7.2
 
 def money_usd(text: str) -> tuple[float, str]:
     """A budget in USD and the currency it was written in: '$50k' -> (50000, 'USD'),
-    '5万美元' -> (50000, 'USD'), '50万人民币' -> (69444, 'CNY'), '¥500000' -> (69444, 'CNY')."""
+    '5万美元' -> (50000, 'USD'), '50万人民币' -> (69444, 'CNY'), '¥500000' -> (69444, 'CNY'),
+    '5万块' -> (6944, 'CNY')."""
     cleaned = text.strip().lower().replace(" ", "").replace(",", "")
     currency = "USD"
-    if re.search(r"人民币|元|rmb|cny|￥|¥", cleaned) and "美元" not in cleaned:
-        currency = "CNY"
-    cleaned = re.sub(r"美元|美金|人民币|元|rmb|cny|usd|dollars?|bucks|[$￥¥]", "", cleaned)
+    if re.search(r"人民币|元|块|rmb|cny|￥|¥", cleaned) and "美元" not in cleaned:
+        currency = "CNY"  # 块 / 块钱: yuan, colloquially
+    cleaned = re.sub(r"美元|美金|人民币|元|块钱|块|rmb|cny|usd|dollars?|bucks|[$￥¥]", "", cleaned)
     value = quantity(cleaned)
     if currency == "CNY":
         value /= CNY_PER_USD
