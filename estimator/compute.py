@@ -189,6 +189,7 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         ep=lay.ep,
         cp=lay.cp,
         grad_bytes=conventions.grad_bytes(job.precision, conventions.megatron_layout(lay.tp, lay.pp, lay.ep, lay.cp)),
+        adapter_params=0.0 if trained else job.arch.lora_params(job.lora_rank, job.lora_targets),
     )
 
 

@@ -230,11 +230,14 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
         gpu = cat.gpus.get(req.gpu)
         if gpu is None:
             raise RequestError([Note(code="unknown_gpu", params={"value": req.gpu, "suggestions": []})])
-    if gpu and req.nodes and req.gpus and gpu.gpus_per_node < req.gpus // req.nodes <= MAX_GPUS_PER_NODE:
-        # "16 A10 in one machine": the user's own server, denser than the type's usual one
-        gpu = gpu.model_copy(update={"gpus_per_node": req.gpus // req.nodes})
+    per_node = req.gpus // req.nodes if gpu and req.nodes and req.gpus and req.gpus % req.nodes == 0 else 0
+    if gpu and 1 <= per_node <= MAX_GPUS_PER_NODE and per_node != gpu.gpus_per_node:
+        # "16 A10 in one machine", "two machines with 2 x 3090 each": the user's own servers, denser
+        # or sparser than the type's usual one, taken as written
+        code = "dense_node" if per_node > gpu.gpus_per_node else "sparse_node"
+        gpu = gpu.model_copy(update={"gpus_per_node": per_node})
         cat = cat.with_gpu(gpu, gpu.id)
-        assumptions.append(Note(code="dense_node", params={"per_node": gpu.gpus_per_node, "gpu": gpu.name}))
+        assumptions.append(Note(code=code, params={"per_node": per_node, "gpu": gpu.name, "nodes": req.nodes}))
     warnings: list[Note] = []
     if gpu and cat.stock(gpu.id, req.region)[0] == 0:
         # a named type the provider does not stock: the user's own or another provider's, any count

@@ -135,6 +135,7 @@ def step_traffic(
     ep=1,
     cp=1,
     grad_bytes: np.ndarray | float = 2.0,
+    adapter_params: float = 0.0,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU per optimizer step on each parallel dimension.
 
@@ -143,7 +144,8 @@ def step_traffic(
     all-gather. dp: gradient all-reduce once per step (ZeRO-1/2 reduce-scatter + all-gather is
     the same volume); ZeRO-3 gathers parameters twice and reduce-scatters gradients on every
     micro-batch (Rajbhandari et al. 2020, Sec. 7); frozen weights (LoRA) are gathered but send no
-    gradients. pp: activations and their gradients between stages, v times over for v
+    gradients, the `adapter_params` trained beside them do (all-reduced, or under ZeRO-3 gathered
+    and reduce-scattered like the rest). pp: activations and their gradients between stages, v times over for v
     interleaved chunks. ep (MoE): each token's hidden state goes to its k experts and back by
     all-to-all, forward and backward (GShard, Lepikhin et al. 2020), the (ep-1)/ep of it held by
     other expert-parallel ranks; routed experts split over ep ranks also send that much less
@@ -167,9 +169,10 @@ def step_traffic(
     activation = tokens_mb * a.hidden * 2.0
     tp_bytes = per_layer_allreduces * 2 * _ring(tp) * activation * (a.layers / pp) * micro_batches
 
-    gather = 2 * ring_shard * 2.0 * micro_batches  # forward and backward all-gathers
-    scatter = ring_shard * grad_bytes * micro_batches if trained else 0.0
-    allreduce = 2 * ring_shard * grad_bytes if trained else np.zeros_like(dp)
+    adapters = adapter_params * _ring(dp) / (tp * pp)
+    gather = 2 * (ring_shard + adapters) * 2.0 * micro_batches  # forward and backward all-gathers
+    scatter = (ring_shard if trained else adapters) * grad_bytes * micro_batches
+    allreduce = 2 * (ring_shard if trained else adapters) * grad_bytes
     dp_bytes = np.where(zero >= 3, gather + scatter, allreduce)
 
     pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)

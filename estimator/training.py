@@ -448,7 +448,8 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
     step = scored.step
     traffic = {k: float(np.broadcast_to(v, (g.size,))[i]) for k, v in step.traffic.items()}
     t_compute = pick.at(step.compute)
-    fabrics = [ctx.cat.fabrics[ctx.req.fabric]] if ctx.req.fabric else list(ctx.cat.fabrics.values())
+    offered = [f for f in ctx.cat.fabrics.values() if f.offered]
+    fabrics = [ctx.cat.fabrics[ctx.req.fabric]] if ctx.req.fabric else offered
     report = network.compare_fabrics(
         traffic,
         pick.gpu,

@@ -235,6 +235,7 @@ class Fabric(_Strict):
     latency_us: float = Field(gt=0)
     pod_gpus: int | None = Field(default=None, ge=1)  # full bisection inside; None: non-blocking
     oversubscription: float = Field(default=1.0, ge=1)  # of the links above a pod
+    offered: bool = True  # compared as a choice for a cluster; False: planned only when the user has it
     source: str
 
 
@@ -312,6 +313,7 @@ class Lexicon(_Strict):
     explicit_full: list[str]
     objectives: dict[str, list[str]]
     regions: dict[str, list[str]]
+    fabrics: dict[str, list[str]]  # networks.yaml id (or 'ib' / 'roce' of unstated speed) -> words
     user_areas: dict[str, list[str]]
     users_context: list[str]
     data_kinds: dict[str, list[str]]
@@ -348,6 +350,7 @@ class Lexicon(_Strict):
             self.methods,
             self.objectives,
             self.regions,
+            self.fabrics,
             self.user_areas,
             self.data_kinds,
             self.precisions,

@@ -238,3 +238,12 @@ def test_an_expert_layout_the_search_can_choose_can_be_asked_for():
     with pytest.raises(RequestError) as err:
         estimate(Request(model="mixtral-8x7b", method="full", gpus=16, tp=4, ep=8))
     assert "parallel_not_dividing" in [n.code for n in err.value.notes]
+
+
+def test_the_users_own_sparser_servers_are_taken_as_written():
+    """Two machines with two RTX 3090 each: the plan spans two nodes (communication over the
+    network between them) instead of packing the four GPUs into one usual 8-GPU server."""
+    est = estimate(Request(model="qwen2.5-7b", method="lora", gpu="rtx-3090-24gb", gpus=4, nodes=2, fabric="eth-1"))
+    assert est.resolved.nodes == 2
+    assert "sparse_node" in [n.code for n in est.assumptions]
+    assert not est.network.single_node and est.network.per_step_gb > 0  # the adapters' gradients

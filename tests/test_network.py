@@ -20,10 +20,28 @@ def test_zero3_gathers_twice_and_scatters_each_microbatch(cat):
     assert float(t["dp"]) == pytest.approx(4 * 3 * 7 / 8 * a.params * 2)
 
 
-def test_lora_under_zero3_moves_no_gradients(cat):
+def test_lora_under_zero3_moves_no_gradients_of_the_frozen_weights(cat):
     a = for_model("llama-2-7b")
     t = step_traffic(a, False, 2048, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1)
     assert float(t["dp"]) == pytest.approx(2 * 7 / 8 * a.params * 2)
+    adapters = a.lora_params(16)
+    t = step_traffic(
+        a, False, 2048, gpus=8, tp=1, pp=1, zero=3, ckpt=0, micro_batch=1, micro_batches=1, adapter_params=adapters
+    )
+    # the adapters are gathered twice like the frozen weights and their gradients reduce-scattered
+    assert float(t["dp"]) == pytest.approx(2 * 7 / 8 * (a.params + adapters) * 2 + 7 / 8 * adapters * 2)
+
+
+def test_lora_data_parallel_all_reduces_the_adapter_gradients(cat):
+    """LoRA over 4 data-parallel GPUs (DDP or ZeRO-1/2): only the adapters' 2-byte gradients move,
+    2 (n-1)/n of them once a step."""
+    a = for_model("qwen2.5-7b")
+    adapters = a.lora_params(16)
+    t = step_traffic(
+        a, False, 2048, gpus=4, tp=1, pp=1, zero=0, ckpt=0, micro_batch=1, micro_batches=16, adapter_params=adapters
+    )
+    assert float(t["dp"]) == pytest.approx(2 * 3 / 4 * adapters * 2)
+    assert 40e6 < adapters < 41e6  # r=16 on every linear projection of Qwen2.5-7B: 40.4M
 
 
 def test_tensor_parallel_allreduces(cat):

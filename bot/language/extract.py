@@ -141,6 +141,9 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
+# InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
+# network: the older generation (HDR 200 Gb/s InfiniBand, 200 GbE RoCE), the cautious reading
+UNSTATED_SPEED = {"ib": "ib-hdr200", "roce": "roce-200"}
 # GPUs one server usually holds (NVIDIA HGX/DGX boards carry 8)
 USUAL_GPUS_PER_SERVER = 8
 
@@ -272,6 +275,7 @@ class Reader:
     STEPS = (
         "unsupported_hardware",
         "read_gpu_names",
+        "fabric",
         "read_model_names",
         "tokens",
         "dataset",
@@ -720,6 +724,25 @@ class Reader:
             if match.group(1) in ("a", "an"):
                 continue
             self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
+
+    def fabric(self) -> None:
+        """The network between nodes ("100G ethernet", "万兆网", "NDR InfiniBand"); InfiniBand or
+        RoCE of unstated speed is the GPU type's usual one (its node_fabric) when that is of the
+        kind, else the slower generation, and the answer says so. Two networks named ("100G
+        ethernet or InfiniBand?") are a choice: none is fixed, the answer compares them all."""
+        named = [(key, pattern) for key, pattern in self.voc.tables["fabrics"] if self.scan.search(pattern)]
+        speeds = {key.split("-")[0] for key, _ in named if key not in UNSTATED_SPEED}
+        named = [(key, p) for key, p in named if key not in speeds]  # "NDR InfiniBand": the speed says it
+        if len(named) != 1:
+            return
+        fabric, pattern = named[0]
+        words = self.scan.take(self.scan.search(pattern))
+        if fabric in UNSTATED_SPEED:
+            gpu = self.cat.gpus.get(self.fields.get("gpu", ""))
+            usual = gpu.node_fabric if gpu and gpu.node_fabric.startswith(fabric) else UNSTATED_SPEED[fabric]
+            self.notes.append(Note(code="fabric_speed_assumed", params={"words": words, "fabric": usual}))
+            fabric = usual
+        self.set("fabric", fabric, words)
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8

@@ -150,7 +150,17 @@ def vocabulary() -> Vocabulary:
     )
 
 
-_TABLES = ("objectives", "regions", "user_areas", "data_kinds", "precisions", "checkpointing", "offload", "optimizers")
+_TABLES = (
+    "objectives",
+    "regions",
+    "fabrics",
+    "user_areas",
+    "data_kinds",
+    "precisions",
+    "checkpointing",
+    "offload",
+    "optimizers",
+)
 
 
 def _tables(cat: Catalog) -> dict[str, list[tuple[str, re.Pattern]]]:
