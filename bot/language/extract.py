@@ -730,6 +730,8 @@ class Reader:
         RoCE of unstated speed is the GPU type's usual one (its node_fabric) when that is of the
         kind, else the slower generation, and the answer says so. Two networks named ("100G
         ethernet or InfiniBand?") are a choice: none is fixed, the answer compares them all."""
+        if not self.voc.triggers["fabric"].search(self.scan.text):
+            return
         named = [(key, pattern) for key, pattern in self.voc.tables["fabrics"] if self.scan.search(pattern)]
         speeds = {key.split("-")[0] for key, _ in named if key not in UNSTATED_SPEED}
         named = [(key, p) for key, p in named if key not in speeds]  # "NDR InfiniBand": the speed says it
