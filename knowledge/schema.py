@@ -400,6 +400,9 @@ class FaqRule(_Strict):
     severity: int = Field(ge=0, le=5)
     title: Bilingual
     triggers: BilingualList
+    # words that mean something else: with one of them and no trigger phrase, the classifier's
+    # guess of this topic is dropped ("gradient checkpointing" is not checkpoint saving)
+    unless: BilingualList | None = None
     when: list[list[Condition]] = []
     applies: list[Condition] = []
     probes: dict[str, dict[str, Any]] = {}
@@ -409,6 +412,8 @@ class FaqRule(_Strict):
     @model_validator(mode="after")
     def _triggers_compile(self) -> FaqRule:
         check_patterns([*self.triggers.en, *self.triggers.zh], f"rule {self.id}: trigger")
+        if self.unless:
+            check_patterns([*self.unless.en, *self.unless.zh], f"rule {self.id}: unless")
         return self
 
 

@@ -1,6 +1,6 @@
 """Table-driven parser tests: questions as people write them, in English and Chinese, with the
-fields each must yield. `intent`, `topics`, `compare`, `errors`, `notes` and `unknown` are checked
-when given; every other key is a Request field."""
+fields each must yield. `intent`, `topics` (and `not_topics`), `compare`, `errors`, `notes` and
+`unknown` are checked when given; every other key is a Request field."""
 
 import pytest
 
@@ -161,6 +161,12 @@ EN = [
     ),
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
     ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),
+    # "gradient checkpointing" is recomputation, not checkpoint saving; saving named still is
+    ("What does gradient checkpointing save for a 7B model at 8k context?", dict(params_b=7, not_topics=["checkpoint_slow"])),
+    (
+        "gradient checkpointing is on, but saving checkpoints takes 30 minutes for 70b",
+        dict(topics=["checkpoint_slow"]),
+    ),
     # the network between nodes, named in prose; two named are a choice, not a setting
     ("it is very slow, 100G ethernet between nodes, 4 nodes of 8 A100", dict(fabric="eth-100", nodes=4)),
     ("200Gbps RoCE, 2 nodes of H100, 70b full", dict(fabric="roce-200")),
@@ -314,6 +320,8 @@ ZH = [
     ("万兆网卡 两台 4090 微调 7b", dict(fabric="eth-10")),
     ("25G网络，两台8卡A100，70b 全参", dict(fabric="eth-25", gpus=16)),
     ("IB 网络，两机16卡 H800", dict(fabric="ib-ndr400", gpus=16, nodes=2)),
+    ("开了梯度检查点，7b 全参 显存占用多少", dict(params_b=7, not_topics=["checkpoint_slow"])),
+    ("开了梯度检查点，但保存检查点要30分钟，70b", dict(topics=["checkpoint_slow"])),
     ("200G RoCE 网络，4台8卡 H100 预训练 7b", dict(fabric="roce-200", gpus=32, nodes=4)),
     ("用万兆网还是 IB 网络？两台 A100", dict(fabric=None)),
     ("节点之间是 100G 以太网，训练 70b 很慢", dict(fabric="eth-100")),
@@ -336,7 +344,7 @@ ZH = [
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
     pytest.param(q, e, id=f"zh-{i}") for i, (q, e) in enumerate(ZH)
 ]
-META = {"intent", "topics", "compare", "errors", "notes", "unknown"}
+META = {"intent", "topics", "not_topics", "compare", "errors", "notes", "unknown"}
 
 
 def test_table_size_and_languages():
@@ -362,6 +370,8 @@ def test_parser_table(question, expect):
         assert parsed.intent == expect["intent"]
     if "topics" in expect:
         assert set(expect["topics"]) <= set(parsed.topics), parsed.topics
+    if "not_topics" in expect:
+        assert not set(expect["not_topics"]) & set(parsed.topics), parsed.topics
     if "compare" in expect:
         assert parsed.compare == expect["compare"]
     if "notes" in expect:

@@ -359,7 +359,14 @@ def verdict(
     """The classifier's probabilities made an answer's kind: what judge returns at run time and
     what training measures."""
     intent = overruled(max(scores, key=scores.get), parsed, ask, prose)
-    return Verdict(intent=intent, topics=_rank_topics(topic_scores, fired, intent), ask=ask, scores=scores)
+    topics = [t for t in _rank_topics(topic_scores, fired, intent) if t in fired or not _vetoed(t, prose)]
+    return Verdict(intent=intent, topics=topics, ask=ask, scores=scores)
+
+
+def _vetoed(topic: str, prose: str) -> bool:
+    """The classifier's guess of a topic whose words here mean something else (faq.yaml `unless`)."""
+    veto = extract.vocabulary().topic_vetoes.get(topic)
+    return bool(veto and veto.search(prose.lower()))
 
 
 # notes of a model family named without a catalog size (extract.Reader.unknown_models)

@@ -44,6 +44,7 @@ class Vocabulary:
     asks_count: re.Pattern
     one_machine: re.Pattern
     triggers: dict[str, re.Pattern]
+    topic_vetoes: dict[str, re.Pattern]  # a troubleshooting topic -> words that mean something else
 
 
 # a guard, then a word whose last letter no quantifier applies to ("runs?" keeps "s?" after it)
@@ -147,6 +148,7 @@ def vocabulary() -> Vocabulary:
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
         one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
+        topic_vetoes={rule.topic: _any(rule.unless.en + rule.unless.zh) for rule in cat.rules if rule.unless},
     )
 
 
