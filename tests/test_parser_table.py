@@ -162,7 +162,10 @@ EN = [
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
     ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),
     # "gradient checkpointing" is recomputation, not checkpoint saving; saving named still is
-    ("What does gradient checkpointing save for a 7B model at 8k context?", dict(params_b=7, not_topics=["checkpoint_slow"])),
+    (
+        "What does gradient checkpointing save for a 7B model at 8k context?",
+        dict(params_b=7, not_topics=["checkpoint_slow"]),
+    ),
     (
         "gradient checkpointing is on, but saving checkpoints takes 30 minutes for 70b",
         dict(topics=["checkpoint_slow"]),
