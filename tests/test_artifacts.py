@@ -78,6 +78,8 @@ SMI = """```
 +-------------------------------+----------------------+----------------------+
 ```"""
 SMI_LIST = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)"
+# the GPU lines of PyTorch's / vLLM's collect_env
+COLLECT_ENV = "GPU models and configuration:\n" + "\n".join(f"GPU {i}: Tesla V100-PCIE-32GB" for i in range(8))
 OOM_NEW = (
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.83 GiB. "
     "GPU 0 has a total capacity of 79.33 GiB of which 10.31 GiB is free."
@@ -113,6 +115,11 @@ CASES = [
     (VLLM, dict(model="qwen2.5-32b", method="infer", tp=4, gpus=4, seq_len=32768, micro_batch=64)),
     (SMI, dict(gpu="a100-40gb", gpus=2)),
     (SMI_LIST, dict(gpu="h100-80gb", gpus=2)),
+    (COLLECT_ENV, dict(gpu="v100-pcie-32gb", gpus=8)),
+    # the method in a script's or config's name
+    ("I ran the `train_ppo.sh` script on 8 H100 80 GB GPUs using a 7B model", dict(method="ppo", gpus=8)),
+    ("`bash examples/train_lora/llama3_lora_sft.yaml` OOM on a 4090", dict(method="lora")),
+    ("python run_dpo.py --model_name_or_path Qwen/Qwen2.5-7B", dict(method="dpo")),
     (OOM_NEW, dict(gpu_memory_gib=79.33)),
 ]
 WRAPS = {

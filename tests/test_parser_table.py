@@ -161,6 +161,15 @@ EN = [
     ),
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
     ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),
+    # DPO/PPO with "full": full-parameter alignment; "training a 32B" beside "fine-tuning" is a fine-tune;
+    # "or not" asks yes or no, it compares nothing
+    ("With full fine-tune chosen, how much GPU memory does DPO training need? qwen-7b", dict(method="dpo")),
+    (
+        "What's the minimum GPU for fine-tuning the 32B model? I tried training the 32B model on 8 L40 GPUs. "
+        "With the 3B model it worked fine. So can the 32B model be trained on 8 L40 GPUs or not?",
+        dict(params_b=32, method="full", gpus=8, compare=None),
+    ),
+    ("train a 2B model on 8 A800 within a month", dict(params_b=2, method="pretrain")),
     # "gradient checkpointing" is recomputation, not checkpoint saving; saving named still is
     (
         "What does gradient checkpointing save for a 7B model at 8k context?",
@@ -324,6 +333,9 @@ ZH = [
     ("25G网络，两台8卡A100，70b 全参", dict(fabric="eth-25", gpus=16)),
     ("IB 网络，两机16卡 H800", dict(fabric="ib-ndr400", gpus=16, nodes=2)),
     ("开了梯度检查点，7b 全参 显存占用多少", dict(params_b=7, not_topics=["checkpoint_slow"])),
+    ("全参 DPO 训练 qwen2.5-7b 需要多少显存", dict(method="dpo")),
+    ("想微调 32B 模型，之前用 8 张 L40 训练 32B 加载时中断了", dict(params_b=32, method="full")),
+    ("训练一个7B模型需要多少卡", dict(params_b=7, method="pretrain")),
     ("开了梯度检查点，但保存检查点要30分钟，70b", dict(topics=["checkpoint_slow"])),
     ("200G RoCE 网络，4台8卡 H100 预训练 7b", dict(fabric="roce-200", gpus=32, nodes=4)),
     ("用万兆网还是 IB 网络？两台 A100", dict(fabric=None)),

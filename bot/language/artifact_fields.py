@@ -48,7 +48,7 @@ def to_request(found: Artifacts, reader: Reader, cat: Catalog, method: str | Non
     if not (found.readings or found.launchers or found.smi_gpus or found.oom or any(reader.code_names.values())):
         return {}, []
     got = Collected(found)
-    method = method or _method(got)
+    method = method or _method(got) or _script_method(got, reader)
     _counts(got, found, reader)
     _hardware(got, reader, cat)
     _model(got, reader, cat)
@@ -79,6 +79,16 @@ def _method(got: Collected) -> str | None:
     got.put(
         "method", method, got.words("method", "adapter", "quant_bits", "load_in_4bit") or " ".join(got.found.launchers)
     )
+    return method
+
+
+def _script_method(got: Collected, reader: Reader) -> str | None:
+    """The method in the name of the script or config pasted ("train_ppo.sh"), when one is named."""
+    named = reader.code_names.get("method", [])
+    specific = [m for m in named if m != "full"]
+    method = specific[0] if len(set(specific)) == 1 else ("full" if named == ["full"] else None)
+    if method:
+        got.put("method", method, reader.code_names["script"][0])
     return method
 
 

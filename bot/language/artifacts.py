@@ -459,7 +459,7 @@ def read(text: str, code: str) -> Artifacts:
     if code.strip():
         lines = [line for line in code.split("\n") if line.strip()]
         found.launchers = [tool for tool, pattern in voc.launchers if any(pattern.match(line) for line in lines)]
-        found.smi_gpus = read_nvidia_smi(code)
+    found.smi_gpus = read_nvidia_smi(text)  # "GPU 0: <name>" lines read as prose too
     found.oom = read_oom(text) if "allocate" in text or "total_gpu_memory" in text else None
     found.nccl_timeout_s = read_nccl_timeout(text)
     return found
@@ -530,11 +530,14 @@ def read_nccl_timeout(text: str) -> float | None:
 
 _SMI_ROW = re.compile(r"\|\s*(\d{1,4})\s+((?:NVIDIA|Tesla|GeForce|Quadro|AMD)?[\w .\-]*?)\s+(?:On|Off)\s+\|")
 _SMI_MEMORY = re.compile(r"(\d{1,9})MiB\s*/\s*(\d{1,9})MiB")
-_SMI_LIST = re.compile(r"GPU (\d{1,4}): ([^(\n]+?)\s*\(UUID")
+# `nvidia-smi -L` ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: ...)") and the GPU lines of PyTorch's and
+# vLLM's collect_env ("GPU 0: Tesla V100-PCIE-32GB")
+_SMI_LIST = re.compile(r"^\s*GPU (\d{1,4}): ([^(\n]+?)\s*(?:\(UUID.*)?$", re.M)
 
 
 def read_nvidia_smi(code: str) -> list[tuple[str, float | None]]:
-    """(GPU name, memory GiB) for each GPU row of an `nvidia-smi` table or `nvidia-smi -L` list."""
+    """(GPU name, memory GiB) for each GPU row of an `nvidia-smi` table, an `nvidia-smi -L` list or
+    collect_env's GPU lines."""
     names = {int(m.group(1)): m.group(2).strip() for m in _SMI_ROW.finditer(code)}
     names.update({int(m.group(1)): m.group(2).strip() for m in _SMI_LIST.finditer(code)})
     memories = [int(m.group(2)) / 1024 for m in _SMI_MEMORY.finditer(code)]

@@ -141,6 +141,23 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
+# a method in the name of a script or config file ("train_ppo.sh", "qwen_lora_sft.yaml",
+# "run_dpo.py"): what the script is for, when nothing else says
+SCRIPT_METHODS = {
+    "dpo": "dpo",
+    "orpo": "dpo",
+    "simpo": "dpo",
+    "ppo": "ppo",
+    "grpo": "ppo",
+    "qlora": "qlora",
+    "lora": "lora",
+    "pretrain": "pretrain",
+    "pretraining": "pretrain",
+    "sft": "full",
+    "finetune": "full",
+    "full": "full",
+}
+_SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])")
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
 # network: the older generation (HDR 200 Gb/s InfiniBand, 200 GbE RoCE), the cautious reading
 UNSTATED_SPEED = {"ib": "ib-hdr200", "roce": "roce-200"}
@@ -488,9 +505,12 @@ class Reader:
         elif after:
             self.set("gpus", int(after.group(1)), words + after.group(0))
             self.scan.blank(tail_start + after.start(), tail_start + after.end())
-        elif _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|单张|一张|一块)$").search(head) or _rx(
-            r"^\s*(?:显卡|graphics card\b|card\b|gpu\b)"
-        ).search(self.scan.text[tail_start:]):
+        elif (
+            _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|单张|一张|一块)$").search(head)
+            or _rx(
+                r"^\s*(?:显卡|graphics card\b|card\b|gpu\b(?!\s*\d+\s*:))"  # not the next line of a "GPU 1: ..." list
+            ).search(self.scan.text[tail_start:])
+        ):
             self.weak("gpus", 1, words)  # "on a single A6000", "my 4090", "titanxp显卡": one card
 
     def models(self) -> list[str]:
@@ -520,10 +540,17 @@ class Reader:
             for instance, pattern in self.voc.instances
             for m in pattern.finditer(lowered)
         ]
+        scripts, methods = [], []
+        for match in _SCRIPT_FILE.finditer(lowered):  # "examples/train_lora/llama3_lora_sft.yaml"
+            named = [SCRIPT_METHODS[w] for w in re.split(r"[_\-./]", match.group(0)) if w in SCRIPT_METHODS]
+            scripts += [match.group(0).rsplit("/", 1)[-1]] if named else []
+            methods += named
         return {
             "gpu": list(dict.fromkeys(g for g in gpus if g)),
             "model": list(dict.fromkeys(m for m in models if m)),
             "instance": instances[:1],
+            "method": list(dict.fromkeys(methods)),
+            "script": scripts,
         }
 
     def hub_id(self, prose: str) -> str | None:
@@ -925,8 +952,13 @@ class Reader:
         mentions = self._method_mentions()
         strong = [m for m in mentions if not m[2].endswith("_weak")]
         chosen = min(strong or mentions, default=None)
+        aligning = [m for m in strong if m[2] in ("dpo", "ppo")]
+        if chosen and chosen[2] == "full" and aligning:
+            chosen = aligning[0]  # "full fine-tune ... DPO training": full-parameter DPO, as gpuplan plans it
         if chosen and chosen[2] == "infer_weak" and scan.search(voc.training):
             chosen = None  # "可以做34B模型sft吗？...运行脚本": the training word says more than "run"
+        elif chosen and chosen[2] == "pretrain_weak" and self._finetune_elsewhere(chosen):
+            chosen = None  # "fine-tuning the 32B model? I tried training the 32B model": a fine-tune
         if chosen:
             self.fields["method"] = chosen[2].removesuffix("_weak")
             self.words["method"] = chosen[3]
@@ -942,6 +974,13 @@ class Reader:
             scan.blank(start, end)
         for match in scan.finditer(voc.finetune):
             scan.take(match)
+
+    def _finetune_elsewhere(self, mention: tuple[int, int, str, str]) -> bool:
+        """A fine-tuning word outside the words of `mention` ("训练" inside "训练7b" does not count)."""
+        start = mention[0]
+        text = self.scan.original
+        outside = text[:start] + " " * len(mention[3]) + text[start + len(mention[3]) :]
+        return bool(self.voc.finetune.search(outside))
 
     def _method_mentions(self) -> list[tuple[int, int, str, str]]:
         """(position, lexicon order, method, words) of every method word not negated, in one pass
