@@ -124,10 +124,12 @@ def method_word(text: str) -> str | None:
     return "full" if voc.finetune.search(lowered) else None
 
 
+# after a GPU name: the count before it was of machines ("4台 A800 机器", "two H100 servers")
+_MACHINES_AFTER = re.compile(r"\s*(?:的)?\s*(?:机器|服务器|主机|节点|servers?\b|machines?\b|nodes?\b|boxes\b)")
 # a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
 _PER_NODE_BEFORE = re.compile(
     r"(?:每台|每机|每个?节点|每个?服务器|each(?: node| server| machine| box)?(?: with| has)?"
-    r"|per (?:node|server|machine))[:：,，]?\s*(?:有|是|配|装|都是)?[\s\d张块个x×*]*$"
+    r"|per (?:node|server|machine))[:：,，]?\s*(?:有|是|配|装|带|都是)?[\s\d一二两三四五六七八九十张块个x×*]*$"
 )
 _PER_NODE_AFTER = re.compile(r"\s*(?:gpus?|cards?)?\s*(?:per (?:node|server|machine)|each|/node|每台|每机)")
 # words before a count that make it what the user compares against ("slower than 1 node", "比单机慢")
@@ -481,7 +483,7 @@ class Reader:
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
         head = self.scan.text[:head_end]
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
-        product = _rx(NUM + r"\s*[*x×]\s*" + NUM + r"\s*[*x×]?\s*$").search(head)
+        product = _rx(NUM + r"\s*(?:[*x×]|个|台|组)\s*" + NUM + r"\s*[*x×]?\s*$").search(head)  # 3*8*A100, 三个8*V100
         nodes_of = _rx(
             NUM
             + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with)?\s*"
@@ -497,6 +499,14 @@ class Reader:
             self.set("nodes", int(nodes), m.group(0).strip() + " " + words)
             self.set("gpus", int(total), m.group(0).strip() + " " + words)
             self.scan.blank(*m.span())
+        elif (
+            before
+            and before.group(1) not in ("a", "an")
+            and not re.search(r"[x×*张块]", before.group(0))  # "4xA100 server", "8张A100的机器": GPUs
+            and _MACHINES_AFTER.match(self.scan.text, tail_start)
+        ):
+            self._servers(count_value(before.group(1)), before.group(0).strip() + " " + words, words)
+            self.scan.blank(*before.span())
         elif before and before.group(1) not in ("a", "an"):
             count = count_value(before.group(1))
             if count and count == int(count):
@@ -512,6 +522,18 @@ class Reader:
             ).search(self.scan.text[tail_start:])
         ):
             self.weak("gpus", 1, words)  # "on a single A6000", "my 4090", "titanxp显卡": one card
+
+    def _servers(self, servers: float, words: str, gpu_words: str) -> None:
+        """ "4台 A800 机器", "two H100 servers": that many servers, each the type's usual number of
+        GPUs (the answer says so) unless the question gives it."""
+        if not servers or servers != int(servers):
+            return
+        self.set("nodes", int(servers), words)
+        gpu = self.cat.gpus.get(gpu_id(gpu_words, self.voc, self.cat) or "")
+        if gpu:
+            self.weak("gpus", int(servers) * gpu.gpus_per_node, words)
+            params = {"servers": int(servers), "per_node": gpu.gpus_per_node, "gpu": gpu.name}
+            self.notes.append(Note(code="servers_of_usual_size", params=params))
 
     def models(self) -> list[str]:
         found: list[str] = []
@@ -744,8 +766,9 @@ class Reader:
             self.set("gpus", 1, self.scan.take(match))
         for match in self.scan.finditer(self.voc.one_machine):
             self.set("nodes", 1, self.scan.take(match))
-        nodes_words = (
-            r"(?:\s*|-)(?:nodes?|servers?|machines?|台服务器|台机器|台|机器)(?![a-z])"  # "4-node", "2 servers"
+        nodes_words = (  # "4-node", "2 servers", "6台PC", "共 4机"
+            r"(?:\s*|-)(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器|机(?![器架房柜]))"
+            r"(?![a-z])"
         )
         for match in self.scan.finditer(NUM + nodes_words):
             if match.group(1) in ("a", "an"):
@@ -777,8 +800,8 @@ class Reader:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8
         A100 per node") is multiplied out: 32 GPUs on 4 nodes."""
         span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
-        if span is None or not nodes or nodes <= 1 or self.fields.get("gpus", 0) > USUAL_GPUS_PER_SERVER:
-            return
+        if span is None or not nodes or nodes <= 1 or self.words.get("gpus") == self.words.get("nodes"):
+            return  # no count, one node, or "2台8卡" already read both together
         text = self.scan.original
         if _PER_NODE_BEFORE.search(text[max(0, span[0] - 14) : span[0]]) or _PER_NODE_AFTER.match(text, span[1]):
             per_node = self.fields["gpus"]
@@ -952,9 +975,9 @@ class Reader:
         mentions = self._method_mentions()
         strong = [m for m in mentions if not m[2].endswith("_weak")]
         chosen = min(strong or mentions, default=None)
-        aligning = [m for m in strong if m[2] in ("dpo", "ppo")]
-        if chosen and chosen[2] == "full" and aligning:
-            chosen = aligning[0]  # "full fine-tune ... DPO training": full-parameter DPO, as gpuplan plans it
+        whole = [m for m in strong if m[2] in ("dpo", "ppo", "continue", "pretrain")]
+        if chosen and chosen[2] == "full" and whole:
+            chosen = whole[0]  # "full ... DPO", "全参数增量预训练": these train every parameter anyway
         if chosen and chosen[2] == "infer_weak" and scan.search(voc.training):
             chosen = None  # "可以做34B模型sft吗？...运行脚本": the training word says more than "run"
         elif chosen and chosen[2] == "pretrain_weak" and self._finetune_elsewhere(chosen):

@@ -352,6 +352,14 @@ def _precision_field(reader: Reader, method: str | None, parsed: Parsed) -> dict
         precision = extract.precision_for(word, method)
         if precision:
             fields["precision"] = precision
+        elif (
+            word == "int4"
+            and method == "lora"
+            and fields.get("method") == "lora"
+            and "int8" not in reader.scan.original
+        ):
+            fields["method"] = "qlora"  # "int4 下 ... lora 微调": LoRA on a 4-bit base is QLoRA
+            parsed.notes.append(Note(code="int4_lora_is_qlora", params={"value": word}))
         elif word in ("int4", "int8") and method not in ("qlora", "infer"):
             parsed.notes.append(Note(code="precision_ignored", params={"value": word}))
     return fields

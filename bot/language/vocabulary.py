@@ -182,7 +182,7 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
     gpu_names = sorted(gpu_by_alias, key=len, reverse=True)
     model_names = sorted(model_by_alias, key=len, reverse=True)
     gpu_alias = re.compile(
-        r"(?:(?<=\d)|(?<=\d[x×*])|(?<![a-z0-9]))(?:nvidia\s*|英伟达\s*|geforce\s*|amd\s*|tesla\s*)?("
+        r"(?:(?<=\d)|(?<=\d[x×*])|(?<=\dg)|(?<=\dgb)|(?<![a-z0-9]))(?:nvidia\s*|英伟达\s*|geforce\s*|amd\s*|tesla\s*)?("
         + _trie_pattern(gpu_names)
         + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
     )
