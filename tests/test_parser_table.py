@@ -192,6 +192,7 @@ EN = [
     ("one 8x A100 80 GB node is not enough for falcon-40b", dict(gpus=8, nodes=1)),
     ("FSDP on a 4xA100(80G) server, llama 70b full", dict(gpus=4, gpu="a100-80gb")),
     ("full parameter continued pretraining of llama 8b", dict(method="continue")),
+    ("serve a lora adapter on llama 8b with vllm", dict(method="infer")),
     # a count after "than" / "compared to" is what the user compares against
     ("--nproc_per_node 8 --nnodes 2 training is slower than 1 node, infiniband", dict(gpus=16, nodes=2)),
     ("compared to 8 GPUs, 16 GPUs is not faster for 7b full", dict(gpus=16)),
@@ -349,6 +350,10 @@ ZH = [
     ("14B 做全参数增量预训练，8张V100 跑得动吗？", dict(method="continue", gpus=8)),
     ("int4 下 8G显存够 lora 微调吗", dict(method="qlora", notes=["int4_lora_is_qlora"])),
     ("单张24gb4090 能训这个模型吗", dict(gpu="rtx-4090-24gb", gpus=1)),
+    ("全参数微调要多少显存？想针对某个领域的知识做预训练，用全参数微调行不行？", dict(method="full")),
+    ("llama13B + 中文lora 的 4-bit量化模型，能用 3090或4090 单卡在本地推理吗？", dict(method="infer")),
+    ("lora 微调后的模型推理需要多少显存", dict(method="lora")),
+    ("14B 全参数训练，得几张显卡？假定 A100=40G.", dict(gpu="a100-40gb", params_b=14)),
     ("开了梯度检查点，但保存检查点要30分钟，70b", dict(topics=["checkpoint_slow"])),
     ("200G RoCE 网络，4台8卡 H100 预训练 7b", dict(fabric="roce-200", gpus=32, nodes=4)),
     ("用万兆网还是 IB 网络？两台 A100", dict(fabric=None)),

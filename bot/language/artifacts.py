@@ -215,7 +215,8 @@ def _inline_artifacts(line: str) -> list[tuple[int, int]]:
     """`--flag value` and `tool_name=value` written inside a sentence."""
     spans = [m.span() for m in _INLINE_FLAG.finditer(line) if _flag_like(m.group(0))]
     spans += [m.span() for m in _INLINE_COLON.finditer(line) if lookup(fold(m.group(1)), vocabulary())]
-    return spans + [m.span() for m in _INLINE_ASSIGN.finditer(line)]
+    gpu_names = question_words().gpu_by_alias  # "A100=40G" names a card and its memory: prose
+    return spans + [m.span() for m in _INLINE_ASSIGN.finditer(line) if m.group(1).lower() not in gpu_names]
 
 
 def _flag_like(token: str) -> bool:

@@ -975,9 +975,11 @@ class Reader:
         mentions = self._method_mentions()
         strong = [m for m in mentions if not m[2].endswith("_weak")]
         chosen = min(strong or mentions, default=None)
-        whole = [m for m in strong if m[2] in ("dpo", "ppo", "continue", "pretrain")]
-        if chosen and chosen[2] == "full" and whole:
-            chosen = whole[0]  # "full ... DPO", "全参数增量预训练": these train every parameter anyway
+        if chosen and chosen[2] == "full":
+            chosen = self._whole_model_method(chosen, strong)
+        serving = next((m for m in strong if m[2] == "infer"), None)
+        if chosen and chosen[2] in ("lora", "qlora") and serving and not scan.search(voc.training):
+            chosen = serving  # "中文lora 的 4-bit量化模型 ... 推理": serving a model with adapters
         if chosen and chosen[2] == "infer_weak" and scan.search(voc.training):
             chosen = None  # "可以做34B模型sft吗？...运行脚本": the training word says more than "run"
         elif chosen and chosen[2] == "pretrain_weak" and self._finetune_elsewhere(chosen):
@@ -997,6 +999,18 @@ class Reader:
             scan.blank(start, end)
         for match in scan.finditer(voc.finetune):
             scan.take(match)
+
+    @staticmethod
+    def _whole_model_method(full: tuple, strong: list[tuple]) -> tuple:
+        """ "full ... DPO" anywhere is full-parameter DPO/PPO; "全参数增量预训练", "full-parameter
+        continued pretraining" right beside it are (continued) pretraining, which trains every
+        parameter anyway; otherwise the full fine-tune stands."""
+        for m in strong:
+            if m[2] in ("dpo", "ppo"):
+                return m
+            if m[2] in ("continue", "pretrain") and 0 <= m[0] - (full[0] + len(full[3])) <= 6:
+                return m
+        return full
 
     def _finetune_elsewhere(self, mention: tuple[int, int, str, str]) -> bool:
         """A fine-tuning word outside the words of `mention` ("训练" inside "训练7b" does not count)."""
