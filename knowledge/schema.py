@@ -331,6 +331,7 @@ class Lexicon(_Strict):
     parallel: dict[str, BilingualList]
     asks_count: BilingualList
     one_machine: BilingualList
+    concurrency: BilingualList  # each pattern's first group: the number of sequences served at once
     triggers: dict[str, BilingualList]  # extractor -> the words without which it has nothing to read
     multipliers: Multipliers
 
@@ -360,7 +361,13 @@ class Lexicon(_Strict):
         ):
             groups.extend(table.values())
         groups.append(self.frameworks)
-        for bilingual in [*self.parallel.values(), self.asks_count, self.one_machine, *self.triggers.values()]:
+        for bilingual in [
+            *self.parallel.values(),
+            self.asks_count,
+            self.one_machine,
+            self.concurrency,
+            *self.triggers.values(),
+        ]:
             groups.append(bilingual.en + bilingual.zh)
         for patterns in groups:
             check_patterns(patterns, "lexicon pattern")

@@ -193,6 +193,11 @@ EN = [
     ("FSDP on a 4xA100(80G) server, llama 70b full", dict(gpus=4, gpu="a100-80gb")),
     ("full parameter continued pretraining of llama 8b", dict(method="continue")),
     ("serve a lora adapter on llama 8b with vllm", dict(method="infer")),
+    # sequences served at once are the serving concurrency
+    ("we want to serve deepseek-r1 to 200 concurrent users", dict(micro_batch=200, method="infer")),
+    ("serve 50 users at once with llama 8b", dict(micro_batch=50, method="infer")),
+    ("concurrency of 32 for llama 70b on 2 h100", dict(micro_batch=32, method="infer", gpus=2)),
+    ("serve Llama-3.3-70b with vLLM using the full 128k token context window", dict(seq_len=131072, train_tokens=None)),
     # a count after "than" / "compared to" is what the user compares against
     ("--nproc_per_node 8 --nnodes 2 training is slower than 1 node, infiniband", dict(gpus=16, nodes=2)),
     ("compared to 8 GPUs, 16 GPUs is not faster for 7b full", dict(gpus=16)),
@@ -353,6 +358,9 @@ ZH = [
     ("全参数微调要多少显存？想针对某个领域的知识做预训练，用全参数微调行不行？", dict(method="full")),
     ("llama13B + 中文lora 的 4-bit量化模型，能用 3090或4090 单卡在本地推理吗？", dict(method="infer")),
     ("lora 微调后的模型推理需要多少显存", dict(method="lora")),
+    ("deepseek-r1-distill-qwen-32b 部署需要几张卡，并发100", dict(micro_batch=100, method="infer")),
+    ("100个并发 qwen2.5-7b 推理", dict(micro_batch=100, method="infer")),
+    ("128k token上下文 qwen2.5-7b 推理", dict(seq_len=131072)),
     ("14B 全参数训练，得几张显卡？假定 A100=40G.", dict(gpu="a100-40gb", params_b=14)),
     ("开了梯度检查点，但保存检查点要30分钟，70b", dict(topics=["checkpoint_slow"])),
     ("200G RoCE 网络，4台8卡 H100 预训练 7b", dict(fabric="roce-200", gpus=32, nodes=4)),

@@ -174,6 +174,7 @@ _AVERAGE_BEFORE = re.compile(
     r"(?: of| is| was| about| around|长度|每条|为|是|约)*\s*~?\s*$"
 )
 _AVERAGE_AFTER = re.compile(r"\s*(?:on average|in average|avg|average|平均)")
+_CONTEXT_AFTER = re.compile(r"\s*(?:context|window|ctx|上下文|窗口|长度|length)")
 _PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
 
 
@@ -303,6 +304,7 @@ class Reader:
         "counts",
         "per_node_counts",
         "read_sizes",
+        "concurrency",
         "batches",
         "schedule",
         "budget",
@@ -650,6 +652,12 @@ class Reader:
             after = self.scan.text[match.end() : match.end() + 24]
             if _RATE.match(after):
                 continue  # "2000 tokens/s": a speed, not an amount
+            if _CONTEXT_AFTER.match(after):  # "the full 128k token context window": a length
+                try:
+                    self.set("seq_len", values.length(match.group(1) + (match.group(2) or "")), self.scan.take(match))
+                except ValueError:
+                    pass
+                continue
             before = self.scan.original[max(0, match.start() - 24) : match.start()]
             if (
                 not match.group(2)
@@ -795,6 +803,16 @@ class Reader:
             self.notes.append(Note(code="fabric_speed_assumed", params={"words": words, "fabric": usual}))
             fabric = usual
         self.set("fabric", fabric, words)
+
+    def concurrency(self) -> None:
+        """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency."""
+        if not self.voc.triggers["concurrency"].search(self.scan.text):
+            return
+        for pattern in self.voc.concurrency:
+            for match in self.scan.finditer(pattern):
+                value = int(match.group(1))
+                if 1 <= value <= 1_000_000:
+                    self.set("micro_batch", value, self.scan.take(match))
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8

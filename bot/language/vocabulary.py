@@ -43,6 +43,7 @@ class Vocabulary:
     parallel: dict[str, str]  # tp/pp -> the words before the size, as one alternation
     asks_count: re.Pattern
     one_machine: re.Pattern
+    concurrency: list[re.Pattern]
     triggers: dict[str, re.Pattern]
     topic_vetoes: dict[str, re.Pattern]  # a troubleshooting topic -> words that mean something else
 
@@ -147,6 +148,7 @@ def vocabulary() -> Vocabulary:
         parallel={name: _any(words.en + words.zh).pattern for name, words in lex.parallel.items()},
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
         one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
+        concurrency=[re.compile(p) for p in lex.concurrency.en + lex.concurrency.zh],
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
         topic_vetoes={rule.topic: _any(rule.unless.en + rule.unless.zh) for rule in cat.rules if rule.unless},
     )
