@@ -10,6 +10,7 @@ and which was set aside. The vocabulary lives in knowledge/lexicon.yaml.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Iterator
@@ -653,10 +654,8 @@ class Reader:
             if _RATE.match(after):
                 continue  # "2000 tokens/s": a speed, not an amount
             if _CONTEXT_AFTER.match(after):  # "the full 128k token context window": a length
-                try:
+                with contextlib.suppress(ValueError):  # a length beyond what values.length reads: not one
                     self.set("seq_len", values.length(match.group(1) + (match.group(2) or "")), self.scan.take(match))
-                except ValueError:
-                    pass
                 continue
             before = self.scan.original[max(0, match.start() - 24) : match.start()]
             if (
