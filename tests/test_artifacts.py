@@ -215,3 +215,9 @@ def test_a_one_line_command_followed_by_words_keeps_the_words():
     r = parsed.request
     assert (r.gpus, r.params_b, r.micro_batch, r.ckpt) == (4, 13, 4, "full")
     assert parsed.topics[0] == "oom_large_model"
+
+
+def test_a_gpu_line_that_names_no_gpu_counts_nothing():
+    """ "GPU 0: out of memory" is a log line, not a listed GPU."""
+    parsed = parse("GPU 0: out of memory when training llama 8b")
+    assert parsed.request.gpus is None and parsed.request.gpu is None

@@ -540,7 +540,10 @@ def read_nvidia_smi(code: str) -> list[tuple[str, float | None]]:
     """(GPU name, memory GiB) for each GPU row of an `nvidia-smi` table, an `nvidia-smi -L` list or
     collect_env's GPU lines."""
     names = {int(m.group(1)): m.group(2).strip() for m in _SMI_ROW.finditer(code)}
-    names.update({int(m.group(1)): m.group(2).strip() for m in _SMI_LIST.finditer(code)})
+    gpu_name = question_words().gpu_alias  # a listed line names a GPU ("GPU 0: out of memory" does not)
+    names.update(
+        {int(m.group(1)): m.group(2).strip() for m in _SMI_LIST.finditer(code) if gpu_name.search(m.group(2).lower())}
+    )
     memories = [int(m.group(2)) / 1024 for m in _SMI_MEMORY.finditer(code)]
     rows = []
     for position, index in enumerate(sorted(names)):

@@ -986,8 +986,10 @@ class Reader:
             self.set("lora_rank", int(match.group(1) or match.group(2)), self.scan.take(match))
 
     def method(self, comparing: bool = False) -> None:
-        """The method named first (a word after "not"/"非"/"without" does not count); a serving
-        word that is only "run"/"跑" counts when nothing else is named; a bare "fine-tune" is full."""
+        """The method named first (a word after "not"/"非"/"without" does not count), except that
+        "full" beside DPO/PPO or (continued) pretraining is that method, and adapters that are only
+        served are serving; a weak word ("run", "Instruct", "train a 2B") counts when nothing else
+        is named and no training or fine-tuning word says otherwise; a bare "fine-tune" is full."""
         scan, voc = self.scan, self.voc
         mentions = self._method_mentions()
         strong = [m for m in mentions if not m[2].endswith("_weak")]
