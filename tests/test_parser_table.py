@@ -193,6 +193,11 @@ EN = [
     ("FSDP on a 4xA100(80G) server, llama 70b full", dict(gpus=4, gpu="a100-80gb")),
     ("full parameter continued pretraining of llama 8b", dict(method="continue")),
     ("serve a lora adapter on llama 8b with vllm", dict(method="infer")),
+    # comparisons as people put them
+    (
+        "is it worth upgrading from A100 to H100 for llama 70b lora?",
+        dict(compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"]}),
+    ),
     # sequences served at once are the serving concurrency
     ("we want to serve deepseek-r1 to 200 concurrent users", dict(micro_batch=200, method="infer")),
     ("serve 50 users at once with llama 8b", dict(micro_batch=50, method="infer")),
@@ -360,6 +365,8 @@ ZH = [
     ("lora 微调后的模型推理需要多少显存", dict(method="lora")),
     ("deepseek-r1-distill-qwen-32b 部署需要几张卡，并发100", dict(micro_batch=100, method="infer")),
     ("100个并发 qwen2.5-7b 推理", dict(micro_batch=100, method="infer")),
+    ("L40S 和 A100 跑 70b 推理哪个快", dict(compare={"kind": "gpu", "options": ["l40s-48gb", "a100-80gb"]})),
+    ("从A100换到H100值得吗，训练 70b", dict(compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"]})),
     ("128k token上下文 qwen2.5-7b 推理", dict(seq_len=131072)),
     ("14B 全参数训练，得几张显卡？假定 A100=40G.", dict(gpu="a100-40gb", params_b=14)),
     ("开了梯度检查点，但保存检查点要30分钟，70b", dict(topics=["checkpoint_slow"])),
