@@ -206,6 +206,10 @@ EN = [
     # a count after "than" / "compared to" is what the user compares against
     ("--nproc_per_node 8 --nnodes 2 training is slower than 1 node, infiniband", dict(gpus=16, nodes=2)),
     ("compared to 8 GPUs, 16 GPUs is not faster for 7b full", dict(gpus=16)),
+    (
+        "NCCL error: unhandled system error. 2 nodes over 100G ethernet, 16 A100",
+        dict(nodes=2, gpus=16, fabric="eth-100"),
+    ),
     # a tokens/s figure is serving unless the question trains
     ("llama 3.1 8b on an L4, how many tokens/s?", dict(model="llama-3.1-8b", method="infer")),
     ("Our 8xH100 node trains llama-3-8b at 3000 tokens/s per GPU, is that normal?", dict(method=None, gpus=8)),
@@ -366,6 +370,7 @@ ZH = [
     ("deepseek-r1-distill-qwen-32b 部署需要几张卡，并发100", dict(micro_batch=100, method="infer")),
     ("100个并发 qwen2.5-7b 推理", dict(micro_batch=100, method="infer")),
     ("L40S 和 A100 跑 70b 推理哪个快", dict(compare={"kind": "gpu", "options": ["l40s-48gb", "a100-80gb"]})),
+    ("训练到一半 loss 变成 nan，fp16，7b 全参", dict(params_b=7, topics=["loss_instability"])),
     ("从A100换到H100值得吗，训练 70b", dict(compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"]})),
     ("128k token上下文 qwen2.5-7b 推理", dict(seq_len=131072)),
     ("14B 全参数训练，得几张显卡？假定 A100=40G.", dict(gpu="a100-40gb", params_b=14)),

@@ -181,13 +181,15 @@ def _command_tail(line: str, voc: Vocabulary) -> int | None:
 
 _SENTENCE_END = re.compile(r"[.!?。！？]\s+")
 _SIZE_WORD = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])", re.I)
+_COUNT_WORD = re.compile(r"\d+\s*(?:nodes?|gpus?|cards?|machines?|servers?|卡|张|台|机)", re.I)
 _TAIL_WORD = re.compile(r"[\w.+\-]+[?!,，。？！]?")  # words and model names; no ':', '=', '/', brackets
 
 
 def _prose_tail(line: str) -> int | None:
     """Where the user's words resume after a log message on the same line: "... 1.2 GiB is free.
-    llama 70b lora". The last sentence counts when it is plain words naming a model, a size or a
-    method (a log's own sentences name bytes, ranks and settings)."""
+    llama 70b lora", "NCCL error: unhandled system error, 2 nodes ethernet". The last sentence
+    counts when it is plain words naming a model, a size, a method, a GPU or a count of GPUs or
+    nodes (a log's own sentences name bytes, ranks and settings)."""
     ends = list(_SENTENCE_END.finditer(line))
     if not ends:
         return None
@@ -196,7 +198,8 @@ def _prose_tail(line: str) -> int | None:
     if not 2 <= len(rest) <= 16 or not all(_TAIL_WORD.fullmatch(word) for word in rest):
         return None
     tail, words = line[start:].lower(), question_words()
-    if words.any_method.search(tail) or _SIZE_WORD.search(tail) or words.model_alias.search(tail):
+    named = words.any_method.search(tail) or _SIZE_WORD.search(tail) or words.model_alias.search(tail)
+    if named or _COUNT_WORD.search(tail) or words.gpu_alias.search(tail):
         return start
     return None
 
