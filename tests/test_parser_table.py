@@ -193,6 +193,7 @@ EN = [
     ("FSDP on a 4xA100(80G) server, llama 70b full", dict(gpus=4, gpu="a100-80gb")),
     ("full parameter continued pretraining of llama 8b", dict(method="continue")),
     ("serve a lora adapter on llama 8b with vllm", dict(method="infer")),
+    ("budget of 50k, llama 70b lora", dict(budget_usd=50_000)),
     # comparisons as people put them
     (
         "is it worth upgrading from A100 to H100 for llama 70b lora?",
@@ -371,6 +372,9 @@ ZH = [
     ("100个并发 qwen2.5-7b 推理", dict(micro_batch=100, method="infer")),
     ("L40S 和 A100 跑 70b 推理哪个快", dict(compare={"kind": "gpu", "options": ["l40s-48gb", "a100-80gb"]})),
     ("训练到一半 loss 变成 nan，fp16，7b 全参", dict(params_b=7, topics=["loss_instability"])),
+    ("想自己搭个服务器跑deepseek r1 满血版，预算50万，怎么配", dict(budget_usd=500_000 / 7.2, method="infer")),
+    ("预算5万美元，微调 70b", dict(budget_usd=50_000)),
+    ("老板让我用两张4090跑个qwen2.5-32b，能行吗", dict(method="infer", gpus=2)),
     ("从A100换到H100值得吗，训练 70b", dict(compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"]})),
     ("128k token上下文 qwen2.5-7b 推理", dict(seq_len=131072)),
     ("14B 全参数训练，得几张显卡？假定 A100=40G.", dict(gpu="a100-40gb", params_b=14)),

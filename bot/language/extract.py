@@ -921,8 +921,17 @@ class Reader:
             r"((?:\$|usd\s*|¥|￥)\s*\d+(?:[.,]\d+)*\s*(?:k|m|万|千)?(?![a-z])"
             r"|\d+(?:[.,]\d+)*\s*(?:k|m|万|千)?\s*(?:美元|美金|usd|dollars?|bucks|人民币|rmb|cny|元|块钱|块))"
         )
-        for match in self.scan.finditer(money):
-            raw = match.group(1)
+        # "预算50万" / "budget of 50k": a bare amount after the word, in the question's currency
+        bare = (
+            r"(?:预算|budget)\s{0,3}(?:(?:of|is|为|是|有|:|：|about|around|约|大约)\s{0,3})?"
+            r"(\d+(?:\.\d+)?\s*(?:k|m|万|千))(?![a-z0-9])"
+        )
+        found = [(m, m.group(1)) for m in self.scan.finditer(money)]
+        taken = [m.span() for m, _ in found]
+        for m in self.scan.finditer(bare):
+            if not any(start < m.end() and m.start() < end for start, end in taken):  # "预算5万美元": read above
+                found.append((m, m.group(1) + ("元" if "预算" in m.group(0) else " usd")))
+        for match, raw in found:
             try:
                 usd, currency = values.money_usd(raw)
             except ValueError:
