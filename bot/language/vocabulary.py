@@ -50,6 +50,8 @@ class Vocabulary:
 
 # a guard, then a word whose last letter no quantifier applies to ("runs?" keeps "s?" after it)
 _GUARDED_WORD = re.compile(r"^(?:\(\?<!(\[[^\]]+\])\)|\\b)([a-z0-9]+)(?![?*+{])")
+# a guard, then digits: `(?<![\d.])\d{1,2}`, `(?<![\d.])\d+`
+_GUARDED_DIGITS = re.compile(r"^\(\?<!(\[[^\]]+\])\)\\d(?:(\+)|\{(\d+),(\d+)\})?(?![?*+{])")
 
 
 def literal_first(pattern: str) -> str:
@@ -58,10 +60,15 @@ def literal_first(pattern: str) -> str:
     letters (an alternation of such patterns, for any of their first letters), several times
     faster than testing the guard at every position."""
     match = _GUARDED_WORD.match(pattern)
-    if not match:
-        return pattern
-    guard, word = match.groups()
-    return f"{word}(?<!{guard or chr(92) + 'w'}{word})" + pattern[match.end() :]
+    if match:
+        guard, word = match.groups()
+        return f"{word}(?<!{guard or chr(92) + 'w'}{word})" + pattern[match.end() :]
+    match = _GUARDED_DIGITS.match(pattern)
+    if match:  # the first digit, then the guard before it, then the rest of the run
+        guard, plus, low, high = match.groups()
+        rest = r"\d*" if plus else (rf"\d{{{max(int(low) - 1, 0)},{int(high) - 1}}}" if high else "")
+        return rf"\d(?<!{guard}\d){rest}" + pattern[match.end() :]
+    return pattern
 
 
 def _any(patterns: list[str]) -> re.Pattern:
