@@ -276,10 +276,12 @@ def compare_fabrics(
     ep: int = 1,
     cp: int = 1,
     ep_hidden: float = 0.0,
+    owned: bool = False,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
-    the slowest (cheapest) fabric whose step stays within 5% of the best fabric's. `assumed` is the
-    fabric the plan's time was computed on; its waiting share is reported as well."""
+    the slowest (cheapest) fabric whose step stays within 5% of the best fabric's, or `assumed`, the
+    fabric the plan's time was computed on, when the user has it (`owned`) and it does; its waiting
+    share is reported as well."""
     per_step = float(sum(traffic.values()))
     nodes = -(-gpus // gpu.gpus_per_node)
     if nodes <= 1:
@@ -312,11 +314,13 @@ def compare_fabrics(
     best_step = steps.min()
     good = [i for i in range(len(fabrics)) if steps[i] <= best_step * FABRIC_SLACK]
     pick = min(good, key=lambda i: (fabrics[i].gb_s, i))  # at equal speed, the first listed (InfiniBand)
+    ids = [f.id for f in fabrics]
+    if owned and assumed in ids and ids.index(assumed) in good:
+        pick = ids.index(assumed)  # the user's own network is good enough: no switch to suggest
     options = [
         FabricOption(fabric=f.id, name=f.name, step_s=float(steps[i]), comm_fraction=float(exposed[i] / steps[i]))
         for i, f in enumerate(fabrics)
     ]
-    ids = [f.id for f in fabrics]
     here = ids.index(assumed) if assumed in ids else pick
     return NetworkEstimate(
         per_step_gb=per_step / 1e9,

@@ -415,7 +415,7 @@ def _resolved(
         lora_rank=job.lora_rank if ctx.method in ADAPTER_METHODS else None,
         region=pick.region,
         objective=pick.objective,
-        fabric=net.fabric if net else None,
+        fabric=ctx.req.fabric or (net.fabric if net else None),  # the user's own network, else the one to choose
     )
 
 
@@ -448,12 +448,12 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
     step = scored.step
     traffic = {k: float(np.broadcast_to(v, (g.size,))[i]) for k, v in step.traffic.items()}
     t_compute = pick.at(step.compute)
-    offered = [f for f in ctx.cat.fabrics.values() if f.offered]
-    fabrics = [ctx.cat.fabrics[ctx.req.fabric]] if ctx.req.fabric else offered
+    # the network the user has (the plan's time is on it) beside the ones a cluster could have
+    offered = [f for f in ctx.cat.fabrics.values() if f.offered or f.id == ctx.req.fabric]
     report = network.compare_fabrics(
         traffic,
         pick.gpu,
-        fabrics,
+        offered,
         ctx.cat.collective_efficiency,
         gpus=int(g.gpus[i]),
         tp=int(g.tp[i]),
@@ -464,6 +464,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         ep=int(g.ep[i]),
         cp=int(g.cp[i]),
         ep_hidden=t_compute * ctx.arch.shared_flops_share,
+        owned=ctx.req.fabric is not None,
     )
     waiting = report.assumed_comm_fraction if report.assumed_comm_fraction is not None else report.comm_fraction
     if waiting > 0.3:

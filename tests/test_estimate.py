@@ -247,3 +247,15 @@ def test_the_users_own_sparser_servers_are_taken_as_written():
     assert est.resolved.nodes == 2
     assert "sparse_node" in [n.code for n in est.assumptions]
     assert not est.network.single_node and est.network.per_step_gb > 0  # the adapters' gradients
+
+
+def test_the_users_network_is_compared_with_the_ones_a_cluster_could_have():
+    """A network the user names is what the plan's time runs on; the report still lists the
+    others, recommends a faster one when theirs holds the GPUs up, and keeps theirs when it is
+    good enough (no switch between equal speeds)."""
+    slow = estimate(Request(model="qwen2.5-7b", method="full", gpu="a100-80gb", gpus=16, nodes=2, fabric="eth-1"))
+    assert slow.network.assumed_fabric == "eth-1" and slow.network.assumed_comm_fraction > 0.5
+    assert slow.network.fabric != "eth-1" and slow.network.comm_fraction < slow.network.assumed_comm_fraction
+    assert {"eth-1", "ib-ndr400"} <= {o.fabric for o in slow.network.options}
+    fine = estimate(Request(model="llama-3-8b", method="full", gpu="a100-80gb", gpus=16, nodes=2, fabric="eth-100"))
+    assert fine.network.fabric == fine.network.assumed_fabric == "eth-100"
