@@ -87,13 +87,15 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
 
 def _network_facts(net: NetworkEstimate | None) -> dict[str, Any]:
     if net is None:
-        return {"per_step_gb": 0.0, "fabric": None, "fabric_options": [], "comm_fraction": 0.0}
+        return {"per_step_gb": 0.0, "fabric": None, "fabric_options": [], "comm_fraction": 0.0, "fabric_owned": True}
     waiting = net.assumed_comm_fraction if net.assumed_comm_fraction is not None else net.comm_fraction
     return {
         "per_step_gb": net.per_step_gb,
         "fabric": net.fabric,
         "fabric_options": [option.model_dump() for option in net.options],
         "comm_fraction": waiting,
+        # the recommended network is the one the plan runs on (the user's own, or the usual one)
+        "fabric_owned": net.fabric == net.assumed_fabric,
     }
 
 
