@@ -160,6 +160,7 @@ EN = [
         dict(samples=100_000, sample_tokens=1500, train_tokens=None, seq_len=None),
     ),
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
+    ("20k examples, each sample about 1200 tokens, 8b lora", dict(samples=20_000, sample_tokens=1200)),
     ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),
     # DPO/PPO with "full": full-parameter alignment; "training a 32B" beside "fine-tuning" is a fine-tune;
     # "or not" asks yes or no, it compares nothing
@@ -383,6 +384,7 @@ ZH = [
     ("用万兆网还是 IB 网络？两台 A100", dict(fabric=None)),
     ("节点之间是 100G 以太网，训练 70b 很慢", dict(fabric="eth-100")),
     ("5万条数据，平均每条800个token，qwen 7b lora", dict(samples=50_000, sample_tokens=800)),
+    ("glm-4-9b 微调 lora，数据 5000 条，每条大约 500 token", dict(samples=5000, sample_tokens=500, train_tokens=None)),
     ("预算5万块，想微调一个70B模型", dict(budget_usd=50_000 / 7.2, notes=["currency_converted"])),
     ("4台机器 每个节点8卡 a800 训练 13b", dict(gpus=32, nodes=4)),
     ("相比单卡，4卡训练 7b 没有提速", dict(gpus=4)),

@@ -171,8 +171,8 @@ USUAL_GPUS_PER_SERVER = 8
 _RATE = re.compile(r"\s*(?:/\s*s|per second|a second|每秒|/秒)")
 # an average length per sample: "averaging 1500 tokens", "平均每条800 token", "1500 tokens on average"
 _AVERAGE_BEFORE = re.compile(
-    r"(?:averag(?:e|ing)|avg\.?|mean|平均)(?: (?:length|size))?"
-    r"(?: of| is| was| about| around|长度|每条|为|是|约)*\s*~?\s*$"
+    r"(?:averag(?:e|ing)|avg\.?|mean|平均|每条|每个样本|per (?:sample|example|conversation)|each (?:sample|example))"
+    r"(?: (?:length|size))?(?: of| is| was| about| around| roughly|长度|每条|为|是|约|大约|平均)*\s*~?\s*$"
 )
 _AVERAGE_AFTER = re.compile(r"\s*(?:on average|in average|avg|average|平均)")
 _CONTEXT_AFTER = re.compile(r"\s*(?:context|window|ctx|上下文|窗口|长度|length)")
