@@ -161,6 +161,7 @@ EN = [
     ),
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
     ("20k examples, each sample about 1200 tokens, 8b lora", dict(samples=20_000, sample_tokens=1200)),
+    ("prompts of 1500 tokens, llama 8b inference", dict(seq_len=1500, train_tokens=None)),
     ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),
     # DPO/PPO with "full": full-parameter alignment; "training a 32B" beside "fine-tuning" is a fine-tune;
     # "or not" asks yes or no, it compares nothing

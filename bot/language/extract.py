@@ -164,6 +164,9 @@ _SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])")
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
 # network: the older generation (HDR 200 Gb/s InfiniBand, 200 GbE RoCE), the cautious reading
 UNSTATED_SPEED = {"ib": "ib-hdr200", "roce": "roce-200"}
+# fewer tokens than this, written as a bare number, are a length, never a training set (not sourced:
+# the smallest fine-tuning sets people plan for are thousands of samples of hundreds of tokens)
+SHORTEST_DATASET_TOKENS = 100_000
 # GPUs one server usually holds (NVIDIA HGX/DGX boards carry 8)
 USUAL_GPUS_PER_SERVER = 8
 
@@ -175,6 +178,7 @@ _AVERAGE_BEFORE = re.compile(
     r"(?: (?:length|size))?(?: of| is| was| about| around| roughly|长度|每条|为|是|约|大约|平均)*\s*~?\s*$"
 )
 _AVERAGE_AFTER = re.compile(r"\s*(?:on average|in average|avg|average|平均)")
+_DATA_BEFORE = re.compile(r"(?:data(?:set)?|corpus|语料|数据)")
 _CONTEXT_AFTER = re.compile(r"\s*(?:context|window|ctx|上下文|窗口|长度|length)")
 _PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
 
@@ -667,6 +671,10 @@ class Reader:
                 continue
             if not match.group(2) and 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
                 self.set("seq_len", int(value), self.scan.take(match))  # "2048 tokens each": a length
+                continue
+            small = not match.group(2) and 16 <= value < SHORTEST_DATASET_TOKENS
+            if small and not _DATA_BEFORE.search(before):  # "prompts of 1500 tokens"; "data is 50000 tokens" stays
+                self.set("seq_len", int(value), self.scan.take(match))  # a length: no dataset is that small
                 continue
             self.set("train_tokens", value, self.scan.take(match))
 
