@@ -64,6 +64,7 @@ class Request(BaseModel):
     optimizer: Optimizer | None = None
     gpu: str | None = None
     gpu_memory_gib: float | None = None  # a GPU named by its memory only ("a 48GB card")
+    host_ram_gib: float | None = None  # the RAM of the user's own servers, per node ("内存 256G")
     gpus: int | None = None
     nodes: int | None = None
     zero: int | None = None

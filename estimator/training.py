@@ -329,8 +329,10 @@ def _memory_and_io(
     )
     breakdown = {k: parts[k] / GIB for k in memory.BREAKDOWN_KEYS}
     mem = memory_estimate(breakdown, sum(breakdown.values()), gpu, io_plan.host_ram_gib, parts["nvme_offload"] / GIB)
-    typical = ctx.number("offload", "host_ram_per_node_gib")
-    if mem.host_ram_gib > typical:
+    if ctx.req.host_ram_gib and mem.host_ram_gib > ctx.req.host_ram_gib:
+        ctx.warn("host_ram_short", host_ram=mem.host_ram_gib, have=ctx.req.host_ram_gib)
+    elif not ctx.req.host_ram_gib and mem.host_ram_gib > ctx.number("offload", "host_ram_per_node_gib"):
+        typical = ctx.number("offload", "host_ram_per_node_gib")
         ctx.warn("host_ram_high", host_ram=mem.host_ram_gib, typical=typical)
     return mem, io_plan
 

@@ -259,3 +259,13 @@ def test_the_users_network_is_compared_with_the_ones_a_cluster_could_have():
     assert {"eth-1", "ib-ndr400"} <= {o.fabric for o in slow.network.options}
     fine = estimate(Request(model="llama-3-8b", method="full", gpu="a100-80gb", gpus=16, nodes=2, fabric="eth-100"))
     assert fine.network.fabric == fine.network.assumed_fabric == "eth-100"
+
+
+def test_host_ram_is_checked_against_the_users_own_servers():
+    """ "内存 256G": a plan that needs more host RAM per node than the user's servers have says so."""
+    req = Request(model="qwen2.5-14b", method="full", gpu="rtx-3090-24gb", gpus=8, zero=3, offload="cpu")
+    est = estimate(req.model_copy(update={"host_ram_gib": 256}))
+    assert est.memory.host_ram_gib > 256
+    assert "host_ram_short" in [w.code for w in est.warnings]
+    roomy = estimate(req.model_copy(update={"host_ram_gib": 2048}))
+    assert "host_ram_short" not in [w.code for w in roomy.warnings]

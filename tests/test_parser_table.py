@@ -162,6 +162,9 @@ EN = [
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
     ("20k examples, each sample about 1200 tokens, 8b lora", dict(samples=20_000, sample_tokens=1200)),
     ("prompts of 1500 tokens, llama 8b inference", dict(seq_len=1500, train_tokens=None)),
+    # the servers' RAM is not a GPU's memory
+    ("512GB RAM, 8x 4090, 70b qlora", dict(host_ram_gib=512, gpu_memory_gib=None, gpus=8)),
+    ("minimum hardware: CPU Intel 20 cores, RAM 32G, GPU GeForce RTX 4080", dict(host_ram_gib=32, gpu="rtx-4080-16gb")),
     ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),
     # DPO/PPO with "full": full-parameter alignment; "training a 32B" beside "fine-tuning" is a fine-tune;
     # "or not" asks yes or no, it compares nothing
@@ -386,6 +389,12 @@ ZH = [
     ("节点之间是 100G 以太网，训练 70b 很慢", dict(fabric="eth-100")),
     ("5万条数据，平均每条800个token，qwen 7b lora", dict(samples=50_000, sample_tokens=800)),
     ("glm-4-9b 微调 lora，数据 5000 条，每条大约 500 token", dict(samples=5000, sample_tokens=500, train_tokens=None)),
+    (
+        "用 zero3 offload 在 8 张 3090 上全参微调 qwen2.5-14b，内存 256G 够吗",
+        dict(host_ram_gib=256, gpu_memory_gib=None),
+    ),
+    ("4 * A100-SXM4-40GB、内存1T，全参微调 14b", dict(host_ram_gib=1024, gpu="a100-40gb", gpus=4)),
+    ("80G显存 512G内存 跑 70b lora", dict(host_ram_gib=512, gpu_memory_gib=80)),
     ("预算5万块，想微调一个70B模型", dict(budget_usd=50_000 / 7.2, notes=["currency_converted"])),
     ("4台机器 每个节点8卡 a800 训练 13b", dict(gpus=32, nodes=4)),
     ("相比单卡，4卡训练 7b 没有提速", dict(gpus=4)),

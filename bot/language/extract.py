@@ -125,6 +125,12 @@ def method_word(text: str) -> str | None:
     return "full" if voc.finetune.search(lowered) else None
 
 
+# the servers' own RAM: "内存 256G", "内存1T", "CPU内存512GB", "512GB RAM", "host memory: 1TB"
+_RAM_WORDS = r"(?:(?<!显)内存|(?<![a-z])ram|host memory|cpu memory|system memory|主机内存|cpu内存)"
+_RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
+_HOST_RAM = re.compile(
+    _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
+)
 # after a GPU name: the count before it was of machines ("4台 A800 机器", "two H100 servers")
 _MACHINES_AFTER = re.compile(r"\s*(?:的)?\s*(?:机器|服务器|主机|节点|servers?\b|machines?\b|nodes?\b|boxes\b)")
 # a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
@@ -834,9 +840,15 @@ class Reader:
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
 
     def gpu_memory(self) -> None:
-        """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"."""
+        """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the
+        servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
         if not self.voc.triggers["gpu_memory"].search(self.scan.text):
             return
+        for match in self.scan.finditer(_HOST_RAM):
+            number, unit = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+            gib = float(number) * (1024 if unit.startswith("t") else 1)
+            if 4 <= gib <= 65_536:
+                self.set("host_ram_gib", gib, self.scan.take(match))
         for pattern, one_gpu in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))
