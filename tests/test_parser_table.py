@@ -162,7 +162,8 @@ EN = [
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
     ("20k examples, each sample about 1200 tokens, 8b lora", dict(samples=20_000, sample_tokens=1200)),
     ("prompts of 1500 tokens, llama 8b inference", dict(seq_len=1500, train_tokens=None)),
-    # the servers' RAM is not a GPU's memory
+    # the servers' RAM is not a GPU's memory, and "GPU RAM" is not the servers'
+    ("GPU RAM 24GB enough for 7b lora?", dict(gpu_memory_gib=24, host_ram_gib=None)),
     ("512GB RAM, 8x 4090, 70b qlora", dict(host_ram_gib=512, gpu_memory_gib=None, gpus=8)),
     ("minimum hardware: CPU Intel 20 cores, RAM 32G, GPU GeForce RTX 4080", dict(host_ram_gib=32, gpu="rtx-4080-16gb")),
     ("sample_tokens=1200 samples=10k 8b lora", dict(samples=10_000, sample_tokens=1200)),

@@ -126,7 +126,10 @@ def method_word(text: str) -> str | None:
 
 
 # the servers' own RAM: "内存 256G", "内存1T", "CPU内存512GB", "512GB RAM", "host memory: 1TB"
-_RAM_WORDS = r"(?:(?<!显)内存|(?<![a-z])ram|host memory|cpu memory|system memory|主机内存|cpu内存)"
+_RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
+    r"(?:(?<!显)内存|(?<![a-z])(?<!gpu )(?<!video )(?<!graphics )ram"
+    r"|host memory|cpu memory|system memory|主机内存|cpu内存)"
+)
 _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 _HOST_RAM = re.compile(
     _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
