@@ -153,22 +153,8 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
-# a method in the name of a script or config file ("train_ppo.sh", "qwen_lora_sft.yaml",
+# a script or config file whose name may say the method ("train_ppo.sh", "llama3_lora_sft.yaml",
 # "run_dpo.py"): what the script is for, when nothing else says
-SCRIPT_METHODS = {
-    "dpo": "dpo",
-    "orpo": "dpo",
-    "simpo": "dpo",
-    "ppo": "ppo",
-    "grpo": "ppo",
-    "qlora": "qlora",
-    "lora": "lora",
-    "pretrain": "pretrain",
-    "pretraining": "pretrain",
-    "sft": "full",
-    "finetune": "full",
-    "full": "full",
-}
 _SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])")
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
 # network: the older generation (HDR 200 Gb/s InfiniBand, 200 GbE RoCE), the cautious reading
@@ -190,6 +176,26 @@ _AVERAGE_AFTER = re.compile(r"\s*(?:on average|in average|avg|average|平均)")
 _DATA_BEFORE = re.compile(r"(?:data(?:set)?|corpus|语料|数据)")
 _CONTEXT_AFTER = re.compile(r"\s*(?:context|window|ctx|上下文|窗口|长度|length)")
 _PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
+
+
+def token_count_kind(value: float, multiplied: bool, before: str, after: str) -> str | None:
+    """What "N tokens" counts, from the words around it: nothing for a rate ("2000 tokens/s"), a
+    sequence length ("128k token context", "2048 tokens each", "prompts of 1500 tokens": no dataset
+    is that small), a sample's average length ("samples averaging 1500 tokens"), else the training
+    tokens ("2T tokens", "training data is 50000 tokens")."""
+    if _RATE.match(after):
+        return None
+    if _CONTEXT_AFTER.match(after):
+        return "seq_len"
+    if multiplied:
+        return "train_tokens"
+    if 16 <= value <= 10_000_000 and (_AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after)):
+        return "sample_tokens"
+    if 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
+        return "seq_len"
+    if 16 <= value < SHORTEST_DATASET_TOKENS and not _DATA_BEFORE.search(before):
+        return "seq_len"
+    return "train_tokens"
 
 
 def _power_of_two(value: float) -> bool:
@@ -469,7 +475,7 @@ class Reader:
             self.set("gpu", found_id, words)
             if memory_span:
                 self.scan.blank(*memory_span)
-            self._gpu_count(match.start(), match.end(), words, memory_span)
+            self._gpu_count(match.start(), match.end(), words, memory_span, found_id)
             if found_id not in found:
                 found.append(found_id)
         return found
@@ -494,7 +500,7 @@ class Reader:
             return float(before.group(1)), (offset + before.start(), offset + before.end())
         return None, None
 
-    def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None) -> None:
+    def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str) -> None:
         """The count written before the GPU name (or after it: "24GB *2"), with nodes when given."""
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
         head = self.scan.text[:head_end]
@@ -521,7 +527,7 @@ class Reader:
             and not re.search(r"[x×*张块]", before.group(0))  # "4xA100 server", "8张A100的机器": GPUs
             and _MACHINES_AFTER.match(self.scan.text, tail_start)
         ):
-            self._servers(count_value(before.group(1)), before.group(0).strip() + " " + words, words)
+            self._servers(count_value(before.group(1)), before.group(0).strip() + " " + words, gpu)
             self.scan.blank(*before.span())
         elif before and before.group(1) not in ("a", "an"):
             count = count_value(before.group(1))
@@ -539,17 +545,16 @@ class Reader:
         ):
             self.weak("gpus", 1, words)  # "on a single A6000", "my 4090", "titanxp显卡": one card
 
-    def _servers(self, servers: float, words: str, gpu_words: str) -> None:
+    def _servers(self, servers: float, words: str, gpu: str) -> None:
         """ "4台 A800 机器", "two H100 servers": that many servers, each the type's usual number of
         GPUs (the answer says so) unless the question gives it."""
         if not servers or servers != int(servers):
             return
         self.set("nodes", int(servers), words)
-        gpu = self.cat.gpus.get(gpu_id(gpu_words, self.voc, self.cat) or "")
-        if gpu:
-            self.weak("gpus", int(servers) * gpu.gpus_per_node, words)
-            params = {"servers": int(servers), "per_node": gpu.gpus_per_node, "gpu": gpu.name}
-            self.notes.append(Note(code="servers_of_usual_size", params=params))
+        per_node = self.cat.gpus[gpu].gpus_per_node
+        self.weak("gpus", int(servers) * per_node, words)
+        params = {"servers": int(servers), "per_node": per_node, "gpu": self.cat.gpus[gpu].name}
+        self.notes.append(Note(code="servers_of_usual_size", params=params))
 
     def models(self) -> list[str]:
         found: list[str] = []
@@ -580,7 +585,8 @@ class Reader:
         ]
         scripts, methods = [], []
         for match in _SCRIPT_FILE.finditer(lowered):  # "examples/train_lora/llama3_lora_sft.yaml"
-            named = [SCRIPT_METHODS[w] for w in re.split(r"[_\-./]", match.group(0)) if w in SCRIPT_METHODS]
+            # serving is read from the launcher line itself
+            named = [m for w in re.split(r"[_\-./]", match.group(0)) if w and (m := method_word(w)) and m != "infer"]
             scripts += [match.group(0).rsplit("/", 1)[-1]] if named else []
             methods += named
         return {
@@ -663,29 +669,14 @@ class Reader:
                 value = values.quantity(match.group(1) + (match.group(2) or ""))
             except ValueError:
                 continue
-            after = self.scan.text[match.end() : match.end() + 24]
-            if _RATE.match(after):
-                continue  # "2000 tokens/s": a speed, not an amount
-            if _CONTEXT_AFTER.match(after):  # "the full 128k token context window": a length
-                with contextlib.suppress(ValueError):  # a length beyond what values.length reads: not one
-                    self.set("seq_len", values.length(match.group(1) + (match.group(2) or "")), self.scan.take(match))
-                continue
             before = self.scan.original[max(0, match.start() - 24) : match.start()]
-            if (
-                not match.group(2)
-                and 16 <= value <= 10_000_000
-                and (_AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after))
-            ):
-                self.set("sample_tokens", int(value), self.scan.take(match))  # "samples averaging 1500 tokens"
-                continue
-            if not match.group(2) and 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
-                self.set("seq_len", int(value), self.scan.take(match))  # "2048 tokens each": a length
-                continue
-            small = not match.group(2) and 16 <= value < SHORTEST_DATASET_TOKENS
-            if small and not _DATA_BEFORE.search(before):  # "prompts of 1500 tokens"; "data is 50000 tokens" stays
-                self.set("seq_len", int(value), self.scan.take(match))  # a length: no dataset is that small
-                continue
-            self.set("train_tokens", value, self.scan.take(match))
+            after = self.scan.text[match.end() : match.end() + 24]
+            field = token_count_kind(value, bool(match.group(2)), before, after)
+            if field == "seq_len" and match.group(2):  # "128k token context": 128 x 1024
+                with contextlib.suppress(ValueError):  # a length beyond what values.length reads: not one
+                    value = values.length(match.group(1) + match.group(2))
+            if field:
+                self.set(field, int(value) if field != "train_tokens" else value, self.scan.take(match))
 
     def dataset(self) -> None:
         if not self.voc.triggers["dataset"].search(self.scan.text):
