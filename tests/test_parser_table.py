@@ -55,6 +55,10 @@ EN = [
     ("lora on 200GB of text 13b", dict(params_b=13, method="lora", dataset_gb=200)),
     ("pretrain 7b on a 2TB corpus", dict(params_b=7, method="pretrain", dataset_gb=2000)),
     ("70b full within 30 days budget $50k", dict(params_b=70, deadline_days=30, budget_usd=50_000)),
+    (
+        "full finetune of a 72B model on A100, will it fit? Or can it be done with 8 GPUs?",
+        dict(params_b=72, method="full", gpus=8, gpu="a100-80gb", intent="plan", compare=None),
+    ),
     ("need it done in 3 days, 13b lora", dict(params_b=13, deadline_days=3, method="lora")),
     ("7b lora budget of 2000 dollars", dict(params_b=7, budget_usd=2000)),
     ("70b lora bf16 zero3 gradient checkpointing", dict(params_b=70, precision="bf16-mixed", zero=3, ckpt="full")),
@@ -266,6 +270,12 @@ ZH = [
         dict(params_b=33, intent="compare", compare={"kind": "method", "options": ["qlora", "full"]}),
     ),
     ("要不要全参，还是lora就够了，7b", dict(params_b=7, topics=["qlora_vs_full"])),
+    # 还是 / 或者 opening a sentence asks another question, it does not set two options side by side
+    (
+        "8*A100 全量微调72B遇到OOM，需要怎样的配置才能全量微调72B？还是说72B只能lora方式微调？",
+        dict(params_b=72, method="full", intent="plan", compare=None),
+    ),
+    ("34b 需要多少资源？单卡4090能跑吗？还是需要多卡？", dict(params_b=34, intent="plan", compare=None)),
     ("7b模型预训练需要多少token", dict(params_b=7, method="pretrain", topics=["chinchilla_tokens"])),
     ("H100上用fp8训练70b值得吗", dict(gpu="h100-80gb", params_b=70, topics=["fp8_transformer_engine"])),
     ("通义千问72B推理部署", dict(model="qwen2.5-72b", method="infer")),
