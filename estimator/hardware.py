@@ -21,13 +21,20 @@ def stocked_with_memory(cat: Catalog, gib: float, region: str | None = None) -> 
     return [g for g in cat.gpus.values() if in_class(g, gib) and cat.stock(g.id, region)[0] > 0]
 
 
+# families without tensor cores: a card of theirs is a model for an unnamed card only when no
+# newer card has about that memory (few people asking today own a Tesla P40 or M40)
+LEGACY_FAMILIES = frozenset({"kepler", "maxwell", "pascal"})
+
+
 def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tuple[GPU, str]:
     """(the made-up GPU, the id of the catalog type it is modelled on). The model is the cheapest
-    stocked type within 15% of that memory, else any catalog type that close, else the nearest
-    (15%: our choice, not sourced; cards that close in memory are of one generation and class)."""
+    stocked type within 15% of that memory, else the cheapest catalog type that close with tensor
+    cores, else any that close, else the nearest (15%: our choice, not sourced; cards that close
+    in memory are of one generation and class)."""
     close = [g for g in cat.gpus.values() if abs(math.log(g.memory_gib / gib)) <= math.log(1.15)]
     stocked = [g for g in close if cat.stock(g.id, region)[0] > 0]
-    pool = stocked or close or [min(cat.gpus.values(), key=lambda g: abs(math.log(g.memory_gib / gib)))]
+    current = [g for g in close if g.family not in LEGACY_FAMILIES]
+    pool = stocked or current or close or [min(cat.gpus.values(), key=lambda g: abs(math.log(g.memory_gib / gib)))]
     like = min(pool, key=lambda g: (g.price_usd_per_hour, g.id))
     size = f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
     made = like.model_copy(
