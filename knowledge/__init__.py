@@ -157,6 +157,11 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
         return self._largest_stock.get(gpu_id, (0, None))
 
     @functools.cached_property
+    def model_keys(self) -> list[tuple[str, ModelSpec]]:
+        """(folded id, spec) of every model: what a family look-up compares prefixes with."""
+        return [(normalize_name(spec.id), spec) for spec in self.models.values()]
+
+    @functools.cached_property
     def _largest_stock(self) -> dict[str, tuple[int, str | None]]:
         table: dict[str, tuple[int, str | None]] = {}
         for region, stock in self.inventory.items():

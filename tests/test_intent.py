@@ -2,6 +2,7 @@
 each fast path gives what the plain definition gives."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from test_parser_table import EN, ZH
 
 from gpuplan.bot.language import intent, parser
-from gpuplan.bot.language.vocabulary import literal_first
+from gpuplan.bot.language.vocabulary import fast_alternation, literal_branches, literal_first
 
 MODEL = intent.model()
 QUESTIONS = [q for q, _ in EN + ZH]
@@ -82,13 +83,15 @@ GUARDED = [
     r"(?<![\d.])\d{1,2} ?%",
     r"(?<![\d.])\d+ ?x",
     r"(?<![\d.])\d ?x",
+    r"(?<![?？。!！.\n])(?<![?？。!！.]\s)(?:还是|或者)(?![^，。]{0,16}?都)",
+    r"(?<=\d)(?<!1\d)x",
 ]
 
 
 @pytest.mark.parametrize("pattern", GUARDED)
 def test_literal_first_starts_with_the_word_when_it_can(pattern):
     rewritten = literal_first(pattern)
-    word = pattern.split(")", 1)[-1] if pattern.startswith("(?<!") else pattern[2:]
+    word = re.sub(r"^(?:\(\?<[!=](?:\[[^\]]*\]|[^()\[])*\)|\\b)+", "", pattern)
     if word[:1].isalnum():
         assert rewritten[0].isalnum() and rewritten != pattern
     elif word.startswith("\\d"):
@@ -105,3 +108,61 @@ def test_literal_first_finds_the_same_matches(text):
     for pattern in GUARDED:
         plain, fast = re.compile(pattern), re.compile(literal_first(pattern))
         assert [m.span() for m in plain.finditer(text)] == [m.span() for m in fast.finditer(text)]
+
+
+# patterns as the vocabulary writes them: groups first, guards, digits, alternatives
+SPREAD = [
+    r"(?:io|i/o|disk|data) bottleneck",
+    r"\b(?:hdd|hard disk|hard drive)\b",
+    r"bus ?bw|busbw|algbw",
+    r"(?:\d|several|many) (?:small )?models? per gpu",
+    r"(?<![\d.])\d{1,2} ?% (?:gpu[- ]?)?util",
+    r"(?:a|b)?c",
+    r"(?:显存|内存)(?:不够|不足)",
+    r"(?<![?？。!！.\n])(?<![?？。!！.]\s)(?:还是|或者)(?![^，。]{0,16}?都)",
+    r"x(?:[ab]|c)+y",
+    r"(?:standard_)?nd96(?:_v5)?",
+    r"[$¥]\d+|(?:\b(?:in|on) )?\b(?:one|a) (?:node|box)\b",
+    r"(?:a)??c",
+]
+
+
+def test_literal_branches_spread_a_leading_group_with_its_guards():
+    assert literal_branches(r"\b(?:hdd|ssd)\b") == [r"\bhdd\b", r"\bssd\b"]
+    assert literal_branches(r"(?:io|i/o) bottleneck") == ["io bottleneck", "i/o bottleneck"]
+    assert literal_branches(r"(?:a|b)?c") == ["ac", "bc", "c"]  # greedy: the group tried first
+    assert literal_branches(r"(?:a|b)*c") == [r"(?:a|b)*c"]  # a repeated group stays
+    assert literal_branches(r"(?:a)??c") == [r"(?:a)??c"]  # so does a lazy one
+    assert literal_branches("[$¥]5") == [r"\$5", "¥5"]
+    assert literal_branches("bus ?bw|busbw") == ["bus ?bw", "busbw"]
+
+
+def test_fast_alternation_starts_every_branch_with_a_literal():
+    import re._parser as sre_parse  # noqa: PLC0415  (CPython's own parser: what `re` will see)
+
+    from gpuplan.knowledge import catalog
+
+    for rule in catalog().rules:
+        tree = sre_parse.parse(fast_alternation(rule.triggers.en + rule.triggers.zh))
+        branches = tree.data[0][1][1] if tree.data[0][0] is sre_parse.BRANCH else [tree]
+        for branch in branches:
+            assert branch.data[0][0] is sre_parse.LITERAL, (rule.id, str(branch)[:80])
+
+
+PIECES = ["io", "i/o", " bottleneck", "hdd", "hard", " disk", " drive", "bus", "bw", "algbw", "3", "12", "%"]
+PIECES += [" gpu", "-util", "many", " small", " models", " model", " per", "c", "a", "b", "x", "y", " ", "\n"]
+PIECES += ["显存", "内存", "不够", "还是", "或者", "都", "？", "，", "1", ".", "standard_", "nd96", "_v5", "$", "¥"]
+PIECES += ["in ", "on ", "one ", "a ", "node", "box"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_fast_alternation_finds_the_same_matches(text):
+    import re
+
+    plain = re.compile("|".join(f"(?:{p})" for p in SPREAD))
+    fast = re.compile(fast_alternation(SPREAD))
+    assert [m.span() for m in plain.finditer(text)] == [m.span() for m in fast.finditer(text)]
+    for pattern in SPREAD:
+        one, spread = re.compile(pattern), re.compile(fast_alternation([pattern]))
+        assert [m.span() for m in one.finditer(text)] == [m.span() for m in spread.finditer(text)]

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplan.bot.language import values
-from gpuplan.bot.language.vocabulary import Vocabulary, vocabulary
+from gpuplan.bot.language.vocabulary import VENDOR_BEFORE, Vocabulary, vocabulary
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog, normalize_name
 
@@ -52,9 +52,20 @@ EN_NUMBERS = {
     "pair of": 2,
     "quad": 4,
 }
+_NUMERALS = "一二两双三四五六七八九十百"
+_COUNT_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+_COUNT_WORDS += ["sixteen", "twenty", "thirty", "sixty", "ninety", "a couple of", "a few", "a single", "a pair of"]
+_COUNT_WORDS += ["dual", "quad", "a", "an"]
+# a count: digits ("1,024", "2.5"), Chinese numerals, English words; each branch starts with its
+# first character written out, so that `re` scans for those instead of trying every position
 NUM = (
-    r"(\d+(?:,\d{3})*(?:\.\d+)?|[一二两双三四五六七八九十百]+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
-    r"twelve|sixteen|twenty|thirty|sixty|ninety|a couple of|a few|a single|a pair of|dual|quad|a|an)"
+    "("
+    + "|".join(
+        [rf"{d}\d*(?:,\d{{3}})*(?:\.\d+)?" for d in "0123456789"]
+        + [f"{c}[{_NUMERALS}]*" for c in _NUMERALS]
+        + _COUNT_WORDS
+    )
+    + ")"
 )
 MAX_READ_NUMBER = 1e15  # larger numbers in prose are not read: no count, size or length is that big
 
@@ -74,12 +85,12 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     """The catalog model of a family of about `size_b` (within 15%), the newest version first
     ("qwen 14b" -> Qwen3 14B); with a version written ("qwen2 72b"), only that version's."""
     wanted = normalize_name(version).lstrip("v")
+    folded = tuple(normalize_name(p) for p in prefixes)
     candidates = []
-    for spec in cat.models.values():
-        key = normalize_name(spec.id)
-        prefix = next((normalize_name(p) for p in prefixes if key.startswith(normalize_name(p))), None)
-        if prefix is None or abs(spec.params_b - size_b) > 0.15 * size_b:
+    for key, spec in cat.model_keys:
+        if abs(spec.params_b - size_b) > 0.15 * size_b or not key.startswith(folded):
             continue
+        prefix = next(p for p in folded if key.startswith(p))
         rest = key[len(prefix) :]
         if wanted and not rest.startswith(wanted):
             continue
@@ -103,6 +114,7 @@ def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
 
 
 def gpu_id(matched: str, voc: Vocabulary, cat: Catalog) -> str | None:
+    """The catalog id of a GPU name as written ("a100 80g", "h-200")."""
     key = re.sub(r"[\s\-_]+", " ", matched.lower()).strip()
     if key in voc.gpu_by_alias:
         return voc.gpu_by_alias[key]
@@ -220,15 +232,17 @@ _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
 
 def owner(text: str, span: tuple[int, int]) -> int:
     """+1 when the clause around `span` speaks of the user's own setup ("I have", "我这里"), -1 when
-    it quotes someone else's (a paper, a README, the official benchmark), else 0."""
-    from gpuplan.bot.language.intent import question_words
+    it quotes someone else's (a paper, a README, the official benchmark) or one the user had
+    before ("以前", "previously"), else 0."""
+    from gpuplan.bot.language.intent import section_pattern
 
     start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, span[0])), default=0)
     end_match = _CLAUSE_END.search(text, span[1])
     clause = text[start : end_match.start() if end_match else len(text)]
-    words = question_words()
-    mine = any(p.search(clause) for p in words["first_person"])
-    theirs = any(p.search(clause) for p in words["reference"])
+    if section_pattern("earlier").search(clause):
+        return -1  # "I used to train on 1 GPU": the user's, but not what is asked about
+    mine = section_pattern("first_person").search(clause) is not None
+    theirs = section_pattern("reference").search(clause) is not None
     return int(mine) - int(theirs)
 
 
@@ -422,9 +436,11 @@ class Reader:
         self.set_aside.append(Note(code="set_aside", params={"field": name, "used": first, "other": second}))
 
     def mention(self, key: tuple[str, Any], span: tuple[int, int], counts: bool = True) -> None:
-        """One more mention of a model or size; one in a question sentence weighs double, a bare
-        family name ("Llama-2") names no size and weighs nothing."""
-        weight = (2 if _in_question(self.scan.original, span) else 1) if counts else 0
+        """One more mention of a model or size; one in a question sentence weighs double, one in a
+        clause quoting another setup or an earlier one ("原来用1张A100训练7b") and a bare family name
+        ("Llama-2", no size) weigh nothing."""
+        text = self.scan.original
+        weight = (2 if _in_question(text, span) else 1) if counts and owner(text, span) >= 0 else 0
         self.mentions[key] = self.mentions.get(key, 0) + weight
 
     # each extractor reads one kind of thing and blanks it -----------------------------------
@@ -464,18 +480,21 @@ class Reader:
             found_id = gpu_id(match.group(1), self.voc, self.cat)
             if found_id is None:
                 continue
-            words = match.group(0).strip()
+            vendor = VENDOR_BEFORE.search(self.scan.text, max(0, match.start() - 24), match.start())
+            start = vendor.start() if vendor else match.start()  # "nvidia a100": the vendor's name too
+            words = self.scan.text[start : match.end()].strip()
             memory, memory_span = self._gpu_memory_near(match)
             if memory:
                 found_id = variant_with_memory(found_id, memory, self.cat) or found_id
                 if abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
                     self.set("gpu_memory_gib", memory, words)  # a card with other memory than the catalog's
             self.scan.take(match)
-            self.option_spans["gpu"].append(match.span())
+            self.scan.blank(start, match.start())
+            self.option_spans["gpu"].append((start, match.end()))
             self.set("gpu", found_id, words)
             if memory_span:
                 self.scan.blank(*memory_span)
-            self._gpu_count(match.start(), match.end(), words, memory_span, found_id)
+            self._gpu_count(start, match.end(), words, memory_span, found_id)
             if found_id not in found:
                 found.append(found_id)
         return found

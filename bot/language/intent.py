@@ -26,14 +26,14 @@ import numpy as np
 
 from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
-from gpuplan.bot.language.vocabulary import literal_first
+from gpuplan.bot.language.vocabulary import fast_alternation, literal_first
 from gpuplan.knowledge import read_yaml
 
 if TYPE_CHECKING:
     from gpuplan.bot.language.parser import Parsed
 
 SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
-RULE_SECTIONS = ("choice", "yes_no")  # read by the rules only, not classifier features
+RULE_SECTIONS = ("choice", "yes_no", "earlier")  # read by the rules only, not classifier features
 INTENTS = ("plan", "troubleshoot", "compare", "other")
 MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
 TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own trigger phrase
@@ -81,12 +81,17 @@ def _alternations(named: dict[str, Iterable[re.Pattern]]) -> dict[str, re.Patter
     touch few), and only those are then counted pattern by pattern. Entries repeat each other's
     words ("or" is a comparison and a choice word, "fsdp" a ZeRO stage and a framework), so each
     is searched on its own; one shared alternation would give a match to one entry only."""
-    return {name: re.compile("|".join(f"(?:{p.pattern})" for p in ps)) for name, ps in named.items()}
+    return {name: re.compile(fast_alternation([p.pattern for p in ps])) for name, ps in named.items()}
 
 
 @functools.cache
 def _section_patterns() -> dict[str, re.Pattern]:
     return _alternations(question_words())
+
+
+def section_pattern(name: str) -> re.Pattern:
+    """One alternation of a section's patterns: whether any of them occurs."""
+    return _section_patterns()[name]
 
 
 @functools.lru_cache(maxsize=256)

@@ -48,27 +48,150 @@ class Vocabulary:
     topic_vetoes: dict[str, re.Pattern]  # a troubleshooting topic -> words that mean something else
 
 
-# a guard, then a word whose last letter no quantifier applies to ("runs?" keeps "s?" after it)
-_GUARDED_WORD = re.compile(r"^(?:\(\?<!(\[[^\]]+\])\)|\\b)([a-z0-9]+)(?![?*+{])")
+# a word of letters, digits or Chinese characters at the start of what follows the guards
+_WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]+")
 # a guard, then digits: `(?<![\d.])\d{1,2}`, `(?<![\d.])\d+`
 _GUARDED_DIGITS = re.compile(r"^\(\?<!(\[[^\]]+\])\)\\d(?:(\+)|\{(\d+),(\d+)\})?(?![?*+{])")
+_QUANTIFIER = "?*+{"
 
 
 def literal_first(pattern: str) -> str:
     """`(?<![a-z])vllm(?![a-z])` -> `vllm(?<![a-z]vllm)(?![a-z])`, `\\bpod\\b` -> `pod(?<!\\wpod)\\b`:
     the same matches, but a pattern that starts with a literal lets `re` scan for its first
     letters (an alternation of such patterns, for any of their first letters), several times
-    faster than testing the guard at every position."""
-    match = _GUARDED_WORD.match(pattern)
-    if match:
-        guard, word = match.groups()
-        return f"{word}(?<!{guard or chr(92) + 'w'}{word})" + pattern[match.end() :]
+    faster than testing the guard at every position. Any run of lookbehind guards and `\\b` goes
+    after the word this way, each lookbehind taking the word into its own fixed width."""
+    guards, rest = _leading_guards(pattern)
+    word = _WORD.match(rest)
+    if guards and word:
+        text = word.group(0)
+        if rest[word.end() : word.end() + 1] in tuple(_QUANTIFIER):
+            text = text[:-1]  # "runs?": the quantifier's letter stays after the guards
+        if text:
+            moved = "".join(_after(guard, text) for guard in guards)
+            return text + moved + rest[len(text) :]
     match = _GUARDED_DIGITS.match(pattern)
     if match:  # the first digit, then the guard before it, then the rest of the run
         guard, plus, low, high = match.groups()
-        rest = r"\d*" if plus else (rf"\d{{{max(int(low) - 1, 0)},{int(high) - 1}}}" if high else "")
-        return rf"\d(?<!{guard}\d){rest}" + pattern[match.end() :]
+        tail = r"\d*" if plus else (rf"\d{{{max(int(low) - 1, 0)},{int(high) - 1}}}" if high else "")
+        return rf"\d(?<!{guard}\d){tail}" + pattern[match.end() :]
     return pattern
+
+
+def _after(guard: str, word: str) -> str:
+    """A guard that stood before `word`, written to stand after it."""
+    if guard == r"\b":
+        return rf"(?<!\w{word})" if word[0].isalnum() or word[0] == "_" else guard
+    return f"{guard[:4]}(?:{guard[4:-1]}){word})"  # "(?<!" or "(?<=", its body, the word
+
+
+def _leading_guards(pattern: str) -> tuple[list[str], str]:
+    """(the lookbehinds and `\\b` a pattern starts with, the rest)."""
+    guards = []
+    while True:
+        if pattern.startswith(r"\b"):
+            guards.append(r"\b")
+            pattern = pattern[2:]
+        elif pattern.startswith(("(?<!", "(?<=")):
+            end = _group_end(pattern, 0)
+            if end is None:
+                return [], pattern
+            guards.append(pattern[:end])
+            pattern = pattern[end:]
+        else:
+            return guards, pattern
+
+
+def _group_end(pattern: str, start: int) -> int | None:
+    """The index after the `)` closing the group opened at `start` (escapes and classes skipped)."""
+    depth, i, in_class = 0, start, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1  # "[]...]": a "]" right after "[" is a member
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _top_level_split(body: str) -> list[str]:
+    """The alternatives of a group's body, split at its own `|`."""
+    parts, depth, i, in_class, start = [], 0, 0, False, 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+        i += 1
+    return parts + [body[start:]]
+
+
+MAX_BRANCHES = 32  # a pattern spread into more alternatives than this is left as written
+
+
+def literal_branches(pattern: str) -> list[str]:
+    """`pattern` as alternatives that each start with a word where a leading group can be spread:
+    `(?:io|i/o|disk) bottleneck` -> `io bottleneck`, `i/o bottleneck`, `disk bottleneck`, with the
+    guards before the group going with each (`\\b(?:hdd|ssd)\\b` -> `\\bhdd\\b`, `\\bssd\\b`). An
+    alternation whose every branch starts with a literal is scanned by `re` for those first
+    characters only; one branch starting with a group makes it test every position."""
+    alternatives = _top_level_split(pattern)
+    if len(alternatives) > 1:  # "bus ?bw|busbw": each alternative on its own
+        out = [branch for alternative in alternatives for branch in literal_branches(alternative)]
+        return out if len(out) <= MAX_BRANCHES else [pattern]
+    guards, rest = _leading_guards(pattern)
+    prefix = "".join(guards)
+    members = _plain_class(rest)
+    if members:  # "[$¥]": one branch per member
+        return [prefix + re.escape(ch) + rest[len(members[1]) :] for ch in members[0]]
+    if not rest.startswith("(?:"):
+        return [pattern]
+    end = _group_end(rest, 0)
+    if end is None:
+        return [pattern]
+    quantifier = rest[end : end + 1]
+    if quantifier in tuple(_QUANTIFIER) and (quantifier != "?" or rest[end + 1 : end + 2] in tuple(_QUANTIFIER)):
+        return [pattern]  # repeated, or a lazy "??": left as written
+    after = rest[end + 1 :] if quantifier == "?" else rest[end:]
+    alternatives = _top_level_split(rest[3 : end - 1]) + ([""] if quantifier == "?" else [])
+    out: list[str] = []
+    for alternative in alternatives:  # "(?:a)?b": "ab" first, as the greedy "?" tries it first
+        out += literal_branches(prefix + alternative + after)
+        if len(out) > MAX_BRANCHES:
+            return [pattern]
+    return out
+
+
+def _plain_class(pattern: str) -> tuple[str, str] | None:
+    """(the members, the class as written) of a leading class of a few plain characters ("[$¥￥]"),
+    not negated, no ranges or escapes, no quantifier after it."""
+    match = re.match(r"\[([^\]\\^\-]{1,8})\]", pattern)
+    if not match or pattern[match.end() : match.end() + 1] in tuple(_QUANTIFIER):
+        return None
+    return match.group(1), match.group(0)
 
 
 def _any(patterns: list[str]) -> re.Pattern:
@@ -77,10 +200,25 @@ def _any(patterns: list[str]) -> re.Pattern:
     for pattern in patterns:
         if re.search(r"[A-Z]", re.sub(r"\\.", "", pattern)):
             raise ValueError(f"vocabulary pattern {pattern!r} must be lower case (text is lower-cased first)")
-    return re.compile("|".join(f"(?:{literal_first(p)})" for p in patterns))
+    return re.compile(fast_alternation(patterns))
 
 
-_SEP, _END = object(), object()
+def fast_alternation(patterns: list[str]) -> str:
+    """One alternation of `patterns`, each spread into branches that start with a literal where it
+    can be (literal_branches, literal_first): the same matches, found faster."""
+    firsts = [literal_first(branch) for p in patterns for branch in literal_branches(p)]
+    return "|".join(f"(?:{branch})" for first in firsts for branch in _digits_spelt(first))
+
+
+def _digits_spelt(pattern: str) -> list[str]:
+    """A pattern that starts with `\\d` as ten that start with a digit each: the first character
+    must be a literal for `re` to scan for it."""
+    if pattern.startswith("\\d") and pattern[2:3] not in tuple(_QUANTIFIER):
+        return [str(digit) + pattern[2:] for digit in range(10)]
+    return [pattern]
+
+
+_SEP, _END, _HYPHEN = object(), object(), object()
 
 
 def _method_items(lex: Any) -> list[tuple[str, list[str]]]:
@@ -93,24 +231,51 @@ def _method_lists(lex: Any) -> list[list[str]]:
     return [patterns for _, patterns in _method_items(lex)]
 
 
-def _trie_pattern(names: list[str]) -> str:
+def _trie_pattern(names: list[str], hyphen_before_digits: bool = False, guard: str = "") -> str:
     """One regex for many names, shared prefixes merged (a trie): Python's `re` tries the branches
     of an alternation one by one, so 800 aliases written side by side cost 800 attempts at every
-    position, a trie a handful. Longer names win, as with the longest-first alternation it replaces."""
+    position, a trie a handful. Longer names win, as with the longest-first alternation it replaces.
+    With `hyphen_before_digits`, a hyphen may stand between a name's letters and its number
+    ("h-200", "a-100", as "h200", "a100"). A `guard` (lookbehinds, an alternation of them) that
+    must hold where a name starts is written after each name's first character instead, each
+    lookbehind taking that character into its width: the alternation then starts with literals,
+    which `re` scans for, instead of testing the guard at every position."""
     trie: dict = {}
     for name in names:
         parts = [p for p in re.split(r"[\s\-_]+", name.lower()) if p]
         node = trie
         for i, part in enumerate(parts):
-            for atom in ([_SEP] if i else []) + list(part):
+            atoms = list(part)
+            if hyphen_before_digits:
+                atoms = _hyphen_gaps(atoms)
+            for atom in ([_SEP] if i else []) + atoms:
                 node = node.setdefault(atom, {})
         node[_END] = True
-    return _emit(trie)
+    if not guard:
+        return _emit(trie)
+    branches = [re.escape(atom) + _guard_after(guard, re.escape(atom)) + _emit(child) for atom, child in trie.items()]
+    return "(?:" + "|".join(branches) + ")"
+
+
+def _guard_after(guard: str, first: str) -> str:
+    """`guard`, an alternation of lookbehinds that held before `first`, written to hold after it."""
+    return "(?:" + "|".join(f"{g[:4]}(?:{g[4:-1]}){first})" for g in _top_level_split(guard)) + ")"
+
+
+def _hyphen_gaps(atoms: list) -> list:
+    """The letters and digits of a name part with an optional hyphen where letters meet digits."""
+    out: list = []
+    for i, atom in enumerate(atoms):
+        if i and atom.isdigit() and atoms[i - 1].isalpha() and atoms[i - 1].isascii():
+            out.append(_HYPHEN)
+        out.append(atom)
+    return out
 
 
 def _emit(node: dict) -> str:
+    atom_text = {_SEP: r"[\s\-_]*", _HYPHEN: "-?"}
     branches = [
-        (r"[\s\-_]*" if atom is _SEP else re.escape(atom)) + _emit(child)
+        (atom_text[atom] if atom in atom_text else re.escape(atom)) + _emit(child)
         for atom, child in node.items()
         if atom is not _END
     ]
@@ -145,7 +310,7 @@ def vocabulary() -> Vocabulary:
         family_size=family_size,
         family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
         instances=[(i, re.compile(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
-        any_instance=re.compile("|".join(f"(?:{i.pattern})" for i in cat.instances)),
+        any_instance=re.compile(fast_alternation([i.pattern for i in cat.instances])),
         stopwords=frozenset(lex.stopwords_en),
         model_alias=model_alias,
         gpu_alias=gpu_alias,
@@ -181,6 +346,11 @@ def _tables(cat: Catalog) -> dict[str, list[tuple[str, re.Pattern]]]:
     return tables
 
 
+# a GPU vendor's name written before the GPU's (not part of the catalog's names)
+VENDOR_BEFORE = re.compile(r"(?<![a-z0-9])(?:(?:nvidia|英伟达|geforce|amd|tesla)\s*)+$")
+_GPU_NAME_START = r"(?<=\d)|(?<=\d[x×*])|(?<=\dg)|(?<=\dgb)|(?<![a-z0-9])"
+
+
 def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pattern, re.Pattern]:
     """(GPU by alias, model by alias, a pattern of every GPU name, one of every model name)."""
     gpu_by_alias = {name.lower(): gpu.id for gpu in cat.gpus.values() for name in [gpu.id, *gpu.aliases]}
@@ -190,9 +360,15 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
     # longest names first so "a100 pcie 80g" wins over "a100"
     gpu_names = sorted(gpu_by_alias, key=len, reverse=True)
     model_names = sorted(model_by_alias, key=len, reverse=True)
+    # a name starts a word, or follows a count glued to it ("8xa100", "24g4090", "24gb4090"); the
+    # vendor's name before it ("nvidia a100", "英伟达 h800") is read by the extractor (VENDOR_BEFORE)
+    # "tesla v100" is "v100" with the vendor before it, read so ("tesla v100-pcie-32gb" whole);
+    # "tesla p4" stays a name ("p4" alone is not one)
+    vendor_first = re.compile(r"^(?:nvidia|英伟达|geforce|amd|tesla)[\s\-_]+(.+)$")
+    own = [n for n in gpu_names if not ((m := vendor_first.match(n)) and m.group(1) in gpu_by_alias)]
     gpu_alias = re.compile(
-        r"(?:(?<=\d)|(?<=\d[x×*])|(?<=\dg)|(?<=\dgb)|(?<![a-z0-9]))(?:nvidia\s*|英伟达\s*|geforce\s*|amd\s*|tesla\s*)?("
-        + _trie_pattern(gpu_names)
+        "("
+        + _trie_pattern(own, hyphen_before_digits=True, guard=_GPU_NAME_START)
         + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
     )
     model_alias = re.compile(
