@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplan.bot.language import values
-from gpuplan.bot.language.vocabulary import VENDOR_BEFORE, Vocabulary, vocabulary
+from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, literal_first, vocabulary
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog, normalize_name
 
@@ -143,6 +143,8 @@ _RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
     r"|host memory|cpu memory|system memory|主机内存|cpu内存)"
 )
 _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
+# what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
+_MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
 _HOST_RAM = re.compile(
     _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
 )
@@ -259,8 +261,9 @@ def moves_to(text: str, first: tuple[int, int], second: tuple[int, int]) -> bool
 
 @functools.cache
 def _rx(pattern: str) -> re.Pattern:
-    """Each extractor pattern compiled once per process."""
-    return re.compile(pattern)
+    """Each extractor pattern compiled once per process, its leading guards after its first word
+    (literal_first: the same matches, scanned for faster)."""
+    return re.compile(literal_first(pattern))
 
 
 class Scan:
@@ -581,14 +584,17 @@ class Reader:
             found_id = model_id(match.group(1), self.cat)
             if found_id and self._other_size_follows(match.end(), found_id):
                 continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
-            if found_id:
-                self.option_spans["model"].append(match.span())
-                self.mention(("model", found_id), match.span(), bool(_SIZED.search(match.group(1))))
-            if found_id and found_id not in found:
+            if not found_id:
+                continue
+            org = ORG_BEFORE.search(self.scan.text, max(0, match.start() - 12), match.start())
+            span = (org.start() if org else match.start(), match.end())  # "meta-llama/llama-3-8b" whole
+            self.option_spans["model"].append(span)
+            self.mention(("model", found_id), span, bool(_SIZED.search(match.group(1))))
+            words = self.scan.take(match)
+            self.scan.blank(span[0], match.start())
+            if found_id not in found:
                 found.append(found_id)
-                self.model_words.setdefault(found_id, self.scan.take(match))
-            elif found_id:
-                self.scan.take(match)
+                self.model_words.setdefault(found_id, words)
         return found
 
     def names_in(self, code: str) -> dict[str, list[str]]:
@@ -855,7 +861,7 @@ class Reader:
     def gpu_memory(self) -> None:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
-        if not self.voc.triggers["gpu_memory"].search(self.scan.text):
+        if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not _MEMORY_SIZE.search(self.scan.text):
             return
         for match in self.scan.finditer(_HOST_RAM):
             number, unit = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
@@ -1088,11 +1094,13 @@ class Reader:
         negation = artifact_words().negation
         found = []
         self._method_spans = []
-        for match in self.voc.any_method.finditer(self.scan.original):  # "train 2B": a size read before
+        text = self.scan.original
+        for match in self.voc.any_method.finditer(text):  # "train 2B": a size read before
             self._method_spans.append(match.span())
-            if negation.search(self.scan.original[max(0, match.start() - 12) : match.start()]):
+            if negation.search(text[max(0, match.start() - 12) : match.start()]):
                 continue
-            order = int(match.lastgroup[1:])
+            # the first method whose words match here is the one the alternation's branch belongs to
+            order = next(i for i, words in enumerate(self.voc.method_patterns) if words.match(text, match.start()))
             found.append((match.start(), order, self.voc.method_order[order], match.group(0)))
         return found
 

@@ -18,7 +18,8 @@ from gpuplan.knowledge.schema import Lexicon
 @dataclass(frozen=True)
 class Vocabulary:
     methods: list[tuple[str, re.Pattern]]
-    any_method: re.Pattern  # every method's words, a group per method (m0, m1, ...), weak serving last
+    any_method: re.Pattern  # every method's words in lexicon order, weak serving last
+    method_patterns: list[re.Pattern]  # each method's words, in that order
     method_order: list[str]
     finetune: re.Pattern
     training: re.Pattern
@@ -62,6 +63,10 @@ def literal_first(pattern: str) -> str:
     faster than testing the guard at every position. Any run of lookbehind guards and `\\b` goes
     after the word this way, each lookbehind taking the word into its own fixed width."""
     guards, rest = _leading_guards(pattern)
+    if guards and rest.startswith("("):
+        grouped = _guards_into_group(guards, rest)
+        if grouped:
+            return grouped
     word = _WORD.match(rest)
     if guards and word:
         text = word.group(0)
@@ -76,6 +81,21 @@ def literal_first(pattern: str) -> str:
         tail = r"\d*" if plus else (rf"\d{{{max(int(low) - 1, 0)},{int(high) - 1}}}" if high else "")
         return rf"\d(?<!{guard}\d){tail}" + pattern[match.end() :]
     return pattern
+
+
+def _guards_into_group(guards: list[str], rest: str) -> str | None:
+    """`(?<!x)(?:ab|cd)e` -> `(?:ab(?<!xab)|cd(?<!xcd))e`: the guards taken into each alternative
+    of the group they stand before (plain or capturing), when every alternative then starts with
+    its word; None otherwise."""
+    opening = "(?:" if rest.startswith("(?:") else "(" if not rest.startswith("(?") else None
+    end = _group_end(rest, 0) if opening else None
+    if end is None or rest[end : end + 1] in tuple(_QUANTIFIER):
+        return None
+    prefix = "".join(guards)
+    alternatives = [literal_first(prefix + a) for a in _top_level_split(rest[len(opening) : end - 1])]
+    if not all(_WORD.match(a) or a.startswith("\\d(?<") for a in alternatives):
+        return None
+    return opening + "|".join(alternatives) + ")" + rest[end:]
 
 
 def _after(guard: str, word: str) -> str:
@@ -293,9 +313,8 @@ def vocabulary() -> Vocabulary:
     family, family_size = _family_patterns(lex)
     return Vocabulary(
         methods=[(m, _any(p)) for m, p in lex.methods.items() if not m.endswith("_weak")],
-        any_method=re.compile(
-            "|".join(f"(?P<m{i}>{_any(patterns).pattern})" for i, patterns in enumerate(_method_lists(lex)))
-        ),
+        any_method=_any([p for patterns in _method_lists(lex) for p in patterns]),
+        method_patterns=[_any(patterns) for patterns in _method_lists(lex)],
         method_order=[name for name, _ in _method_items(lex)],
         finetune=_any(lex.finetune),
         training=_any(lex.training),
@@ -348,6 +367,8 @@ def _tables(cat: Catalog) -> dict[str, list[tuple[str, re.Pattern]]]:
 
 # a GPU vendor's name written before the GPU's (not part of the catalog's names)
 VENDOR_BEFORE = re.compile(r"(?<![a-z0-9])(?:(?:nvidia|英伟达|geforce|amd|tesla)\s*)+$")
+# an organisation's name written before a model's ("meta-llama/", "Meta ", "Qwen/")
+ORG_BEFORE = re.compile(r"(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)$")
 _GPU_NAME_START = r"(?<=\d)|(?<=\d[x×*])|(?<=\dg)|(?<=\dgb)|(?<![a-z0-9])"
 
 
@@ -371,9 +392,9 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
         + _trie_pattern(own, hyphen_before_digits=True, guard=_GPU_NAME_START)
         + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
     )
-    model_alias = re.compile(
-        r"(?<![a-z0-9])(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)?("
-        + _trie_pattern(model_names)
+    model_alias = re.compile(  # the organisation before a name ("meta-llama/") is ORG_BEFORE's
+        "("
+        + _trie_pattern(model_names, guard=r"(?<![a-z0-9])")
         # not inside a longer name or version ("qwen2" of "qwen2.5"), but a sentence's full stop ends it
         + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9]|\.[a-z0-9])",
     )
@@ -383,9 +404,11 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
 def _family_patterns(lex: Lexicon) -> tuple[re.Pattern, re.Pattern]:
     """(a family's name, a family's name with a size: "qwen 14b", "llama2-chat 13b")."""
     families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
-    family = re.compile(rf"(?<![a-z0-9])(?:{families})[\w.\-]*")
+    family = re.compile(literal_first(rf"(?<![a-z0-9])(?:{families})[\w.\-]*"))
     family_size = re.compile(
-        rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
-        r"[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m|亿)?(?![a-z0-9]|\.\d)",
+        literal_first(
+            rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
+            r"[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m|亿)?(?![a-z0-9]|\.\d)"
+        ),
     )
     return family, family_size
