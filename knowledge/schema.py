@@ -324,6 +324,7 @@ class Lexicon(_Strict):
     help: list[str]
     compare: list[str]
     unsupported_hardware: list[str]
+    gpu_like_names: list[str]  # GPU names the catalog lacks, read where no catalog GPU was
     model_families: dict[str, str]  # a family word -> catalog id prefixes, '|'-separated
     stopwords_en: list[str]
     optimizers: dict[str, list[str]]  # the most specific first
@@ -346,6 +347,7 @@ class Lexicon(_Strict):
             self.help,
             self.compare,
             self.unsupported_hardware,
+            self.gpu_like_names,
         ]
         for table in (
             self.methods,

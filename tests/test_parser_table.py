@@ -63,6 +63,13 @@ EN = [
     ("4 a-100 for 13b lora", dict(gpu="a100-80gb", gpus=4, params_b=13)),
     ("On 4 NVIDIA Tesla V100-32GB GPUs, 7b full", dict(gpu="v100-32gb", gpus=4)),
     ("8x nvidia a100 for 70b lora", dict(gpu="a100-80gb", gpus=8)),
+    # a GPU name the catalog lacks is said back, not replaced by the default without a word
+    (
+        "Dedicated GPU: NVIDIA T500. Which DeepSeek Coder V2 can I run?",
+        dict(gpu=None, notes=["unsupported_hardware"], unknown=["nvidia t500"]),
+    ),
+    ("can a GTX 1080 Ti fine-tune a 1b model?", dict(gpu=None, notes=["unsupported_hardware"])),
+    ("nvidia 535 driver, 7b lora on a 4090", dict(gpu="rtx-4090-24gb", not_topics=[], unknown=[])),
     ("|   0  Tesla V100-PCIE-32GB  On | 8 of them, 13b lora", dict(gpu="v100-pcie-32gb")),
     ("a 100 GB dataset, 7b lora", dict(gpu=None, dataset_gb=100)),
     ("I used to train on 2 GPUs; with 8 A100 can I do 70b lora?", dict(gpus=8, gpu="a100-80gb", params_b=70)),
@@ -294,6 +301,9 @@ ZH = [
     ("原来用1张A100训练7b，现在想用8张A100训练70b全参", dict(gpus=8, params_b=70, method="full")),
     ("想用2张M40 24G微调7b可以吗", dict(gpu="m40-24gb", gpus=2, params_b=7)),
     ("4张 英伟达 H800 训练 13b", dict(gpu="h800-80gb", gpus=4)),
+    ("有人试过72b需要多少张A100（80G）吗，32卡oom了", dict(gpus=32, gpu="a100-80gb")),
+    ("qwen72b 910b280T 需要多少节点才能微调", dict(model="qwen-72b", gpu=None, notes=["unsupported_hardware"])),
+    ("用 RTX 2060 能微调 7b 吗", dict(gpu=None, notes=["unsupported_hardware"])),
     ("用3*4090微调7b依然out of memeory，什么原因", dict(gpus=3, topics=["oom_large_model"])),
     ("8张3090微调14b显示内存不够是正常的吗", dict(gpus=8, topics=["oom_large_model", "offload_host_ram"])),
     ("7b模型预训练需要多少token", dict(params_b=7, method="pretrain", topics=["chinchilla_tokens"])),

@@ -332,6 +332,7 @@ class Reader:
     STEPS = (
         "unsupported_hardware",
         "read_gpu_names",
+        "unknown_gpu_names",
         "fabric",
         "read_model_names",
         "tokens",
@@ -377,6 +378,16 @@ class Reader:
     def read_gpu_names(self) -> None:
         self.gpu_ids = self.instances()
         self.gpu_ids += [g for g in self.gpus() if g not in self.gpu_ids]
+
+    def unknown_gpu_names(self) -> None:
+        """A GPU name the catalog lacks ("Dedicated GPU: NVIDIA T500"), when no catalog GPU was
+        read: said back as not sized, instead of planning the default GPU without a word."""
+        if self.gpu_ids:
+            return
+        for match in self.scan.finditer(self.voc.gpu_like):
+            words = self.scan.take(match)
+            self.notes.append(Note(code="unsupported_hardware", params={"value": words}))
+            self.unknown.append(words)
 
     def read_model_names(self) -> None:
         self.model_ids = self.models()
@@ -794,7 +805,9 @@ class Reader:
             r"(?:a |one )?single (?:gpu|card)|one gpu|1 gpu(?![a-z])|a gpu(?![a-z])"
         )
         plain = (
-            NUM + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*(?:gpus?|cards?|卡|显卡|graphics cards?)(?![a-z])"
+            NUM
+            + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*"
+            + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
         )
         for match in self.scan.finditer(plain):
             if match.group(1) in ("a", "an"):

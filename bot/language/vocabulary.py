@@ -30,6 +30,7 @@ class Vocabulary:
     help: re.Pattern
     compare: re.Pattern
     unsupported: re.Pattern
+    gpu_like: re.Pattern  # GPU names the catalog lacks
     family: re.Pattern
     stopwords: frozenset[str]
     model_alias: re.Pattern
@@ -325,6 +326,7 @@ def vocabulary() -> Vocabulary:
         help=_any(lex.help),
         compare=_any(lex.compare),
         unsupported=_any(lex.unsupported_hardware),
+        gpu_like=_any(lex.gpu_like_names),
         family=family,
         family_size=family_size,
         family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
