@@ -63,6 +63,15 @@ EN = [
     ("4 a-100 for 13b lora", dict(gpu="a100-80gb", gpus=4, params_b=13)),
     ("On 4 NVIDIA Tesla V100-32GB GPUs, 7b full", dict(gpu="v100-32gb", gpus=4)),
     ("8x nvidia a100 for 70b lora", dict(gpu="a100-80gb", gpus=8)),
+    (
+        "Say I train from scratch with 96 NVIDIA DGX-A100 (8X40G) machines, how long?",
+        dict(gpu="a100-40gb", gpus=768, nodes=96, notes=["servers_of_usual_size"]),
+    ),
+    ("a DGX H100 for 70b full", dict(gpu="h100-80gb", gpus=8, nodes=1)),
+    (
+        "inference speed:\n+ NVIDIA A100-PCIE 40G: 2.67\n+ NVIDIA GeForce RTX 3090: 2.75\nwhy is the A100 as slow?",
+        dict(gpu="a100-pcie-40gb"),
+    ),
     # a GPU name the catalog lacks is said back, not replaced by the default without a word
     (
         "Dedicated GPU: NVIDIA T500. Which DeepSeek Coder V2 can I run?",

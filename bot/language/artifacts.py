@@ -87,7 +87,7 @@ _CODE_LINE = re.compile(
       | \[?(?:INFO|WARN(?:ING)?|ERROR|DEBUG|CRITICAL|FATAL)\b
       | \[(?:rank\d*|E|W|I)\b | \[E\d | \[W\d
       | Traceback\b | File\s" | [\w.]*(?:Error|Exception|Warning): | GPU\s\d+:\s.*\(UUID
-      | [|+][-=+|\s] | \|\s+\d+\s
+      | \+[-=+] | \|[-=+|\s] | \|\s+\d+\s                 # table borders; "+ text" is a list item
       | [{}\[\]] | "[\w.-]+"\s*:
       | [A-Za-z_][\w.-]*\s*:\s*[^\s:]+\s*,?\s*$        # yaml `key: value`
       | (?:import|from|def|class|return)\s

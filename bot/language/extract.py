@@ -496,6 +496,7 @@ class Reader:
                 continue
             vendor = VENDOR_BEFORE.search(self.scan.text, max(0, match.start() - 24), match.start())
             start = vendor.start() if vendor else match.start()  # "nvidia a100": the vendor's name too
+            server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
             words = self.scan.text[start : match.end()].strip()
             memory, memory_span = self._gpu_memory_near(match)
             if memory:
@@ -508,13 +509,16 @@ class Reader:
             self.set("gpu", found_id, words)
             if memory_span:
                 self.scan.blank(*memory_span)
-            self._gpu_count(start, match.end(), words, memory_span, found_id)
+            if server:
+                self._dgx_servers(start, words, found_id)
+            else:
+                self._gpu_count(start, match.end(), words, memory_span, found_id)
             if found_id not in found:
                 found.append(found_id)
         return found
 
     _MEMORY_AFTER = (
-        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=]|with|w/)?\s*(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-z])"
+        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=]|with|w/)?\s*(?:\d{1,2}\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-z])"
         r"\s*(?:显存|vram|memory)?\s*[)）]?"
     )
     _MEMORY_BEFORE = (
@@ -577,6 +581,14 @@ class Reader:
             ).search(self.scan.text[tail_start:])
         ):
             self.weak("gpus", 1, words)  # "on a single A6000", "my 4090", "titanxp显卡": one card
+
+    def _dgx_servers(self, start: int, words: str, gpu: str) -> None:
+        """ "96 NVIDIA DGX-A100 (8x40G) machines": a count before a DGX/HGX name counts servers."""
+        count = _rx(NUM + r"\s*(?:x|×|\*|台|个)?\s*$").search(self.scan.text[:start])
+        servers = count_value(count.group(1)) if count and count.group(1) not in ("a", "an") else 1
+        if count:
+            self.scan.blank(*count.span())
+        self._servers(servers, (count.group(0).strip() + " " if count else "") + words, gpu)
 
     def _servers(self, servers: float, words: str, gpu: str) -> None:
         """ "4台 A800 机器", "two H100 servers": that many servers, each the type's usual number of

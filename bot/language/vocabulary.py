@@ -367,8 +367,9 @@ def _tables(cat: Catalog) -> dict[str, list[tuple[str, re.Pattern]]]:
     return tables
 
 
-# a GPU vendor's name written before the GPU's (not part of the catalog's names)
-VENDOR_BEFORE = re.compile(r"(?<![a-z0-9])(?:(?:nvidia|英伟达|geforce|amd|tesla)\s*)+$")
+# a GPU vendor's name written before the GPU's (not part of the catalog's names), or a server's
+# ("DGX-A100", "nvidia dgx h100": a server of the type's usual size)
+VENDOR_BEFORE = re.compile(r"(?<![a-z0-9])(?:(?:nvidia|英伟达|geforce|amd|tesla)\s*)*(?P<server>(?:dgx|hgx)[\s\-_]*)?$")
 # an organisation's name written before a model's ("meta-llama/", "Meta ", "Qwen/")
 ORG_BEFORE = re.compile(r"(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)$")
 _GPU_NAME_START = r"(?<=\d)|(?<=\d[x×*])|(?<=\dg)|(?<=\dgb)|(?<![a-z0-9])"
