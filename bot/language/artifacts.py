@@ -93,6 +93,7 @@ _CODE_LINE = re.compile(
       | (?:import|from|def|class|return)\s
       | [\w.\[\]'"]+\s+=\s+\S.*$                        # an assignment (`x = y`)
       | (?:[\w.]+=\S+\s*)+$                             # only name=value pairs (env, kwargs)
+      | [a-z][a-z0-9]*(?:_[a-z0-9]+)+[ \t]+[^\s:=]+\s*$  # `block_size 512`: a setting and its value
       | [\w.]+\(.*                                      # a call
       | \)\s*$
     )""",
@@ -268,6 +269,10 @@ _PAIR_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)\s*=\s*" + _VALUE)
 _PAIR_COLON = re.compile(r"""(?<![\w\-./])["']?([A-Za-z_][\w.\-]*)["']?[ \t]*:[ \t]*(\{|""" + _VALUE + r")")
 
 
+# a line of one snake_case setting and its value, as logs and argument dumps print them
+_PAIR_SPACE = re.compile(r"(?m)^[ \t]*([a-z][a-z0-9]*(?:_[a-z0-9]+)+)[ \t]+([^\s:=]+)[ \t]*$")
+
+
 @dataclass
 class Pair:
     name: str  # folded, dotted with its JSON parents
@@ -292,6 +297,9 @@ def pairs(code: str) -> list[Pair]:
     for match in _PAIR_ASSIGN.finditer(code):
         pair = Pair(fold(match.group(1)), _unquote(match.group(2)), match.group(0).strip(), match.start())
         found.append((match.start(), pair))
+    for match in _PAIR_SPACE.finditer(code):
+        name, value, start = match.group(1), match.group(2), match.start(1)
+        found.append((start, Pair(fold(name), value, match.group(0).strip(), start)))
     found += _colon_pairs(code)
     found.sort(key=lambda item: item[0])
     return [pair for _, pair in found]

@@ -143,6 +143,8 @@ _RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
     r"|host memory|cpu memory|system memory|主机内存|cpu内存)"
 )
 _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
+# words after a size that make it a count of tokens ("10B 说的是 token 数", "2T of tokens")
+_TOKENS_AFTER = re.compile(r"\s*(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])")
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 _MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
 _HOST_RAM = re.compile(
@@ -303,13 +305,13 @@ def _first_in(table: list[tuple[str, re.Pattern]], scan: Scan, consume: bool = T
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
 
 
-_SINGLE = r"(单卡|单张卡|单张显卡|一张卡|一块卡|(?:a|one|single) )"
+_SINGLE = r"(单卡|单张卡|单张显卡|单张|一张卡|一块卡|(?:a|one|single) )"
 # a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU)
 _MEMORY_PATTERNS = (
     (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True),
     (
-        r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|only)?\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])"
-        r"(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
+        r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|只有|仅有|就|only)?\s*"
+        r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
         False,
     ),
     (
@@ -575,7 +577,7 @@ class Reader:
             self.set("gpus", int(after.group(1)), words + after.group(0))
             self.scan.blank(tail_start + after.start(), tail_start + after.end())
         elif (
-            _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|单张|一张|一块)$").search(head)
+            _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|(?:单张|一张|一块|单卡)\s*)$").search(head)
             or _rx(
                 r"^\s*(?:显卡|graphics card\b|card\b|gpu\b(?!\s*\d+\s*:))"  # not the next line of a "GPU 1: ..." list
             ).search(self.scan.text[tail_start:])
@@ -907,16 +909,22 @@ class Reader:
             self.set("gpus", 1, words)
         elif not one_gpu and before and before not in ("a", "an"):
             self.set("gpus", int(count_value(before)), words)
-        elif re.search(r"(?:显卡|卡|card|gpu)$", words):
+        elif re.search(r"(?:显卡|卡|card|gpu|显存|vram)$", words):  # "8G显存够吗": the user's one card
             self.weak("gpus", 1, words)  # "48G的显卡", "a 24GB card": one card
 
     def sizes(self) -> list[tuple[float, str]]:
+        """Model sizes: "70b", "7 billion", "700亿", "72Bqwen" (a family name glued after it); not a
+        count of tokens ("10B 说的是 token 数吗")."""
         pattern = (
             r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿|t(?=\s*(?:参数|params?|parameters?|model|模型)))"
-            r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?![a-z])"
+            r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?:(?![a-z])|(?=(?:"
+            + self.voc.family_names
+            + ")))"
         )
         found = []
         for match in self.scan.finditer(pattern):
+            if _TOKENS_AFTER.match(self.scan.text, match.end()):
+                continue  # read by tokens() when it can be, else not a size
             unit = match.group(2)
             if unit == "t":
                 unit = "万亿"
