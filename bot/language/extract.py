@@ -145,6 +145,8 @@ _RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
 _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 # words after a size that make it a count of tokens ("10B 说的是 token 数", "2T of tokens")
 _TOKENS_AFTER = re.compile(r"\s*(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])")
+# words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
+_ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 _MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
 _HOST_RAM = re.compile(
@@ -901,16 +903,18 @@ class Reader:
                 if 4 <= gib <= 512:
                     words = self.scan.take(match)
                     self.set("gpu_memory_gib", gib, words)
-                    self._memory_count((match.group(1) or "").strip(), one_gpu, words)
+                    enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
+                    self._memory_count((match.group(1) or "").strip(), one_gpu, words, enough)
 
-    def _memory_count(self, before: str, one_gpu: bool, words: str) -> None:
-        """The count beside a memory: "单卡48G" is one, "8*24G" eight, "48G的显卡" one if nothing else says."""
+    def _memory_count(self, before: str, one_gpu: bool, words: str, enough: bool = False) -> None:
+        """The count beside a memory: "单卡48G" is one, "8*24G" eight; "48G的显卡" and "8G显存够吗"
+        (a card asked about) one if nothing else says."""
         if one_gpu and before:
             self.set("gpus", 1, words)
         elif not one_gpu and before and before not in ("a", "an"):
             self.set("gpus", int(count_value(before)), words)
-        elif re.search(r"(?:显卡|卡|card|gpu|显存|vram)$", words):  # "8G显存够吗": the user's one card
-            self.weak("gpus", 1, words)  # "48G的显卡", "a 24GB card": one card
+        elif enough or re.search(r"(?:显卡|卡|card|gpu)$", words):
+            self.weak("gpus", 1, words)
 
     def sizes(self) -> list[tuple[float, str]]:
         """Model sizes: "70b", "7 billion", "700亿", "72Bqwen" (a family name glued after it); not a
