@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from test_parser_table import EN, ZH
 
 from gpuplan.bot.language import intent, parser
-from gpuplan.bot.language.vocabulary import fast_alternation, literal_branches, literal_first
+from gpuplan.bot.language.patterns import fast_alternation, literal_branches, literal_first
 
 MODEL = intent.model()
 QUESTIONS = [q for q, _ in EN + ZH]

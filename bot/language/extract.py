@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplan.bot.language import values
-from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, literal_first, vocabulary
+from gpuplan.bot.language.patterns import literal_first
+from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, vocabulary
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog, normalize_name
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
-from gpuplan.bot.language.vocabulary import fast_alternation, literal_first
+from gpuplan.bot.language.patterns import fast_alternation, literal_first
 from gpuplan.knowledge import read_yaml
 
 if TYPE_CHECKING:

@@ -1,0 +1,198 @@
+"""Regular expressions rewritten to be found faster, with the same matches.
+
+Python's `re` scans quickly for the first characters of a pattern only when it starts with a
+literal (or every branch of an alternation does); a pattern that starts with a lookbehind guard,
+a group or a class is tried at every position of the text. These rewrites move guards after the
+first word and spread leading groups into branches, so the vocabulary's alternations start with
+literals. Each keeps the matches of the pattern as written (tests/test_intent.py checks them with
+hypothesis).
+"""
+
+from __future__ import annotations
+
+import re
+
+# a word of letters, digits or Chinese characters at the start of what follows the guards
+_WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]+")
+# a guard, then digits: `(?<![\d.])\d{1,2}`, `(?<![\d.])\d+`
+_GUARDED_DIGITS = re.compile(r"^\(\?<!(\[[^\]]+\])\)\\d(?:(\+)|\{(\d+),(\d+)\})?(?![?*+{])")
+_QUANTIFIER = "?*+{"
+
+
+def literal_first(pattern: str) -> str:
+    """`(?<![a-z])vllm(?![a-z])` -> `vllm(?<![a-z]vllm)(?![a-z])`, `\\bpod\\b` -> `pod(?<!\\wpod)\\b`:
+    the same matches, but a pattern that starts with a literal lets `re` scan for its first
+    letters (an alternation of such patterns, for any of their first letters), several times
+    faster than testing the guard at every position. Any run of lookbehind guards and `\\b` goes
+    after the word this way, each lookbehind taking the word into its own fixed width."""
+    guards, rest = _leading_guards(pattern)
+    if guards and rest.startswith("("):
+        grouped = _guards_into_group(guards, rest)
+        if grouped:
+            return grouped
+    word = _WORD.match(rest)
+    if guards and word:
+        text = word.group(0)
+        if rest[word.end() : word.end() + 1] in tuple(_QUANTIFIER):
+            text = text[:-1]  # "runs?": the quantifier's letter stays after the guards
+        if text:
+            moved = "".join(_after(guard, text) for guard in guards)
+            return text + moved + rest[len(text) :]
+    match = _GUARDED_DIGITS.match(pattern)
+    if match:  # the first digit, then the guard before it, then the rest of the run
+        guard, plus, low, high = match.groups()
+        tail = r"\d*" if plus else (rf"\d{{{max(int(low) - 1, 0)},{int(high) - 1}}}" if high else "")
+        return rf"\d(?<!{guard}\d){tail}" + pattern[match.end() :]
+    return pattern
+
+
+def _guards_into_group(guards: list[str], rest: str) -> str | None:
+    """`(?<!x)(?:ab|cd)e` -> `(?:ab(?<!xab)|cd(?<!xcd))e`: the guards taken into each alternative
+    of the group they stand before (plain or capturing), when every alternative then starts with
+    its word; None otherwise."""
+    opening = "(?:" if rest.startswith("(?:") else "(" if not rest.startswith("(?") else None
+    end = _group_end(rest, 0) if opening else None
+    if end is None or rest[end : end + 1] in tuple(_QUANTIFIER):
+        return None
+    prefix = "".join(guards)
+    alternatives = [literal_first(prefix + a) for a in top_level_split(rest[len(opening) : end - 1])]
+    if not all(_WORD.match(a) or a.startswith("\\d(?<") for a in alternatives):
+        return None
+    return opening + "|".join(alternatives) + ")" + rest[end:]
+
+
+def _after(guard: str, word: str) -> str:
+    """A guard that stood before `word`, written to stand after it."""
+    if guard == r"\b":
+        return rf"(?<!\w{word})" if word[0].isalnum() or word[0] == "_" else guard
+    return f"{guard[:4]}(?:{guard[4:-1]}){word})"  # "(?<!" or "(?<=", its body, the word
+
+
+def _leading_guards(pattern: str) -> tuple[list[str], str]:
+    """(the lookbehinds and `\\b` a pattern starts with, the rest)."""
+    guards = []
+    while True:
+        if pattern.startswith(r"\b"):
+            guards.append(r"\b")
+            pattern = pattern[2:]
+        elif pattern.startswith(("(?<!", "(?<=")):
+            end = _group_end(pattern, 0)
+            if end is None:
+                return [], pattern
+            guards.append(pattern[:end])
+            pattern = pattern[end:]
+        else:
+            return guards, pattern
+
+
+def _group_end(pattern: str, start: int) -> int | None:
+    """The index after the `)` closing the group opened at `start` (escapes and classes skipped)."""
+    depth, i, in_class = 0, start, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1  # "[]...]": a "]" right after "[" is a member
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def top_level_split(body: str) -> list[str]:
+    """The alternatives of a group's body, split at its own `|`."""
+    parts, depth, i, in_class, start = [], 0, 0, False, 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+        i += 1
+    return parts + [body[start:]]
+
+
+MAX_BRANCHES = 32  # a pattern spread into more alternatives than this is left as written
+
+
+def literal_branches(pattern: str) -> list[str]:
+    """`pattern` as alternatives that each start with a word where a leading group can be spread:
+    `(?:io|i/o|disk) bottleneck` -> `io bottleneck`, `i/o bottleneck`, `disk bottleneck`, with the
+    guards before the group going with each (`\\b(?:hdd|ssd)\\b` -> `\\bhdd\\b`, `\\bssd\\b`). An
+    alternation whose every branch starts with a literal is scanned by `re` for those first
+    characters only; one branch starting with a group makes it test every position."""
+    alternatives = top_level_split(pattern)
+    if len(alternatives) > 1:  # "bus ?bw|busbw": each alternative on its own
+        out = [branch for alternative in alternatives for branch in literal_branches(alternative)]
+        return out if len(out) <= MAX_BRANCHES else [pattern]
+    guards, rest = _leading_guards(pattern)
+    prefix = "".join(guards)
+    members = _plain_class(rest)
+    if members:  # "[$¥]": one branch per member
+        return [prefix + re.escape(ch) + rest[len(members[1]) :] for ch in members[0]]
+    if not rest.startswith("(?:"):
+        return [pattern]
+    end = _group_end(rest, 0)
+    if end is None:
+        return [pattern]
+    quantifier = rest[end : end + 1]
+    if quantifier in tuple(_QUANTIFIER) and (quantifier != "?" or rest[end + 1 : end + 2] in tuple(_QUANTIFIER)):
+        return [pattern]  # repeated, or a lazy "??": left as written
+    after = rest[end + 1 :] if quantifier == "?" else rest[end:]
+    alternatives = top_level_split(rest[3 : end - 1]) + ([""] if quantifier == "?" else [])
+    out: list[str] = []
+    for alternative in alternatives:  # "(?:a)?b": "ab" first, as the greedy "?" tries it first
+        out += literal_branches(prefix + alternative + after)
+        if len(out) > MAX_BRANCHES:
+            return [pattern]
+    return out
+
+
+def _plain_class(pattern: str) -> tuple[str, str] | None:
+    """(the members, the class as written) of a leading class of a few plain characters ("[$¥￥]"),
+    not negated, no ranges or escapes, no quantifier after it."""
+    match = re.match(r"\[([^\]\\^\-]{1,8})\]", pattern)
+    if not match or pattern[match.end() : match.end() + 1] in tuple(_QUANTIFIER):
+        return None
+    return match.group(1), match.group(0)
+
+
+def fast_alternation(patterns: list[str]) -> str:
+    """One alternation of `patterns`, each spread into branches that start with a literal where it
+    can be (literal_branches, literal_first): the same matches, found faster."""
+    firsts = [literal_first(branch) for p in patterns for branch in literal_branches(p)]
+    return "|".join(f"(?:{branch})" for first in firsts for branch in _digits_spelt(first))
+
+
+def _digits_spelt(pattern: str) -> list[str]:
+    """A pattern that starts with `\\d` as ten that start with a digit each: the first character
+    must be a literal for `re` to scan for it."""
+    if pattern.startswith("\\d") and pattern[2:3] not in tuple(_QUANTIFIER):
+        return [str(digit) + pattern[2:] for digit in range(10)]
+    return [pattern]
+
+
+def guard_after_first(guard: str, first: str) -> str:
+    """`guard`, an alternation of lookbehinds that held before the character `first`, written to
+    hold after it (each lookbehind taking that character into its width)."""
+    return "(?:" + "|".join(f"{g[:4]}(?:{g[4:-1]}){first})" for g in top_level_split(guard)) + ")"
