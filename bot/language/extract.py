@@ -68,6 +68,9 @@ NUM = (
     )
     + ")"
 )
+# how far before a name its count is looked for: the longest count with its words ("a couple of
+# 8x", "3*8*", "2台8卡") is far shorter; searching all the text before it cost time on long pastes
+COUNT_WINDOW = 48
 MAX_READ_NUMBER = 1e15  # larger numbers in prose are not read: no count, size or length is that big
 
 
@@ -146,6 +149,8 @@ _RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
 _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 # words after a size that make it a count of tokens ("10B 说的是 token 数", "2T of tokens")
 _TOKENS_AFTER = re.compile(r"\s*(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])")
+# a count right before a memory ("8张24G", "two 24GB", "4x 80GB")
+_COUNT_BEFORE = re.compile(NUM + r"\s*(?:x|×|\*|张|块)?\s*$")
 # words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
 _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
@@ -317,9 +322,8 @@ _MEMORY_PATTERNS = (
         r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
         False,
     ),
-    (
-        NUM + r"?\s*(?:x|×|\*|张|块)?\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*"
-        r"(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
+    (  # "24G的卡", "80GB GPUs"; a count before it ("8张24G的卡", "two 24GB cards") is _COUNT_BEFORE's
+        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
         False,
     ),
     # "8*24G", "2*24GB", "8x80GB": a count times a memory
@@ -478,7 +482,8 @@ class Reader:
         for instance, pattern in self.voc.instances:
             for match in self.scan.finditer(pattern):
                 per = int(match.group(1)) if instance.gpus == "count" else instance.gpus
-                times = _rx(NUM + r"\s*(?:x|×|\*)?\s*(?:ml\.)?$").search(self.scan.text[: match.start()])
+                window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
+                times = _rx(NUM + r"\s*(?:x|×|\*)?\s*(?:ml\.)?$").search(*window)
                 count = int(count_value(times.group(1)) or 1) if times and times.group(1) not in ("a", "an") else 1
                 words = self.scan.take(match)
                 self.set("gpu", instance.gpu, words)
@@ -545,16 +550,16 @@ class Reader:
     def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str) -> None:
         """The count written before the GPU name (or after it: "24GB *2"), with nodes when given."""
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
-        head = self.scan.text[:head_end]
+        head = (self.scan.text, max(0, head_end - COUNT_WINDOW), head_end)  # text, pos, endpos
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
-        product = _rx(NUM + r"\s*(?:[*x×]|个|台|组)\s*" + NUM + r"\s*[*x×]?\s*$").search(head)  # 3*8*A100, 三个8*V100
+        product = _rx(NUM + r"\s*(?:[*x×]|个|台|组)\s*" + NUM + r"\s*[*x×]?\s*$").search(*head)  # 3*8*A100, 三个8*V100
         nodes_of = _rx(
             NUM
             + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with)?\s*"
             + NUM
             + r"\s*(?:x|×|张|块)?\s*$"
-        ).search(head)
-        before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:x|×|\*|张|块|台|个|-way)?\s*$").search(head)
+        ).search(*head)
+        before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:x|×|\*|张|块|台|个|-way)?\s*$").search(*head)
         after = _rx(r"^\s*(?:gpus?|cards?)?\s*[*x×]\s*(\d{1,5})(?![\d.])").search(self.scan.text[tail_start:])
         if product or nodes_of:  # "3*8*A100", "two nodes of 8 H100", "2台8卡H100"
             m = product or nodes_of
@@ -580,7 +585,7 @@ class Reader:
             self.set("gpus", int(after.group(1)), words + after.group(0))
             self.scan.blank(tail_start + after.start(), tail_start + after.end())
         elif (
-            _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|(?:单张|一张|一块|单卡)\s*)$").search(head)
+            _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|(?:单张|一张|一块|单卡)\s*)$").search(*head)
             or _rx(
                 r"^\s*(?:显卡|graphics card\b|card\b|gpu\b(?!\s*\d+\s*:))"  # not the next line of a "GPU 1: ..." list
             ).search(self.scan.text[tail_start:])
@@ -589,7 +594,7 @@ class Reader:
 
     def _dgx_servers(self, start: int, words: str, gpu: str) -> None:
         """ "96 NVIDIA DGX-A100 (8x40G) machines": a count before a DGX/HGX name counts servers."""
-        count = _rx(NUM + r"\s*(?:x|×|\*|台|个)?\s*$").search(self.scan.text[:start])
+        count = _rx(NUM + r"\s*(?:x|×|\*|台|个)?\s*$").search(self.scan.text, max(0, start - COUNT_WINDOW), start)
         servers = count_value(count.group(1)) if count and count.group(1) not in ("a", "an") else 1
         if count:
             self.scan.blank(*count.span())
@@ -902,10 +907,19 @@ class Reader:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))
                 if 4 <= gib <= 512:
+                    before = (match.group(1) or "").strip()
                     words = self.scan.take(match)
+                    counted = (
+                        None
+                        if before
+                        else _COUNT_BEFORE.search(self.scan.text, max(0, match.start() - 24), match.start())
+                    )
+                    if counted:  # "8张24G的卡": the count written before the memory
+                        before, words = counted.group(1), counted.group(0).strip() + " " + words
+                        self.scan.blank(*counted.span())
                     self.set("gpu_memory_gib", gib, words)
                     enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
-                    self._memory_count((match.group(1) or "").strip(), one_gpu, words, enough)
+                    self._memory_count(before, one_gpu, words, enough)
 
     def _memory_count(self, before: str, one_gpu: bool, words: str, enough: bool = False) -> None:
         """The count beside a memory: "单卡48G" is one, "8*24G" eight; "48G的显卡" and "8G显存够吗"
