@@ -912,7 +912,7 @@ class Reader:
                     counted = (
                         None
                         if before
-                        else _COUNT_BEFORE.search(self.scan.text, max(0, match.start() - 24), match.start())
+                        else _COUNT_BEFORE.search(self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
                     )
                     if counted:  # "8张24G的卡": the count written before the memory
                         before, words = counted.group(1), counted.group(0).strip() + " " + words
