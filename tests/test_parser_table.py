@@ -68,6 +68,9 @@ EN = [
         dict(gpu="a100-40gb", gpus=768, nodes=96, notes=["servers_of_usual_size"]),
     ),
     ("a DGX H100 for 70b full", dict(gpu="h100-80gb", gpus=8, nodes=1)),
+    # what a model "needs" or "requires" is quoted, the user's own setup wins over it
+    ("Llama 70b needs 8xH100; can I run it on my single 4090?", dict(gpu="rtx-4090-24gb", gpus=1)),
+    ("This model requires 8 A100, but I have 4 RTX 4090, can I run it?", dict(gpu="rtx-4090-24gb", gpus=4)),
     (
         "inference speed:\n+ NVIDIA A100-PCIE 40G: 2.67\n+ NVIDIA GeForce RTX 3090: 2.75\nwhy is the A100 as slow?",
         dict(gpu="a100-pcie-40gb"),

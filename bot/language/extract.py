@@ -584,13 +584,15 @@ class Reader:
         elif after:
             self.set("gpus", int(after.group(1)), words + after.group(0))
             self.scan.blank(tail_start + after.start(), tail_start + after.end())
+        elif _rx(r"(?:\b(?:one|single)\s+|(?:单张|一张|一块|单卡)\s*)$").search(*head):
+            self.set("gpus", 1, words)  # "on a single A6000": one card, said as such
         elif (
-            _rx(r"(?:\b(?:a|an|one|single|my|this)\s+|(?:单张|一张|一块|单卡)\s*)$").search(*head)
+            _rx(r"\b(?:a|an|my|this)\s+$").search(*head)
             or _rx(
                 r"^\s*(?:显卡|graphics card\b|card\b|gpu\b(?!\s*\d+\s*:))"  # not the next line of a "GPU 1: ..." list
             ).search(self.scan.text[tail_start:])
         ):
-            self.weak("gpus", 1, words)  # "on a single A6000", "my 4090", "titanxp显卡": one card
+            self.weak("gpus", 1, words)  # "my 4090", "titanxp显卡": one card unless a count is written
 
     def _dgx_servers(self, start: int, words: str, gpu: str) -> None:
         """ "96 NVIDIA DGX-A100 (8x40G) machines": a count before a DGX/HGX name counts servers."""
