@@ -70,6 +70,14 @@ EN = [
     ("a DGX H100 for 70b full", dict(gpu="h100-80gb", gpus=8, nodes=1)),
     # what a model "needs" or "requires" is quoted, the user's own setup wins over it
     ("Llama 70b needs 8xH100; can I run it on my single 4090?", dict(gpu="rtx-4090-24gb", gpus=1)),
+    # a setting written with several values is a choice, left open; "?" after a value ends the sentence
+    (
+        "deploy a 70b model on 4 * A6000. Which is better, tp=2,pp=2 or tp=1,pp=4 or tp=4, pp=1?",
+        dict(tp=None, pp=None, gpus=4, notes=["setting_choices"]),
+    ),
+    ("70b lora, seq=4k.", dict(seq_len=4096)),
+    ("Cuda Out of Memory 4xA100 160Gb Memory, llama 7b", dict(gpu="a100-40gb", gpus=4, notes=["memory_of_all"])),
+    ("Training Qwen-VL-2.5-3B using a single 24GB GPU", dict(model=None, params_b=3, gpus=1)),
     ("This model requires 8 A100, but I have 4 RTX 4090, can I run it?", dict(gpu="rtx-4090-24gb", gpus=4)),
     (
         "inference speed:\n+ NVIDIA A100-PCIE 40G: 2.67\n+ NVIDIA GeForce RTX 3090: 2.75\nwhy is the A100 as slow?",
@@ -314,6 +322,10 @@ ZH = [
     ("想用2张M40 24G微调7b可以吗", dict(gpu="m40-24gb", gpus=2, params_b=7)),
     ("4张 英伟达 H800 训练 13b", dict(gpu="h800-80gb", gpus=4)),
     ("有人试过72b需要多少张A100（80G）吗，32卡oom了", dict(gpus=32, gpu="a100-80gb")),
+    ("请问该模型在千卡集群上训练了多久？7b 预训练", dict(gpus=1000, params_b=7)),
+    ("两千张卡预训练 70b 要多久", dict(gpus=2000, method="pretrain")),
+    ("2张4090 48G 跑 70b", dict(gpu="rtx-4090-24gb", gpus=2, gpu_memory_gib=48)),
+    ("70b 推理 4张A6000 tp=2 还是 tp=4", dict(tp=None, notes=["setting_choices"])),
     ("lora微调 72Bqwen 要多大内存？机器是A800服务器", dict(params_b=72, method="lora")),
     ("10B 说的是 token 数吗？假如要对 13B 的模型做增量预训练，要几张卡", dict(params_b=13, method="continue")),
     ("baichuan-7b 全参微调，现在用单张 A100 80G 跑会 OOM", dict(gpus=1, gpu="a100-80gb")),

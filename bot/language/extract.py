@@ -153,6 +153,11 @@ _TOKENS_AFTER = re.compile(r"\s*(?:说的是|指的是|是|指|of|的)?\s*tokens
 _COUNT_BEFORE = re.compile(NUM + r"\s*(?:x|×|\*|张|块)?\s*$")
 # words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
 _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
+# a round count of GPUs in Chinese ("千卡集群" a thousand, "两千张卡", "万卡"): the unit with its multiple
+_ROUND_CLUSTER = re.compile(
+    r"(?<![\d一二两三四五六七八九十百千万])([一二两三四五六七八九]?)(百|千|万)张?(?:卡|块卡|显卡)"
+)
+_ROUND_UNITS = {"百": 100, "千": 1000, "万": 10000}
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 _MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
 _HOST_RAM = re.compile(
@@ -509,9 +514,14 @@ class Reader:
             server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
             words = self.scan.text[start : match.end()].strip()
             memory, memory_span = self._gpu_memory_near(match)
+            total = None  # "4xA100 160Gb": the memory of all the cards, told apart once the count is read
             if memory:
-                found_id = variant_with_memory(found_id, memory, self.cat) or found_id
-                if abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
+                variant = variant_with_memory(found_id, memory, self.cat)
+                found_id = variant or found_id
+                card = self.cat.gpus[found_id]
+                if not variant and memory > 1.15 * card.memory_gib and not _DESKTOP.search(card.name):
+                    total = memory  # not on desktop cards, whose memory is modded ("4090 48G")
+                elif abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
                     self.set("gpu_memory_gib", memory, words)  # a card with other memory than the catalog's
             self.scan.take(match)
             self.scan.blank(start, match.start())
@@ -523,6 +533,8 @@ class Reader:
                 self._dgx_servers(start, words, found_id)
             else:
                 self._gpu_count(start, match.end(), words, memory_span, found_id)
+            if total:
+                found_id = self._memory_in_all(found_id, total, words)
             if found_id not in found:
                 found.append(found_id)
         return found
@@ -593,6 +605,18 @@ class Reader:
             ).search(self.scan.text[tail_start:])
         ):
             self.weak("gpus", 1, words)  # "my 4090", "titanxp显卡": one card unless a count is written
+
+    def _memory_in_all(self, gpu: str, total: float, words: str) -> str:
+        """A memory larger than the card's, written beside a count ("4xA100 160Gb"): the memory of
+        all of them when it divides into a variant of the card (said back), else the card's own."""
+        count = self.fields.get("gpus")
+        each = variant_with_memory(gpu, total / count, self.cat) if count else None
+        if each:
+            self.fields["gpu"] = each
+            self.notes.append(Note(code="memory_of_all", params={"words": words, "gib": total / count}))
+            return each
+        self.set("gpu_memory_gib", total, words)
+        return gpu
 
     def _dgx_servers(self, start: int, words: str, gpu: str) -> None:
         """ "96 NVIDIA DGX-A100 (8x40G) machines": a count before a DGX/HGX name counts servers."""
@@ -667,7 +691,11 @@ class Reader:
         return None
 
     def _other_size_follows(self, end: int, found_id: str) -> bool:
-        after = _rx(r"^[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])").search(self.scan.text[end : end + 12])
+        """A size right after a catalog name that is not its size ("BLOOM 1.1B"), also after a
+        version written in between ("Qwen-VL-2.5-3B")."""
+        after = _rx(r"^[\s\-_]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])").search(
+            self.scan.text[end : end + 16]
+        )
         if not after:
             return False
         size = float(after.group(1)) / (1000 if after.group(2) == "m" else 1)
@@ -833,6 +861,9 @@ class Reader:
             + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*"
             + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
         )
+        for match in self.scan.finditer(_ROUND_CLUSTER):  # "千卡集群", "两千张卡", "万卡": round Chinese counts
+            count = values.cn_number(match.group(1) or "一") * _ROUND_UNITS[match.group(2)]
+            self.set("gpus", int(count), self.scan.take(match))
         for match in self.scan.finditer(plain):
             if match.group(1) in ("a", "an"):
                 continue

@@ -135,8 +135,9 @@ NAMES = frozenset(BY_NAME)
 # (not part of `--gpus=8`, `x.model=...` or `"seq": ...`).
 TOKEN = re.compile(
     r"(?<![\w\-./\"'])(" + "|".join(sorted(map(re.escape, NAMES), key=len, reverse=True)) + r")"
-    r"=([^\s=,;，；()\[\]{}\"'`]+)(?=[\s,;，；。]|$)"
-)  # case-sensitive: `GPU=2, BS=256` in a pasted config is the config's, not gpuplan's
+    r"=([^\s=,;，；()\[\]{}\"'`]*[^\s=,;，；()\[\]{}\"'`?？!！.。])[?？!！.。]*(?=[\s,;，；。]|$)"
+)  # case-sensitive: `GPU=2, BS=256` in a pasted config is the config's, not gpuplan's; a question
+# mark or full stop after the value ends the sentence ("pp=1?", "seq=4k.")
 
 
 _OPENS = re.compile(r"[(\[{\\]\s*$")

@@ -120,17 +120,28 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
 
 
 def _read_settings(tokens: list[re.Match], cat: Catalog, parsed: Parsed) -> tuple[dict[str, Any], list[str]]:
-    """gpuplan's own `key=value` settings: (the fields they set, the keys written)."""
+    """gpuplan's own `key=value` settings: (the fields they set, the keys written). A key written
+    with different values ("tp=2,pp=2 or tp=4, pp=1?") is a choice: left open for the search to
+    decide, and said so."""
     fields: dict[str, Any] = {}
     written: list[str] = []
+    choices: dict[str, list[str]] = {}
     for match in tokens:
         key, values_read, error = keys.apply(match.group(1), match.group(2), cat)
         written.append(key.name)
         if error:
             parsed.errors.append(error)
             continue
+        choices.setdefault(match.group(1), [])
+        if match.group(2) not in choices[match.group(1)]:
+            choices[match.group(1)].append(match.group(2))
         for name, value in values_read.items():
             _setting_value(name, value, match.group(2), cat, fields, parsed)
+    for token_key, written_values in choices.items():
+        if len(written_values) > 1:
+            for name in keys.apply(token_key, written_values[0], cat)[1] or {}:
+                fields.pop(name, None)
+            parsed.notes.append(Note(code="setting_choices", params={"key": token_key, "values": written_values}))
     return fields, written
 
 
