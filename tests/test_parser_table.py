@@ -237,7 +237,7 @@ EN = [
     ("one 8x A100 80 GB node is not enough for falcon-40b", dict(gpus=8, nodes=1)),
     ("FSDP on a 4xA100(80G) server, llama 70b full", dict(gpus=4, gpu="a100-80gb")),
     ("full parameter continued pretraining of llama 8b", dict(method="continue")),
-    ("serve a lora adapter on llama 8b with vllm", dict(method="infer")),
+    ("serve a lora adapter on llama 8b with vllm", dict(method="infer", intent="plan")),
     ("budget of 50k, llama 70b lora", dict(budget_usd=50_000)),
     # comparisons as people put them
     (
