@@ -76,6 +76,14 @@ EN = [
         dict(tp=None, pp=None, gpus=4, notes=["setting_choices"]),
     ),
     ("70b lora, seq=4k.", dict(seq_len=4096)),
+    (
+        "70b lora gpu=a100 or gpu=h100",
+        dict(gpu=None, intent="compare", compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"]}),
+    ),
+    (
+        "lora model=llama-3-8b or model=qwen2.5-7b",
+        dict(model=None, intent="compare", compare={"kind": "model", "options": ["llama-3-8b", "qwen2.5-7b"]}),
+    ),
     ("Cuda Out of Memory 4xA100 160Gb Memory, llama 7b", dict(gpu="a100-40gb", gpus=4, notes=["memory_of_all"])),
     ("Training Qwen-VL-2.5-3B using a single 24GB GPU", dict(model=None, params_b=3, gpus=1)),
     ("This model requires 8 A100, but I have 4 RTX 4090, can I run it?", dict(gpu="rtx-4090-24gb", gpus=4)),

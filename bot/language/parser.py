@@ -139,10 +139,31 @@ def _read_settings(tokens: list[re.Match], cat: Catalog, parsed: Parsed) -> tupl
             _setting_value(name, value, match.group(2), cat, fields, parsed)
     for token_key, written_values in choices.items():
         if len(written_values) > 1:
-            for name in keys.apply(token_key, written_values[0], cat)[1] or {}:
-                fields.pop(name, None)
-            parsed.notes.append(Note(code="setting_choices", params={"key": token_key, "values": written_values}))
+            _settings_choice(token_key, written_values, cat, fields, parsed)
     return fields, written
+
+
+# the fields a setting's internal name fills (`model=` a catalog model or a size)
+_SETTING_FIELDS = {"_model": ("model", "params_b"), "_gpu": ("gpu",)}
+
+
+def _settings_choice(token_key: str, written: list[str], cat: Catalog, fields: dict, parsed: Parsed) -> None:
+    """One setting written with several values: GPUs or models are compared ("gpu=a100 or
+    gpu=h100"), anything else is left open for the search ("tp=2 ... or tp=4"), said so."""
+    for name in keys.apply(token_key, written[0], cat)[1] or {}:
+        for filled in _SETTING_FIELDS.get(name, (name,)):
+            fields.pop(filled, None)
+    if token_key == "gpu":
+        found = [gpu.id for value in written if (gpu := cat.find_gpu(value))]
+        if len(set(found)) > 1:
+            parsed.compare, parsed.compare_direct = {"kind": "gpu", "options": list(dict.fromkeys(found))}, True
+            return
+    if token_key == "model":
+        found = [spec.id for value in written if (spec := cat.find_model(value))]
+        if len(set(found)) == len(written):
+            parsed.compare, parsed.compare_direct = {"kind": "model", "options": found}, True
+            return
+    parsed.notes.append(Note(code="setting_choices", params={"key": token_key, "values": written}))
 
 
 def _setting_value(name: str, value: Any, raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None:
@@ -269,7 +290,7 @@ def _compare_or_set_aside(
         parsed.compare = _compared_methods(reader)
     if parsed.compare:
         spans = reader.option_spans[parsed.compare["kind"]]
-        parsed.compare_direct = _joined(reader.scan.original, spans)
+        parsed.compare_direct = parsed.compare_direct or _joined(reader.scan.original, spans)  # settings: True
         reader.set_aside = [n for n in reader.set_aside if n.params["field"] != parsed.compare["kind"]]
 
 
