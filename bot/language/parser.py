@@ -121,25 +121,26 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
 
 def _read_settings(tokens: list[re.Match], cat: Catalog, parsed: Parsed) -> tuple[dict[str, Any], list[str]]:
     """gpuplan's own `key=value` settings: (the fields they set, the keys written). A key written
-    with different values ("tp=2,pp=2 or tp=4, pp=1?") is a choice: left open for the search to
-    decide, and said so."""
+    with different values and a comparison word between them ("tp=2,pp=2 or tp=4, pp=1?") is a
+    choice, compared or left open for the search, and said so; otherwise the last one written
+    stands."""
     fields: dict[str, Any] = {}
     written: list[str] = []
-    choices: dict[str, list[str]] = {}
+    choices: dict[str, list[re.Match]] = {}
     for match in tokens:
         key, values_read, error = keys.apply(match.group(1), match.group(2), cat)
         written.append(key.name)
         if error:
             parsed.errors.append(error)
             continue
-        choices.setdefault(match.group(1), [])
-        if match.group(2) not in choices[match.group(1)]:
-            choices[match.group(1)].append(match.group(2))
+        choices.setdefault(match.group(1), []).append(match)
         for name, value in values_read.items():
             _setting_value(name, value, match.group(2), cat, fields, parsed)
-    for token_key, written_values in choices.items():
-        if len(written_values) > 1:
-            _settings_choice(token_key, written_values, cat, fields, parsed)
+    for token_key, matches in choices.items():
+        values = list(dict.fromkeys(m.group(2) for m in matches))
+        between = matches[0].string[matches[0].end() : matches[-1].start()].lower()
+        if len(values) > 1 and extract.vocabulary().compare.search(between):
+            _settings_choice(token_key, values, cat, fields, parsed)  # "tp=2 or tp=4"; else the last stands
     return fields, written
 
 
