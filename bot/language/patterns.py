@@ -11,6 +11,7 @@ hypothesis).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # a word of letters, digits or Chinese characters at the start of what follows the guards
 _WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]+")
@@ -85,8 +86,10 @@ def _leading_guards(pattern: str) -> tuple[list[str], str]:
             return guards, pattern
 
 
-def _group_end(pattern: str, start: int) -> int | None:
-    """The index after the `)` closing the group opened at `start` (escapes and classes skipped)."""
+def _structure(pattern: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, depth) of each character of `pattern` from `start` that is neither
+    escaped nor inside a character class; the depth of nesting in groups is the one it stands at
+    (a group's "(" and ")" at the depth around the group)."""
     depth, i, in_class = 0, start, False
     while i < len(pattern):
         ch = pattern[i]
@@ -99,37 +102,22 @@ def _group_end(pattern: str, start: int) -> int | None:
             in_class = True
             if pattern[i + 1 : i + 2] == "]":
                 i += 1  # "[]...]": a "]" right after "[" is a member
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+        else:
+            depth -= ch == ")"
+            yield i, ch, depth
+            depth += ch == "("
         i += 1
-    return None
+
+
+def _group_end(pattern: str, start: int) -> int | None:
+    """The index after the `)` closing the group opened at `start`."""
+    return next((i + 1 for i, ch, depth in _structure(pattern, start) if ch == ")" and depth == 0), None)
 
 
 def top_level_split(body: str) -> list[str]:
     """The alternatives of a group's body, split at its own `|`."""
-    parts, depth, i, in_class, start = [], 0, 0, False, 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-        i += 1
-    return parts + [body[start:]]
+    cuts = [i for i, ch, depth in _structure(body) if ch == "|" and depth == 0]
+    return [body[a + 1 : b] for a, b in zip([-1, *cuts], [*cuts, len(body)], strict=True)]
 
 
 MAX_BRANCHES = 32  # a pattern spread into more alternatives than this is left as written
