@@ -14,6 +14,7 @@ model file the rules alone decide, as they did before it existed.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -127,13 +128,16 @@ def contrasted(text: str, gpus_named: int) -> dict[str, int]:
     return out
 
 
-def hits(section: str, text: str) -> int:
-    """How many of a section's patterns occur in the text (the patterns are lower case; so is the
-    text they are matched on, instead of the slower IGNORECASE)."""
+def hits(section: str, text: str, most: int | None = None) -> int:
+    """How many of a section's patterns occur in the text, counting up to `most` (the patterns are
+    lower case; so is the text they are matched on, instead of the slower IGNORECASE)."""
     lowered = text.lower()
     if section not in sections_in(lowered):
         return 0
-    return sum(1 for pattern in question_words()[section] if pattern.search(lowered))
+    if most == 1:
+        return 1  # the section's one alternation has matched
+    found = (1 for pattern in question_words()[section] if pattern.search(lowered))
+    return sum(itertools.islice(found, most))
 
 
 @functools.lru_cache(maxsize=256)
@@ -190,7 +194,7 @@ def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
     request = parsed.request
     fired = set(triggered(text))  # cached for judge()
     rules = [rule_id for rule_id, _ in extract.vocabulary().tables["symptoms"]]
-    values = [min(hits(s, text), 3) / 3 for s in SECTIONS]
+    values = [hits(s, text, most=3) / 3 for s in SECTIONS]
     values += [1.0 if r in fired else 0.0 for r in rules]
     lowered_code = ev.code.lower()
     values += [
@@ -396,7 +400,7 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "") -> str:
 
 def either_enough(prose: str) -> bool:
     """A yes-or-no question ("够用吗", "can I") whose only comparison word is a bare "or" / "还是"."""
-    return bool(prose) and hits("yes_no", prose) > 0 and hits("choice", prose) == 0
+    return bool(prose) and hits("yes_no", prose, most=1) > 0 and hits("choice", prose, most=1) == 0
 
 
 def _rules(parsed: Parsed, fired: tuple[str, ...]) -> str:
@@ -427,8 +431,8 @@ def asked(text: str, parsed: Parsed) -> str:
     has_gpus = request.gpu or request.gpu_memory_gib or request.gpus
     if has_model or not has_gpus or parsed.compare:
         return "plan"
-    if hits("largest", text):
+    if hits("largest", text, most=1):
         return "largest"
-    if hits("price", text) or (request.deadline_days and re.search(r"how much|多少钱|多少费用", text, re.I)):
+    if hits("price", text, most=1) or (request.deadline_days and re.search(r"how much|多少钱|多少费用", text, re.I)):
         return "price"
     return "plan"

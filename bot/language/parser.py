@@ -303,7 +303,7 @@ def _joined(text: str, spans: list[tuple[int, int]]) -> bool:
     """Two options written side by side with a connective between ("A100 vs H100", "QLoRA or
     full", "A100还是H100"): a comparison by its form. "or" between them does not make one of a
     question whether either would do ("单卡3090或4090能跑吗", "can a 3090 or 4090 run it")."""
-    feasibility = intent.hits("resources", text) > 0 or intent.hits("yes_no", text) > 0
+    feasibility = intent.hits("resources", text, most=1) > 0 or intent.hits("yes_no", text, most=1) > 0
     ordered = sorted(spans)
     for (_, end), (start, _) in zip(ordered, ordered[1:], strict=False):
         between = text[end:start]
