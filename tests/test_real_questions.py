@@ -112,6 +112,20 @@ def test_an_unknown_hugging_face_id_without_network_asks_for_the_size(monkeypatc
     assert any("someorg/brand-new-model" in a for a in data["assumptions"])
 
 
+def test_a_hub_id_in_the_prose_and_in_a_pasted_command_is_read_once(monkeypatch):
+    """The id named in the question and again in a pasted `--model-path` (found by the property
+    below: the second was left among the request's fields and the question exited 2)."""
+    monkeypatch.setenv("GPUPLAN_HF_LOOKUP", "0")
+    question = (
+        "CUDA out of memory for H100 80GB for lmms-lab/llama3-llava-next-8b\n```\n"
+        "python -m sglang.launch_server --model-path lmms-lab/llama3-llava-next-8b --tp-size=1\n```\n"
+        "nothing is on GPU=1, only GPU=0 is filled."
+    )
+    code, data, err = run(question)
+    assert code == 0, err
+    assert data["request"]["gpu"] == "h100-80gb"
+
+
 # --- the property: real questions with pasted things spliced in ---------------------------------
 
 QUESTIONS = [

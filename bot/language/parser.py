@@ -410,7 +410,8 @@ def _artifact_fields(
     fields, read = artifact_fields.to_request(found, reader, cat, method)
     parsed.read += read
     if "hub_id" in fields:
-        parsed.hub_id = parsed.hub_id or fields.pop("hub_id")
+        pasted_id = fields.pop("hub_id")  # never a Request field, also when the prose named an id
+        parsed.hub_id = parsed.hub_id or pasted_id
     return fields
 
 
