@@ -279,6 +279,7 @@ def test_repo_ids_are_recognised(text, repo):
         "8xA100/8xH100", "fp16/bf16", "mixed/bf16", "7B/13B", "Llama-2-7b/13b", "ZeRO-2/3", "TP/PP", "v1/v2",
         "https://github.com/org/model-1", "https://huggingface.co/datasets/org/data-1",
         "https://huggingface.co/spaces/org/demo-1", "org--x/model-1", "org/model..1", "", "phi-4",
+        "A/0μ0", "组织/模型-7b",  # letters Hugging Face does not allow (huggingface_hub raised on "A/0μ0")
     ],
 )  # fmt: skip
 def test_other_slashed_words_are_not_repo_ids(text):

@@ -48,8 +48,9 @@ _ON = {"1", "true", "yes", "on"}
 
 # --- recognising a repo id --------------------------------------------------------------------
 
-# huggingface_hub.utils._validators.REPO_ID_REGEX: word characters, '-' and '.', at most 96, no '--'/'..'
-_PART = r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?"
+# huggingface_hub.utils._validators.REPO_ID_REGEX: ASCII letters, digits, '_', '-' and '.', at most 96,
+# no '--'/'..' (not `\w`, which takes any letter: "A/0μ0" made huggingface_hub raise)
+_PART = r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9])?"
 _REPO_ID = re.compile(rf"({_PART})/({_PART})")
 _HUB_URL = re.compile(
     rf"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/({_PART})/({_PART})(?:/(?:tree|blob|resolve)/\S*)?/?"
