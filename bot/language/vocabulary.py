@@ -131,11 +131,12 @@ def vocabulary() -> Vocabulary:
     lex = cat.lexicon
     gpu_by_alias, model_by_alias, gpu_alias, model_alias = _alias_patterns(cat)
     family, family_size = _family_patterns(lex)
+    methods = [(name, _any(patterns)) for name, patterns in _method_items(lex)]  # compiled once, weak last
     return Vocabulary(
-        methods=[(m, _any(p)) for m, p in lex.methods.items() if not m.endswith("_weak")],
+        methods=[(m, pattern) for m, pattern in methods if not m.endswith("_weak")],
         any_method=_any([p for patterns in _method_lists(lex) for p in patterns]),
-        method_patterns=[_any(patterns) for patterns in _method_lists(lex)],
-        method_order=[name for name, _ in _method_items(lex)],
+        method_patterns=[pattern for _, pattern in methods],
+        method_order=[name for name, _ in methods],
         finetune=_any(lex.finetune),
         training=_any(lex.training),
         explicit_full=_any(lex.explicit_full),
