@@ -534,7 +534,8 @@ class Reader:
             else:
                 self._gpu_count(start, match.end(), words, memory_span, found_id)
             if total:
-                found_id = self._memory_in_all(found_id, total, words)
+                said = self.scan.original[start : max(match.end(), memory_span[1])].strip()  # "a100 160gb"
+                found_id = self._memory_in_all(found_id, total, said)
             if found_id not in found:
                 found.append(found_id)
         return found
