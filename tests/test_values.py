@@ -82,3 +82,28 @@ def test_unreadable_sizes_raise_value_error(text):
 
 def test_chinese_small_numbers():
     assert values.cn_number("八") == 8 and values.cn_number("十六") == 16 and values.cn_number("二十") == 20
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("三百", 300),
+        ("一千二百", 1200),
+        ("一千零八", 1008),
+        ("一百零八", 108),
+        ("两千", 2000),
+        ("千", 1000),
+        ("万", 10_000),
+        ("十万", 100_000),
+        ("一千二", 1200),  # spoken short forms: the last digit counts in the unit below
+        ("两万五", 25_000),
+        ("一百二十", 120),
+    ],
+)
+def test_chinese_round_numbers(text, value):
+    assert values.cn_number(text) == value
+
+
+@pytest.mark.parametrize("text, value", [("5千", 5000), ("1.2万", 12_000), ("3百", 300), ("两千", 2000)])
+def test_digits_with_a_chinese_unit(text, value):
+    assert values.number(text) == value

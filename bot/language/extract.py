@@ -53,17 +53,18 @@ EN_NUMBERS = {
     "pair of": 2,
     "quad": 4,
 }
-_NUMERALS = "一二两双三四五六七八九十百"
+_NUMERALS = "一二两双三四五六七八九十百千万"
 _COUNT_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
 _COUNT_WORDS += ["sixteen", "twenty", "thirty", "sixty", "ninety", "a couple of", "a few", "a single", "a pair of"]
 _COUNT_WORDS += ["dual", "quad", "a", "an"]
-# a count: digits ("1,024", "2.5"), Chinese numerals, English words; each branch starts with its
-# first character written out, so that `re` scans for those instead of trying every position
+# a count: digits ("1,024", "2.5", "5千"), Chinese numerals ("两千", "万"), English words; each
+# branch starts with its first character written out, so that `re` scans for those instead of
+# trying every position
 NUM = (
     "("
     + "|".join(
-        [rf"{d}\d*(?:,\d{{3}})*(?:\.\d+)?" for d in "0123456789"]
-        + [f"{c}[{_NUMERALS}]*" for c in _NUMERALS]
+        [rf"{d}\d*(?:,\d{{3}})*(?:\.\d+)?(?:[百千万](?!兆))?" for d in "0123456789"]
+        + [f"{c}[{_NUMERALS}]*(?!兆)" for c in _NUMERALS]  # "万兆" is 10 GbE
         + _COUNT_WORDS
     )
     + ")"
@@ -153,11 +154,6 @@ _TOKENS_AFTER = re.compile(r"\s*(?:说的是|指的是|是|指|of|的)?\s*tokens
 _COUNT_BEFORE = re.compile(NUM + r"\s*(?:x|×|\*|张|块)?\s*$")
 # words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
 _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
-# a round count of GPUs in Chinese ("千卡集群" a thousand, "两千张卡", "万卡"): the unit with its multiple
-_ROUND_CLUSTER = re.compile(
-    r"(?<![\d一二两三四五六七八九十百千万])([一二两三四五六七八九]?)(百|千|万)张?(?:卡|块卡|显卡)"
-)
-_ROUND_UNITS = {"百": 100, "千": 1000, "万": 10000}
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 _MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
 _HOST_RAM = re.compile(
@@ -862,9 +858,6 @@ class Reader:
             + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*"
             + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
         )
-        for match in self.scan.finditer(_ROUND_CLUSTER):  # "千卡集群", "两千张卡", "万卡": round Chinese counts
-            count = values.cn_number(match.group(1) or "一") * _ROUND_UNITS[match.group(2)]
-            self.set("gpus", int(count), self.scan.take(match))
         for match in self.scan.finditer(plain):
             if match.group(1) in ("a", "an"):
                 continue

@@ -25,8 +25,9 @@ _CN_DIGITS = {
     "七": 7,
     "八": 8,
     "九": 9,
-    "十": 10,
 }
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_ROUND = {"百": 100, "千": 1000, "万": 10_000}  # after digits: "5千", "1.2万"
 NUMBER = r"(\d+(?:[.,]\d+)*(?:\.\d+)?|[一二两双三四五六七八九十]+)"
 
 
@@ -51,27 +52,37 @@ def _quantity() -> re.Pattern:
 
 
 def cn_number(text: str) -> float:
-    """'八' -> 8, '十六' -> 16, '二十' -> 20 (the small numbers people write in Chinese)."""
+    """'八' -> 8, '十六' -> 16, '三百' -> 300, '一千二百' -> 1200, '两万' -> 20000, and the spoken
+    short form '一千二' -> 1200 (a last digit after 百/千/万 counts in the unit below it)."""
     if text.isdigit():
         return float(text)
-    total, current = 0, 0
+    total, section, current, unit = 0, 0, 0, 0
     for ch in text:
-        value = _CN_DIGITS.get(ch)
-        if value is None:
-            raise ValueError(text)
-        if value == 10:
-            total += (current or 1) * 10
+        if ch == "万":
+            total += ((section + current) or 1) * 10_000
+            section, current, unit = 0, 0, 10_000
+        elif ch in _CN_UNITS:
+            unit = _CN_UNITS[ch]
+            section += (current or 1) * unit
             current = 0
+        elif ch in _CN_DIGITS:
+            current = _CN_DIGITS[ch]
+            if ch == "零":
+                unit = 0  # "一千零八": the 8 is units, not hundreds
         else:
-            current = value
-    return float(total + current)
+            raise ValueError(text)
+    if current and unit >= 100 and text[-2] in "百千万":
+        current *= unit // 10  # "一千二" is 1200, "两万五" 25000
+    return float(total + section + current)
 
 
 def number(text: str) -> float:
-    """A plain number: '1,024' -> 1024, '1.5' -> 1.5, '八' -> 8."""
+    """A plain number: '1,024' -> 1024, '1.5' -> 1.5, '八' -> 8, '两千' -> 2000, '1.2万' -> 12000."""
     text = text.strip()
-    if re.fullmatch(r"[一二两双三四五六七八九十]+", text):
+    if re.fullmatch(r"[零一二两双三四五六七八九十百千万]+", text):
         return cn_number(text)
+    if re.fullmatch(r"\d[\d,.]*[百千万]", text):
+        return number(text[:-1]) * _CN_ROUND[text[-1]]  # "5千", "1.2万"
     if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", text):
         text = text.replace(",", "")
     value = float(text)
