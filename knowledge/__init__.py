@@ -53,7 +53,7 @@ __all__ = [
     "StorageFile",
 ]
 
-_VENDOR_WORDS = re.compile(r"nvidia|英伟达|geforce|tesla|meta-llama/|meta-|/|instruct|-chat|chat|-hf|-base|-it\b")
+_VENDOR_WORDS = re.compile(r"nvidia|英伟达|geforce|tesla|meta-llama/|meta-|/|instruct|chat|[-_\s](?:hf|base|it)\b")
 _NOT_ALNUM = re.compile(r"[^0-9a-z\u4e00-\u9fff]+")
 
 

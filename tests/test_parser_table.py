@@ -324,6 +324,14 @@ ZH = [
         "70B 做 sft 和 lora 要多少显存？13B 怎么跑都没事，一到 70B 不管 sft 还是 lora 都报显存不足",
         dict(params_b=70, compare=None),
     ),
+    # "or" in a clause ending with a full stop states, it does not ask
+    (
+        "Llama3.1 70B full fine-tuning memory usage. The memory should be about eight times the model"
+        " size, similar to the results observed with the 8B or 405B models.",
+        dict(model="llama-3.1-70b", compare=None),
+    ),
+    ("A100 or H100, which is better for 70b?", dict(compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"]})),
+    ("how to deploy the deepseekV3 base on 16 H100", dict(model="deepseek-v3", gpus=16)),
     # a setup the user had before loses to the one asked about
     ("以前都是单卡跑的glm6b，想用两张3090跑qwen72B-int4可行吗？", dict(gpu="rtx-3090-24gb", gpus=2)),
     ("原来用1张A100训练7b，现在想用8张A100训练70b全参", dict(gpus=8, params_b=70, method="full")),
@@ -333,6 +341,7 @@ ZH = [
     ("请问该模型在千卡集群上训练了多久？7b 预训练", dict(gpus=1000, params_b=7)),
     ("两千张卡预训练 70b 要多久", dict(gpus=2000, method="pretrain")),
     ("三百张A100 预训练 7b", dict(gpus=300, gpu="a100-80gb")),
+    ("用了8张A100还是OOM。70b 全参", dict(gpus=8, params_b=70, compare=None)),
     ("一千二百张H100 预训练 70b 要多久", dict(gpus=1200, gpu="h100-80gb")),
     ("1.2万张卡 预训练 405b", dict(gpus=12_000)),
     ("5千卡集群预训练70b", dict(gpus=5000)),
