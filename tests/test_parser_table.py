@@ -332,6 +332,22 @@ ZH = [
     ),
     ("A100 or H100, which is better for 70b?", dict(compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"]})),
     ("how to deploy the deepseekV3 base on 16 H100", dict(model="deepseek-v3", gpus=16)),
+    # servers written as a count, a GPU and its count per server
+    ("Using 2 H100*8 machines to deploy deepseek-R1, can the context reach 128k?", dict(gpus=16, nodes=2)),
+    ("2台A100*8的服务器 预训练 70b", dict(gpus=16, nodes=2, gpu="a100-80gb")),
+    # a size in millions before a parameter word; an adapter's trainable count is not a size
+    ("llama-2-7b-hf has 6738.415616 Million params, full finetune on A100", dict(model="llama-2-7b")),
+    ("fine-tuning a 125M model with lora on a T4", dict(params_b=0.125, method="lora")),
+    ("pretrain a 350m parameters model on 8 A100", dict(params_b=0.35, gpus=8)),
+    ("lora with ~2M trainable parameters on a 7b", dict(params_b=7)),
+    # memory a job uses is not a card
+    ("dpo with Qwen2.5-0.5B at 1000 tokens cost 17GB GPU mem", dict(gpu=None, gpu_memory_gib=None)),
+    ("lora 7b 占用了20G显存，正常吗", dict(gpu_memory_gib=None)),
+    ("7b推理需要24G显存吗", dict(gpu_memory_gib=24)),
+    # a negation reaches over a determiner and over methods joined to the negated one
+    ("finetune llama-7b without any PEFT and Quantization, OOM on one A100", dict(method="full")),
+    ("不使用lora，全参微调7b", dict(method="full")),
+    ("how can full parameters be finetuned rather than lora? 33b on 8 A800", dict(method="full")),
     # a setup the user had before loses to the one asked about
     ("以前都是单卡跑的glm6b，想用两张3090跑qwen72B-int4可行吗？", dict(gpu="rtx-3090-24gb", gpus=2)),
     ("原来用1张A100训练7b，现在想用8张A100训练70b全参", dict(gpus=8, params_b=70, method="full")),

@@ -59,7 +59,10 @@ def vocabulary() -> Vocabulary:
                 raise ValueError(f"artifacts.yaml: name {name!r} is listed twice")
             by_name[fold(name)] = setting
     launchers = [(tool, _launcher(patterns)) for tool, patterns in data["launchers"].items()]
-    negation = re.compile(r"(?:" + "|".join(data["negations"]) + r")[\s:：,，]*$", re.I)
+    # a determiner may stand between: "without any PEFT", "not using LoRA", "不使用lora"
+    negation = re.compile(
+        r"(?:" + "|".join(data["negations"]) + r")(?:\s*(?:any|the|a|an|using|use|使用|用))?[\s:：,，]*$", re.I
+    )
     any_launcher = _launcher([p for patterns in data["launchers"].values() for p in patterns])
     return Vocabulary(by_name=by_name, launchers=launchers, negation=negation, any_launcher=any_launcher)
 

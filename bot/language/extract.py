@@ -152,6 +152,14 @@ _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 _TOKENS_AFTER = re.compile(r"\s*(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])")
 # a count right before a memory ("8张24G", "two 24GB", "4x 80GB")
 _COUNT_BEFORE = re.compile(NUM + r"\s*(?:x|×|\*|张|块)?\s*$")
+# what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
+_JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
+# words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
+# what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
+_USAGE_BEFORE = re.compile(
+    r"(?:\bcosts?|\btakes?|\btook|consum\w*|occup\w*|\beats?|\breach\w*"
+    r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*(?:about|around|roughly|nearly|almost|over|~|约|大约|了|近)?\s*$"
+)
 # words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
 _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
@@ -579,6 +587,19 @@ class Reader:
             self.scan.blank(*m.span())
         elif (
             before
+            and after
+            and before.group(1) not in ("a", "an")
+            and _MACHINES_AFTER.match(self.scan.text, tail_start + after.end())
+        ):  # "2 H100*8 machines": two servers of eight
+            servers = count_value(before.group(1))
+            if servers and servers == int(servers):
+                said = before.group(0).strip() + " " + words + after.group(0)
+                self.set("nodes", int(servers), said)
+                self.set("gpus", int(servers) * int(after.group(1)), said)
+                self.scan.blank(*before.span())
+                self.scan.blank(tail_start + after.start(), tail_start + after.end())
+        elif (
+            before
             and before.group(1) not in ("a", "an")
             and not re.search(r"[x×*张块]", before.group(0))  # "4xA100 server", "8张A100的机器": GPUs
             and _MACHINES_AFTER.match(self.scan.text, tail_start)
@@ -933,7 +954,9 @@ class Reader:
         for pattern, one_gpu in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))
-                if 4 <= gib <= 512:
+                if 4 <= gib <= 512 and not _USAGE_BEFORE.search(
+                    self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start()
+                ):
                     before = (match.group(1) or "").strip()
                     words = self.scan.take(match)
                     counted = (
@@ -962,7 +985,9 @@ class Reader:
         """Model sizes: "70b", "7 billion", "700亿", "72Bqwen" (a family name glued after it); not a
         count of tokens ("10B 说的是 token 数吗")."""
         pattern = (
-            r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿|t(?=\s*(?:参数|params?|parameters?|model|模型)))"
+            r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿"
+            # "1.5T parameters", "125M model", "6738.4 Million params": T and M only before such a word
+            r"|(?:t|m|million)(?=\s*(?:参数|params?|parameters?|model|模型)))"
             r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?:(?![a-z])|(?=(?:"
             + self.voc.family_names
             + ")))"
@@ -974,6 +999,8 @@ class Reader:
             unit = match.group(2)
             if unit == "t":
                 unit = "万亿"
+            elif unit in ("m", "million"):
+                unit = "百万"
             try:
                 size = values.model_size_b(match.group(1) + unit)
             except ValueError:
@@ -1174,9 +1201,13 @@ class Reader:
         found = []
         self._method_spans = []
         text = self.scan.original
+        negated_end = -1
         for match in self.voc.any_method.finditer(text):  # "train 2B": a size read before
             self._method_spans.append(match.span())
-            if negation.search(text[max(0, match.start() - 12) : match.start()]):
+            if negation.search(text[max(0, match.start() - 16) : match.start()]) or (
+                negated_end >= 0 and _JOINED_TO_NEGATED.fullmatch(text, negated_end, match.start())
+            ):
+                negated_end = match.end()  # "without any PEFT and Quantization": both
                 continue
             # the first method whose words match here is the one the alternation's branch belongs to
             order = next(i for i, words in enumerate(self.voc.method_patterns) if words.match(text, match.start()))
