@@ -119,7 +119,8 @@ def _is_code_line(line: str, voc: Vocabulary) -> bool:
 
 
 _INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?[A-Za-z])[^\s\u4e00-\u9fff，。；]+)?")
-_INLINE_COLON = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)\s*:\s*([^\s,，。；]+)")
+# a known tool setting inside a sentence, `cutoff_len: 8192` or `max_words = 512` (spaces allowed)
+_INLINE_SETTING = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)\s*[:=]\s*([^\s,，。；]+)")
 _INLINE_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s\u4e00-\u9fff，。；]+)")
 
 
@@ -221,7 +222,7 @@ def _takes_value(flag: str, token: str, voc: Vocabulary) -> bool:
 def _inline_artifacts(line: str) -> list[tuple[int, int]]:
     """`--flag value` and `tool_name=value` written inside a sentence."""
     spans = [m.span() for m in _INLINE_FLAG.finditer(line) if _flag_like(m.group(0))]
-    spans += [m.span() for m in _INLINE_COLON.finditer(line) if lookup(fold(m.group(1)), vocabulary())]
+    spans += [m.span() for m in _INLINE_SETTING.finditer(line) if lookup(fold(m.group(1)), vocabulary())]
     gpu_names = question_words().gpu_by_alias  # "A100=40G" names a card and its memory: prose
     return spans + [m.span() for m in _INLINE_ASSIGN.finditer(line) if m.group(1).lower() not in gpu_names]
 

@@ -249,14 +249,18 @@ def _in_question(text: str, span: tuple[int, int]) -> bool:
 
 
 _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
+# a possessive right before a name: the user's own ("my 3090", "我的3090", "our A100s")
+_MINE_BEFORE = re.compile(r"(?:\bmy|\bour|我的|我们的|我这边的?|我这里的?|自己的|本人的)\s*(?:own\s+)?$")
 
 
 def owner(text: str, span: tuple[int, int]) -> int:
-    """+1 when the clause around `span` speaks of the user's own setup ("I have", "我这里"), -1 when
-    it quotes someone else's (a paper, a README, the official benchmark) or one the user had
-    before ("以前", "previously"), else 0."""
+    """+2 right after "my" / "我的"; +1 when the clause around `span` speaks of the user's own setup
+    ("I have", "我这里"), -1 when it quotes someone else's (a paper, a README, the official
+    benchmark) or one the user had before ("以前", "previously"), else 0."""
     from gpuplan.bot.language.intent import section_pattern
 
+    if _MINE_BEFORE.search(text, max(0, span[0] - 12), span[0]):
+        return 2  # "别人的2080ti比我的3090快": a possessive right before the name says more than the clause
     start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, span[0])), default=0)
     end_match = _CLAUSE_END.search(text, span[1])
     clause = text[start : end_match.start() if end_match else len(text)]
@@ -1211,8 +1215,22 @@ class Reader:
                 continue
             # the first method whose words match here is the one the alternation's branch belongs to
             order = next(i for i, words in enumerate(self.voc.method_patterns) if words.match(text, match.start()))
+            if self.voc.method_order[order].endswith("_weak"):  # "run PPO model": PPO, not serving
+                inside = self._strong_method_inside(text, *match.span())
+                if inside:
+                    found.append(inside)
+                    continue
             found.append((match.start(), order, self.voc.method_order[order], match.group(0)))
         return found
+
+    def _strong_method_inside(self, text: str, start: int, end: int) -> tuple[int, int, str, str] | None:
+        """The first strong method word inside a weak phrase's words ("run PPO model")."""
+        inside = []
+        for order, (method, words) in enumerate(zip(self.voc.method_order, self.voc.method_patterns, strict=True)):
+            match = None if method.endswith("_weak") else words.search(text, start + 1, end)
+            if match:
+                inside.append((match.start(), order, method, match.group(0)))
+        return min(inside, default=None)
 
     def _contradiction(self, strong: list[tuple[int, int, str, str]], chosen: tuple, comparing: bool) -> None:
         """ "QLoRA full fine-tune": the first is planned, the other named back."""

@@ -228,7 +228,8 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
 def _family_patterns(lex: Lexicon) -> tuple[re.Pattern, re.Pattern]:
     """(a family's name, a family's name with a size: "qwen 14b", "llama2-chat 13b")."""
     families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
-    family = re.compile(literal_first(rf"(?<![a-z0-9])(?:{families})[\w.\-]*"))
+    # the name then its version or size, not a longer word ("option" is no OPT, "yield" no Yi)
+    family = re.compile(literal_first(rf"(?<![a-z0-9])(?:{families})(?![a-z])[\w.\-]*"))
     family_size = re.compile(
         literal_first(
             rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
