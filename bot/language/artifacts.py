@@ -119,8 +119,9 @@ def _is_code_line(line: str, voc: Vocabulary) -> bool:
 
 
 _INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?[A-Za-z])[^\s\u4e00-\u9fff，。；]+)?")
-# a known tool setting inside a sentence, `cutoff_len: 8192` or `max_words = 512` (spaces allowed)
-_INLINE_SETTING = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)\s*[:=]\s*([^\s,，。；]+)")
+# a known tool setting inside a sentence, `cutoff_len: 8192` or `max_words = 512` (`name=value`
+# without spaces is _INLINE_ASSIGN's)
+_INLINE_SETTING = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)(?:\s*:|\s+=|=(?=\s))\s*([^\s,，。；]+)")
 _INLINE_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s\u4e00-\u9fff，。；]+)")
 
 

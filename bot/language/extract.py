@@ -53,7 +53,7 @@ EN_NUMBERS = {
     "pair of": 2,
     "quad": 4,
 }
-_NUMERALS = "一二两双三四五六七八九十百千万"
+_NUMERALS = values.CN_NUMERALS.replace("零", "")  # no count starts with 零
 _COUNT_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
 _COUNT_WORDS += ["sixteen", "twenty", "thirty", "sixty", "ninety", "a couple of", "a few", "a single", "a pair of"]
 _COUNT_WORDS += ["dual", "quad", "a", "an"]

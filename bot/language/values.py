@@ -26,9 +26,9 @@ _CN_DIGITS = {
     "八": 8,
     "九": 9,
 }
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
-_CN_ROUND = {"百": 100, "千": 1000, "万": 10_000}  # after digits: "5千", "1.2万"
-NUMBER = r"(\d+(?:[.,]\d+)*(?:\.\d+)?|[一二两双三四五六七八九十]+)"
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000}
+CN_NUMERALS = "".join([*_CN_DIGITS, *_CN_UNITS])  # every character of a number written in Chinese
+NUMBER = rf"(\d+(?:[.,]\d+)*(?:\.\d+)?|[{CN_NUMERALS}]+)"
 
 
 @functools.cache
@@ -58,7 +58,7 @@ def cn_number(text: str) -> float:
         return float(text)
     total, section, current, unit = 0, 0, 0, 0
     for ch in text:
-        if ch == "万":
+        if ch == "万":  # a myriad closes what came before it: "十万" 100000, "两万五" 25000
             total += ((section + current) or 1) * 10_000
             section, current, unit = 0, 0, 10_000
         elif ch in _CN_UNITS:
@@ -79,10 +79,10 @@ def cn_number(text: str) -> float:
 def number(text: str) -> float:
     """A plain number: '1,024' -> 1024, '1.5' -> 1.5, '八' -> 8, '两千' -> 2000, '1.2万' -> 12000."""
     text = text.strip()
-    if re.fullmatch(r"[零一二两双三四五六七八九十百千万]+", text):
+    if re.fullmatch(rf"[{CN_NUMERALS}]+", text):
         return cn_number(text)
     if re.fullmatch(r"\d[\d,.]*[百千万]", text):
-        return number(text[:-1]) * _CN_ROUND[text[-1]]  # "5千", "1.2万"
+        return number(text[:-1]) * _CN_UNITS[text[-1]]  # "5千", "1.2万"
     if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", text):
         text = text.replace(",", "")
     value = float(text)
