@@ -1000,13 +1000,8 @@ class Reader:
         for match in self.scan.finditer(pattern):
             if _TOKENS_AFTER.match(self.scan.text, match.end()):
                 continue  # read by tokens() when it can be, else not a size
-            unit = match.group(2)
-            if unit == "t":
-                unit = "万亿"
-            elif unit in ("m", "million"):
-                unit = "百万"
             try:
-                size = values.model_size_b(match.group(1) + unit)
+                size = values.model_size_b(match.group(1) + match.group(2))
             except ValueError:
                 continue
             self.option_spans["model"].append(match.span())
