@@ -173,7 +173,6 @@ COMPLAINT_FIELDS = {
     "bad_gpu_memory": ("gpu_memory_gib",),
     "tp_not_dividing_heads": ("tp",),
     "pp_over_layers": ("pp",),
-    "seq_over_context": ("seq_len",),
     "seq_over_limit": ("seq_len",),
     "lora_rank_too_big": ("lora_rank",),
     "too_many_per_node": ("nodes",),
@@ -242,7 +241,8 @@ COMPARE_FIELD = {"gpu": "gpu", "method": "method"}
 
 
 def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: dict[str, Any]) -> Plan:
-    """Estimate each option the question compares; the main plan is the cheapest that fits."""
+    """Estimate each option the question compares; the main plan is the cheapest that fits, or of
+    setups with their own counts the first that fits."""
     kind, options = parsed.compare["kind"], parsed.compare["options"]
     # "3090或4090能跑吗": a plan for each option, answered as a plan; "A100 vs H100" is a comparison
     label = "plan" if parsed.intent == "plan" and not parsed.compare_direct else "compare"
@@ -254,11 +254,26 @@ def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: d
             )
         else:
             update = {COMPARE_FIELD[kind]: option}
+            own = parsed.compare.get("counts", {}).get(option)
+            if own and "gpus" not in parsed.fixed:  # "2x 3090 vs 1x 4090"
+                update.update(gpus=own, nodes=None)
         plans.append((option, _advise(parsed, request.model_copy(update=update), lang, label, cat)))
     rows = [_comparison_row(kind, option, plan) for option, plan in plans]
     fitting = [i for i, r in enumerate(rows) if r["fits"]] or list(range(len(rows)))
-    best = min(fitting, key=lambda i: rows[i]["cost_usd"])
+    _mark_winners(rows, fitting)
+    # setups written with their own counts ("8张A100 还是 4张H100") lead with the first that fits, the
+    # user's own as a rule; GPU types alone ("A100 or H100") with the cheapest
+    best = fitting[0] if "counts" in parsed.compare else min(fitting, key=lambda i: rows[i]["cost_usd"])
     return plans[best][1].model_copy(update={"comparison": rows, **extra})
+
+
+def _mark_winners(rows: list[dict[str, Any]], fitting: list[int]) -> None:
+    """Of the options that fit, the fastest and the cheapest, said on their rows."""
+    for flag, key in (("fastest", "days"), ("cheapest", "cost_usd")):
+        known = [i for i in fitting if rows[i][key] is not None]
+        best = min(known, key=lambda i: rows[i][key], default=None) if len(rows) > 1 else None
+        for i, row in enumerate(rows):
+            row[flag] = i == best
 
 
 def _comparison_row(kind: str, option: Any, plan: Plan) -> dict[str, Any]:

@@ -117,10 +117,12 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
     bad: list[Note] = []
     hard_limit = int(ctx.number("limits", "generic_max_context"))
     native = arch.max_context or hard_limit
-    if seq > hard_limit or (seq > native and ctx.method == "infer"):
+    if seq > hard_limit:
+        bad.append(Note(code="seq_over_limit", params={"seq": seq, "context": hard_limit, "model": arch.name}))
+    elif seq > native and ctx.method == "infer":
         # serving engines refuse a length beyond the model's positions (vLLM's max_model_len check)
-        code = "seq_over_context" if seq <= hard_limit else "seq_over_limit"
-        bad.append(Note(code=code, params={"seq": seq, "context": min(native, hard_limit), "model": arch.name}))
+        # unless RoPE scaling extends them (vLLM --rope-scaling / --hf-overrides, a long-context variant)
+        ctx.warn("seq_beyond_context_serving", seq=seq, context=native, model=arch.name)
     elif seq > native:  # training longer than the model was (LongLoRA, YaRN, continued pretraining)
         ctx.warn("seq_beyond_context", seq=seq, context=native, model=arch.name)
     if req.tp and req.tp >= 1 and (arch.heads % req.tp):

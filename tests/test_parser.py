@@ -153,3 +153,21 @@ def test_a_family_without_a_size_is_asked_back_with_its_sizes(question, family, 
     assert plan.intent == "plan" and plan.estimate is None
     note = next(n for n in plan.notes + plan.clarify if n.code == "model_family_sizes")
     assert note.params == {"value": family, "models": models}
+
+
+@pytest.mark.parametrize(
+    "text, words, expected",
+    [
+        ("is there any use case for fp8 on the 4090?", "4090", 0),  # "there" is not "here"
+        ("where i work we have 4 a100", "a100", 1),
+        ("a100s aren't available to me", "a100s", -1),
+        ("the paper used 8 a100", "a100", -1),
+        ("我没有a100", "a100", -1),
+        ("我的3090", "3090", 2),
+    ],
+)
+def test_owner_of_a_mention(text, words, expected):
+    from gpuplan.bot.language.extract import owner
+
+    start = text.index(words)
+    assert owner(text, (start, start + len(words))) == expected

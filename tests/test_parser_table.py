@@ -278,6 +278,48 @@ EN = [
         "79.15 GiB of which 1.2 GiB is free. Of the allocated memory 76.2 GiB is allocated by PyTorch.",
         dict(model=None, method=None, gpu_memory_gib=79.15),
     ),
+    # a question in words with no word of training: serving (a terse request keeps the default)
+    (
+        "How much VRAM does llama-3-8b need?",
+        dict(model="llama-3-8b", method="infer", notes=["no_training_word_serving"]),
+    ),
+    ("what is the minimum memory to run mixtral 8x7b?", dict(model="mixtral-8x7b", method="infer")),
+    ("llama 70b gpus=8", dict(method=None, gpus=8, not_notes=["no_training_word_serving"])),
+    ("What does gradient checkpointing save for a 7B model at 8k context?", dict(method=None)),
+    ("llama 8b without lora, how much memory?", dict(method=None)),
+    ("I tried to run the nlp example, but fp8 is slower than fp16, why?", dict(method=None)),
+    # a GPU quoted as what a model "needs" is set aside with its count; "or" between models weighs no GPUs
+    (
+        "Running R1 inference needs 8xH100 80GB, and it's very hard to do R1 or V3 inference on a single "
+        "consumer GPU (e.g. 24GB 4090)",
+        dict(model="deepseek-r1", gpu="rtx-4090-24gb", gpus=1, compare=None),
+    ),
+    # a GPU the user lacks is no option
+    (
+        "A100s aren't available to me, could llama-3-8b full fine-tune run on 4xV100 or on T4 gpus?",
+        dict(gpu="v100-32gb", gpus=4, compare={"kind": "gpu", "options": ["v100-32gb", "t4-16gb"]}),
+    ),
+    # setups compared with their own counts; "total" memory is of all the cards
+    (
+        "2x 3090 (48GB total) vs 1x 4090 for llama-3-8b qlora?",
+        dict(
+            gpu="rtx-3090-24gb",
+            gpus=2,
+            gpu_memory_gib=None,
+            compare={
+                "kind": "gpu",
+                "options": ["rtx-3090-24gb", "rtx-4090-24gb"],
+                "counts": {"rtx-3090-24gb": 2, "rtx-4090-24gb": 1},
+            },
+        ),
+    ),
+    # cards of different types together are one setup, planned as the one with the least memory
+    (
+        "I have a 3090 and a 4090, can I fine-tune llama-3-8b with lora?",
+        dict(gpu="rtx-3090-24gb", gpus=2, compare=None, notes=["mixed_gpus"]),
+    ),
+    ("2x A100 + 2x A6000, llama-2-13b lora", dict(gpu="rtx-a6000-48gb", gpus=4, notes=["mixed_gpus"])),
+    ("we have 8 A100 and 8 H100, which is faster for llama-3-8b?", dict(intent="compare", not_notes=["mixed_gpus"])),
 ]
 
 ZH = [
@@ -535,6 +577,27 @@ ZH = [
         dict(model="qwen2.5-14b", method="qlora", gpu_memory_gib=23.65),
     ),
     ("[rank0]: RuntimeError: NCCL error: unhandled system error. 两机16卡训练 llama3 8b 报错", dict(gpus=16, nodes=2)),
+    (
+        "R1 的各个版本的显存占用情况有文档不？",
+        dict(model="deepseek-r1", method="infer", notes=["no_training_word_serving"]),
+    ),
+    ("qwen2.5-7b 需要多少显存", dict(model="qwen2.5-7b", method="infer")),
+    ("qwen2.5-7b 用 deepspeed 需要多少显存", dict(method=None)),
+    ("qwen2.5-72b 8卡", dict(method=None, gpus=8)),
+    ("我没有A100，只有4张3090，能微调qwen2.5-7b吗", dict(gpu="rtx-3090-24gb", gpus=4, compare=None)),
+    ("官方说需要8张A100，我只有单张4090，能跑qwen2.5-14b推理吗", dict(gpu="rtx-4090-24gb", gpus=1, method="infer")),
+    (
+        "8张A100 还是 4张H100 训练 llama-3-8b 更快？",
+        dict(
+            intent="compare",
+            compare={"kind": "gpu", "options": ["a100-80gb", "h100-80gb"], "counts": {"a100-80gb": 8, "h100-80gb": 4}},
+        ),
+    ),
+    (
+        "我有一台40G A100 服务器 和 一台 80G A800 服务器，能全参微调 qwen2.5-14b 么",
+        dict(gpu="a100-40gb", gpus=16, nodes=2, notes=["mixed_gpus"]),
+    ),
+    ("我有2张3090和1张4090，能lora微调qwen2.5-14b吗", dict(gpu="rtx-3090-24gb", gpus=3, notes=["mixed_gpus"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -253,19 +253,31 @@ _CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
 _MINE_BEFORE = re.compile(r"(?:\bmy|\bour|我的|我们的|我这边的?|我这里的?|自己的|本人的)\s*(?:own\s+)?$")
 
 
+def _clause(text: str, span: tuple[int, int]) -> str:
+    """The clause the words at `span` stand in (up to commas, colons and sentence ends)."""
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, span[0])), default=0)
+    end_match = _CLAUSE_END.search(text, span[1])
+    return text[start : end_match.start() if end_match else len(text)]
+
+
+def lacked(text: str, span: tuple[int, int]) -> bool:
+    """Whether the clause around `span` says the user lacks it ("A100s aren't available to me")."""
+    from gpuplan.bot.language.intent import section_pattern
+
+    return section_pattern("lacking").search(_clause(text, span)) is not None
+
+
 def owner(text: str, span: tuple[int, int]) -> int:
     """+2 right after "my" / "我的"; +1 when the clause around `span` speaks of the user's own setup
     ("I have", "我这里"), -1 when it quotes someone else's (a paper, a README, the official
-    benchmark) or one the user had before ("以前", "previously"), else 0."""
+    benchmark), one the user had before ("以前", "previously") or one they lack ("没有"), else 0."""
     from gpuplan.bot.language.intent import section_pattern
 
     if _MINE_BEFORE.search(text, max(0, span[0] - 12), span[0]):
         return 2  # "别人的2080ti比我的3090快": a possessive right before the name says more than the clause
-    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, span[0])), default=0)
-    end_match = _CLAUSE_END.search(text, span[1])
-    clause = text[start : end_match.start() if end_match else len(text)]
-    if section_pattern("earlier").search(clause):
-        return -1  # "I used to train on 1 GPU": the user's, but not what is asked about
+    clause = _clause(text, span)
+    if section_pattern("earlier").search(clause) or section_pattern("lacking").search(clause):
+        return -1  # "I used to train on 1 GPU", "A100s aren't available to me": not what is asked about
     mine = section_pattern("first_person").search(clause) is not None
     theirs = section_pattern("reference").search(clause) is not None
     return int(mine) - int(theirs)
@@ -287,6 +299,36 @@ def _rx(pattern: str) -> re.Pattern:
     """Each extractor pattern compiled once per process, its leading guards after its first word
     (literal_first: the same matches, scanned for faster)."""
     return re.compile(literal_first(pattern))
+
+
+_TOTAL_AFTER = re.compile(r"\s*(?:in total|total|combined|altogether|总共|总计|合计|共)")
+
+
+# between two GPU mentions of one mixed setup: a joining word and little else ("服务器 和 一台 80G", "+1张")
+_MIXED_JOIN = re.compile(
+    r"\s*(?:gpus?|cards?|服务器|机器|显卡|卡)?\s*[)）]?\s*(?:和|与|跟|加上?|外加|\+|&|\band\b|\bplus\b)"
+    r"[^,，.。;；:：?？!！\n]{0,16}$"
+)
+
+
+_PLUS = re.compile(r"\+|加|\bplus\b")
+
+
+def _joined_mentions(
+    text: str, mentions: list[tuple[str, tuple[int, int], int | None, int | None]]
+) -> list[tuple[str, tuple[int, int], int | None, int | None]]:
+    """The first run of GPU mentions of at least two types, each with a count, joined one to the
+    next by "and" / "和" / "+" with little between: the parts of one setup."""
+    run: list = []
+    for mention in mentions:
+        between = text[run[-1][1][1] : mention[1][0]] if run else ""
+        if mention[2] and run and len(between) <= 24 and _MIXED_JOIN.match(between):
+            run.append(mention)
+            continue
+        if len({g for g, _, _, _ in run}) >= 2:
+            break
+        run = [mention] if mention[2] else []
+    return run if len({g for g, _, _, _ in run}) >= 2 else []
 
 
 class Scan:
@@ -389,6 +431,11 @@ class Reader:
         self.code_names: dict[str, list[str]] = {}
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
+        # GPU and node counts by ("gpus" | "nodes" | "weak", the span of the GPU name read with them)
+        self.counts_at: dict[tuple[str, tuple[int, int]], int] = {}
+        self.gpu_mentions: list[tuple[str, tuple[int, int], int | None, int | None]] = []  # id, span, GPUs, nodes
+        self.gpus_lacked: set[str] = set()  # GPU types the user says they lack: no option to compare
+        self.gpu_counts: dict[str, int] = {}  # GPU type -> the count first written with it ("2x 3090 vs 1x 4090")
         self.model_ids: list[str] = []  # catalog models named, in order
         self.size_readings: list[tuple[float, str]] = []  # sizes written alone: (billions, words)
         self.model_words: dict[str, str] = {}  # catalog model -> the words that first named it
@@ -400,6 +447,33 @@ class Reader:
     def read_gpu_names(self) -> None:
         self.gpu_ids = self.instances()
         self.gpu_ids += [g for g in self.gpus() if g not in self.gpu_ids]
+        self.mixed_cluster()
+
+    def mixed_cluster(self) -> None:
+        """Cards of different types the user has together ("一台40G A100 服务器 和 一台 80G A800 服务器",
+        "1张RTX5000ADA 32G+1张V100 32G", "a 3090 and a 4090"): all of them, planned as the type with
+        the least memory (sharded work is bound by the smallest card), and said so."""
+        from gpuplan.bot.language.intent import hits
+
+        text = self.scan.original
+        group = _joined_mentions(text, self.gpu_mentions)
+        if len(group) < 2 or hits("choice", text, most=1):
+            return  # types weighed against each other ("8张A100 和 8张H100 哪个快")
+        added = all(_PLUS.search(text, a[1][1], b[1][0]) for a, b in zip(group, group[1:], strict=False))
+        if not (added or all(owner(text, span) >= 1 for _, span, _, _ in group)):
+            return  # "70b full on 8 H100 and 16 A100": either, unless "+" or the user's own ("I have")
+        types = list(dict.fromkeys(g for g, _, _, _ in group))
+        smallest = min(types, key=lambda g: self.cat.gpus[g].memory_gib)
+        total = sum(count for _, _, count, _ in group)
+        nodes = [n for _, _, _, n in group if n]
+        self.fields.update(gpu=smallest, gpus=total)
+        self.words["gpu"] = self.words["gpus"] = " + ".join(self.scan.original[a:b] for _, (a, b), _, _ in group)
+        if nodes:
+            self.fields["nodes"] = sum(nodes) if len(nodes) == len(group) else max(nodes)
+        self.set_aside = [n for n in self.set_aside if n.params["field"] not in ("gpu", "gpus", "nodes")]
+        names = [self.cat.gpus[g].name for g in types]
+        planned = self.cat.gpus[smallest].name
+        self.notes.append(Note(code="mixed_gpus", params={"gpus": names, "total": total, "planned": planned}))
 
     def unknown_gpu_names(self) -> None:
         """A GPU name the catalog lacks ("Dedicated GPU: NVIDIA T500"), when no catalog GPU was
@@ -419,23 +493,26 @@ class Reader:
         self.size_readings = self.sizes()
         self.unknown_models(self.size_readings)
 
-    def set(self, name: str, value: Any, words: str) -> None:
+    def set(self, name: str, value: Any, words: str) -> bool:
         """Record a reading. Of two different readings of one field the first written stands,
         unless the other is the target of "from X to Y" or the user's own setup against one they
-        quote ("the paper used 8 A100, I have 4"); the one not used is named back."""
+        quote ("the paper used 8 A100, I have 4"); the one not used is named back. True when this
+        reading is the field's value now."""
         span = self.scan.last_span
         if name in ("gpus", "nodes") and not 0 < value <= 200_000:
-            return  # "0 GPUs" or an unreadable count is not a count
+            return False  # "0 GPUs" or an unreadable count is not a count
+        if name in ("gpus", "nodes"):
+            self.counts_at.setdefault((name, span), value)  # a comparison's options keep their own counts
         if isinstance(value, int | float) and not abs(value) < MAX_READ_NUMBER:
-            return  # fifteen digits and more: a pasted counter or a hash, not a figure anyone means
+            return False  # fifteen digits and more: a pasted counter or a hash, not a figure anyone means
         if name in ("gpus", "nodes") and _BASELINE.search(self.scan.original[max(0, span[0] - 16) : span[0]]):
             self.notes.append(Note(code="baseline_count", params={"words": words}))
-            return  # "4x slower than 1 node": the setup compared against, not the user's own
+            return False  # "4x slower than 1 node": the setup compared against, not the user's own
         if name not in self.fields or self.fields[name] == value:
             self.fields.setdefault(name, value)
             self.words.setdefault(name, words)
             self.spans.setdefault(name, span)
-            return
+            return True
         old = (self.spans[name], self.fields[name], self.words[name])
         new = (span, value, words)
         first, second = sorted([old, new], key=lambda r: r[0])
@@ -446,10 +523,30 @@ class Reader:
         other = second if keep is first else first
         self.fields[name], self.words[name], self.spans[name] = keep[1], keep[2], keep[0]
         self.set_aside.append(Note(code="set_aside", params={"field": name, "used": keep[2], "other": other[2]}))
+        if name == "gpu" and keep is new:
+            self._drop_counts_read_at(old[0])  # "needs 8xH100 ..., on a single 4090": the 8 went with the H100
+        return keep is new
+
+    def _restore_counts(self, counts: dict[str, int | None]) -> None:
+        for name, value in counts.items():
+            if value is None:
+                self.fields.pop(name, None)
+                self.words.pop(name, None)
+                self.spans.pop(name, None)
+            else:
+                self.fields[name] = value
+
+    def _drop_counts_read_at(self, span: tuple[int, int]) -> None:
+        """Forget the GPU and node counts written with the GPU name at `span`, now set aside."""
+        for name in ("gpus", "nodes"):
+            if self.spans.get(name) == span:
+                del self.fields[name], self.words[name], self.spans[name]
 
     def weak(self, name: str, value: Any, words: str) -> None:
         """A reading that stands only when nothing else reads the field ("my 4090": one card)."""
         self.weak_fields.setdefault(name, (value, words))
+        if name == "gpus":
+            self.counts_at.setdefault(("weak", self.scan.last_span), value)
 
     def settle_weak(self) -> None:
         """Weak readings where nothing else read the field; a desktop card named without a count
@@ -527,20 +624,31 @@ class Reader:
                 variant = variant_with_memory(found_id, memory, self.cat)
                 found_id = variant or found_id
                 card = self.cat.gpus[found_id]
-                if not variant and memory > 1.15 * card.memory_gib and not _DESKTOP.search(card.name):
-                    total = memory  # not on desktop cards, whose memory is modded ("4090 48G")
+                said_total = _TOTAL_AFTER.match(self.scan.text, memory_span[1])  # "2x 3090 (48GB total)"
+                if not variant and memory > 1.15 * card.memory_gib and (said_total or not _DESKTOP.search(card.name)):
+                    total = memory  # not on desktop cards unless said, their memory is modded ("4090 48G")
                 elif abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
                     self.set("gpu_memory_gib", memory, words)  # a card with other memory than the catalog's
             self.scan.take(match)
             self.scan.blank(start, match.start())
             self.option_spans["gpu"].append((start, match.end()))
-            self.set("gpu", found_id, words)
+            kept = self.set("gpu", found_id, words)
             if memory_span:
                 self.scan.blank(*memory_span)
+            counts = {name: self.fields.get(name) for name in ("gpus", "nodes")}
             if server:
                 self._dgx_servers(start, words, found_id)
             else:
                 self._gpu_count(start, match.end(), words, memory_span, found_id)
+            if not kept:  # the counts written with a GPU set aside are set aside with it
+                self._restore_counts(counts)
+            here = self.counts_at.get(("gpus", match.span())) or self.counts_at.get(("weak", match.span()))
+            if here:
+                self.gpu_counts.setdefault(found_id, here)
+            nodes_here = self.counts_at.get(("nodes", match.span()))
+            self.gpu_mentions.append((found_id, (start, match.end()), here, nodes_here))
+            if lacked(self.scan.original, match.span()):
+                self.gpus_lacked.add(found_id)
             if total:
                 said = self.scan.original[start : max(match.end(), memory_span[1])].strip()  # "a100 160gb"
                 found_id = self._memory_in_all(found_id, total, said)

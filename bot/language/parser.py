@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuplan.bot.language import artifacts, extract, intent, keys
 from gpuplan.bot.language.extract import CJK, Reader, family_model
+from gpuplan.estimator.architecture import billions, for_spec
 from gpuplan.estimator.schema import Note, Request
 from gpuplan.knowledge import Catalog, catalog
 
@@ -85,6 +86,8 @@ def parse(text: str, cat: Catalog | None = None, previous: Request | None = None
     if parsed.intent != "help":
         verdict = intent.judge(evidence, parsed)
         parsed.intent, parsed.topics, parsed.ask = verdict.intent, verdict.topics, verdict.ask
+        if previous is None:  # a follow-up keeps the method of the request it changes
+            _serving_by_default(parsed, evidence.raw)  # after the verdict: an assumption, not a reading
     return parsed
 
 
@@ -254,7 +257,8 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
         parsed.hub_id = hub_id
         inside = hub_id.lower()  # "qwen3-next" of Qwen/Qwen3-Next-80B-A3B is not a model of its own
         reader.notes = [n for n in reader.notes if n.code != "unknown_model_name" or n.params["value"] not in inside]
-    parsed.notes += reader.notes + reader.set_aside
+    parsed.notes += reader.notes
+    parsed.notes += [n for i, n in enumerate(reader.set_aside) if n not in reader.set_aside[:i]]  # said once
     if reader.contradiction:
         parsed.notes.append(reader.contradiction)
     parsed.unknown += reader.unknown
@@ -266,8 +270,12 @@ def _compare_or_set_aside(
 ) -> None:
     """Two GPU types, models or sizes: a comparison when the question compares, else the first is
     used and the others set aside (the answer says so)."""
-    if len(gpus) >= 2 and comparing:
-        parsed.compare = {"kind": "gpu", "options": gpus}
+    options = [g for g in gpus if g not in reader.gpus_lacked]  # "A100s aren't available to me"
+    if len(options) >= 2 and comparing and _gpus_compared(reader):
+        parsed.compare = {"kind": "gpu", "options": options}
+        counts = {g: reader.gpu_counts[g] for g in options if g in reader.gpu_counts}
+        if len(set(counts.values())) > 1:  # "2x 3090 vs 1x 4090": each option with its own count
+            parsed.compare["counts"] = counts
     if models:
         reader.words.setdefault("model", reader.model_words.get(models[0], models[0]))
     options: list[tuple[str, Any]] = [("model", m) for m in models] + [("params_b", s) for s, _ in sizes]
@@ -295,6 +303,14 @@ def _compare_or_set_aside(
         reader.set_aside = [n for n in reader.set_aside if n.params["field"] != parsed.compare["kind"]]
 
 
+def _gpus_compared(reader: Reader) -> bool:
+    """Two GPU types are weighed when the question asks to choose ("which", "faster", "vs") or names
+    them side by side ("A100 or H100"); an "or" elsewhere ("R1 or V3 needs 8xH100 ..., on a single
+    4090") joins other things, and the GPUs are a quoted setup and the user's own."""
+    text = reader.scan.original
+    return intent.hits("choice", text, most=1) > 0 or _side_by_side(text, reader.option_spans["gpu"])
+
+
 _STRONG_CONNECTIVE = re.compile(r"\bvs\.?|\bversus\b|还是|对比|compared (?:to|with)|(?<!\w)比(?!较)")
 _WEAK_CONNECTIVE = re.compile(r"\bor\b|\bover\b|\band\b|或者?|和|与|跟|/")
 
@@ -304,12 +320,18 @@ def _joined(text: str, spans: list[tuple[int, int]]) -> bool:
     full", "A100还是H100"): a comparison by its form. "or" between them does not make one of a
     question whether either would do ("单卡3090或4090能跑吗", "can a 3090 or 4090 run it")."""
     feasibility = intent.hits("resources", text, most=1) > 0 or intent.hits("yes_no", text, most=1) > 0
+    return _side_by_side(text, spans, weak=not feasibility)
+
+
+def _side_by_side(text: str, spans: list[tuple[int, int]], weak: bool = True) -> bool:
+    """Whether two of the spans stand within a few words of each other with a connective between
+    (a weak one, "or" / "和", only when `weak`)."""
     ordered = sorted(spans)
     for (_, end), (start, _) in zip(ordered, ordered[1:], strict=False):
         between = text[end:start]
         if len(between) > 24:
             continue
-        if _STRONG_CONNECTIVE.search(between) or (_WEAK_CONNECTIVE.search(between) and not feasibility):
+        if _STRONG_CONNECTIVE.search(between) or (weak and _WEAK_CONNECTIVE.search(between)):
             return True
     return False
 
@@ -342,19 +364,24 @@ def _family_member(model: str, size: float, cat: Catalog) -> str | None:
 
 
 def _same_size(size: float, model: str, cat: Catalog) -> bool:
-    return abs(size - cat.models[model].params_b) <= 0.2 * size
+    """Whether `size` is the model's: its parameters, or for a Mixture-of-Experts model also the
+    parameters active per token ("R1 ... 685B MoE params ... 37B activated")."""
+    spec = cat.models[model]
+    own = [spec.params_b]
+    if spec.experts > 1:
+        own.append(billions(for_spec(spec).active_params))
+    return any(abs(size - b) <= 0.2 * size for b in own)
 
 
 def _sizes_of(models: list[str], sizes: list[tuple[float, str]], cat: Catalog) -> bool:
     """True when the sizes written are just the sizes of the models named ("Llama 3 70B")."""
-    return len(models) == 1 and all(abs(s - cat.models[models[0]].params_b) <= 0.2 * s for s, _ in sizes)
+    return len(models) == 1 and all(_same_size(s, models[0], cat) for s, _ in sizes)
 
 
 def _sizes_beside_a_model(reader: Reader, models: list[str], sizes: list[tuple[float, str]]) -> None:
     """A catalog model plus a size: the size may be its own ("llama3 8b") or the data ("on 300B")."""
     for size, words in sizes:
-        own = abs(size - reader.cat.models[models[0]].params_b) <= 0.2 * size
-        if own:
+        if _same_size(size, models[0], reader.cat):
             continue
         if re.search(r"tokens?|数据|语料|data", reader.scan.original[reader.scan.original.find(words) :][:40]):
             reader.fields.setdefault("train_tokens", size * 1e9)
@@ -456,6 +483,24 @@ def _merge(
         parsed.request = Request(**fields)
     except ValueError as exc:  # a value pydantic refuses: name it
         parsed.errors.append(Note(code="bad_value", params={"key": "request", "value": str(exc)[:200], "example": ""}))
+
+
+_ASKS = re.compile(r"[?？]|吗|么|呢|多少|多大|几张|几块|\b(?:how|what|which|can|could|would)\b")
+
+
+def _serving_by_default(parsed: Parsed, raw: str) -> None:
+    """A question in words that names no method and no word of training anywhere, pasted text
+    included ("How much VRAM does llama-3-8b need?", "R1 的各个版本的显存占用情况有文档不？"), asks
+    about running the model: every such labelled question with a method (train/questions/) was
+    about serving. A terse request ("70b", "llama 70b gpus=8") keeps the full fine-tune default, and
+    a symptom ("fp8 is slower than fp16") may be of any job."""
+    if parsed.request.method or "method" in parsed.fixed:
+        return
+    text, voc = raw.lower(), extract.vocabulary()
+    trains = voc.training.search(text) or voc.finetune.search(text) or voc.any_method.search(text)
+    if _ASKS.search(text) and not trains and not intent.triggered(text):  # a symptom: of any job
+        parsed.request = parsed.request.model_copy(update={"method": "infer"})
+        parsed.notes.append(Note(code="no_training_word_serving"))
 
 
 def _settled_compare(compare: dict[str, Any] | None, settings: dict[str, Any]) -> dict[str, Any] | None:
