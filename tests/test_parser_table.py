@@ -320,6 +320,12 @@ EN = [
     ),
     ("2x A100 + 2x A6000, llama-2-13b lora", dict(gpu="rtx-a6000-48gb", gpus=4, notes=["mixed_gpus"])),
     ("we have 8 A100 and 8 H100, which is faster for llama-3-8b?", dict(intent="compare", not_notes=["mixed_gpus"])),
+    # "full" of a version, a model or the data is no full fine-tune
+    (
+        'We intend to put the DeepSeek-R1 "full version" into production, how many H100?',
+        dict(model="deepseek-r1", method="infer"),
+    ),
+    ("qwen 7b full model, lora on my data", dict(method="lora")),
 ]
 
 ZH = [
@@ -598,6 +604,8 @@ ZH = [
         dict(gpu="a100-40gb", gpus=16, nodes=2, notes=["mixed_gpus"]),
     ),
     ("我有2张3090和1张4090，能lora微调qwen2.5-14b吗", dict(gpu="rtx-3090-24gb", gpus=3, notes=["mixed_gpus"])),
+    ("您好,目前的模型A10,24G显存可以支持预测功能吗?", dict(method="infer", gpu="a10-24gb")),
+    ("全量数据用lora微调 qwen2.5-7b 要多久", dict(method="lora")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
