@@ -34,6 +34,7 @@ def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, An
         "findings": notes_text(plan.findings, lang),
         "largest": plan.largest,
         "price": plan.price,
+        "footprint": plan.footprint,
     }
     if configs is not None:
         out["configs"] = configs

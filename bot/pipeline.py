@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from gpuplan.bot.language.parser import Parsed, parse
@@ -10,6 +11,7 @@ from gpuplan.estimator import capacity, hardware
 from gpuplan.estimator.advise import advise, advise_without_plan
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request
+from gpuplan.estimator.footprint import footprint
 from gpuplan.estimator.schema import Note, Plan, Request
 from gpuplan.knowledge import Catalog, catalog
 
@@ -53,6 +55,8 @@ def answer_parsed(parsed: Parsed, lang: str) -> Plan:
     if parsed.compare:
         return _compare(parsed, request, lang, cat, extra)
     plan = _advise(parsed, request, lang, parsed.intent, cat)
+    if parsed.memory_asked and plan.estimate:  # "how much VRAM does it need": every method's least
+        extra["footprint"] = [asdict(row) for row in footprint(request, cat)]
     return plan.model_copy(update=extra)
 
 

@@ -324,4 +324,5 @@ class Plan(BaseModel):
     findings: list[Note] = Field(default_factory=list)  # the answer to a question without a plan (largest, price)
     largest: dict[str, Any] | None = None  # the largest model per method on given GPUs
     price: dict[str, Any] | None = None  # what given GPUs cost for a time
+    footprint: list[dict[str, Any]] = Field(default_factory=list)  # the least memory per method on one GPU
     observed: dict[str, Any] = Field(default_factory=dict)  # figures the user's own logs state (OOM, NCCL)

@@ -104,7 +104,7 @@ def test_acceptance_70b_full_on_8_h100(capsys):
     [
         ("model=-5b", "-5"),
         ("70b gpus=0", "gpus=0"),
-        ("llama-2-7b seq=10M", "4,096"),
+        ("llama-2-7b seq=10M", "1,048,576"),  # the longest gpuplan plans, above any model's own
         ("70b gpu=h1000", "h1000"),
         ("70b seq=abc", "seq=abc"),
         ("70b zero=7", "zero=7"),

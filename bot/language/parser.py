@@ -49,6 +49,7 @@ class Parsed:
     read: list[Note] = field(default_factory=list)  # what was taken from pasted artifacts
     hub_id: str | None = None  # a Hugging Face model id the catalog lacks (looked up by the pipeline)
     ask: str = "plan"  # plan | largest (the biggest model that fits) | price (what hardware costs)
+    memory_asked: bool = False  # "how much VRAM does it need": the answer adds the least memory per method
     observed: dict[str, Any] = field(default_factory=dict)  # figures the user's logs state (OOM, NCCL)
     fixed: set[str] = field(default_factory=set)  # Request fields given as gpuplan settings (never dropped)
     gpus_named: list[str] = field(default_factory=list)  # every GPU type the prose names
@@ -86,6 +87,7 @@ def parse(text: str, cat: Catalog | None = None, previous: Request | None = None
     if parsed.intent != "help":
         verdict = intent.judge(evidence, parsed)
         parsed.intent, parsed.topics, parsed.ask = verdict.intent, verdict.topics, verdict.ask
+        parsed.memory_asked = intent.hits("memory_ask", evidence.prose, most=1) > 0
         if previous is None:  # a follow-up keeps the method of the request it changes
             _serving_by_default(parsed, evidence.raw)  # after the verdict: an assumption, not a reading
     return parsed
