@@ -285,7 +285,10 @@ EN = [
     ("7b qlora on an RTX A4500", dict(params_b=7, method="qlora", gpu="rtx-a4500-20gb")),
     ("serve qwen2.5-7b on a 4060 Ti", dict(model="qwen2.5-7b", method="infer", gpu="rtx-4060ti-8gb")),
     ("my RTX 3070 Ti: can it run qwen2.5-3b inference?", dict(model="qwen2.5-3b", gpu="rtx-3070ti-8gb", gpus=1)),
-    ("4 x RTX 5090 D for llama-3.1-70b qlora", dict(model="llama-3.1-70b", method="qlora", gpu="rtx-5090d-32gb", gpus=4)),
+    (
+        "4 x RTX 5090 D for llama-3.1-70b qlora",
+        dict(model="llama-3.1-70b", method="qlora", gpu="rtx-5090d-32gb", gpus=4),
+    ),
     ("RTX 4090 Laptop, lora on llama-3-8b", dict(model="llama-3-8b", method="lora", gpu="rtx-4090-laptop-16gb")),
 ]
 
@@ -545,7 +548,10 @@ ZH = [
     ),
     ("[rank0]: RuntimeError: NCCL error: unhandled system error. 两机16卡训练 llama3 8b 报错", dict(gpus=16, nodes=2)),
     # 新加入目录的卡：工作站、GeForce、中国特供和笔记本的写法，互不遮蔽
-    ("1张RTX5000ADA 32G能否运行qwen2.5-14b推理", dict(model="qwen2.5-14b", method="infer", gpu="rtx-5000-ada-32gb", gpus=1)),
+    (
+        "1张RTX5000ADA 32G能否运行qwen2.5-14b推理",
+        dict(model="qwen2.5-14b", method="infer", gpu="rtx-5000-ada-32gb", gpus=1),
+    ),
     ("3050Ti Laptop 4G VRAM能否运行qwen2.5-0.5b", dict(model="qwen2.5-0.5b", gpu="rtx-3050ti-laptop-4gb", gpus=1)),
     ("英伟达4060 能跑 qwen2.5-7b 推理吗", dict(model="qwen2.5-7b", method="infer", gpu="rtx-4060-8gb")),
     ("两张4060ti 16g 做 7b lora", dict(params_b=7, method="lora", gpu="rtx-4060ti-16gb", gpus=2)),
