@@ -326,6 +326,18 @@ EN = [
         dict(model="deepseek-r1", method="infer"),
     ),
     ("qwen 7b full model, lora on my data", dict(method="lora")),
+    # cards added to the catalog: workstation, GeForce, China and laptop names, none shadowing another
+    ("can a 4070 super run llama-3-8b?", dict(model="llama-3-8b", gpu="rtx-4070-super-12gb", gpus=1)),
+    ("llama-3-8b inference on an RTX 4070", dict(model="llama-3-8b", method="infer", gpu="rtx-4070-12gb")),
+    ("qwen2.5-14b lora on 2x RTX 5000 Ada", dict(model="qwen2.5-14b", method="lora", gpu="rtx-5000-ada-32gb", gpus=2)),
+    ("7b qlora on an RTX A4500", dict(params_b=7, method="qlora", gpu="rtx-a4500-20gb")),
+    ("serve qwen2.5-7b on a 4060 Ti", dict(model="qwen2.5-7b", method="infer", gpu="rtx-4060ti-8gb")),
+    ("my RTX 3070 Ti: can it run qwen2.5-3b inference?", dict(model="qwen2.5-3b", gpu="rtx-3070ti-8gb", gpus=1)),
+    (
+        "4 x RTX 5090 D for llama-3.1-70b qlora",
+        dict(model="llama-3.1-70b", method="qlora", gpu="rtx-5090d-32gb", gpus=4),
+    ),
+    ("RTX 4090 Laptop, lora on llama-3-8b", dict(model="llama-3-8b", method="lora", gpu="rtx-4090-laptop-16gb")),
 ]
 
 ZH = [
@@ -606,6 +618,20 @@ ZH = [
     ("我有2张3090和1张4090，能lora微调qwen2.5-14b吗", dict(gpu="rtx-3090-24gb", gpus=3, notes=["mixed_gpus"])),
     ("您好,目前的模型A10,24G显存可以支持预测功能吗?", dict(method="infer", gpu="a10-24gb")),
     ("全量数据用lora微调 qwen2.5-7b 要多久", dict(method="lora")),
+    # 新加入目录的卡：工作站、GeForce、中国特供和笔记本的写法，互不遮蔽
+    (
+        "1张RTX5000ADA 32G能否运行qwen2.5-14b推理",
+        dict(model="qwen2.5-14b", method="infer", gpu="rtx-5000-ada-32gb", gpus=1),
+    ),
+    ("3050Ti Laptop 4G VRAM能否运行qwen2.5-0.5b", dict(model="qwen2.5-0.5b", gpu="rtx-3050ti-laptop-4gb", gpus=1)),
+    ("英伟达4060 能跑 qwen2.5-7b 推理吗", dict(model="qwen2.5-7b", method="infer", gpu="rtx-4060-8gb")),
+    ("两张4060ti 16g 做 7b lora", dict(params_b=7, method="lora", gpu="rtx-4060ti-16gb", gpus=2)),
+    ("4张5090D 微调 qwen2.5-32b lora", dict(model="qwen2.5-32b", method="lora", gpu="rtx-5090d-32gb", gpus=4)),
+    ("rtx 4000 ada 跑 llama-3-8b 推理", dict(model="llama-3-8b", method="infer", gpu="rtx-4000-ada-20gb")),
+    ("公司有台 RTX 4500 Ada 工作站，7b qlora 可以吗", dict(params_b=7, method="qlora", gpu="rtx-4500-ada-24gb")),
+    ("a2000 12g 推理 qwen2.5-7b", dict(model="qwen2.5-7b", method="infer", gpu="rtx-a2000-12gb")),
+    ("笔记本 4060 laptop 8G 跑 qwen2.5-7b 推理", dict(model="qwen2.5-7b", method="infer", gpu="rtx-4060-laptop-8gb")),
+    ("两张3070 训练 1.5b 模型", dict(params_b=1.5, gpu="rtx-3070-8gb", gpus=2)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
