@@ -6,7 +6,10 @@ import pytest
 from gpuplan.estimator.architecture import from_spec
 from gpuplan.estimator.compute import (
     attention_flops_forward,
+    decode_matmul_seconds,
     decode_speed,
+    expert_rows,
+    experts_touched,
     hardware_for,
     stage_imbalance,
     token_flops,
@@ -136,3 +139,54 @@ def test_interleaving_divides_the_pipeline_bubble(cat):
     assert one(interleaved.bubble) == pytest.approx(one(plain.bubble) / 4)
     assert one(plain.bubble) == pytest.approx(one(plain.compute) * 3 / 8)
     assert one(interleaved.traffic["pp"]) == pytest.approx(4 * one(plain.traffic["pp"]))
+
+
+# --- MoE decode: a roofline per kind of matmul, tile padding --------------------------------
+
+
+def test_expert_rows_pad_each_expert_to_whole_tiles(cat):
+    """Rows a routed expert's grouped GEMM computes, in 128-row tiles (TensorRT-LLM's SM90 grouped
+    tiles): Qwen3's 2,000 tokens x top-8 / 128 experts = 125 rows each, plus half a tile on average;
+    Maverick's top-1 of 128 gives 15.6 rows, one whole tile; 4 tokens reach 1 - (15/16)^4 of
+    Qwen3's experts, each a tile."""
+    qwen, maverick = from_spec(cat.models["qwen3-235b-a22b"]), from_spec(cat.models["llama-4-maverick"])
+    assert float(expert_rows(qwen, 2000, 128)) == pytest.approx(125 + 64, rel=1e-6)
+    assert float(expert_rows(maverick, 2000, 128)) == pytest.approx(128, rel=1e-6)
+    assert float(expert_rows(qwen, 4, 128)) == pytest.approx((1 - (15 / 16) ** 4) * 128)
+    assert float(experts_touched(qwen, 4)) == pytest.approx(1 - (15 / 16) ** 4)
+    assert float(experts_touched(from_spec(cat.models["llama-2-7b"]), 4)) == 1.0
+
+
+def test_decode_matmuls_one_roofline_per_kind_by_hand(cat):
+    """Qwen3-235B, FP8, TP8 on H100 at 2,000 tokens a step: the dense weights (everything but the
+    94 x 128 routed experts of 3 x 4096 x 1536) are bound by the FLOPs of all tokens; the routed
+    experts sit at the ridge, 10.6 ms of weights against 10.9 ms for their 189 padded rows each (125
+    useful). The two kinds add, where one roofline over the whole step took the larger of all bytes
+    and all FLOPs."""
+    a = from_spec(cat.models["qwen3-235b-a22b"])
+    d = cat.defaults
+    hbm = 3350e9 * d.number("inference", "hbm_efficiency")
+    rate = 1978.9e12 * d.number("inference", "compute_efficiency")
+    expert = 3 * 4096 * 1536
+    routed = 94 * 128 * expert
+    flops = 2000 * token_flops(a, "infer", 2000).model
+    active = 2 * 94 * 8 * expert * 2000
+    dense = max((a.params - routed) / 8 / hbm, (flops - active) / 8 / rate)
+    experts = max(routed / 8 / hbm, 2 * 94 * 128 * 189 * expert / 8 / rate)
+    got = decode_matmul_seconds(
+        a, "fp8", seq_len=2000, tokens=2000, tp=8, pp=1, ep=1, hbm=hbm, flops_per_s=rate, tile=128
+    )
+    assert (flops - active) / 8 / rate > (a.params - routed) / 8 / hbm  # dense kind: compute-bound
+    assert routed / 8 / hbm == pytest.approx(10.6e-3, rel=0.01)
+    assert 2 * 94 * 128 * 189 * expert / 8 / rate == pytest.approx(10.9e-3, rel=0.01)
+    assert float(got.seconds) == pytest.approx(dense + experts, rel=1e-6)
+    assert float(got.seconds) > max(a.params / 8 / hbm, flops / 8 / rate)
+
+
+def test_a_dense_model_keeps_one_roofline(cat):
+    a = from_spec(cat.models["llama-3.1-70b"])
+    got = decode_matmul_seconds(
+        a, "fp8", seq_len=2000, tokens=600, tp=2, pp=1, ep=1, hbm=2.68e12, flops_per_s=989e12, tile=128
+    )
+    flops = 600 * token_flops(a, "infer", 2000).model
+    assert float(got.seconds) == pytest.approx(max(a.params / 2 / 2.68e12, flops / 2 / 989e12))
