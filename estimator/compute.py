@@ -221,6 +221,11 @@ PROMPT_SHARE = 0.5
 HELD_SHARE = PROMPT_SHARE + (1 - PROMPT_SHARE) / 2
 
 
+# Bytes of an activation entering a matmul: FP8 serving quantises activations too (W8A8); the
+# weight-only formats (int8, int4) and 16-bit serving compute on 16-bit activations
+ACTIVATION_BYTES = {"fp8": 1.0}
+
+
 def experts_touched(a: Arch, tokens) -> np.ndarray:
     """Share of a MoE layer's routed experts a step's tokens reach: 1 - (1 - k/E)^tokens (uniform
     routing). 1 for a dense model."""
@@ -241,10 +246,26 @@ def expert_rows(a: Arch, tokens, tile: float) -> np.ndarray:
     return np.maximum(touched * tile, rows + touched * tile / 2)
 
 
+def moe_staging_bytes(a: Arch, precision: str, tokens, tp, pp, ep) -> np.ndarray:
+    """HBM bytes one GPU moves per step staging MoE activations between kernels, after TensorRT-LLM's
+    CUTLASS MoE (cutlass_fused_moe_kernels.cuh: expandInputRows -> FC1 -> doActivation -> FC2 with
+    the finalize fused, its default): every routed copy of a token is written and read once at the
+    activation precision, then FC1's gate and up outputs in 16-bit and the activation again at the
+    activation precision. Tensor-parallel experts give every rank all copies at 1/tp of the expert
+    width; expert parallelism gives each rank 1/ep of the copies; a pipeline stage has 1/pp of the layers."""
+    if not a.is_moe:
+        return np.zeros(np.broadcast(tokens, tp, pp, ep).shape)
+    act = ACTIVATION_BYTES.get(precision, 2.0)
+    inter = a.moe_ffn_hidden / np.asarray(tp, dtype=float)
+    fc1_out = 2 if a.gated else 1  # gate and up, or one up projection, per unit of expert width
+    per_copy = 2 * act * a.hidden + (2 * 2.0 * fc1_out + 2 * act) * inter
+    return a.moe_layers * a.experts_per_token * tokens * per_copy / (pp * ep)
+
+
 @dataclass(frozen=True)
 class MatmulTime:
-    seconds: np.ndarray  # the step's matmuls, each kind on its own roofline
-    streaming: np.ndarray  # of which weights streamed
+    seconds: np.ndarray  # the step's matmuls, each kind on its own roofline, plus MoE staging
+    streaming: np.ndarray  # of which bytes streamed (weights, staged activations)
     computing: np.ndarray  # and FLOPs
 
 
@@ -268,10 +289,13 @@ def decode_matmul_seconds(
     dense_bytes, dense_flops = (a.params - routed) * weight / shards, (flops - active) / gpus
     expert_bytes = routed * experts_touched(a, tokens) * weight / (ep * shards)
     expert_flops = 2.0 * a.moe_layers * a.experts * a.expert_params * expert_rows(a, tokens, tile) / gpus
-    seconds = np.maximum(dense_bytes / hbm, dense_flops / flops_per_s) + np.maximum(
-        expert_bytes / hbm, expert_flops / flops_per_s
+    staged = moe_staging_bytes(a, precision, tokens, tp, pp, ep)
+    seconds = (
+        np.maximum(dense_bytes / hbm, dense_flops / flops_per_s)
+        + np.maximum(expert_bytes / hbm, expert_flops / flops_per_s)
+        + staged / hbm
     )
-    return MatmulTime(seconds, (dense_bytes + expert_bytes) / hbm, (dense_flops + expert_flops) / flops_per_s)
+    return MatmulTime(seconds, (dense_bytes + expert_bytes + staged) / hbm, (dense_flops + expert_flops) / flops_per_s)
 
 
 def decode_speed_arrays(

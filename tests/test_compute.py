@@ -11,6 +11,7 @@ from gpuplan.estimator.compute import (
     expert_rows,
     experts_touched,
     hardware_for,
+    moe_staging_bytes,
     stage_imbalance,
     token_flops,
     training_step,
@@ -141,7 +142,7 @@ def test_interleaving_divides_the_pipeline_bubble(cat):
     assert one(interleaved.traffic["pp"]) == pytest.approx(4 * one(plain.traffic["pp"]))
 
 
-# --- MoE decode: a roofline per kind of matmul, tile padding --------------------------------
+# --- MoE decode: a roofline per kind of matmul, tile padding, staged activations -------------
 
 
 def test_expert_rows_pad_each_expert_to_whole_tiles(cat):
@@ -155,6 +156,23 @@ def test_expert_rows_pad_each_expert_to_whole_tiles(cat):
     assert float(expert_rows(qwen, 4, 128)) == pytest.approx((1 - (15 / 16) ** 4) * 128)
     assert float(experts_touched(qwen, 4)) == pytest.approx(1 - (15 / 16) ** 4)
     assert float(experts_touched(from_spec(cat.models["llama-2-7b"]), 4)) == 1.0
+
+
+def test_moe_staging_bytes_by_hand(cat):
+    """Qwen3-235B in FP8 over TP8, 1,000 tokens: each of the 8,000 routed copies in each of the 94
+    MoE layers is copied in and read back at 1 byte (2 x 4096), FC1 writes and the activation kernel
+    reads its gate and up outputs in 16 bits (2 x 2 x 2 x 192, the expert width 1536 over 8 ranks),
+    the activation is written and read at 1 byte (2 x 192). Expert parallel over 8 instead: an
+    eighth of the copies at the full width; bf16 doubles the activation bytes; dense models none."""
+    a = from_spec(cat.models["qwen3-235b-a22b"])
+    tp8 = 94 * 1000 * 8 * (2 * 4096 + 2 * 2 * 2 * 192 + 2 * 192)
+    assert float(moe_staging_bytes(a, "fp8", 1000, 8, 1, 1)) == pytest.approx(tp8)
+    ep8 = 94 * 1000 * 8 / 8 * (2 * 4096 + 2 * 2 * 2 * 1536 + 2 * 1536)
+    assert float(moe_staging_bytes(a, "fp8", 1000, 1, 1, 8)) == pytest.approx(ep8)
+    bf16 = 94 * 1000 * 8 * (4 * 4096 + 2 * 2 * 2 * 192 + 4 * 192)
+    assert float(moe_staging_bytes(a, "bf16", 1000, 8, 1, 1)) == pytest.approx(bf16)
+    assert float(moe_staging_bytes(a, "fp8", 1000, 8, 2, 1)) == pytest.approx(tp8 / 2)  # 47 layers a stage
+    assert float(moe_staging_bytes(from_spec(cat.models["llama-2-7b"]), "fp8", 1000, 8, 1, 1)) == 0.0
 
 
 def test_decode_matmuls_one_roofline_per_kind_by_hand(cat):
@@ -173,13 +191,14 @@ def test_decode_matmuls_one_roofline_per_kind_by_hand(cat):
     active = 2 * 94 * 8 * expert * 2000
     dense = max((a.params - routed) / 8 / hbm, (flops - active) / 8 / rate)
     experts = max(routed / 8 / hbm, 2 * 94 * 128 * 189 * expert / 8 / rate)
+    staged = float(moe_staging_bytes(a, "fp8", 2000, 8, 1, 1)) / hbm
     got = decode_matmul_seconds(
         a, "fp8", seq_len=2000, tokens=2000, tp=8, pp=1, ep=1, hbm=hbm, flops_per_s=rate, tile=128
     )
     assert (flops - active) / 8 / rate > (a.params - routed) / 8 / hbm  # dense kind: compute-bound
     assert routed / 8 / hbm == pytest.approx(10.6e-3, rel=0.01)
     assert 2 * 94 * 128 * 189 * expert / 8 / rate == pytest.approx(10.9e-3, rel=0.01)
-    assert float(got.seconds) == pytest.approx(dense + experts, rel=1e-6)
+    assert float(got.seconds) == pytest.approx(dense + experts + staged, rel=1e-6)
     assert float(got.seconds) > max(a.params / 8 / hbm, flops / 8 / rate)
 
 
