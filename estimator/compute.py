@@ -235,7 +235,18 @@ def experts_touched(a: Arch, tokens) -> np.ndarray:
     return 1.0 - (1.0 - a.experts_per_token / a.experts) ** tokens
 
 
-def expert_rows(a: Arch, tokens, tile: float) -> np.ndarray:
+def moe_tile_rows(gpu: GPU, precision: str, defaults: Defaults) -> float:
+    """Rows of the smallest tile a MoE grouped GEMM computes one expert's tokens in, on this GPU at
+    this precision (TensorRT-LLM's candidates, cutlass_heuristic.cpp): FP8 on Hopper has only the
+    128-row TMA tiles, on Blackwell 64-row ones; 16-bit GEMMs reach 32 rows, the rest 16."""
+    if precision == "fp8" and gpu.family in ("hopper", "blackwell"):
+        return defaults.number("inference", f"moe_tile_rows_{gpu.family}_fp8")
+    if precision in ("bf16", "fp16"):
+        return defaults.number("inference", "moe_tile_rows_16bit")
+    return defaults.number("inference", "moe_tile_rows_small")
+
+
+def expert_rows(a: Arch, tokens, tile) -> np.ndarray:
     """Rows one routed expert's grouped GEMM computes per layer and step, on average over the
     experts: its tokens (tokens x k / E) in whole tiles of `tile` rows, the last one half full on
     average, and nothing for an expert no token reached (CUTLASS grouped GEMMs tile each expert's
@@ -270,13 +281,14 @@ class MatmulTime:
 
 
 def decode_matmul_seconds(
-    a: Arch, precision: str, *, seq_len: int, tokens, tp, pp, ep, hbm, flops_per_s, tile: float
+    a: Arch, precision: str, *, seq_len: int, tokens, tp, pp, ep, hbm, flops_per_s, tile
 ) -> MatmulTime:
     """A step's matmuls on the roofline (Williams et al. 2009), one roofline per kind of matmul:
     the dense weights (attention, dense and shared MLPs, router, head) stream once for all the
     step's tokens, each routed expert streams its weights for its own tokens, padded to whole tiles,
-    so MoE layers stay memory-bound at batches where the dense ones are not. `hbm` and `flops_per_s`
-    are the achieved rates; a dense model has the first kind only."""
+    so MoE layers stay memory-bound at batches where the dense ones are not. `hbm`, `flops_per_s`
+    (achieved rates) and `tile` (moe_tile_rows) may be (T, 1) arrays; a dense model has the first
+    kind only."""
     gpus, shards = tp * pp * ep, tp * pp
     weight = SERVE_WEIGHT_BYTES[precision]
     flops = tokens * token_flops(a, "infer", seq_len).model
@@ -312,6 +324,7 @@ def decode_speed_arrays(
     comm_seconds=0.0,
     prefill_per_output: float = 0.0,
     ep=1.0,
+    tile_rows,
 ) -> ServingSpeed:
     """Generation throughput: each step's matmuls stream their weights or are bound by their FLOPs
     (decode_matmul_seconds), then attention streams every sequence's KV cache (its kernels run after
@@ -319,7 +332,8 @@ def decode_speed_arrays(
     expert-parallel all-to-alls wait on the layer before. `prefill_per_output` prompt tokens per
     generated one share the step's matmuls (chunked prefill at full load). With ep > 1 each GPU
     holds all but the routed experts and 1/ep of those, and attends to 1/ep of the sequences.
-    `hbm` and `peak` are bytes/s and FLOP/s, scalars or (T, 1) arrays for several GPU types."""
+    `hbm`, `peak` and `tile_rows` (moe_tile_rows) are bytes/s, FLOP/s and rows, scalars or (T, 1)
+    arrays for several GPU types."""
     batch = np.asarray(batch, dtype=float)
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     gpus = tp * pp * ep
@@ -336,7 +350,7 @@ def decode_speed_arrays(
         ep=ep,
         hbm=hbm,
         flops_per_s=flops_per_s,
-        tile=defaults.number("inference", "moe_tile_rows"),
+        tile=np.asarray(tile_rows, dtype=float),
     )
     own = np.ceil(batch / ep)  # sequences on the busiest attention rank
     kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
@@ -379,4 +393,5 @@ def decode_speed(
         comm_seconds=comm_seconds,
         prefill_per_output=prefill_per_output,
         ep=ep,
+        tile_rows=moe_tile_rows(gpu, precision, defaults),
     )

@@ -12,6 +12,7 @@ from gpuplan.estimator.compute import (
     experts_touched,
     hardware_for,
     moe_staging_bytes,
+    moe_tile_rows,
     stage_imbalance,
     token_flops,
     training_step,
@@ -209,3 +210,17 @@ def test_a_dense_model_keeps_one_roofline(cat):
     )
     flops = 600 * token_flops(a, "infer", 2000).model
     assert float(got.seconds) == pytest.approx(max(a.params / 2 / 2.68e12, flops / 2 / 989e12))
+
+
+def test_moe_tile_rows_follow_the_kernels_each_gpu_has(cat):
+    """TensorRT-LLM's grouped GEMM tiles (cutlass_heuristic.cpp): FP8 on Hopper only the 128-row TMA
+    tiles, on Blackwell 64-row ones; 16-bit GEMMs also the Ampere-style 32-row tile; weight-only
+    int4 and Ampere's weight-only FP8 the 16-row one."""
+    gpus, d = cat.gpus, cat.defaults
+    assert moe_tile_rows(gpus["h100-80gb"], "fp8", d) == 128
+    assert moe_tile_rows(gpus["h200-141gb"], "fp8", d) == 128
+    assert moe_tile_rows(gpus["b200-180gb"], "fp8", d) == 64
+    assert moe_tile_rows(gpus["h100-80gb"], "bf16", d) == 32
+    assert moe_tile_rows(gpus["a100-80gb"], "bf16", d) == 32
+    assert moe_tile_rows(gpus["a100-80gb"], "fp8", d) == 16
+    assert moe_tile_rows(gpus["h100-80gb"], "int4", d) == 16
