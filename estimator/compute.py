@@ -221,6 +221,95 @@ PROMPT_SHARE = 0.5
 HELD_SHARE = PROMPT_SHARE + (1 - PROMPT_SHARE) / 2
 
 
+# Bytes of an activation entering a matmul: FP8 serving quantises activations too (W8A8); the
+# weight-only formats (int8, int4) and 16-bit serving compute on 16-bit activations
+ACTIVATION_BYTES = {"fp8": 1.0}
+
+
+def experts_touched(a: Arch, tokens) -> np.ndarray:
+    """Share of a MoE layer's routed experts a step's tokens reach: 1 - (1 - k/E)^tokens (uniform
+    routing). 1 for a dense model."""
+    tokens = np.asarray(tokens, dtype=float)
+    if not a.is_moe:
+        return np.ones_like(tokens)
+    return 1.0 - (1.0 - a.experts_per_token / a.experts) ** tokens
+
+
+def moe_tile_rows(gpu: GPU, precision: str, defaults: Defaults) -> float:
+    """Rows of the smallest tile a MoE grouped GEMM computes one expert's tokens in, on this GPU at
+    this precision (TensorRT-LLM's candidates, cutlass_heuristic.cpp): FP8 on Hopper has only the
+    128-row TMA tiles, on Blackwell 64-row ones; 16-bit GEMMs reach 32 rows, the rest 16."""
+    if precision == "fp8" and gpu.family in ("hopper", "blackwell"):
+        return defaults.number("inference", f"moe_tile_rows_{gpu.family}_fp8")
+    if precision in ("bf16", "fp16"):
+        return defaults.number("inference", "moe_tile_rows_16bit")
+    return defaults.number("inference", "moe_tile_rows_small")
+
+
+def expert_rows(a: Arch, tokens, tile) -> np.ndarray:
+    """Rows one routed expert's grouped GEMM computes per layer and step, on average over the
+    experts: its tokens (tokens x k / E) in whole tiles of `tile` rows, the last one half full on
+    average, and nothing for an expert no token reached (CUTLASS grouped GEMMs tile each expert's
+    problem on its own; TensorRT-LLM cutlass_heuristic.cpp)."""
+    tokens = np.asarray(tokens, dtype=float)
+    touched = experts_touched(a, tokens)
+    rows = tokens * a.experts_per_token / a.experts
+    return np.maximum(touched * tile, rows + touched * tile / 2)
+
+
+def moe_staging_bytes(a: Arch, precision: str, tokens, tp, pp, ep) -> np.ndarray:
+    """HBM bytes one GPU moves per step staging MoE activations between kernels, after TensorRT-LLM's
+    CUTLASS MoE (cutlass_fused_moe_kernels.cuh: expandInputRows -> FC1 -> doActivation -> FC2 with
+    the finalize fused, its default): every routed copy of a token is written and read once at the
+    activation precision, then FC1's gate and up outputs in 16-bit and the activation again at the
+    activation precision. Tensor-parallel experts give every rank all copies at 1/tp of the expert
+    width; expert parallelism gives each rank 1/ep of the copies; a pipeline stage has 1/pp of the layers."""
+    if not a.is_moe:
+        return np.zeros(np.broadcast(tokens, tp, pp, ep).shape)
+    act = ACTIVATION_BYTES.get(precision, 2.0)
+    inter = a.moe_ffn_hidden / np.asarray(tp, dtype=float)
+    fc1_out = 2 if a.gated else 1  # gate and up, or one up projection, per unit of expert width
+    per_copy = 2 * act * a.hidden + (2 * 2.0 * fc1_out + 2 * act) * inter
+    return a.moe_layers * a.experts_per_token * tokens * per_copy / (pp * ep)
+
+
+@dataclass(frozen=True)
+class MatmulTime:
+    seconds: np.ndarray  # the step's matmuls, each kind on its own roofline, plus MoE staging
+    streaming: np.ndarray  # of which bytes streamed (weights, staged activations)
+    computing: np.ndarray  # and FLOPs
+
+
+def decode_matmul_seconds(
+    a: Arch, precision: str, *, seq_len: int, tokens, tp, pp, ep, hbm, flops_per_s, tile
+) -> MatmulTime:
+    """A step's matmuls on the roofline (Williams et al. 2009), one roofline per kind of matmul:
+    the dense weights (attention, dense and shared MLPs, router, head) stream once for all the
+    step's tokens, each routed expert streams its weights for its own tokens, padded to whole tiles,
+    so MoE layers stay memory-bound at batches where the dense ones are not. `hbm`, `flops_per_s`
+    (achieved rates) and `tile` (moe_tile_rows) may be (T, 1) arrays; a dense model has the first
+    kind only."""
+    gpus, shards = tp * pp * ep, tp * pp
+    weight = SERVE_WEIGHT_BYTES[precision]
+    flops = tokens * token_flops(a, "infer", seq_len).model
+    if not a.is_moe:
+        streaming, computing = a.params * weight / shards / hbm, flops / gpus / flops_per_s
+        return MatmulTime(np.maximum(streaming, computing), streaming, computing)
+    # bytes and FLOPs one GPU spends on each kind, before the rates (they may be (T, 1) arrays)
+    routed = a.routed_expert_params
+    active = 2.0 * a.moe_layers * a.experts_per_token * a.expert_params * tokens
+    dense_bytes, dense_flops = (a.params - routed) * weight / shards, (flops - active) / gpus
+    expert_bytes = routed * experts_touched(a, tokens) * weight / (ep * shards)
+    expert_flops = 2.0 * a.moe_layers * a.experts * a.expert_params * expert_rows(a, tokens, tile) / gpus
+    staged = moe_staging_bytes(a, precision, tokens, tp, pp, ep)
+    seconds = (
+        np.maximum(dense_bytes / hbm, dense_flops / flops_per_s)
+        + np.maximum(expert_bytes / hbm, expert_flops / flops_per_s)
+        + staged / hbm
+    )
+    return MatmulTime(seconds, (dense_bytes + expert_bytes + staged) / hbm, (dense_flops + expert_flops) / flops_per_s)
+
+
 def decode_speed_arrays(
     a: Arch,
     precision: str,
@@ -235,32 +324,39 @@ def decode_speed_arrays(
     comm_seconds=0.0,
     prefill_per_output: float = 0.0,
     ep=1.0,
+    tile_rows,
 ) -> ServingSpeed:
-    """Generation throughput: each step's matmuls stream the weights once or are bound by their
-    FLOPs (roofline; Williams et al. 2009), then attention streams every sequence's KV cache (its
-    kernels run after the matmuls, not beside them), then tensor-parallel all-reduces, pipeline
-    hops and expert-parallel all-to-alls wait on the layer before. `prefill_per_output` prompt
-    tokens per generated one share the step's matmuls (chunked prefill at full load). With ep > 1
-    each GPU holds all but the routed experts and 1/ep of those, and attends to 1/ep of the
-    sequences. `hbm` and `peak` are bytes/s and FLOP/s, scalars or (T, 1) arrays for several
-    GPU types."""
+    """Generation throughput: each step's matmuls stream their weights or are bound by their FLOPs
+    (decode_matmul_seconds), then attention streams every sequence's KV cache (its kernels run after
+    the matmuls, not beside them), then tensor-parallel all-reduces, pipeline hops and
+    expert-parallel all-to-alls wait on the layer before. `prefill_per_output` prompt tokens per
+    generated one share the step's matmuls (chunked prefill at full load). With ep > 1 each GPU
+    holds all but the routed experts and 1/ep of those, and attends to 1/ep of the sequences.
+    `hbm`, `peak` and `tile_rows` (moe_tile_rows) are bytes/s, FLOP/s and rows, scalars or (T, 1)
+    arrays for several GPU types."""
     batch = np.asarray(batch, dtype=float)
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     gpus = tp * pp * ep
     hbm = np.asarray(hbm, dtype=float) * defaults.number("inference", "hbm_efficiency")
+    flops_per_s = np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency")
     tokens = batch * (1.0 + prefill_per_output)
-    # MoE: a step's tokens touch each expert with probability 1 - (1 - k/E)^tokens
-    touched = 1.0 - (1.0 - a.experts_per_token / a.experts) ** tokens if a.is_moe else 1.0
-    routed = a.routed_expert_params
-    weight_bytes = (a.params - routed + routed * touched / ep) * SERVE_WEIGHT_BYTES[precision]
-    t_weights = weight_bytes / (tp * pp) / hbm
+    matmuls = decode_matmul_seconds(
+        a,
+        precision,
+        seq_len=seq_len,
+        tokens=tokens,
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        hbm=hbm,
+        flops_per_s=flops_per_s,
+        tile=np.asarray(tile_rows, dtype=float),
+    )
     own = np.ceil(batch / ep)  # sequences on the busiest attention rank
     kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
     t_kv = kv_read / hbm
-    flops = tokens * token_flops(a, "infer", seq_len).model
-    t_compute = flops / gpus / (np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency"))
-    step = np.maximum(t_weights, t_compute) + t_kv + comm_seconds
-    return ServingSpeed(batch / step / gpus, step, t_weights + t_kv >= t_compute)
+    step = matmuls.seconds + t_kv + comm_seconds
+    return ServingSpeed(batch / step / gpus, step, matmuls.streaming + t_kv >= matmuls.computing)
 
 
 def serving_peak_flops(gpu: GPU, precision: str) -> float:
@@ -297,4 +393,5 @@ def decode_speed(
         comm_seconds=comm_seconds,
         prefill_per_output=prefill_per_output,
         ep=ep,
+        tile_rows=moe_tile_rows(gpu, precision, defaults),
     )

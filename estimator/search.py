@@ -671,6 +671,7 @@ def _decode_speed(
     """(network seconds per decode step, decode throughput) of every GPU type x replica shape (T, L)."""
     hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
     peak = np.array([[compute.serving_peak_flops(g, precision)] for g in options.gpus])
+    tile = np.array([[compute.moe_tile_rows(g, precision, cat.defaults)] for g in options.gpus])
     links = network.decode_links(options.gpus, cat, fabric)
     comm = network.decode_comm_seconds(arch, batch, tp, pp, links, ep)
     return comm, compute.decode_speed_arrays(
@@ -685,6 +686,7 @@ def _decode_speed(
         defaults=cat.defaults,
         comm_seconds=comm,
         ep=ep,
+        tile_rows=tile,
     )
 
 

@@ -6,8 +6,13 @@ import pytest
 from gpuplan.estimator.architecture import from_spec
 from gpuplan.estimator.compute import (
     attention_flops_forward,
+    decode_matmul_seconds,
     decode_speed,
+    expert_rows,
+    experts_touched,
     hardware_for,
+    moe_staging_bytes,
+    moe_tile_rows,
     stage_imbalance,
     token_flops,
     training_step,
@@ -136,3 +141,86 @@ def test_interleaving_divides_the_pipeline_bubble(cat):
     assert one(interleaved.bubble) == pytest.approx(one(plain.bubble) / 4)
     assert one(plain.bubble) == pytest.approx(one(plain.compute) * 3 / 8)
     assert one(interleaved.traffic["pp"]) == pytest.approx(4 * one(plain.traffic["pp"]))
+
+
+# --- MoE decode: a roofline per kind of matmul, tile padding, staged activations -------------
+
+
+def test_expert_rows_pad_each_expert_to_whole_tiles(cat):
+    """Rows a routed expert's grouped GEMM computes, in 128-row tiles (TensorRT-LLM's SM90 grouped
+    tiles): Qwen3's 2,000 tokens x top-8 / 128 experts = 125 rows each, plus half a tile on average;
+    Maverick's top-1 of 128 gives 15.6 rows, one whole tile; 4 tokens reach 1 - (15/16)^4 of
+    Qwen3's experts, each a tile."""
+    qwen, maverick = from_spec(cat.models["qwen3-235b-a22b"]), from_spec(cat.models["llama-4-maverick"])
+    assert float(expert_rows(qwen, 2000, 128)) == pytest.approx(125 + 64, rel=1e-6)
+    assert float(expert_rows(maverick, 2000, 128)) == pytest.approx(128, rel=1e-6)
+    assert float(expert_rows(qwen, 4, 128)) == pytest.approx((1 - (15 / 16) ** 4) * 128)
+    assert float(experts_touched(qwen, 4)) == pytest.approx(1 - (15 / 16) ** 4)
+    assert float(experts_touched(from_spec(cat.models["llama-2-7b"]), 4)) == 1.0
+
+
+def test_moe_staging_bytes_by_hand(cat):
+    """Qwen3-235B in FP8 over TP8, 1,000 tokens: each of the 8,000 routed copies in each of the 94
+    MoE layers is copied in and read back at 1 byte (2 x 4096), FC1 writes and the activation kernel
+    reads its gate and up outputs in 16 bits (2 x 2 x 2 x 192, the expert width 1536 over 8 ranks),
+    the activation is written and read at 1 byte (2 x 192). Expert parallel over 8 instead: an
+    eighth of the copies at the full width; bf16 doubles the activation bytes; dense models none."""
+    a = from_spec(cat.models["qwen3-235b-a22b"])
+    tp8 = 94 * 1000 * 8 * (2 * 4096 + 2 * 2 * 2 * 192 + 2 * 192)
+    assert float(moe_staging_bytes(a, "fp8", 1000, 8, 1, 1)) == pytest.approx(tp8)
+    ep8 = 94 * 1000 * 8 / 8 * (2 * 4096 + 2 * 2 * 2 * 1536 + 2 * 1536)
+    assert float(moe_staging_bytes(a, "fp8", 1000, 1, 1, 8)) == pytest.approx(ep8)
+    bf16 = 94 * 1000 * 8 * (4 * 4096 + 2 * 2 * 2 * 192 + 4 * 192)
+    assert float(moe_staging_bytes(a, "bf16", 1000, 8, 1, 1)) == pytest.approx(bf16)
+    assert float(moe_staging_bytes(a, "fp8", 1000, 8, 2, 1)) == pytest.approx(tp8 / 2)  # 47 layers a stage
+    assert float(moe_staging_bytes(from_spec(cat.models["llama-2-7b"]), "fp8", 1000, 8, 1, 1)) == 0.0
+
+
+def test_decode_matmuls_one_roofline_per_kind_by_hand(cat):
+    """Qwen3-235B, FP8, TP8 on H100 at 2,000 tokens a step: the dense weights (everything but the
+    94 x 128 routed experts of 3 x 4096 x 1536) are bound by the FLOPs of all tokens; the routed
+    experts sit at the ridge, 10.6 ms of weights against 10.9 ms for their 189 padded rows each (125
+    useful). The two kinds add, where one roofline over the whole step took the larger of all bytes
+    and all FLOPs."""
+    a = from_spec(cat.models["qwen3-235b-a22b"])
+    d = cat.defaults
+    hbm = 3350e9 * d.number("inference", "hbm_efficiency")
+    rate = 1978.9e12 * d.number("inference", "compute_efficiency")
+    expert = 3 * 4096 * 1536
+    routed = 94 * 128 * expert
+    flops = 2000 * token_flops(a, "infer", 2000).model
+    active = 2 * 94 * 8 * expert * 2000
+    dense = max((a.params - routed) / 8 / hbm, (flops - active) / 8 / rate)
+    experts = max(routed / 8 / hbm, 2 * 94 * 128 * 189 * expert / 8 / rate)
+    staged = float(moe_staging_bytes(a, "fp8", 2000, 8, 1, 1)) / hbm
+    got = decode_matmul_seconds(
+        a, "fp8", seq_len=2000, tokens=2000, tp=8, pp=1, ep=1, hbm=hbm, flops_per_s=rate, tile=128
+    )
+    assert (flops - active) / 8 / rate > (a.params - routed) / 8 / hbm  # dense kind: compute-bound
+    assert routed / 8 / hbm == pytest.approx(10.6e-3, rel=0.01)
+    assert 2 * 94 * 128 * 189 * expert / 8 / rate == pytest.approx(10.9e-3, rel=0.01)
+    assert float(got.seconds) == pytest.approx(dense + experts + staged, rel=1e-6)
+    assert float(got.seconds) > max(a.params / 8 / hbm, flops / 8 / rate)
+
+
+def test_a_dense_model_keeps_one_roofline(cat):
+    a = from_spec(cat.models["llama-3.1-70b"])
+    got = decode_matmul_seconds(
+        a, "fp8", seq_len=2000, tokens=600, tp=2, pp=1, ep=1, hbm=2.68e12, flops_per_s=989e12, tile=128
+    )
+    flops = 600 * token_flops(a, "infer", 2000).model
+    assert float(got.seconds) == pytest.approx(max(a.params / 2 / 2.68e12, flops / 2 / 989e12))
+
+
+def test_moe_tile_rows_follow_the_kernels_each_gpu_has(cat):
+    """TensorRT-LLM's grouped GEMM tiles (cutlass_heuristic.cpp): FP8 on Hopper only the 128-row TMA
+    tiles, on Blackwell 64-row ones; 16-bit GEMMs also the Ampere-style 32-row tile; weight-only
+    int4 and Ampere's weight-only FP8 the 16-row one."""
+    gpus, d = cat.gpus, cat.defaults
+    assert moe_tile_rows(gpus["h100-80gb"], "fp8", d) == 128
+    assert moe_tile_rows(gpus["h200-141gb"], "fp8", d) == 128
+    assert moe_tile_rows(gpus["b200-180gb"], "fp8", d) == 64
+    assert moe_tile_rows(gpus["h100-80gb"], "bf16", d) == 32
+    assert moe_tile_rows(gpus["a100-80gb"], "bf16", d) == 32
+    assert moe_tile_rows(gpus["a100-80gb"], "fp8", d) == 16
+    assert moe_tile_rows(gpus["h100-80gb"], "int4", d) == 16

@@ -23,14 +23,31 @@ PENDING = {
     # the source packs documents into 32k-token sequences (attention only within a document, lengths
     # not stated); gpuplan counts attention over the whole 32k, 44% of the FLOPs: 0.53 of the rate
     "ms-swift-qwen25-7b-32k-full-4xa100-1": "packed short documents: attention FLOPs unknown",
-    # TensorRT-LLM's MoE kernels at full load run 1.6-3.3x below the roofline gpuplan computes
-    "trtllm-qwen3-235b-a22b-h100-tp8-fp8-1k1k-0": "MoE serving kernels below the roofline",
-    "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0": "MoE serving kernels below the roofline",
-    "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0": "MoE serving kernels below the roofline",
+    # Llama 4 on H100: 2.7x (Maverick, 3,255 against 1,210) and 1.9x (Scout, 5,807 against 3,032)
+    # with the MoE terms of compute.decode_matmul_seconds. The same model meets both models' H200
+    # rows of the same table at 1000/1000 (1.12, 1.24; the held-out checks in
+    # tests/data/local_reference/trtllm_perf_overview.yaml), so the gap is where memory binds, on
+    # the 80 GB card: the published figures need 233 (Maverick) and 205 (Scout) sequences in flight
+    # where the KV budget gpuplan computes holds about 1,280. The source does not say what the H100
+    # runs held ("We fall back to 0.90 or lower if out-of-memory errors are encountered"), and
+    # nothing that Llama 4 holds besides weights and KV cache is modelled
+    "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0": "Llama 4 on 80 GB: concurrency the run held unknown",
+    "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0": "Llama 4 on 80 GB: concurrency the run held unknown",
+    "trtllm-llama4-maverick-h100-tp8-fp8-2k2k-0": "Llama 4 on 80 GB: concurrency the run held unknown",  # 2.36
+    "trtllm-llama4-scout-h100-tp4-fp8-2k2k-0": "Llama 4 on 80 GB: concurrency the run held unknown",  # 1.94
+    # Held-out 2048/2048 rows, 1.36-1.43: gpuplan runs high at this length for the dense models of
+    # the same table too (405B 1.29, 70B 1.22 on H100), cause not found. trtllm-bench's default
+    # scheduler (guaranteed_no_evict, tensorrt_llm/bench/benchmark/throughput.py) reserves a
+    # request's whole 4,096 tokens where gpuplan counts the 3,072 a paged engine holds on average:
+    # counted so, these three come to 1.25, 1.36 and 1.34, but the dense rows move by 1%, so it is
+    # not the common cause, and vLLM and SGLang (what the configs target) page as sequences grow
+    "trtllm-qwen3-235b-a22b-h100-tp8-fp8-2k2k-0": "2k/2k rows run high, as the dense ones do: cause not found",  # 1.36
+    "trtllm-llama4-maverick-h200-tp8-fp8-2k2k-0": "2k/2k rows run high, as the dense ones do: cause not found",  # 1.43
+    "trtllm-llama4-scout-h200-tp4-fp8-2k2k-0": "2k/2k rows run high, as the dense ones do: cause not found",  # 1.37
     # DeepSeek's own deployment: FP8 weights, a ~6-bit KV cache and data-parallel attention with
     # expert parallelism. The query leaves concurrency at 16, where tensor parallelism is cheaper per
-    # token (1,043 tok/s/GPU at full load); expert-parallel replicas, modelled now, reach about 4,400
-    # at 4k tokens and 5,100 at 2k (ep=8), still under 6,250 without the ~6-bit KV cache
+    # token (993 tok/s/GPU at full load); expert-parallel replicas reach about 4,000 at 4k tokens
+    # and 4,800 at 2k (ep=8), still under 6,250 without the ~6-bit KV cache
     "deepseek-v2-8xh800-generation-min-0": "serving sized at 16 sequences; no ~6-bit KV cache",
     # FSDP + QLoRA with CPU offload: gpuplan gives 11 GiB per GPU against 20.5 measured (not
     # counted yet: HF trainers' unchunked fp32 logits, FSDP's flat-parameter buffers, the
