@@ -38,6 +38,7 @@ class Job:
     seq_len: int
     lora_rank: int = 16
     lora_targets: str = "all-linear"
+    loss: str = "chunked"  # "unchunked": Transformers' own cross-entropy over the whole sequence
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,8 @@ def _activations(job: Job, place: _Placement, ckpt: np.ndarray, mbs: np.ndarray,
     per_layer_none = activation_elems_per_token_layer(a)["none"] * tokens * act_b / tp
     stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
     recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
-    loss_peak = tokens * (a.vocab * conventions.loss_bytes_per_logit(place.megatron) + a.hidden * act_b) / tp
+    per_logit = conventions.loss_bytes_per_logit(place.megatron, job.loss == "unchunked")
+    loss_peak = tokens * (a.vocab * per_logit + a.hidden * act_b) / tp
     return _Activations(stored_per_layer, recompute_peak, loss_peak)
 
 

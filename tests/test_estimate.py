@@ -269,3 +269,32 @@ def test_host_ram_is_checked_against_the_users_own_servers():
     assert "host_ram_short" in [w.code for w in est.warnings]
     roomy = estimate(req.model_copy(update={"host_ram_gib": 2048}))
     assert "host_ram_short" not in [w.code for w in roomy.warnings]
+
+
+def _fsdp_qlora_70b(**fields):
+    """Llama 3 70B QLoRA, FSDP with CPU offload on four 24 GB GPUs at 3,072 tokens (Schmid's run)."""
+    return Request(
+        model="llama-3-70b",
+        method="qlora",
+        gpu="a10g-24gb",
+        gpus=4,
+        zero=3,
+        offload="cpu-all",
+        tp=1,
+        seq_len=3072,
+        micro_batch=1,
+        ckpt="full",
+        **fields,
+    )
+
+
+def test_the_unchunked_loss_is_counted_when_asked():
+    """loss=unchunked adds (12 - 3) bytes for each of 3,072 x 128,256 logits to the activations, and
+    the answer says which loss it counted."""
+    chunked, unchunked = estimate(_fsdp_qlora_70b()), estimate(_fsdp_qlora_70b(loss="unchunked"))
+    extra = 3072 * 128_256 * (12 - 3) / 2**30
+    gap = unchunked.memory.breakdown_gib.activations - chunked.memory.breakdown_gib.activations
+    assert gap == pytest.approx(extra)
+    assert (chunked.resolved.loss, unchunked.resolved.loss) == ("chunked", "unchunked")
+    assert "activation_conventions" in {a.code for a in chunked.assumptions}
+    assert "activation_conventions_unchunked" in {a.code for a in unchunked.assumptions}

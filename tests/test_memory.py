@@ -236,3 +236,16 @@ def test_context_parallel_splits_the_activations(cat):
     two = training_memory(job, Layout(8, zero=3, ckpt=1, cp=2), NO_OVERHEAD)["activations"]
     four = training_memory(job, Layout(8, zero=3, ckpt=1, cp=4), NO_OVERHEAD)["activations"]
     assert float(four) == pytest.approx(float(two) / 2, rel=1e-6)
+
+
+def test_unchunked_loss_holds_twelve_bytes_per_logit():
+    """loss=unchunked: the backward of log-softmax holds its saved fp32 output, the gradient it gets
+    and the one it returns: 3 x 4 bytes for each of 2,048 x 128,256 logits, beside the final norm's
+    bf16 output; the chunked loss holds 2 + 8/8 bytes."""
+    a = for_model("llama-3.1-8b")
+    tokens, vocab = 2048, 128_256
+    inputs = 32 * tokens * 4096 * 2.0  # full checkpointing: each layer's input
+    for loss, per_logit in (("unchunked", 12), ("chunked", 3)):
+        job = Job(a, "lora", "bf16-mixed", "adamw", tokens, lora_rank=8, loss=loss)
+        acts = training_memory(job, Layout(1, ckpt=2), NO_OVERHEAD)["activations"]
+        assert float(acts) == pytest.approx(inputs + tokens * (vocab * per_logit + 4096 * 2.0))
