@@ -54,7 +54,7 @@ def estimate_training(ctx: Context, seq: int) -> Estimate:
     zero, parts = _reported_zero(ctx, job, pick, gbs)
     precision = _precision(ctx, pick.gpu)
     gbs_used = _state_choices(ctx, pick, fixed, zero, gbs, len(types))
-    _state_speed(ctx, pick, precision, job)
+    _state_speed(ctx, pick, precision, job, zero)
     mem, io_plan = _memory_and_io(ctx, job, pick, parts, precision, tokens)
     if not mem.fits:
         _suggest_fixes(ctx, job, fixed, pick.gpu, gbs)
@@ -280,7 +280,7 @@ def _state_choices(ctx: Context, pick: Pick, fixed: search.Fixed, zero: int, gbs
     return gbs_used
 
 
-def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job) -> None:
+def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) -> None:
     """The utilisation, goodput and price the time and cost rest on, and the framework habits the
     memory follows (with what an unchunked loss would add, or holds when asked for)."""
     gpu = pick.gpu
@@ -299,8 +299,28 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job) -> None:
         else:
             extra = conventions.unchunked_loss_extra_bytes(tokens, ctx.arch.vocab, tp)
             ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
+    _state_sharding(ctx, job, pick, zero)
     price = float(pick.scored.options.price[pick.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
+
+
+def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
+    """What ZeRO-3 / FSDP or parameter offload keeps gathered on each GPU, and what offload moves
+    to the host (memory.gathered_bytes, memory.replicated_constant_bytes)."""
+    grid, i = pick.scored.grid, pick.i
+    offload_all = int(grid.offload[i]) >= memory.OFFLOAD_CODE["cpu-all"]
+    if zero < 3 and not offload_all:
+        return
+    tp, pp = np.asarray(float(grid.tp[i])), np.asarray(float(grid.pp[i]))
+    root, layers = (float(x) / GIB for x in memory.gathered_bytes(job, tp, pp))
+    ctx.assume(
+        "sharded_gathers",
+        root_gib=root,
+        layers_gib=layers,
+        constants_gib=float(memory.replicated_constant_bytes(job, tp, pp)) / GIB,
+        offload_all=offload_all,
+        adapters=ctx.method in ADAPTER_METHODS,
+    )
 
 
 # --- the report ---------------------------------------------------------------------------------

@@ -298,3 +298,13 @@ def test_the_unchunked_loss_is_counted_when_asked():
     assert (chunked.resolved.loss, unchunked.resolved.loss) == ("chunked", "unchunked")
     assert "activation_conventions" in {a.code for a in chunked.assumptions}
     assert "activation_conventions_unchunked" in {a.code for a in unchunked.assumptions}
+
+
+def test_sharded_plans_say_what_stays_gathered_and_what_goes_to_the_host():
+    est = estimate(_fsdp_qlora_70b())
+    note = next(a for a in est.assumptions if a.code == "sharded_gathers")
+    assert note.params["root_gib"] == pytest.approx((2 * 128_256 * 8_192 + 8_192) * 2 / 2**30)
+    assert note.params["constants_gib"] > 0 and note.params["offload_all"] and note.params["adapters"]
+    assert est.memory.breakdown_gib.adapters == 0.0
+    unsharded = estimate(Request(model="llama-3-8b", method="lora", gpu="a100-80gb", gpus=1))
+    assert "sharded_gathers" not in {a.code for a in unsharded.assumptions}
