@@ -13,7 +13,8 @@ trainers built on them. Megatron-Core keeps two habits the others do not:
   beside the 2 of the bf16 logits while both live.
 
 Elsewhere the loss is taken as chunked (torchtune's and Liger's chunked cross-entropy): the bf16
-logits and the fp32 log-softmax and gradient of one chunk at a time.
+logits and the fp32 log-softmax and gradient of one chunk at a time, unless the request says the
+trainer keeps Transformers' own loss (loss=unchunked).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import numpy as np
 # Chunked cross-entropy: bf16 logits plus fp32 log-softmax and its gradient for one of 8 chunks
 LOSS_CHUNKS = 8
 CHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 2 * 4 / LOSS_CHUNKS
-# Transformers' own loss (ForCausalLMLoss): the bf16 logits, their fp32 copy and the fp32
-# log-softmax cross_entropy saves, for the whole sequence at once
-UNCHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 4 + 4
+# Transformers' own loss (ForCausalLMLoss), for the whole sequence at once: the forward holds the
+# bf16 logits, their fp32 copy and the fp32 log-softmax cross_entropy saves (2 + 4 + 4); the
+# backward of log-softmax holds that saved output, the gradient nll_loss hands it and the gradient
+# it returns, all fp32 (PyTorch derivatives.yaml: _log_softmax_backward_data(grad, result)): 12
+UNCHUNKED_LOSS_BYTES_PER_LOGIT = 3 * 4
 # Megatron-Core's vocab-parallel cross-entropy: bf16 logits and their fp32 copy (exponentiated in place)
 MEGATRON_LOSS_BYTES_PER_LOGIT = 2 + 4
 # Mixed precisions whose gradients Megatron-Core keeps in fp32 (fp8 training keeps bf16 weights)
@@ -44,9 +47,11 @@ def grad_bytes(precision: str, megatron) -> np.ndarray:
     return np.where(fp32, 4.0, 2.0)
 
 
-def loss_bytes_per_logit(megatron) -> np.ndarray:
-    """Bytes per logit at the loss's peak."""
-    return np.where(megatron, MEGATRON_LOSS_BYTES_PER_LOGIT, CHUNKED_LOSS_BYTES_PER_LOGIT)
+def loss_bytes_per_logit(megatron, unchunked: bool = False) -> np.ndarray:
+    """Bytes per logit at the loss's peak: Megatron-Core's own loss on its layouts; elsewhere the
+    chunked loss, or Transformers' own when the request says so (loss=unchunked)."""
+    elsewhere = UNCHUNKED_LOSS_BYTES_PER_LOGIT if unchunked else CHUNKED_LOSS_BYTES_PER_LOGIT
+    return np.where(megatron, MEGATRON_LOSS_BYTES_PER_LOGIT, elsewhere)
 
 
 def unchunked_loss_extra_bytes(tokens: float, vocab: int, tp: float = 1.0) -> float:

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from gpuplan.estimator.architecture import Arch
-from gpuplan.estimator.memory import GIB, SERVE_WEIGHT_BYTES, Job, state_bytes
+from gpuplan.estimator.memory import GIB, SERVE_WEIGHT_BYTES, Job, loaded_model_bytes, state_bytes
 from gpuplan.estimator.schema import ADAPTER_METHODS, IOEstimate
 from gpuplan.knowledge import Catalog
 
@@ -43,12 +43,12 @@ def export_bytes(arch: Arch, method: str, lora_rank: int) -> float:
     return (arch.params + arch.vision_params) * 2.0
 
 
-def host_ram_gib(cat: Catalog, arch: Arch, gpus: int, per_node: int, offload_gib_per_node: float) -> float:
+def host_ram_gib(cat: Catalog, model_bytes: float, gpus: int, per_node: int, offload_gib_per_node: float) -> float:
     """Host RAM per node: offloaded state with DeepSpeed's 1.5x buffer, this node's share of the
-    16-bit checkpoint while loading, and a baseline per GPU process."""
+    model while loading (`model_bytes`: memory.loaded_model_bytes), and a baseline per GPU process."""
     on_node = min(gpus, per_node)
     factor = cat.defaults.number("offload", "host_buffer_factor")
-    loading = arch.params * 2.0 * on_node / gpus / GIB
+    loading = model_bytes * on_node / gpus / GIB
     baseline = float(cat.storage.host["per_gpu_process_gib"].value) * on_node
     return offload_gib_per_node * factor + loading + baseline
 
@@ -155,7 +155,7 @@ def training_io(
             "storage": option.id,
             "storage_reason": reason,
             "storage_read_gb_s": option.read_gb_s,
-            "host_ram_gib": host_ram_gib(cat, job.arch, gpus, per_node, offload_gib_per_node),
+            "host_ram_gib": host_ram_gib(cat, loaded_model_bytes(job), gpus, per_node, offload_gib_per_node),
             "nodes": nodes,
         }
     )
@@ -176,7 +176,7 @@ def serving_io(cat: Catalog, arch: Arch, precision: str, gpus: int, per_node: in
             "load_s": weights_gb / nodes / option.read_gb_s,
             "storage_tb": weights_gb * 2 * HEADROOM / 1000,
             "storage": option.id,
-            "host_ram_gib": host_ram_gib(cat, arch, gpus, per_node, 0.0),
+            "host_ram_gib": host_ram_gib(cat, arch.params * 2.0, gpus, per_node, 0.0),
             "nodes": nodes,
         }
     )

@@ -22,7 +22,9 @@ CKPT_CODE = {"none": 0, "selective": 1, "full": 2}
 OFFLOAD_CODE = {"none": 0, "cpu": 1, "nvme": 2, "cpu-all": 3, "nvme-all": 4}
 
 # QLoRA (Dettmers et al. 2023, Sec. 3): NF4 4 bits + double-quantised constants 0.127 bits/param
-NF4_BYTES_PER_PARAM = 4.127 / 8
+NF4_DATA_BYTES = 4 / 8
+NF4_CONSTANT_BYTES = 0.127 / 8
+NF4_BYTES_PER_PARAM = NF4_DATA_BYTES + NF4_CONSTANT_BYTES
 # Group-wise int4 (AWQ/GPTQ, group 128): fp16 scale and zero point per 128 weights
 INT4_BYTES_PER_PARAM = 0.5 + 4 / 128
 
@@ -38,6 +40,7 @@ class Job:
     seq_len: int
     lora_rank: int = 16
     lora_targets: str = "all-linear"
+    loss: str = "chunked"  # "unchunked": Transformers' own cross-entropy over the whole sequence
 
 
 @dataclass(frozen=True)
@@ -141,15 +144,29 @@ def _stage_params(a: Arch, pp: np.ndarray, tp: np.ndarray) -> tuple[np.ndarray, 
     return first, last
 
 
-def _frozen_weight_bytes(job: Job, params: np.ndarray, pp: np.ndarray, tp: np.ndarray) -> np.ndarray:
-    """Bytes of a frozen base model's weights per GPU (LoRA base, DPO/PPO reference)."""
+def _frozen_weight_bytes(job: Job, params: np.ndarray, pp: np.ndarray, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sharded, replicated) bytes of a frozen base model's weights per GPU (LoRA base, DPO/PPO
+    reference), before ZeRO-3 sharding. QLoRA's linear layers are NF4 whose 4-bit data FSDP shards
+    (bitsandbytes packs it into bf16 storage, PEFT's FSDP guide); their quantisation constants are
+    no parameters: every rank keeps all of them on its GPU (bitsandbytes Linear4bit.quant_state,
+    fix_4bit_weight_quant_state_from_module). Embeddings, head and norms stay 16-bit."""
     a = job.arch
     if job.method != "qlora":
-        return params * (4.0 if job.precision == "fp32" else 2.0)
-    # QLoRA: linear layers in NF4; embeddings, head and norms stay 16-bit
+        return params * (4.0 if job.precision == "fp32" else 2.0), np.zeros_like(params)
     norms = a.layers * a.norm_params_per_layer
     linear = (a.layer_stack_params - norms) / pp / tp
-    return linear * NF4_BYTES_PER_PARAM + (params - linear) * 2.0
+    return linear * NF4_DATA_BYTES + (params - linear) * 2.0, linear * NF4_CONSTANT_BYTES
+
+
+def loaded_model_bytes(job: Job) -> float:
+    """The whole model as its loader holds it in host RAM: the 16-bit checkpoint, or for QLoRA the
+    NF4 model (Transformers quantises each weight on the GPU and keeps it on the CPU under FSDP or
+    ZeRO-3: modeling_utils._load_state_dict_into_meta_model)."""
+    a = job.arch
+    if job.method != "qlora":
+        return a.params * 2.0
+    sharded, replicated = _frozen_weight_bytes(job, np.asarray(float(a.params)), np.asarray(1.0), np.asarray(1.0))
+    return float(sharded + replicated)
 
 
 def _largest_matrix(a: Arch) -> int:
@@ -185,7 +202,7 @@ class _Placement:
     shard_o: np.ndarray
     opt_on_host: np.ndarray
     params_on_host: np.ndarray
-    unit: np.ndarray  # parameters of the largest unit ZeRO-3 gathers at once, per GPU
+    unit: np.ndarray  # the largest unit (a layer, the embedding or the head) per GPU: ZeRO-Offload's gradient staging
     gathers: np.ndarray  # ZeRO-3 or parameter offload: weights arrive one unit at a time
     megatron: np.ndarray  # the layout runs on Megatron-Core (conventions.megatron_layout)
 
@@ -229,34 +246,88 @@ def _activations(job: Job, place: _Placement, ckpt: np.ndarray, mbs: np.ndarray,
     per_layer_none = activation_elems_per_token_layer(a)["none"] * tokens * act_b / tp
     stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
     recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
-    loss_peak = tokens * (a.vocab * conventions.loss_bytes_per_logit(place.megatron) + a.hidden * act_b) / tp
+    per_logit = conventions.loss_bytes_per_logit(place.megatron, job.loss == "unchunked")
+    loss_peak = tokens * (a.vocab * per_logit + a.hidden * act_b) / tp
     return _Activations(stored_per_layer, recompute_peak, loss_peak)
 
 
-def _stage_weights(job: Job, place: _Placement, params: np.ndarray) -> np.ndarray:
-    """Weights: trained models (16-bit compute copy), frozen models, ZeRO-3 gathered units."""
+def _layer_params(a: Arch) -> int:
+    return a.moe_layer_params if a.is_moe else a.dense_layer_params
+
+
+def _ends_params(a: Arch, pp: np.ndarray) -> np.ndarray:
+    """Parameters outside the decoder layers on a stage: embedding, head and final norm without
+    pipelining; with it the first stage holds the embedding, the last the head."""
+    both = a.embed_params + a.head_params + a.final_norm_params
+    return np.where(pp > 1, max(a.embed_params, a.head_params + a.final_norm_params), both)
+
+
+def gathered_unit_params(a: Arch, tp: np.ndarray, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(root, layers) parameters per GPU that ZeRO-3 / FSDP holds gathered at the step's peak.
+
+    FSDP with transformer auto-wrap (Accelerate, PEFT's fsdp_auto_wrap_policy) wraps each decoder
+    layer; the embeddings, head and final norm stay in the root unit, which FSDP does not reshard
+    after forward (torch fsdp/_runtime_utils._post_forward_reshard; FSDP2 likewise), so they are
+    gathered for the whole step. Two layers are gathered at a time: the running one and the next,
+    prefetched (BACKWARD_PRE); their buffers come from the all-gather stream's own pool, which the
+    caching allocator does not lend to the activations.
+    """
+    return _ends_params(a, pp) / tp, 2.0 * _layer_params(a) / tp
+
+
+def gathered_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(root, layers) bytes of the gathered units, each in the bytes it is stored in: 16-bit (fp32
+    for fp32 training), the 4-bit data of a QLoRA base's linear layers (its constants stay resident)."""
+    a = job.arch
+    root, layers = gathered_unit_params(a, tp, pp)
+    w16 = 4.0 if job.precision == "fp32" else 2.0
+    if job.method != "qlora":
+        return root * w16, layers * w16
+    norms = 2.0 * a.norm_params_per_layer / tp
+    return root * 2.0, (layers - norms) * NF4_DATA_BYTES + norms * 2.0
+
+
+def replicated_constant_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> np.ndarray:
+    """Bytes of a QLoRA base's quantisation constants every GPU keeps whole (0 otherwise)."""
+    return _frozen_weight_bytes(job, np.asarray(float(job.arch.params)), pp, tp)[1]
+
+
+def _stage_weights(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(GPU, host) weight bytes: trained models (16-bit compute copy), frozen models, ZeRO-3
+    gathered units; with parameter offload the sharded frozen weights live in host RAM."""
     a = job.arch
     w_b = state_bytes(job.precision, job.optimizer)[0]
     trained_copies, frozen_copies = _model_copies(job.method)
     adapter_method = job.method in ADAPTER_METHODS
     trained_w = np.where(place.params_on_host, 0.0, params * w_b / place.shard_w) if not adapter_method else 0.0
-    frozen_w = _frozen_weight_bytes(job, params, place.pp, place.tp) / place.shard_w
-    frozen_w = np.where(place.params_on_host, 0.0, frozen_w)
-    weights = trained_copies * trained_w if not adapter_method else frozen_w
-    weights = weights + frozen_copies * frozen_w
-    weights = weights + np.where(place.gathers, 2 * place.unit * 2.0, 0.0)  # running unit + prefetched next
+    sharded, replicated = _frozen_weight_bytes(job, params, place.pp, place.tp)
+    frozen_host = sharded / place.shard_w
+    frozen_w = np.where(place.params_on_host, 0.0, frozen_host) + replicated
+    frozen_models = frozen_copies + (1 if adapter_method else 0)
+    weights = trained_copies * trained_w if not adapter_method else 0.0
+    weights = weights + frozen_models * frozen_w
+    weights = weights + np.where(place.gathers, sum(gathered_bytes(job, place.tp, place.pp)), 0.0)
     if job.method == "qlora":
         weights = weights + _largest_matrix(a) / place.tp * 2.0  # dequantised bf16 copy of one matrix
-    return weights
+    host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0)
+    return weights, host
 
 
 def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(gradients, optimizer, adapters, host state) when only LoRA adapters train."""
+    """(gradients, optimizer, adapters, host state) when only LoRA adapters train.
+
+    Sharded by ZeRO stage like any trained weight. Offloading the optimizer moves the optimizer
+    state and fp32 gradients to the host (ZeRO-Offload); offloading the parameters too keeps the
+    adapters' weights and gradients there and steps on the CPU (FSDP CPUOffload(offload_params=True))."""
     w_b, _, o_b = state_bytes(job.precision, job.optimizer)
     g_b = conventions.grad_bytes(job.precision, place.megatron)
-    adapter_params = job.arch.lora_params(job.lora_rank, job.lora_targets) / (place.pp * place.tp)
-    adapters = adapter_params * (w_b + g_b + o_b) / place.shard_o
-    return np.zeros_like(params), np.zeros_like(params), adapters, np.zeros_like(params)
+    n = job.arch.lora_params(job.lora_rank, job.lora_targets) / (place.pp * place.tp)
+    weights = np.where(place.params_on_host, 0.0, n * w_b / place.shard_w)
+    resident = n * g_b / place.shard_g + n * o_b / place.shard_o
+    adapters = weights + np.where(place.opt_on_host, 0.0, resident)
+    host = np.where(place.opt_on_host, n * (o_b + 4.0) / place.shard_o, 0.0)
+    host = host + np.where(place.params_on_host, n * w_b / place.shard_w, 0.0)
+    return np.zeros_like(params), np.zeros_like(params), adapters, host
 
 
 def _trained_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -265,7 +336,11 @@ def _trained_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np
     w_b, _, o_b = state_bytes(job.precision, job.optimizer)
     g_b = conventions.grad_bytes(job.precision, place.megatron)
     trained_copies = _model_copies(job.method)[0]
-    unit, pp, tp = place.unit, place.pp, place.tp
+    pp, tp = place.pp, place.tp
+    root, layers = gathered_unit_params(a, tp, pp)
+    # FSDP reduce-scatters a unit's gradient when the unit's backward ends: the root's (embeddings,
+    # head) is held unsharded for the whole backward, beside the running layer's
+    unit = np.where(place.zero >= 3, root + layers / 2, place.unit)
     resident_g = params * g_b / place.shard_g + np.where(place.zero >= 3, unit * g_b, 0.0)
     gradients = trained_copies * np.where(place.opt_on_host, unit * g_b, resident_g)
     factored = a.factored_state_elems * 4.0 / (pp * tp) if job.optimizer == "adafactor" else 0.0
@@ -303,9 +378,11 @@ def _stage_memory(
     """Bytes per GPU on one pipeline stage holding `params` (and `vision` encoder parameters,
     frozen in 16-bit), with `inflight` micro-batches' activations."""
     a, pp = job.arch, place.pp
-    weights = _stage_weights(job, place, params) + vision * 2.0 / place.tp / place.shard_w
+    weights, weights_host = _stage_weights(job, place, params)
+    weights = weights + vision * 2.0 / place.tp / place.shard_w
     states = _adapter_states if job.method in ADAPTER_METHODS else _trained_states
     gradients, optimizer, adapters, host_state = states(job, place, params)
+    host_state = host_state + weights_host
     activations = inflight * (a.layers / pp) * act.stored_per_layer
     activations = activations + np.maximum(np.where(has_loss, act.loss_peak, 0.0), act.recompute_peak)
     kv_cache = _rollout_kv_cache(job, params, mbs, pp, place.tp)

@@ -54,7 +54,7 @@ def estimate_training(ctx: Context, seq: int) -> Estimate:
     zero, parts = _reported_zero(ctx, job, pick, gbs)
     precision = _precision(ctx, pick.gpu)
     gbs_used = _state_choices(ctx, pick, fixed, zero, gbs, len(types))
-    _state_speed(ctx, pick, precision, job.seq_len)
+    _state_speed(ctx, pick, precision, job, zero)
     mem, io_plan = _memory_and_io(ctx, job, pick, parts, precision, tokens)
     if not mem.fits:
         _suggest_fixes(ctx, job, fixed, pick.gpu, gbs)
@@ -91,7 +91,8 @@ def _job(ctx: Context, seq: int) -> tuple[Job, int, float]:
     tokens = _train_tokens(ctx, seq)
     gbs = _global_batch(ctx, seq, tokens)
     # precision None: bf16-mixed, or fp16-mixed on GPUs without bf16 (decided per type)
-    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets)
+    loss = req.loss or "chunked"
+    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets, loss)
     return job, gbs, tokens
 
 
@@ -279,9 +280,9 @@ def _state_choices(ctx: Context, pick: Pick, fixed: search.Fixed, zero: int, gbs
     return gbs_used
 
 
-def _state_speed(ctx: Context, pick: Pick, precision: str, seq_len: int) -> None:
+def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) -> None:
     """The utilisation, goodput and price the time and cost rest on, and the framework habits the
-    memory follows (with what an unchunked loss would add)."""
+    memory follows (with what an unchunked loss would add, or holds when asked for)."""
     gpu = pick.gpu
     if ctx.req.mfu is None:
         hfu = compute.hardware_utilisation(gpu, ctx.method, precision, ctx.cat.defaults)
@@ -290,11 +291,36 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, seq_len: int) -> None
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
     else:
-        tokens = float(grid.micro_batch[i]) * seq_len / float(grid.cp[i])
-        extra = conventions.unchunked_loss_extra_bytes(tokens, ctx.arch.vocab, float(grid.tp[i]))
-        ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
+        tokens = float(grid.micro_batch[i]) * job.seq_len / float(grid.cp[i])
+        tp = float(grid.tp[i])
+        if job.loss == "unchunked":
+            held = tokens * ctx.arch.vocab * conventions.UNCHUNKED_LOSS_BYTES_PER_LOGIT / tp
+            ctx.assume("activation_conventions_unchunked", gib=held / 2**30)
+        else:
+            extra = conventions.unchunked_loss_extra_bytes(tokens, ctx.arch.vocab, tp)
+            ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
+    _state_sharding(ctx, job, pick, zero)
     price = float(pick.scored.options.price[pick.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
+
+
+def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
+    """What ZeRO-3 / FSDP or parameter offload keeps gathered on each GPU, and what offload moves
+    to the host (memory.gathered_bytes, memory.replicated_constant_bytes)."""
+    grid, i = pick.scored.grid, pick.i
+    offload_all = int(grid.offload[i]) >= memory.OFFLOAD_CODE["cpu-all"]
+    if zero < 3 and not offload_all:
+        return
+    tp, pp = np.asarray(float(grid.tp[i])), np.asarray(float(grid.pp[i]))
+    root, layers = (float(x) / GIB for x in memory.gathered_bytes(job, tp, pp))
+    ctx.assume(
+        "sharded_gathers",
+        root_gib=root,
+        layers_gib=layers,
+        constants_gib=float(memory.replicated_constant_bytes(job, tp, pp)) / GIB,
+        offload_all=offload_all,
+        adapters=ctx.method in ADAPTER_METHODS,
+    )
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -411,6 +437,7 @@ def _resolved(
         pp=int(grid.pp[i]),
         dp=int(grid.dp()[i]),
         ckpt=CKPTS[int(grid.ckpt[i])],
+        loss=job.loss,
         vpp=int(grid.vpp[i]),
         ep=int(grid.ep[i]),
         cp=int(grid.cp[i]),

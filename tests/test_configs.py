@@ -333,14 +333,27 @@ def test_hugging_face_formats_switch_on_liger_where_it_has_kernels():
     assert yaml.safe_load(factory["llamafactory_train.yaml"])["enable_liger_kernel"] is True
 
 
+def test_a_plan_that_counts_the_unchunked_loss_leaves_liger_off():
+    """loss=unchunked: the plan already counts Transformers' own loss, so no Liger flag, and the
+    header says the memory was planned that way."""
+    for fmt, name in (("deepspeed", "launch_deepspeed.sh"), ("fsdp", "launch_accelerate.sh")):
+        script = _trainer_files("llama-3-8b full fine-tune on 8 A100 seq=4096 zero=3 loss=unchunked", fmt)[name]
+        assert "--use_liger_kernel" not in script
+        assert "Transformers' own loss, as asked (loss=unchunked)" in script
+    import yaml
+
+    factory = _trainer_files("llama-3-8b lora on 2 A100 loss=unchunked", "llamafactory")
+    assert "enable_liger_kernel" not in yaml.safe_load(factory["llamafactory_train.yaml"])
+
+
 def test_a_family_liger_does_not_patch_is_told_the_memory_the_whole_logits_take():
     """DeepSeek-V2-Lite (deepseek_v2: no Liger kernels): no flag, and the header states what
-    Transformers' unchunked fp32 loss adds: micro-batch x length x vocabulary x (10 - 3) bytes."""
+    Transformers' unchunked fp32 loss adds: micro-batch x length x vocabulary x (12 - 3) bytes."""
     plan = answer("deepseek-v2-lite full fine-tune on 8 A100 seq=4096 mbs=2", lang="en")
     files = export(plan, "deepspeed")
     script = files["launch_deepspeed.sh"]
     assert "--use_liger_kernel" not in script
-    gib = 2 * 4096 * 102400 * (10 - 3) / 2**30  # DeepSeek-V2-Lite's vocabulary: 102,400
+    gib = 2 * 4096 * 102400 * (12 - 3) / 2**30  # DeepSeek-V2-Lite's vocabulary: 102,400
     assert f"about {gib:.1f} GiB more per GPU" in script
     import yaml
 

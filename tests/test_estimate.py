@@ -276,3 +276,42 @@ def test_serving_beyond_the_native_context_is_planned_with_a_warning():
     est = estimate(Request(model="llama-2-7b", method="infer", seq_len=8192))
     assert "seq_beyond_context_serving" in [n.code for n in est.warnings]
     assert est.resolved.seq_len == 8192
+
+
+def _fsdp_qlora_70b(**fields):
+    """Llama 3 70B QLoRA, FSDP with CPU offload on four 24 GB GPUs at 3,072 tokens (Schmid's run)."""
+    return Request(
+        model="llama-3-70b",
+        method="qlora",
+        gpu="a10g-24gb",
+        gpus=4,
+        zero=3,
+        offload="cpu-all",
+        tp=1,
+        seq_len=3072,
+        micro_batch=1,
+        ckpt="full",
+        **fields,
+    )
+
+
+def test_the_unchunked_loss_is_counted_when_asked():
+    """loss=unchunked adds (12 - 3) bytes for each of 3,072 x 128,256 logits to the activations, and
+    the answer says which loss it counted."""
+    chunked, unchunked = estimate(_fsdp_qlora_70b()), estimate(_fsdp_qlora_70b(loss="unchunked"))
+    extra = 3072 * 128_256 * (12 - 3) / 2**30
+    gap = unchunked.memory.breakdown_gib.activations - chunked.memory.breakdown_gib.activations
+    assert gap == pytest.approx(extra)
+    assert (chunked.resolved.loss, unchunked.resolved.loss) == ("chunked", "unchunked")
+    assert "activation_conventions" in {a.code for a in chunked.assumptions}
+    assert "activation_conventions_unchunked" in {a.code for a in unchunked.assumptions}
+
+
+def test_sharded_plans_say_what_stays_gathered_and_what_goes_to_the_host():
+    est = estimate(_fsdp_qlora_70b())
+    note = next(a for a in est.assumptions if a.code == "sharded_gathers")
+    assert note.params["root_gib"] == pytest.approx((2 * 128_256 * 8_192 + 8_192) * 2 / 2**30)
+    assert note.params["constants_gib"] > 0 and note.params["offload_all"] and note.params["adapters"]
+    assert est.memory.breakdown_gib.adapters == 0.0
+    unsharded = estimate(Request(model="llama-3-8b", method="lora", gpu="a100-80gb", gpus=1))
+    assert "sharded_gathers" not in {a.code for a in unsharded.assumptions}

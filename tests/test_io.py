@@ -4,7 +4,7 @@ import pytest
 
 from gpuplan.estimator import io
 from gpuplan.estimator.architecture import for_model
-from gpuplan.estimator.memory import GIB, Job
+from gpuplan.estimator.memory import GIB, Job, loaded_model_bytes
 
 
 def test_checkpoint_bytes_full_and_adapters(cat):
@@ -104,5 +104,27 @@ def test_storage_grows_to_raid_when_local_disk_is_small(cat):
 
 def test_host_ram_counts_offload_loading_and_processes(cat):
     a = for_model("llama-2-7b")
-    ram = io.host_ram_gib(cat, a, gpus=8, per_node=8, offload_gib_per_node=100)
+    ram = io.host_ram_gib(cat, a.params * 2.0, gpus=8, per_node=8, offload_gib_per_node=100)
     assert ram == pytest.approx(100 * 1.5 + a.params * 2 / GIB + 8 * 8)
+
+
+def test_a_qlora_node_loads_the_nf4_model_not_the_16_bit_checkpoint(cat):
+    """Host RAM for QLoRA counts the model as Transformers keeps it while loading under FSDP: NF4."""
+    a = for_model("llama-2-7b")
+    job = Job(a, "qlora", "bf16-mixed", "paged-adamw8bit", 2048)
+    plan = io.training_io(
+        cat,
+        job,
+        precision="bf16-mixed",
+        train_tokens=1e8,
+        epochs=1.0,
+        dataset_gb=None,
+        data_kind="text",
+        tokens_per_s_total=1e4,
+        gpus=2,
+        per_node=8,
+        offload_gib_per_node=0.0,
+        nvme_gib_per_node=0.0,
+    )
+    assert plan.host_ram_gib == pytest.approx(loaded_model_bytes(job) / GIB + 2 * 8)
+    assert loaded_model_bytes(job) < 0.3 * a.params * 2.0

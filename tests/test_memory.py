@@ -12,6 +12,7 @@ from gpuplan.estimator.memory import (
     Overheads,
     activation_elems_per_token_layer,
     kv_bytes_per_token,
+    loaded_model_bytes,
     per_gpu_total,
     serving_memory,
     state_bytes,
@@ -58,9 +59,11 @@ def test_zero_stages_shard_what_the_paper_says(cat, zero, weights, grads, opt):
     a = from_spec(cat.models["llama-2-13b"])
     job = Job(a, "full", "bf16-mixed", "adamw", 2048)
     parts = training_memory(job, Layout(8, zero=zero), NO_OVERHEAD)
-    unit = a.largest_unit_params
-    gathered = 2 * unit * 2.0 if zero == 3 else 0.0  # the running and the prefetched unit, 16-bit
-    unit_grads = unit * 2.0 if zero == 3 else 0.0
+    # Llama 2 13B: embedding and head 32,000 x 5,120 each, final norm 5,120; a layer holds
+    # 4 x 5,120^2 attention + 3 x 5,120 x 13,824 MLP + 2 x 5,120 norm = 317,204,480 parameters
+    root, layer = 2 * 32_000 * 5_120 + 5_120, 4 * 5_120**2 + 3 * 5_120 * 13_824 + 2 * 5_120
+    gathered = (root + 2 * layer) * 2.0 if zero == 3 else 0.0  # FSDP's root unit, running + prefetched layer
+    unit_grads = (root + layer) * 2.0 if zero == 3 else 0.0  # the root's and the running layer's, unsharded
     assert float(parts["weights"]) == pytest.approx(2 * a.params * weights + gathered)
     assert float(parts["gradients"]) == pytest.approx(2 * a.params * grads + unit_grads)
     assert float(parts["optimizer"]) == pytest.approx(12 * a.params * opt)
@@ -236,3 +239,91 @@ def test_context_parallel_splits_the_activations(cat):
     two = training_memory(job, Layout(8, zero=3, ckpt=1, cp=2), NO_OVERHEAD)["activations"]
     four = training_memory(job, Layout(8, zero=3, ckpt=1, cp=4), NO_OVERHEAD)["activations"]
     assert float(four) == pytest.approx(float(two) / 2, rel=1e-6)
+
+
+# --- adapters under ZeRO-3 / FSDP, with and without offload ------------------------------------
+# Llama 3 70B: hidden 8,192, 80 layers, MLP 28,672, 8 KV heads of 128 (k and v 1,024 wide), vocabulary
+# 128,256, untied head. One layer's linear weights: q and o 8,192^2 each, k and v 8,192 x 1,024 each,
+# gate, up and down 8,192 x 28,672 each.
+L3_LAYER_LINEAR = 2 * 8_192**2 + 2 * 8_192 * 1_024 + 3 * 8_192 * 28_672  # 855,638,016
+L3_LINEAR = 80 * L3_LAYER_LINEAR  # 68,451,041,280
+L3_ROOT = 2 * 128_256 * 8_192 + 8_192  # embedding + head + final norm: 2,101,354,496
+L3_REST = L3_ROOT + 80 * 2 * 8_192  # everything kept 16-bit in QLoRA: the root and the layer norms
+L3_DEQUANT = 8_192 * 28_672 * 2.0  # one MLP matrix dequantised to bf16
+
+
+def _qlora_70b(**layout):
+    a = for_model("llama-3-70b")
+    job = Job(a, "qlora", "bf16-mixed", "adamw", 3072, lora_rank=16)
+    return a, training_memory(job, Layout(4, zero=3, ckpt=2, **layout), NO_OVERHEAD)
+
+
+def test_llama3_70b_shape_matches_the_hand_count():
+    a = for_model("llama-3-70b")
+    assert a.params == L3_LINEAR + L3_REST == 70_553_706_496
+
+
+def test_qlora_under_zero3_shards_the_4bit_data_and_gathers_4bit_layers():
+    """Four GPUs, ZeRO-3: each keeps a quarter of the NF4 data and of the 16-bit rest, all of the
+    quantisation constants (bitsandbytes keeps them on the module, FSDP shards only parameters),
+    the root unit gathered in 16-bit, two layers gathered in 4 bits and one dequantised matrix."""
+    _, parts = _qlora_70b()
+    resident = (L3_LINEAR * 0.5 + L3_REST * 2.0) / 4 + L3_LINEAR * 0.127 / 8
+    gathered = L3_ROOT * 2.0 + 2 * (L3_LAYER_LINEAR * 0.5 + 2 * 8_192 * 2.0)
+    assert float(parts["weights"]) == pytest.approx(resident + gathered + L3_DEQUANT)
+
+
+def test_parameter_offload_keeps_base_and_adapters_in_host_ram():
+    """offload=cpu-all (FSDP CPUOffload(offload_params=True)): the GPU keeps the constants, the gathered
+    units and the dequantised matrix; the node's host RAM keeps the sharded NF4 base of all four GPUs
+    and the adapters' 16-bit weights plus fp32 gradients and Adam state (2 + 4 + 12 bytes)."""
+    a, parts = _qlora_70b(offload=3)
+    gpu = L3_LINEAR * 0.127 / 8 + L3_ROOT * 2.0 + 2 * (L3_LAYER_LINEAR * 0.5 + 2 * 8_192 * 2.0) + L3_DEQUANT
+    assert float(parts["weights"]) == pytest.approx(gpu)
+    assert float(parts["adapters"]) == 0.0
+    lora = a.lora_params(16)
+    host = L3_LINEAR * 0.5 + L3_REST * 2.0 + lora * (2 + 4 + 12)
+    assert float(parts["host_offload"]) == pytest.approx(host)
+
+
+def test_optimizer_offload_keeps_adapter_weights_and_moves_their_state():
+    """offload=cpu (ZeRO-Offload): the adapters' 16-bit weights stay, sharded, on the GPU; their
+    fp32 gradients and Adam state (4 + 12 bytes) go to the host."""
+    a, parts = _qlora_70b(offload=1)
+    lora = a.lora_params(16)
+    assert float(parts["adapters"]) == pytest.approx(lora * 2.0 / 4)
+    assert float(parts["host_offload"]) == pytest.approx(lora * (4 + 12))
+
+
+def test_lora_adapters_shard_by_zero_stage():
+    """ZeRO-1 shards only the adapters' optimizer state, ZeRO-3 their weights and gradients too."""
+    a = for_model("llama-3.1-8b")
+    job = Job(a, "lora", "bf16-mixed", "adamw", 2048, lora_rank=8)
+    n = a.lora_params(8)
+    one = training_memory(job, Layout(8, zero=1), NO_OVERHEAD)["adapters"]
+    three = training_memory(job, Layout(8, zero=3), NO_OVERHEAD)["adapters"]
+    assert float(one) == pytest.approx(n * (2 + 2 + 12 / 8))
+    assert float(three) == pytest.approx(n * 16 / 8)
+
+
+def test_unchunked_loss_holds_twelve_bytes_per_logit():
+    """loss=unchunked: the backward of log-softmax holds its saved fp32 output, the gradient it gets
+    and the one it returns: 3 x 4 bytes for each of 2,048 x 128,256 logits, beside the final norm's
+    bf16 output; the chunked loss holds 2 + 8/8 bytes."""
+    a = for_model("llama-3.1-8b")
+    tokens, vocab = 2048, 128_256
+    inputs = 32 * tokens * 4096 * 2.0  # full checkpointing: each layer's input
+    for loss, per_logit in (("unchunked", 12), ("chunked", 3)):
+        job = Job(a, "lora", "bf16-mixed", "adamw", tokens, lora_rank=8, loss=loss)
+        acts = training_memory(job, Layout(1, ckpt=2), NO_OVERHEAD)["activations"]
+        assert float(acts) == pytest.approx(inputs + tokens * (vocab * per_logit + 4096 * 2.0))
+
+
+def test_qlora_loads_the_nf4_model_into_host_ram():
+    """Transformers quantises each weight on the GPU and keeps the NF4 result on the CPU (FSDP,
+    ZeRO-3): the loader's copy is the 4-bit model, not the 16-bit checkpoint."""
+    a = for_model("llama-3-70b")
+    qlora = Job(a, "qlora", "bf16-mixed", "adamw", 2048)
+    lora = Job(a, "lora", "bf16-mixed", "adamw", 2048)
+    assert loaded_model_bytes(qlora) == pytest.approx(L3_LINEAR * 4.127 / 8 + L3_REST * 2.0)
+    assert loaded_model_bytes(lora) == pytest.approx(a.params * 2.0)

@@ -22,6 +22,7 @@ CASES = [
     ("zero=fsdp 70b", dict(params_b=70, zero=3)),
     ("70b budget=5万美元 deadline=2周", dict(params_b=70, budget_usd=50_000, deadline_days=14)),
     ("70b optim=paged_adamw8bit", dict(params_b=70, optimizer="paged-adamw8bit")),
+    ("qlora 70b offload=cpu-all loss=unchunked", dict(params_b=70, offload="cpu-all", loss="unchunked")),
     ("７０ｂ　ｆｕｌｌ", dict(params_b=70, method="full")),  # full-width characters
 ]
 
@@ -70,6 +71,7 @@ def test_currency_assumption_recorded():
         ("model=gpt-9", "unknown_model"),
         ("70b gpu=tpu", "unknown_gpu"),
         ("70b ckpt=sometimes", "bad_value"),
+        ("70b loss=liger", "bad_value"),
     ],
 )
 def test_bad_tokens_are_named(text, code):

@@ -3,7 +3,7 @@ fabric, and the Hugging Face Trainer arguments that carry the batch, optimizer a
 
 from __future__ import annotations
 
-from gpuplan.bot.configs.launch import ConfigError, Launch, liger_model_type
+from gpuplan.bot.configs.launch import ConfigError, Launch, uses_liger
 from gpuplan.bot.configs.text import CHANGE_ME, Words, flag
 from gpuplan.estimator import conventions
 
@@ -103,8 +103,11 @@ def torchrun_flags(launch: Launch) -> list[str]:
 def loss_note(launch: Launch, words: Words) -> list[str]:
     """The plan's memory counts a loss taken in chunks; a Hugging Face trainer does so with Liger's
     fused linear cross-entropy (switched on where Liger has kernels for the family), else it holds
-    the whole sequence's fp32 logits: how much more that needs per GPU."""
-    if liger_model_type(launch):
+    the whole sequence's fp32 logits: how much more that needs per GPU. A plan that counts that
+    loss already (loss=unchunked) says so."""
+    if launch.loss == "unchunked":
+        return [words("loss_as_asked")]
+    if uses_liger(launch):
         return [words("loss_liger")]
     tokens = launch.micro_batch * launch.seq_len / launch.cp
     gib = conventions.unchunked_loss_extra_bytes(tokens, launch.arch.vocab, launch.tp) / 2**30
@@ -125,6 +128,6 @@ def trainer_args(launch: Launch, *, checkpointing: bool = True) -> list[str]:
         args.append(flag("--optim", HF_OPTIM[launch.optimizer]))
     if checkpointing and launch.ckpt != "none":
         args.append(flag("--gradient_checkpointing", "true"))
-    if liger_model_type(launch):
+    if uses_liger(launch):
         args.append(flag("--use_liger_kernel", "true"))
     return args

@@ -59,6 +59,7 @@ class Launch:
     max_num_seqs: int | None  # serving: the sequences the KV-cache budget holds at full load
     memory_fraction: float  # serving: the engine's share of GPU memory the plan assumed
     note: str = ""  # a header line about how the plan was made for this format
+    loss: str = "chunked"  # the cross-entropy the plan's memory counts (loss=unchunked: Transformers' own)
 
     @property
     def serving(self) -> bool:
@@ -118,6 +119,7 @@ def launch_from(plan: Plan) -> Launch:
         checkpoint_minutes=interval if save_every else None,
         max_num_seqs=(serving.max_concurrency or serving.concurrency) if serving else None,
         memory_fraction=cat.defaults.number("inference", "engine_memory_fraction"),
+        loss=r.loss or "chunked",
     )
 
 
@@ -149,6 +151,12 @@ def liger_model_type(launch: Launch) -> str | None:
     """The model_type Liger-Kernel patches for the family (its fused linear cross-entropy), from
     knowledge/exports.yaml; None when it has no kernels for it."""
     return _family_entry(launch, "liger_kernels", "model_type")
+
+
+def uses_liger(launch: Launch) -> bool:
+    """Whether the Hugging Face formats switch on Liger's fused cross-entropy: where Liger has
+    kernels for the family, unless the plan counts Transformers' own loss (loss=unchunked)."""
+    return launch.loss != "unchunked" and liger_model_type(launch) is not None
 
 
 def _family_entry(launch: Launch, table: str, field: str) -> str | None:

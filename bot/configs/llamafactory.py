@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplan.bot.configs import common, deepspeed
-from gpuplan.bot.configs.launch import Launch, chat_template, decoder_layer_class, liger_model_type
+from gpuplan.bot.configs.launch import Launch, chat_template, decoder_layer_class, uses_liger
 from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag, json_text, yaml_text
 from gpuplan.bot.render import human
 
@@ -64,7 +64,7 @@ def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
     )
     if launch.optimizer in common.HF_OPTIM:
         entries.append(("optim", common.HF_OPTIM[launch.optimizer], words("optimizer", optimizer=launch.optimizer)))
-    if liger_model_type(launch):
+    if uses_liger(launch):
         entries.append(("enable_liger_kernel", True, words("enable_liger_kernel")))
     return entries
 

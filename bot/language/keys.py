@@ -16,7 +16,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplan.bot.language import artifacts, values
-from gpuplan.estimator.schema import AREAS, CKPTS, DATA_KINDS, METHODS, OBJECTIVES, OFFLOADS, OPTIMIZERS, REGIONS, Note
+from gpuplan.estimator.schema import (
+    AREAS,
+    CKPTS,
+    DATA_KINDS,
+    LOSSES,
+    METHODS,
+    OBJECTIVES,
+    OFFLOADS,
+    OPTIMIZERS,
+    REGIONS,
+    Note,
+)
 from gpuplan.knowledge import Catalog
 
 
@@ -103,6 +114,7 @@ KEYS: tuple[Key, ...] = (
     Key("ep", ("ep",), _integer("ep"), "ep=8"),
     Key("cp", ("cp",), _integer("cp"), "cp=2"),
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
+    Key("loss", ("loss",), _enum(LOSSES, "loss"), "loss=unchunked"),
     Key("precision", ("precision",), lambda raw, cat: {"precision": raw.lower()}, "precision=bf16-mixed"),
     Key(
         "optim",
