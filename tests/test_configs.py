@@ -547,3 +547,14 @@ def test_pasted_expert_parallel_servers_are_read_as_gpuplan_plans_them(command, 
     ways keeps its tensor parallelism (gpuplan plans EP with tp = 1 only)."""
     got = read(f"```\n{command}\n```")[0].request
     assert (got.tp, got.ep, got.gpus) == (tp, ep, 8)
+
+
+def test_fsdp_adapters_follow_peft_guide():
+    """PEFT's FSDP guide: adapters need fsdp_use_orig_params false to save memory, and paged 8-bit
+    AdamW fails to save a checkpoint under FSDP + QLoRA (the launch line asks for 8-bit AdamW)."""
+    qlora = export(answer("llama-3-70b qlora gpu=rtx-4090 gpus=4 zero=3 offload=cpu-all tp=1 pp=1"), "fsdp")
+    assert "fsdp_use_orig_params: false" in qlora["accelerate_fsdp.yaml"]
+    (command,) = script_commands(qlora["launch_accelerate.sh"])
+    assert "paged_adamw_8bit" not in command and command[command.index("--optim") + 1] == "adamw_bnb_8bit"
+    full = export(answer("qwen2.5-7b full gpus=16 gpu=a100-80gb tp=1 pp=1 zero=3"), "fsdp")
+    assert "fsdp_use_orig_params: true" in full["accelerate_fsdp.yaml"]

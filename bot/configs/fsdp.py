@@ -7,6 +7,7 @@ ZeRO NO_SHARD; FSDP offloads parameters, gradients and optimizer state together.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from gpuplan.bot.configs import common
@@ -55,7 +56,8 @@ def config_entries(launch: Launch, words: Words) -> list[tuple[str, Any, str]]:
         ("fsdp_state_dict_type", "SHARDED_STATE_DICT", ""),
         ("fsdp_cpu_ram_efficient_loading", True, ""),
         ("fsdp_sync_module_states", True, ""),
-        ("fsdp_use_orig_params", True, ""),
+        # PEFT's FSDP guide: use_orig_params must be false for adapters to save GPU memory
+        ("fsdp_use_orig_params", not launch.adapters, words("orig_params_adapters") if launch.adapters else ""),
     ]
     return [
         ("compute_environment", "LOCAL_MACHINE", ""),
@@ -85,6 +87,8 @@ def files(launch: Launch, words: Words) -> dict[str, str]:
     extra += [words("header_trainer_args"), *common.loss_note(launch, words), *common.fabric_note(launch, words)]
     if launch.ckpt == "selective":
         extra.append(words("header_selective"))
+    if launch.optimizer == "paged-adamw8bit":
+        extra.append(words("header_fsdp_paged_optim"))
     script = Script(common.header(launch, words, *extra))
     script.variables = [*common.rendezvous(launch, words), common.train_script(words)]
     script.exports = common.nccl_exports(launch, words)
@@ -95,9 +99,17 @@ def files(launch: Launch, words: Words) -> dict[str, str]:
             flag("--main_process_ip", "$MASTER_ADDR"),
             flag("--main_process_port", "$MASTER_PORT"),
         ]
-    command += ['"$TRAIN_SCRIPT"', *common.trainer_args(launch, checkpointing=False)]
+    command += ['"$TRAIN_SCRIPT"', *common.trainer_args(_saveable_optimizer(launch), checkpointing=False)]
     script.commands = [command]
     return {
         CONFIG_NAME: yaml_text(common.header(launch, words), config_entries(launch, words)),
         "launch_accelerate.sh": script.text(),
     }
+
+
+def _saveable_optimizer(launch: Launch) -> Launch:
+    """Paged 8-bit AdamW fails to save a checkpoint under FSDP with QLoRA (PEFT's FSDP guide, known
+    issues); plain 8-bit AdamW keeps the plan's optimizer state size."""
+    if launch.optimizer != "paged-adamw8bit":
+        return launch
+    return dataclasses.replace(launch, optimizer="adamw8bit")
