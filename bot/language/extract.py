@@ -527,14 +527,31 @@ class Reader:
             self._drop_counts_read_at(old[0])  # "needs 8xH100 ..., on a single 4090": the 8 went with the H100
         return keep is new
 
-    def _restore_counts(self, counts: dict[str, int | None]) -> None:
-        for name, value in counts.items():
-            if value is None:
-                self.fields.pop(name, None)
-                self.words.pop(name, None)
-                self.spans.pop(name, None)
-            else:
-                self.fields[name] = value
+    def _counts_now(self) -> tuple[dict[str, tuple], int]:
+        """The GPU and node readings as they stand, and how many set-aside notes there are."""
+        table = (self.fields, self.words, self.spans)
+        return {name: tuple(t.get(name) for t in table) for name in ("gpus", "nodes")}, len(self.set_aside)
+
+    def _restore_counts(self, before: tuple[dict[str, tuple], int]) -> None:
+        """The GPU and node readings back as `_counts_now` saw them, the notes made since dropped."""
+        readings, notes = before
+        for name, saved in readings.items():
+            for table, value in zip((self.fields, self.words, self.spans), saved, strict=True):
+                if value is None:
+                    table.pop(name, None)
+                else:
+                    table[name] = value
+        self.set_aside[notes:] = [n for n in self.set_aside[notes:] if n.params["field"] not in readings]
+
+    def _remember_mention(self, gpu: str, span: tuple[int, int], start: int) -> None:
+        """What one GPU mention came with, for comparisons and mixed setups: its counts, and whether
+        the user lacks it."""
+        here = self.counts_at.get(("gpus", span)) or self.counts_at.get(("weak", span))
+        if here:
+            self.gpu_counts.setdefault(gpu, here)
+        self.gpu_mentions.append((gpu, (start, span[1]), here, self.counts_at.get(("nodes", span))))
+        if lacked(self.scan.original, span):
+            self.gpus_lacked.add(gpu)
 
     def _drop_counts_read_at(self, span: tuple[int, int]) -> None:
         """Forget the GPU and node counts written with the GPU name at `span`, now set aside."""
@@ -635,20 +652,14 @@ class Reader:
             kept = self.set("gpu", found_id, words)
             if memory_span:
                 self.scan.blank(*memory_span)
-            counts = {name: self.fields.get(name) for name in ("gpus", "nodes")}
+            before = self._counts_now()
             if server:
                 self._dgx_servers(start, words, found_id)
             else:
                 self._gpu_count(start, match.end(), words, memory_span, found_id)
             if not kept:  # the counts written with a GPU set aside are set aside with it
-                self._restore_counts(counts)
-            here = self.counts_at.get(("gpus", match.span())) or self.counts_at.get(("weak", match.span()))
-            if here:
-                self.gpu_counts.setdefault(found_id, here)
-            nodes_here = self.counts_at.get(("nodes", match.span()))
-            self.gpu_mentions.append((found_id, (start, match.end()), here, nodes_here))
-            if lacked(self.scan.original, match.span()):
-                self.gpus_lacked.add(found_id)
+                self._restore_counts(before)
+            self._remember_mention(found_id, match.span(), start)
             if total:
                 said = self.scan.original[start : max(match.end(), memory_span[1])].strip()  # "a100 160gb"
                 found_id = self._memory_in_all(found_id, total, said)
