@@ -168,3 +168,33 @@ def test_fast_alternation_finds_the_same_matches(text):
     for pattern in SPREAD:
         one, spread = re.compile(pattern), re.compile(fast_alternation([pattern]))
         assert [m.span() for m in one.finditer(text)] == [m.span() for m in spread.finditer(text)]
+
+
+def _with_family(code: str = "model_family_sizes") -> parser.Parsed:
+    parsed = parser.Parsed(request=parser.Request(), lang="en")
+    parsed.notes.append(parser.Note(code=code, params={"value": "llama 3", "models": ["llama-3-8b"]}))
+    return parsed
+
+
+@pytest.mark.parametrize(
+    "sure, expected",
+    [
+        (False, "plan"),  # "How to fine tune LLaMA 3 in Colab?": unsure, ours, asked back for the size
+        (True, "other"),  # "how to use llama2's conversation template": the classifier is sure
+    ],
+)
+def test_a_family_named_overrules_other_only_when_the_classifier_is_unsure(sure, expected):
+    assert intent.overruled("other", _with_family(), "plan", "", sure=sure) == expected
+
+
+@needs_model
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Conversation_template: could you tell me how to use this conversation_template with llama2?",
+        "求助：llamafactory-cli eval 评估qwen模型的时候template 应该填什么",
+        "[Question] License question for LLaVA 1.5: can it be used commercially?",
+    ],
+)
+def test_questions_outside_the_field_naming_a_family_stay_outside(question):
+    assert parser.parse(question).intent == "other"
