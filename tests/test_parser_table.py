@@ -338,6 +338,7 @@ EN = [
         dict(model="llama-3.1-70b", method="qlora", gpu="rtx-5090d-32gb", gpus=4),
     ),
     ("RTX 4090 Laptop, lora on llama-3-8b", dict(model="llama-3-8b", method="lora", gpu="rtx-4090-laptop-16gb")),
+    ("Qwen2.5-72B-Instruct-AWQ on 2 A100, how many users?", dict(model="qwen2.5-72b", precision="int4")),
 ]
 
 ZH = [
@@ -632,6 +633,12 @@ ZH = [
     ("a2000 12g 推理 qwen2.5-7b", dict(model="qwen2.5-7b", method="infer", gpu="rtx-a2000-12gb")),
     ("笔记本 4060 laptop 8G 跑 qwen2.5-7b 推理", dict(model="qwen2.5-7b", method="infer", gpu="rtx-4060-laptop-8gb")),
     ("两张3070 训练 1.5b 模型", dict(params_b=1.5, gpu="rtx-3070-8gb", gpus=2)),
+    # a quantised checkpoint's name is its precision; 满血版 is served; a precision read for training is served
+    (
+        "vllm部署qwen2.5-72b-awq，2张4090，max-model-len 8192 能不能跑",
+        dict(model="qwen2.5-72b", method="infer", precision="int4", gpus=2),
+    ),
+    ("DeepSeek-V3 671B 满血版需要多少张H20？fp8", dict(model="deepseek-v3", method="infer", precision="fp8")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

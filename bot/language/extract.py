@@ -301,6 +301,9 @@ def _rx(pattern: str) -> re.Pattern:
     return re.compile(literal_first(pattern))
 
 
+# a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
+# checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
+_QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
 _TOTAL_AFTER = re.compile(r"\s*(?:in total|total|combined|altogether|总共|总计|合计|共)")
 
 
@@ -792,6 +795,8 @@ class Reader:
             self.mention(("model", found_id), span, bool(_SIZED.search(match.group(1))))
             words = self.scan.take(match)
             self.scan.blank(span[0], match.start())
+            if _QUANTISED_NAME.search(match.group(0), len(match.group(1))):
+                self.set("precision_word", "int4", words)  # "qwen2.5-72b-awq": a 4-bit checkpoint
             if found_id not in found:
                 found.append(found_id)
                 self.model_words.setdefault(found_id, words)

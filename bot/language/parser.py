@@ -487,6 +487,8 @@ def _merge(
         parsed.errors.append(Note(code="bad_value", params={"key": "request", "value": str(exc)[:200], "example": ""}))
 
 
+# a precision word read for training, as serving names it
+SERVING_PRECISION = {"bf16-mixed": "bf16", "fp16-mixed": "fp16", "fp8-mixed": "fp8"}
 _ASKS = re.compile(r"[?？]|吗|么|呢|多少|多大|几张|几块|\b(?:how|what|which|can|could|would)\b")
 
 
@@ -494,14 +496,14 @@ def _serving_by_default(parsed: Parsed, raw: str) -> None:
     """A question in words that names no method and no word of training anywhere, pasted text
     included ("How much VRAM does llama-3-8b need?", "R1 的各个版本的显存占用情况有文档不？"), asks
     about running the model: every such labelled question with a method (train/questions/) was
-    about serving. A terse request ("70b", "llama 70b gpus=8") keeps the full fine-tune default, and
-    a symptom ("fp8 is slower than fp16") may be of any job."""
+    about serving. A terse request ("70b", "llama 70b gpus=8") keeps the full fine-tune default."""
     if parsed.request.method or "method" in parsed.fixed:
         return
     text, voc = raw.lower(), extract.vocabulary()
     trains = voc.training.search(text) or voc.finetune.search(text) or voc.any_method.search(text)
     if _ASKS.search(text) and not trains and not intent.triggered(text):  # a symptom: of any job
-        parsed.request = parsed.request.model_copy(update={"method": "infer"})
+        precision = SERVING_PRECISION.get(parsed.request.precision, parsed.request.precision)  # "fp8" read for training
+        parsed.request = parsed.request.model_copy(update={"method": "infer", "precision": precision})
         parsed.notes.append(Note(code="no_training_word_serving"))
 
 
