@@ -138,11 +138,11 @@ def _about_hardware(
 
 def largest_findings(largest: dict[str, Any]) -> list[Note]:
     rows = [Note(code="largest_heading", params={"gpu": largest["gpu"], "gpus": largest["gpus"]})]
-    for method, row in largest["methods"].items():
+    for key, row in largest["methods"].items():
         if row is None:
-            rows.append(Note(code="largest_none", params={"method": method}))
+            rows.append(Note(code="largest_none", params={"method": key.split("_")[0]}))
         else:
-            rows.append(Note(code="largest_row", params={"method": method, **row}))
+            rows.append(Note(code="largest_row", params=row))
     in_time = largest["pretrain_in_time"]
     if in_time:
         rows.append(Note(code="largest_in_time", params={**in_time, "given": largest["deadline_given"]}))

@@ -36,12 +36,13 @@ def largest(request: Request, cat: Catalog) -> dict[str, Any]:
         raise RequestError(problems)
     estimate(_request(base, "lora", SMALLEST_B), cat)  # settings no size can meet (tp=3: heads) raise here
     out: dict[str, Any] = {"gpu": base.gpu, "gpus": base.gpus, "methods": {}}
-    for method in METHODS:
-        size = _bisect(lambda b, m=method: _fits(base, m, b, cat))
-        out["methods"][method] = _row(base, method, size, cat) if size else None
+    for key, method, fixed in _rows(base):
+        size = _bisect(lambda b, m=method, f=fixed: _fits(f, m, b, cat))
+        out["methods"][key] = _row(fixed, method, size, cat) if size else None
     deadline = request.deadline_days or DEFAULT_DEADLINE_DAYS
-    size = _bisect(lambda b: _ends_by(base, b, deadline, cat))
-    out["pretrain_in_time"] = {**_row(base, "pretrain", size, cat), "deadline_days": deadline} if size else None
+    training = _rows(base)[0][2]
+    size = _bisect(lambda b: _ends_by(training, b, deadline, cat))
+    out["pretrain_in_time"] = {**_row(training, "pretrain", size, cat), "deadline_days": deadline} if size else None
     out["deadline_given"] = request.deadline_days is not None
     return out
 
@@ -54,6 +55,21 @@ def _base(request: Request, cat: Catalog) -> Request:
         raise RequestError([Note(code="unknown_gpu", params={"value": gpu or "", "suggestions": []})])
     gpus = request.gpus or (request.nodes or 1) * cat.gpus[gpu].gpus_per_node
     return request.model_copy(update={"gpus": gpus, "deadline_days": None, "budget_usd": None})
+
+
+def _rows(base: Request) -> list[tuple[str, str, Request]]:
+    """(key, method, the request it is sized with): every method as the question fixes it; serving
+    runs one sequence unless the question says how many ("what is the largest model one A100 can
+    run" asks what loads, not what serves sixteen users at once), and again in 4 bits unless the
+    question fixes the precision."""
+    # a served question's concurrency ("64 concurrent users") is no training micro-batch
+    training = base.model_copy(update={"micro_batch": None}) if base.method == "infer" else base
+    rows = [(method, method, training) for method in METHODS if method != "infer"]
+    serving = base.model_copy(update={"micro_batch": base.micro_batch or 1})
+    rows.append(("infer", "infer", serving))
+    if base.precision is None:
+        rows.append(("infer_int4", "infer", serving.model_copy(update={"precision": "int4"})))
+    return rows
 
 
 def _request(base: Request, method: str, size_b: float) -> Request:
@@ -92,6 +108,10 @@ def _bisect(ok: Callable[[float], bool]) -> float | None:
 def _row(base: Request, method: str, size_b: float, cat: Catalog) -> dict[str, Any]:
     est = estimate(_request(base, method, size_b), cat)
     return {
+        "method": method,
+        "precision": est.resolved.precision,
+        "sequences": est.resolved.micro_batch,
+        "seq_len": est.resolved.seq_len,
         "params_b": size_b,
         "per_gpu_gib": est.memory.per_gpu_gib,
         "capacity_gib": est.memory.capacity_gib,

@@ -33,13 +33,18 @@ def test_largest_sizes_fit_and_a_little_more_does_not(cat):
     request = Request(gpu="h100-80gb", gpus=8)
     largest = capacity.largest(request, cat)
     assert largest["gpus"] == 8 and largest["gpu"] == "h100-80gb"
-    sizes = {m: row["params_b"] for m, row in largest["methods"].items() if row}
+    rows = {key: row for key, row in largest["methods"].items() if row}
+    sizes = {key: row["params_b"] for key, row in rows.items()}
     assert sizes["pretrain"] <= sizes["full"] < sizes["lora"] < sizes["qlora"]
-    for method, size in sizes.items():
-        if size < capacity.LARGEST_B:
-            fits = estimate(Request(params_b=size, method=method, gpu="h100-80gb", gpus=8), cat).memory.fits
-            bigger = estimate(Request(params_b=size * 1.05, method=method, gpu="h100-80gb", gpus=8), cat)
-            assert fits and not bigger.memory.fits, method
+    assert sizes["infer"] < sizes["infer_int4"]  # one sequence served, in 16 and in 4 bits
+    assert rows["infer"]["sequences"] == rows["infer_int4"]["sequences"] == 1
+    for key, row in rows.items():
+        if row["params_b"] < capacity.LARGEST_B:
+            serving = {"micro_batch": 1, "precision": row["precision"]} if row["method"] == "infer" else {}
+            same = dict(method=row["method"], gpu="h100-80gb", gpus=8, **serving)
+            fits = estimate(Request(params_b=row["params_b"], **same), cat).memory.fits
+            bigger = estimate(Request(params_b=row["params_b"] * 1.05, **same), cat)
+            assert fits and not bigger.memory.fits, key
 
 
 def test_largest_honours_the_settings_the_question_fixes(cat):
@@ -165,3 +170,14 @@ def test_impossible_readings_never_stop_an_answer(question):
     assert plan.estimate or plan.clarify or plan.diagnoses or plan.intent == "other", question
     if plan.estimate:
         assert math.isfinite(plan.estimate.compute.cost_usd)
+
+
+def test_largest_serving_keeps_the_concurrency_asked_and_training_ignores_it(cat):
+    """ "32 L40S ... serve with 64 concurrent users": the serving rows hold 64 sequences, the
+    training rows are sized as without them (concurrency is no training micro-batch)."""
+    asked = capacity.largest(Request(gpu="l40s-48gb", gpus=32, method="infer", micro_batch=64), cat)
+    plain = capacity.largest(Request(gpu="l40s-48gb", gpus=32), cat)
+    assert asked["methods"]["infer"]["sequences"] == 64
+    assert asked["methods"]["infer"]["params_b"] < plain["methods"]["infer"]["params_b"]
+    assert asked["methods"]["full"]["params_b"] == plain["methods"]["full"]["params_b"]
+    assert asked["pretrain_in_time"]["params_b"] == plain["pretrain_in_time"]["params_b"]
