@@ -69,8 +69,10 @@ class Replica:
 
 
 def estimate_serving(ctx: Context, seq: int) -> Estimate:
-    precision, batch = _precision_and_batch(ctx)
-    replica = _choose(ctx, precision, batch, seq)
+    precision = _precision(ctx)
+    types = _types_for(ctx, precision)
+    batch = _concurrency(ctx, types, precision, seq)
+    replica = _choose(ctx, types, precision, batch, seq)
     gpus = ctx.req.gpus or replica.gpus
     _state_choices(ctx, replica, gpus)
     tokens, seconds = _day_or_tokens(ctx, replica, gpus)
@@ -90,17 +92,41 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
     )
 
 
-def _precision_and_batch(ctx: Context) -> tuple[str, int]:
-    """The weights' precision (the request's, else the published checkpoint's, else 16-bit) and the
-    number of sequences served at once."""
+def _precision(ctx: Context) -> str:
+    """The weights' precision: the request's, else the published checkpoint's, else 16-bit."""
     default = str(ctx.cat.defaults.precision["infer"].value)
     precision = ctx.req.precision or _published_precision(ctx, ctx.gpu) or default
     if not ctx.req.precision:
         ctx.assume("default_serve_precision", precision=precision)
-    batch = ctx.req.micro_batch or int(ctx.cat.defaults.micro_batch["infer"])
-    if not ctx.req.micro_batch:
+    return precision
+
+
+def _types_for(ctx: Context, precision: str) -> list[GPU]:
+    """The GPU types the search may use; FP8 weights need FP8 tensor cores or Ampere's weight-only
+    kernels."""
+    types = candidate_gpus(ctx, None)
+    if precision == "fp8":
+        types = [g for g in types if g.fp8_tflops or g.family.startswith("ampere")] or types
+    return types
+
+
+def _concurrency(ctx: Context, types: list[GPU], precision: str, seq: int) -> int:
+    """The sequences served at once: the request's, else the default, halved while the GPUs the
+    question fixes cannot hold that many ("llama 3.1 8b on an L4": sixteen 4k sequences do not fit
+    a 24 GB card, four do), and said."""
+    default = int(ctx.cat.defaults.micro_batch["infer"])
+    if ctx.req.micro_batch:
+        return ctx.req.micro_batch
+    batch = default
+    if ctx.req.gpus:
+        region = _region(ctx)
+        while batch > 1 and not score_replicas(ctx, types, region, precision, batch, seq).fits.any():
+            batch //= 2
+    if batch < default:
+        ctx.assume("fitted_concurrency", batch=batch, default=default)
+    else:
         ctx.assume("default_concurrency", batch=batch)
-    return precision, batch
+    return batch
 
 
 def _published_precision(ctx: Context, gpu: GPU | None) -> str | None:
@@ -110,11 +136,8 @@ def _published_precision(ctx: Context, gpu: GPU | None) -> str | None:
     return published
 
 
-def _choose(ctx: Context, precision: str, batch: int, seq: int) -> Replica:
+def _choose(ctx: Context, types: list[GPU], precision: str, batch: int, seq: int) -> Replica:
     req, cat = ctx.req, ctx.cat
-    types = candidate_gpus(ctx, None)
-    if precision == "fp8":  # FP8 weights need FP8 tensor cores or Ampere's weight-only kernels
-        types = [g for g in types if g.fp8_tflops or g.family.startswith("ampere")] or types
     region = _region(ctx)
     scored = score_replicas(ctx, types, region, precision, batch, seq)
     options = scored.options

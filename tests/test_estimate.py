@@ -315,3 +315,15 @@ def test_sharded_plans_say_what_stays_gathered_and_what_goes_to_the_host():
     assert est.memory.breakdown_gib.adapters == 0.0
     unsharded = estimate(Request(model="llama-3-8b", method="lora", gpu="a100-80gb", gpus=1))
     assert "sharded_gathers" not in {a.code for a in unsharded.assumptions}
+
+
+def test_default_concurrency_shrinks_to_the_gpus_the_question_fixes():
+    """Llama 3.1 8B in bf16 on one L4 (22.5 GiB): 15 GiB of weights leave room for eight 4k
+    sequences (0.5 GiB of KV cache each), not the default sixteen; said, and a fixed mbs stays."""
+    one_l4 = estimate(Request(model="llama-3.1-8b", method="infer", gpu="l4-24gb", gpus=1))
+    assert one_l4.memory.fits and one_l4.resolved.micro_batch == 8
+    assert "fitted_concurrency" in [a.code for a in one_l4.assumptions]
+    fixed = estimate(Request(model="llama-3.1-8b", method="infer", gpu="l4-24gb", gpus=1, micro_batch=16))
+    assert not fixed.memory.fits and fixed.resolved.micro_batch == 16
+    open_count = estimate(Request(model="llama-3.1-8b", method="infer", gpu="l4-24gb"))
+    assert open_count.resolved.micro_batch == 16 and "default_concurrency" in [a.code for a in open_count.assumptions]

@@ -339,6 +339,14 @@ EN = [
     ),
     ("RTX 4090 Laptop, lora on llama-3-8b", dict(model="llama-3-8b", method="lora", gpu="rtx-4090-laptop-16gb")),
     ("Qwen2.5-72B-Instruct-AWQ on 2 A100, how many users?", dict(model="qwen2.5-72b", precision="int4")),
+    # offload is read on its own ("NVMe offload" was read only beside another training option's word)
+    ("Is NVMe offload a good idea for 70B full fine-tuning on 8 A100?", dict(offload="nvme", gpus=8)),
+    # "what network" asks which network; "how many tokens per second" is no token budget
+    ("What network do I need between 8 nodes for pretraining a 13B model?", dict(topics=["network_choice"])),
+    (
+        "How many tokens per second can I expect serving Llama 3.1 8B on one H100 with vLLM?",
+        dict(method="infer", not_topics=["chinchilla_tokens"]),
+    ),
 ]
 
 ZH = [
@@ -639,6 +647,8 @@ ZH = [
         dict(model="qwen2.5-72b", method="infer", precision="int4", gpus=2),
     ),
     ("DeepSeek-V3 671B 满血版需要多少张H20？fp8", dict(model="deepseek-v3", method="infer", precision="fp8")),
+    ("节点之间需要什么样的网络？4台8卡H100预训练13b", dict(topics=["network_choice"], nodes=4)),
+    ("qwen2.5-7b 在 H100 上每秒多少 token", dict(method="infer", not_topics=["chinchilla_tokens"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
