@@ -347,6 +347,7 @@ EN = [
         "How many tokens per second can I expect serving Llama 3.1 8B on one H100 with vLLM?",
         dict(method="infer", not_topics=["chinchilla_tokens"]),
     ),
+    ("Can I run DeepSeek-R1-Distill-Qwen-7B on a MacBook?", dict(unknown=["macbook"], gpu=None)),
 ]
 
 ZH = [
@@ -649,6 +650,7 @@ ZH = [
     ("DeepSeek-V3 671B 满血版需要多少张H20？fp8", dict(model="deepseek-v3", method="infer", precision="fp8")),
     ("节点之间需要什么样的网络？4台8卡H100预训练13b", dict(topics=["network_choice"], nodes=4)),
     ("qwen2.5-7b 在 H100 上每秒多少 token", dict(method="infer", not_topics=["chinchilla_tokens"])),
+    ("我的 MacBook Pro M3 Max 能跑 qwen2.5-7b 吗", dict(unknown=["macbook pro m3 max"], gpu=None)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
