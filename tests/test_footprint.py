@@ -109,3 +109,19 @@ def test_footprint_in_both_languages_of_the_text_answer():
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             assert cli.main([question]) == 0
         assert heading in out.getvalue()
+
+
+def test_a_ticket_reply_gives_the_memory_and_asks_what_serving_needs():
+    for question, memory, ask in [
+        (
+            "How much VRAM does llama-3-8b need for our chatbot?",
+            "The least memory the model needs",
+            "conversations run at once",
+        ),
+        ("请问 qwen2.5-7b 部署需要多少显存？", "模型在单卡上最少需要的显存", "同时进行的对话数"),
+    ]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            assert cli.main(["--ticket", question]) == 0
+        reply = out.getvalue().split("INTERNAL NOTE")[0]
+        assert memory in reply and ask in reply
