@@ -348,6 +348,20 @@ EN = [
         dict(method="infer", not_topics=["chinchilla_tokens"]),
     ),
     ("Can I run DeepSeek-R1-Distill-Qwen-7B on a MacBook?", dict(unknown=["macbook"], gpu=None)),
+    # a bound ("9 or more") yields to a setup written out; servers "with 8 ... on each"; a card named
+    # again with its memory is that card
+    (
+        "I would like to run DeepSeek-V3 671B inference on 9 or more H100s. I have two nodes, each with 8 H100s.",
+        dict(model="deepseek-v3", gpus=16, nodes=2),
+    ),
+    (
+        "I have two gpu server with 8 T4 16GB GPU on each. how could I run llama3 70b inference?",
+        dict(gpu="t4-16gb", gpus=16, nodes=2),
+    ),
+    (
+        "Can I infer llama v2 70b on single gpu nvidia v100?\nGpu: Nvidia v100 16GB",
+        dict(gpu="v100-16gb", gpus=1, not_notes=["set_aside"]),
+    ),
 ]
 
 ZH = [
@@ -651,6 +665,12 @@ ZH = [
     ("节点之间需要什么样的网络？4台8卡H100预训练13b", dict(topics=["network_choice"], nodes=4)),
     ("qwen2.5-7b 在 H100 上每秒多少 token", dict(method="infer", not_topics=["chinchilla_tokens"])),
     ("我的 MacBook Pro M3 Max 能跑 qwen2.5-7b 吗", dict(unknown=["macbook pro m3 max"], gpu=None)),
+    ("训练1B模型需要多大显存？2张24G训的动吗？", dict(gpus=2, gpu_memory_gib=24)),
+    ("DeepSeek-R1-671B 在 12x8卡H20集群上 部署，分布式推理还是多实例？", dict(gpus=96, nodes=12, gpu="h20-96gb")),
+    (
+        "想部署一下glm4-9b-1m模型，请问需要多少显存才能跑支持max_model_len为1M的大模型？",
+        dict(model="glm-4-9b-chat-1m", seq_len=1048576, method="infer"),
+    ),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -174,7 +174,12 @@ _PER_NODE_BEFORE = re.compile(
     r"(?:每台|每机|每个?节点|每个?服务器|each(?: node| server| machine| box)?(?: with| has)?"
     r"|per (?:node|server|machine))[:：,，]?\s*(?:有|是|配|装|带|都是)?[\s\d一二两三四五六七八九十张块个x×*]*$"
 )
-_PER_NODE_AFTER = re.compile(r"\s*(?:gpus?|cards?)?\s*(?:per (?:node|server|machine)|each|/node|每台|每机)")
+_PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
+    r"\s*(?:\(?\d+\s*g(?:b|ib)?\)?)?\s*(?:gpus?|cards?)?\s*"
+    r"(?:per (?:node|server|machine)|(?:on |in )?each|/node|每台|每机)"
+)
+# a GPU count's word followed by a server word without a hyphen: servers counted ("two gpu servers")
+_GPU_SERVERS = re.compile(r"(?<!-gpu)(?<!-gpus)\s+(?:servers?|machines?|nodes?|boxes)\b")
 # words before a count that make it what the user compares against ("slower than 1 node", "比单机慢")
 _BASELINE = re.compile(
     r"(?:\bthan|compared (?:to|with)|\bvs\.?|\bversus|相比|比起?|对比)\s*(?:on|with|using|a|the|用|在)?\s*$"
@@ -304,6 +309,26 @@ def _rx(pattern: str) -> re.Pattern:
 # a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
 # checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
 _QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
+# a count given as a bound ("9 or more H100s", "at least 16 GPUs", "至少8张"): what is needed, which
+# a setup written out ("I have two nodes, each with 8") says more about
+_BOUND = re.compile(r"\bor (?:more|fewer|less)\b|\bat (?:least|most)\b|至少|最少|以上|以下")
+_MEMORY_SAID = re.compile(r"\d\s*(?:g|gb|gib)\b")
+
+
+def _refines(reading: tuple, other: tuple) -> bool:
+    """Whether a GPU reading names the other's card with its memory ("v100 16gb" after "v100"): the
+    same card, said more exactly."""
+    (_, card, words), (_, other_card, other_words) = reading, other
+    stem, other_stem = (re.sub(r"-\d+(?:\.\d+)?gb$", "", c) for c in (card, other_card))
+    return stem == other_stem and bool(_MEMORY_SAID.search(words)) and not _MEMORY_SAID.search(other_words)
+
+
+def _bounded(text: str, reading: tuple) -> bool:
+    """Whether a (span, value, words) reading is a bound: its words, or the words right before it."""
+    (start, _), _, words = reading
+    return bool(_BOUND.search(words) or _BOUND.search(text, max(0, start - 12), start))
+
+
 _TOTAL_AFTER = re.compile(r"\s*(?:in total|total|combined|altogether|总共|总计|合计|共)")
 
 
@@ -384,8 +409,8 @@ _MEMORY_PATTERNS = (
         r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
         False,
     ),
-    # "8*24G", "2*24GB", "8x80GB": a count times a memory
-    (NUM + r"\s*[*x×]\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+    # "8*24G", "2*24GB", "8x80GB", "2张24G": a count times a memory
+    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
     # "20G 够不够", "24GB enough?": a memory asked about on its own
     (r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)", False),
 )
@@ -521,11 +546,17 @@ class Reader:
         first, second = sorted([old, new], key=lambda r: r[0])
         text = self.scan.original
         keep = (
-            second if moves_to(text, first[0], second[0]) or owner(text, second[0]) > owner(text, first[0]) else first
+            second
+            if moves_to(text, first[0], second[0])
+            or owner(text, second[0]) > owner(text, first[0])
+            or (_bounded(text, first) and not _bounded(text, second))  # "9 or more H100s ... I have 2x8"
+            or (name == "gpu" and _refines(second, first))  # "v100 ... Gpu: Nvidia v100 16GB"
+            else first
         )
         other = second if keep is first else first
         self.fields[name], self.words[name], self.spans[name] = keep[1], keep[2], keep[0]
-        self.set_aside.append(Note(code="set_aside", params={"field": name, "used": keep[2], "other": other[2]}))
+        if not (name == "gpu" and _refines(keep, other)):  # the same card said twice is nothing set aside
+            self.set_aside.append(Note(code="set_aside", params={"field": name, "used": keep[2], "other": other[2]}))
         if name == "gpu" and keep is new:
             self._drop_counts_read_at(old[0])  # "needs 8xH100 ..., on a single 4090": the 8 went with the H100
         return keep is new
@@ -695,7 +726,8 @@ class Reader:
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
         head = (self.scan.text, max(0, head_end - COUNT_WINDOW), head_end)  # text, pos, endpos
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
-        product = _rx(NUM + r"\s*(?:[*x×]|个|台|组)\s*" + NUM + r"\s*[*x×]?\s*$").search(*head)  # 3*8*A100, 三个8*V100
+        # 3*8*A100, 三个8*V100, 12x8卡H20
+        product = _rx(NUM + r"\s*(?:[*x×]|个|台|组)\s*" + NUM + r"\s*(?:[*x×]|卡|张)?\s*$").search(*head)
         nodes_of = _rx(
             NUM
             + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with)?\s*"
@@ -951,7 +983,8 @@ class Reader:
     def sequence(self) -> None:
         label = (
             r"(?:seq(?:uence)?(?:[ _-]?len(?:gth)?)?|context(?:[ _-]?(?:length|window|len))?|max(?:imum)?[ _]"
-            r"(?:seq(?:uence)?[ _])?len(?:gth)?|ctx|上下文(?:长度|窗口)?|序列长度|最大长度|文本长度|长度)"
+            r"(?:seq(?:uence)?[ _])?len(?:gth)?|max[ _-]?model[ _-]?len|ctx"
+            r"|上下文(?:长度|窗口)?|序列长度|最大长度|文本长度|长度)"
         )
         value = r"(\d+(?:\.\d+)?\s*[km]?)"
         patterns = (
@@ -1008,8 +1041,8 @@ class Reader:
             + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
         )
         for match in self.scan.finditer(plain):
-            if match.group(1) in ("a", "an"):
-                continue
+            if match.group(1) in ("a", "an") or _GPU_SERVERS.match(self.scan.text, match.end()):
+                continue  # "two gpu servers" are servers; "an 8-GPU server" holds 8
             count = count_value(match.group(1))
             if count == int(count) and 0 <= count <= 100_000:
                 self.set("gpus", int(count), self.scan.take(match))
@@ -1017,8 +1050,9 @@ class Reader:
             self.set("gpus", 1, self.scan.take(match))
         for match in self.scan.finditer(self.voc.one_machine):
             self.set("nodes", 1, self.scan.take(match))
-        nodes_words = (  # "4-node", "2 servers", "6台PC", "共 4机"
-            r"(?:\s*|-)(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器|机(?![器架房柜]))"
+        nodes_words = (  # "4-node", "2 servers", "two gpu servers", "6台PC", "共 4机"
+            r"(?:\s+gpus?\s+|\s*|-)(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器"
+            r"|机(?![器架房柜]))"
             r"(?![a-z])"
         )
         for match in self.scan.finditer(NUM + nodes_words):
