@@ -66,10 +66,6 @@ PENDING = {
     # their gradients unsharded through the backward, as Accelerate's transformer auto-wrap (and
     # gpuplan's own fsdp config) does: the root's 3.9 GiB of weights and 3.9 of gradients, 20.7 vs 13.9 GiB
     "torchtune-llama31-70b-full-offload-8x-a100-0": "embeddings and head sharded apart (torchtune) not modelled",
-    # Llama 3 405B on 16,384 H100 (TP 8, PP 16, DP 128: 16 micro-batches per replica): 0.302 against
-    # 0.41 (0.74). The plan interleaves 3 chunks per stage, so the modelled bubble is 15/48 of the
-    # compute, and the compute assumes 45% of peak in matmuls
-    "llama3-405b-16384-h100-8k-0": "large TP x PP run: bubble and matmul efficiency too pessimistic (0.74)",
 }
 
 # What a case's source states about its run that the query leaves unsaid, added to the query.
