@@ -13,7 +13,7 @@ import numpy as np
 from gpuplan.estimator import conventions
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token, kv_share
-from gpuplan.estimator.network import Links, exposed_comm, step_comm_seconds, step_traffic
+from gpuplan.estimator.network import Links, exposed_comm, pipeline_exposed_share, step_comm_seconds, step_traffic
 from gpuplan.estimator.schema import ADAPTER_METHODS
 from gpuplan.knowledge import GPU, Defaults
 
@@ -162,7 +162,8 @@ def training_step(
     bubble = t_compute * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp)
-    comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, t_compute * a.shared_flops_share)
+    pp_share = pipeline_exposed_share(pp, lay.vpp, micro_batches)
+    comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, t_compute * a.shared_flops_share, pp_share)
 
     t_offload = offload_seconds(job, lay, defaults)
     seconds = t_compute + bubble + comm_exposed + t_offload

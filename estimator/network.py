@@ -215,18 +215,32 @@ def _beyond_pod(group: np.ndarray, links: Links) -> np.ndarray:
     return 1.0 + leaving * (np.asarray(links.oversubscription, dtype=float) - 1.0)
 
 
-def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero, ep_hidden=0.0) -> tuple[np.ndarray, np.ndarray]:
+def pipeline_exposed_share(pp, vpp, micro_batches) -> np.ndarray:
+    """Share of the pipeline's point-to-point seconds on the critical path. Plain 1F1B sends and
+    receives between its steps (Megatron-LM turns p2p overlap off without interleaving): all of it.
+    Interleaved, Megatron-Core's --overlap-p2p-communication (its default; Llama 3's asynchronous
+    point-to-point, arXiv:2407.21783, Sec. 3.3.2) runs a chunk's sends beside the next chunk's
+    compute, and only the fill's and drain's transfers wait, the bubble's share (p-1)/(v m)."""
+    pp, vpp, m = (np.asarray(x, dtype=float) for x in (pp, vpp, micro_batches))
+    return np.where(vpp > 1, np.minimum(1.0, (pp - 1) / (vpp * np.maximum(m, 1.0))), 1.0)
+
+
+def exposed_comm(
+    comm: dict[str, np.ndarray], t_compute, zero, ep_hidden=0.0, pp_share=1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """(exposed, total) communication seconds per step.
 
-    Tensor, pipeline and context-parallel transfers sit on the critical path; expert-parallel
-    all-to-alls too, but for `ep_hidden` seconds of shared-expert compute that runs beside them;
-    data-parallel traffic overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3
-    prefetching.
+    Tensor and context-parallel transfers sit on the critical path; pipeline hops for their
+    `pp_share` (pipeline_exposed_share), the rest beside compute; expert-parallel all-to-alls too,
+    but for `ep_hidden` seconds of shared-expert compute that runs beside them; data-parallel traffic
+    overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3 prefetching.
     """
     overlap = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
     dp_exposed = np.maximum(0.0, comm["dp"] - overlap * t_compute)
+    pp_waits = comm["pp"] * pp_share
+    pp_exposed = pp_waits + np.maximum(0.0, comm["pp"] - pp_waits - t_compute)
     ep, cp = comm.get("ep", 0.0), comm.get("cp", 0.0)
-    serial = comm["tp"] + comm["pp"] + cp + np.maximum(0.0, ep - ep_hidden)
+    serial = comm["tp"] + pp_exposed + cp + np.maximum(0.0, ep - ep_hidden)
     return serial + dp_exposed, comm["tp"] + comm["pp"] + cp + ep + comm["dp"]
 
 
@@ -243,10 +257,11 @@ def _single_node(
     t_compute: float,
     other: float,
     ep_hidden: float,
+    pp_share: float,
 ) -> NetworkEstimate:
     """One node: every transfer stays on the GPUs' own links; no fabric to choose."""
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
-    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden)
+    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden, pp_share)
     step = other + float(exposed)
     return NetworkEstimate(
         per_step_gb=float(sum(traffic.values())) / 1e9,
@@ -276,6 +291,7 @@ def compare_fabrics(
     ep: int = 1,
     cp: int = 1,
     ep_hidden: float = 0.0,
+    pp_share: float = 1.0,
     owned: bool = False,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
@@ -298,6 +314,7 @@ def compare_fabrics(
             t_compute=t_compute,
             other=other_seconds,
             ep_hidden=ep_hidden,
+            pp_share=pp_share,
         )
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
@@ -307,7 +324,7 @@ def compare_fabrics(
         np.array([[_pod(f)[1]] for f in fabrics]),
     )
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
-    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden)
+    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden, pp_share)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
     total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
     steps = other_seconds + exposed

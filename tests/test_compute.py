@@ -143,6 +143,17 @@ def test_interleaving_divides_the_pipeline_bubble(cat):
     assert one(interleaved.traffic["pp"]) == pytest.approx(4 * one(plain.traffic["pp"]))
 
 
+def test_interleaved_point_to_point_waits_only_for_the_bubbles_share(cat):
+    """Llama 2 7B on 8 A100 in 4 stages of 2 GPUs, 8 micro-batches of 2,048 tokens: each hop carries
+    2,048 x 4,096 x 2 bytes / tp 2 over NVLink (300 GB/s x 0.8 a direction); plain 1F1B waits on all
+    2 x 8 hops, interleaved over 4 chunks on (p-1)/(v m) = 3/32 of its 4 x 16."""
+    plain = _step(cat, "a100-80gb", tp=2, pp=4, zero=0, micro_batches=8)
+    interleaved = _step(cat, "a100-80gb", tp=2, pp=4, zero=0, micro_batches=8, vpp=4)
+    hop = 2048 * 4096 * 2 / 2 / (600e9 / 2 * 0.8)
+    tp_seconds = one(plain.comm_exposed) - 2 * 8 * hop
+    assert one(interleaved.comm_exposed) - tp_seconds == pytest.approx(4 * 16 * hop * 3 / 32)
+
+
 # --- MoE decode: a roofline per kind of matmul, tile padding, staged activations -------------
 
 

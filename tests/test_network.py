@@ -147,3 +147,26 @@ def test_an_all_to_all_beyond_a_pod_shares_the_oversubscribed_links(cat):
     assert float(narrow) == pytest.approx(100e9 / (50e9 * 0.8))
     assert float(wide) == pytest.approx(5 * float(narrow))
     assert float(flat) == pytest.approx(float(narrow))  # InfiniBand fat tree: non-blocking
+
+
+def test_interleaved_pipelines_wait_only_on_the_fill_and_drain_hops():
+    """Plain 1F1B waits on every send; interleaved (Megatron-Core's --overlap-p2p-communication,
+    Llama 3's asynchronous p2p) only on the bubble's share (p-1)/(v m): 15 / (8 x 32) for Llama 3
+    405B's 16 stages, 8 chunks and 32 micro-batches; never more than all of it."""
+    from gpuplan.estimator.network import pipeline_exposed_share
+
+    assert float(pipeline_exposed_share(16, 1, 32)) == 1.0
+    assert float(pipeline_exposed_share(16, 8, 32)) == pytest.approx(15 / 256)
+    assert float(pipeline_exposed_share(16, 2, 4)) == 1.0  # (15 / 8 capped)
+
+
+def test_pipeline_hops_beyond_the_compute_they_hide_behind_wait(cat):
+    from gpuplan.estimator.network import exposed_comm
+
+    comm = {"tp": 0.0, "dp": 0.0, "pp": 2.0}
+    # 10 s of compute hides the overlapped 1.8 s; the fill's and drain's 0.2 s wait
+    assert float(exposed_comm(comm, 10.0, 1, pp_share=0.1)[0]) == pytest.approx(0.2)
+    # 1 s of compute hides 1 s of the 1.8: 0.2 + 0.8 wait
+    assert float(exposed_comm(comm, 1.0, 1, pp_share=0.1)[0]) == pytest.approx(1.0)
+    assert float(exposed_comm(comm, 10.0, 1)[0]) == pytest.approx(2.0)  # plain 1F1B: all of it
+    assert float(exposed_comm(comm, 10.0, 1, pp_share=0.1)[1]) == pytest.approx(2.0)  # total unchanged
