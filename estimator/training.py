@@ -492,8 +492,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         assumed=fabric_for(ctx, pick.gpu),
         ep=int(g.ep[i]),
         cp=int(g.cp[i]),
-        ep_hidden=t_compute * ctx.arch.shared_flops_share,
-        pp_share=float(network.pipeline_exposed_share(g.pp[i], g.vpp[i], scored.micro_batches[i])),
+        overlap=network.Overlap(**{k: pick.at(v) for k, v in vars(step.overlap).items()}),
         owned=ctx.req.fabric is not None,
     )
     waiting = report.assumed_comm_fraction if report.assumed_comm_fraction is not None else report.comm_fraction
