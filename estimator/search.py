@@ -29,7 +29,7 @@ CONTEXT_PARALLEL = (1, 2, 4, 8, 16)
 # tokens (Llama 3's 131k-token stage: CP 16, 8k tokens per rank)
 CP_MIN_TOKENS_PER_RANK = 8192
 PIPELINE_FROM_PARAMS_B = 100  # below this, ZeRO/FSDP plus tensor parallel hold any model we plan for
-COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, then faster
+COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, the plain pipeline schedule, then faster
 
 
 def gpu_counts(per_node: int, max_gpus: int) -> np.ndarray:
@@ -319,6 +319,7 @@ class Scored:
             "gpus": np.broadcast_to(self.grid.gpus, shape).ravel(),
             "offload": np.broadcast_to(self.grid.offload, shape).ravel(),
             "type": np.broadcast_to(np.arange(shape[0])[:, None], shape).ravel(),
+            "interleaved": np.broadcast_to(self.grid.vpp > 1, shape).ravel(),
         }
 
 
@@ -454,16 +455,18 @@ def _band(values: np.ndarray) -> np.ndarray:
 
 
 def ranking_keys(scored: Scored, objective: str) -> tuple[np.ndarray, ...]:
-    """Flattened sort keys, most significant first, cached per search."""
+    """Flattened sort keys, most significant first, cached per search. Within a band the plain
+    1F1B schedule goes before the interleaved one: interleaving earns its v times more sends where
+    it shortens the step by more than the band."""
     cache = scored.__dict__.setdefault("_keys", {})
     if objective not in cache:
         f = scored.flat
         if objective == "fastest":
-            cache[objective] = (_band(f["days"]), f["gpus"], f["cost"])
+            cache[objective] = (_band(f["days"]), f["gpus"], f["interleaved"], f["cost"])
         elif objective == "fewest":
-            cache[objective] = (f["gpus"], _band(f["cost"]), f["days"])
+            cache[objective] = (f["gpus"], _band(f["cost"]), f["interleaved"], f["days"])
         else:
-            cache[objective] = (_band(f["cost"]), f["gpus"], f["days"])
+            cache[objective] = (_band(f["cost"]), f["gpus"], f["interleaved"], f["days"])
     return cache[objective]
 
 

@@ -53,9 +53,9 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
             cost = seconds / 3600 * g * price
             band = round(math.log(cost) / math.log(search.COST_TIE))
             key = (
-                (band, g, seconds)
+                (band, g, vpp > 1, seconds)
                 if objective == "cheapest"
-                else (g, round(math.log(cost) / math.log(search.COST_TIE)), seconds)
+                else (g, round(math.log(cost) / math.log(search.COST_TIE)), vpp > 1, seconds)
             )
             if best_key is None or key < best_key:
                 chosen = (float(grid.zero[i]), float(grid.ckpt[i]), mbs, float(grid.ep[i]), cp)
