@@ -264,6 +264,21 @@ class Arch:
             out += [Projection(i, o, share) for i, o in self._mlp_shapes(self.residual_ffn_hidden)]
         return [p for p in out if p.copies > 0 and p.inp * p.out > 0]
 
+    @cached_property
+    def column_parallel_share(self) -> float:
+        """Share of a token's layer matmuls in Megatron's column-parallel layers (queries, keys and
+        values, the MLPs' gate and up projections, and MLA's other projections): all but the
+        row-parallel attention output and MLP down projections, by active weights."""
+        share = self.moe_layers / self.layers
+        row = self.o_dim * self.hidden + (1 - share) * self.ffn_hidden * self.hidden
+        row += share * (self.experts_per_token + self.shared_experts) * self.moe_ffn_hidden * self.hidden
+        row += share * self.residual_ffn_hidden * self.hidden
+        total = sum(
+            p.inp * p.out * p.copies * (self.experts_per_token / self.experts if p.routed else 1.0)
+            for p in self.linear_weights_per_layer
+        )
+        return 1.0 - row / total
+
     def _mlp_shapes(self, width: int) -> list[tuple[int, int]]:
         """(in, out) of an MLP's matrices: gate and up (or one up) projection, then down."""
         h = self.hidden

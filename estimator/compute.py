@@ -13,7 +13,15 @@ import numpy as np
 from gpuplan.estimator import conventions
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token, kv_share
-from gpuplan.estimator.network import Links, exposed_comm, step_comm_seconds, step_traffic
+from gpuplan.estimator.network import (
+    Links,
+    Overlap,
+    exposed_comm,
+    pipeline_exposed_share,
+    step_comm_seconds,
+    step_traffic,
+    tensor_parallel_async_share,
+)
 from gpuplan.estimator.schema import ADAPTER_METHODS
 from gpuplan.knowledge import GPU, Defaults
 
@@ -110,6 +118,7 @@ class StepTime:
     tokens: float
     mfu: np.ndarray
     traffic: dict[str, np.ndarray]  # bytes per GPU per step by parallel dimension, per layout
+    overlap: Overlap = Overlap()  # what the communication ran beside
 
 
 def _step_at_mfu(model_flops_gpu, hw: Hardware, mfu: float, tokens_step, traffic) -> StepTime:
@@ -117,6 +126,18 @@ def _step_at_mfu(model_flops_gpu, hw: Hardware, mfu: float, tokens_step, traffic
     seconds = model_flops_gpu / (hw.peak * mfu)
     zero_arr = np.zeros_like(seconds)
     return StepTime(seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu, traffic)
+
+
+def step_overlap(a: Arch, lay: Layout, t_compute, backward_share, micro_batches) -> Overlap:
+    """What a training step's communication runs beside: the shared experts' compute (MoE), the
+    column-parallel layers' backward GEMMs (`backward_share` of the compute is the backward pass)
+    for Megatron-Core's asynchronous tensor-parallel collectives, and the pipeline's schedule."""
+    return Overlap(
+        ep_hidden=t_compute * a.shared_flops_share,
+        tp_async=tensor_parallel_async_share(lay.ckpt),
+        tp_hidden=t_compute * backward_share * a.column_parallel_share,
+        pp_share=pipeline_exposed_share(lay.pp, lay.vpp, micro_batches),
+    )
 
 
 def _recompute_flops_gpu(ckpt, forward_flops_gpu, model_flops_gpu, defaults: Defaults) -> np.ndarray:
@@ -162,12 +183,14 @@ def training_step(
     bubble = t_compute * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp)
-    comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, t_compute * a.shared_flops_share)
+    backward = (flops.model - flops.forward) * tokens_step / gpus / (model_flops_gpu + recompute)
+    overlap = step_overlap(a, lay, t_compute, backward, micro_batches)
+    comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, overlap)
 
     t_offload = offload_seconds(job, lay, defaults)
     seconds = t_compute + bubble + comm_exposed + t_offload
     mfu = model_flops_gpu / (seconds * hw.peak)
-    return StepTime(seconds, t_compute, bubble, comm_exposed, comm_total, t_offload, tokens_step, mfu, traffic)
+    return StepTime(seconds, t_compute, bubble, comm_exposed, comm_total, t_offload, tokens_step, mfu, traffic, overlap)
 
 
 def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:

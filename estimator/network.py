@@ -115,6 +115,22 @@ def expert_all_to_all_seconds(arch: Arch, batch: int, ep, links: DecodeLinks) ->
     return expert_all_to_all_bytes(arch, batch, ep) / links.intra + calls * links.latency
 
 
+# Tensor-parallel all-gathers and reduce-scatters per layer and micro-batch with sequence
+# parallelism (Megatron-Core tensor_parallel/layers.py): 4 forward and 6 backward, of which the
+# column-parallel layers' backward input all-gather and input-gradient reduce-scatter (4) are issued
+# asynchronously, beside the input- and weight-gradient GEMMs (LinearWithGradAccumulationAndAsyncCommunication)
+TP_COLLECTIVES = 10
+TP_FORWARD_COLLECTIVES = 4
+TP_ASYNC_COLLECTIVES = 4
+
+
+def tensor_parallel_async_share(ckpt) -> np.ndarray:
+    """Share of a step's tensor-parallel collectives that Megatron-Core runs beside GEMMs: 4 of the
+    10 per layer and micro-batch, of 14 when every forward is recomputed (the replay's 4 wait)."""
+    recompute = np.where(np.asarray(ckpt) == 2, 1.0, 0.0)
+    return TP_ASYNC_COLLECTIVES / (TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute)
+
+
 def _ring(n: np.ndarray) -> np.ndarray:
     return np.where(n > 1, (n - 1) / np.maximum(n, 1), 0.0)
 
@@ -139,19 +155,22 @@ def step_traffic(
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU per optimizer step on each parallel dimension.
 
-    tp: Megatron-LM all-reduces (Shoeybi et al. 2019), 2 per layer forward and 2 backward, 2 more
-    when the forward is recomputed; with sequence parallelism the same volume as reduce-scatter +
-    all-gather. dp: gradient all-reduce once per step (ZeRO-1/2 reduce-scatter + all-gather is
-    the same volume); ZeRO-3 gathers parameters twice and reduce-scatters gradients on every
-    micro-batch (Rajbhandari et al. 2020, Sec. 7); frozen weights (LoRA) are gathered but send no
-    gradients, the `adapter_params` trained beside them do (all-reduced, or under ZeRO-3 gathered
-    and reduce-scattered like the rest). pp: activations and their gradients between stages, v times over for v
-    interleaved chunks. ep (MoE): each token's hidden state goes to its k experts and back by
-    all-to-all, forward and backward (GShard, Lepikhin et al. 2020), the (ep-1)/ep of it held by
-    other expert-parallel ranks; routed experts split over ep ranks also send that much less
-    gradient over data parallelism. cp: every layer all-gathers the sequence's keys and values
-    forward and again backward, and reduce-scatters their gradients (Megatron-Core's context
-    parallelism, Llama 3's all-gather variant); tp, pp and ep then carry 1/cp of the tokens.
+    tp: Megatron-LM's layers (Shoeybi et al. 2019) with sequence parallelism (Korthikanti et al.
+    2022), per layer and micro-batch: 4 all-gathers / reduce-scatters of the activations forward, 6
+    backward (the row-parallel layers gather their output gradient, the column-parallel ones gather
+    their input again for the weight gradient and reduce-scatter the input gradient: Megatron-Core
+    tensor_parallel/layers.py), 4 more when the forward is recomputed. dp: gradient all-reduce
+    once per step (ZeRO-1/2 reduce-scatter + all-gather is the same volume); ZeRO-3 gathers
+    parameters twice and reduce-scatters gradients on every micro-batch (Rajbhandari et al. 2020,
+    Sec. 7); frozen weights (LoRA) are gathered but send no gradients, the `adapter_params` trained
+    beside them do (all-reduced, or under ZeRO-3 gathered and reduce-scattered like the rest). pp:
+    activations and their gradients between stages, v times over for v interleaved chunks. ep
+    (MoE): each token's hidden state goes to its k experts and back by all-to-all, forward and
+    backward (GShard, Lepikhin et al. 2020), the (ep-1)/ep of it held by other expert-parallel
+    ranks; routed experts split over ep ranks also send that much less gradient over data
+    parallelism. cp: every layer all-gathers the sequence's keys and values forward and again
+    backward, and reduce-scatters their gradients (Megatron-Core's context parallelism, Llama 3's
+    all-gather variant); tp, pp and ep then carry 1/cp of the tokens.
     """
     gpus, tp, pp, micro_batch, micro_batches = (
         np.asarray(x, dtype=float) for x in (gpus, tp, pp, micro_batch, micro_batches)
@@ -165,9 +184,9 @@ def step_traffic(
     ring_shard = (dense * _ring(dp) + routed * _ring(dp / ep)) / (tp * pp)
     recompute = np.where(ckpt == 2, 1.0, 0.0)
 
-    per_layer_allreduces = 4 + 2 * recompute
+    collectives = TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute
     activation = tokens_mb * a.hidden * 2.0
-    tp_bytes = per_layer_allreduces * 2 * _ring(tp) * activation * (a.layers / pp) * micro_batches
+    tp_bytes = collectives * _ring(tp) * activation * (a.layers / pp) * micro_batches
 
     adapters = adapter_params * _ring(dp) / (tp * pp)
     gather = 2 * (ring_shard + adapters) * 2.0 * micro_batches  # forward and backward all-gathers
@@ -215,18 +234,52 @@ def _beyond_pod(group: np.ndarray, links: Links) -> np.ndarray:
     return 1.0 + leaving * (np.asarray(links.oversubscription, dtype=float) - 1.0)
 
 
-def exposed_comm(comm: dict[str, np.ndarray], t_compute, zero, ep_hidden=0.0) -> tuple[np.ndarray, np.ndarray]:
+def pipeline_exposed_share(pp, vpp, micro_batches) -> np.ndarray:
+    """Share of the pipeline's point-to-point seconds on the critical path. Plain 1F1B sends and
+    receives between its steps (Megatron-LM turns p2p overlap off without interleaving): all of it.
+    Interleaved, Megatron-Core's --overlap-p2p-communication (its default; Llama 3's asynchronous
+    point-to-point, arXiv:2407.21783, Sec. 3.3.2) runs a chunk's sends beside the next chunk's
+    compute, and only the fill's and drain's transfers wait, the bubble's share (p-1)/(v m)."""
+    pp, vpp, m = (np.asarray(x, dtype=float) for x in (pp, vpp, micro_batches))
+    return np.where(vpp > 1, np.minimum(1.0, (pp - 1) / (vpp * np.maximum(m, 1.0))), 1.0)
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """What a step's communication runs beside, per layout (scalars or arrays): seconds of shared-
+    expert compute beside the MoE all-to-all; the share of tensor-parallel collectives issued
+    asynchronously (tensor_parallel_async_share) and the seconds of column-parallel backward GEMMs
+    they hide behind; the share of pipeline hops that waits (pipeline_exposed_share)."""
+
+    ep_hidden: np.ndarray | float = 0.0
+    tp_async: np.ndarray | float = 0.0
+    tp_hidden: np.ndarray | float = 0.0
+    pp_share: np.ndarray | float = 1.0
+
+
+def _beside(seconds, share, hidden) -> np.ndarray:
+    """Seconds that wait when `share` of them runs beside `hidden` seconds of compute."""
+    waits = seconds * (1.0 - np.asarray(share, dtype=float))
+    return waits + np.maximum(0.0, seconds - waits - hidden)
+
+
+def exposed_comm(
+    comm: dict[str, np.ndarray], t_compute, zero, overlap: Overlap = Overlap()
+) -> tuple[np.ndarray, np.ndarray]:
     """(exposed, total) communication seconds per step.
 
-    Tensor, pipeline and context-parallel transfers sit on the critical path; expert-parallel
-    all-to-alls too, but for `ep_hidden` seconds of shared-expert compute that runs beside them;
-    data-parallel traffic overlaps the backward pass (2/3 of compute), or all of it under ZeRO-3
-    prefetching.
+    Context-parallel transfers sit on the critical path; tensor-parallel ones but for the
+    asynchronous share that hides behind the column-parallel backward GEMMs; pipeline hops for their
+    `pp_share`, the rest beside compute; expert-parallel all-to-alls but for the shared-expert compute
+    that runs beside them; data-parallel traffic overlaps the backward pass (2/3 of compute), or all
+    of it under ZeRO-3 prefetching.
     """
-    overlap = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
-    dp_exposed = np.maximum(0.0, comm["dp"] - overlap * t_compute)
+    overlap_dp = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
+    dp_exposed = np.maximum(0.0, comm["dp"] - overlap_dp * t_compute)
+    tp_exposed = _beside(comm["tp"], overlap.tp_async, overlap.tp_hidden)
+    pp_exposed = _beside(comm["pp"], 1.0 - np.asarray(overlap.pp_share, dtype=float), t_compute)
     ep, cp = comm.get("ep", 0.0), comm.get("cp", 0.0)
-    serial = comm["tp"] + comm["pp"] + cp + np.maximum(0.0, ep - ep_hidden)
+    serial = tp_exposed + pp_exposed + cp + np.maximum(0.0, ep - overlap.ep_hidden)
     return serial + dp_exposed, comm["tp"] + comm["pp"] + cp + ep + comm["dp"]
 
 
@@ -242,11 +295,11 @@ def _single_node(
     zero: int,
     t_compute: float,
     other: float,
-    ep_hidden: float,
+    overlap: Overlap,
 ) -> NetworkEstimate:
     """One node: every transfer stays on the GPUs' own links; no fabric to choose."""
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
-    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden)
+    exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     step = other + float(exposed)
     return NetworkEstimate(
         per_step_gb=float(sum(traffic.values())) / 1e9,
@@ -275,7 +328,7 @@ def compare_fabrics(
     assumed: str | None = None,
     ep: int = 1,
     cp: int = 1,
-    ep_hidden: float = 0.0,
+    overlap: Overlap = Overlap(),
     owned: bool = False,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
@@ -297,7 +350,7 @@ def compare_fabrics(
             zero=zero,
             t_compute=t_compute,
             other=other_seconds,
-            ep_hidden=ep_hidden,
+            overlap=overlap,
         )
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
@@ -307,7 +360,7 @@ def compare_fabrics(
         np.array([[_pod(f)[1]] for f in fabrics]),
     )
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
-    exposed, total = exposed_comm(comm, t_compute, zero, ep_hidden)
+    exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
     total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
     steps = other_seconds + exposed

@@ -29,7 +29,7 @@ CONTEXT_PARALLEL = (1, 2, 4, 8, 16)
 # tokens (Llama 3's 131k-token stage: CP 16, 8k tokens per rank)
 CP_MIN_TOKENS_PER_RANK = 8192
 PIPELINE_FROM_PARAMS_B = 100  # below this, ZeRO/FSDP plus tensor parallel hold any model we plan for
-COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, then faster
+COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, the plain pipeline schedule, then faster
 
 
 def gpu_counts(per_node: int, max_gpus: int) -> np.ndarray:
@@ -177,20 +177,34 @@ def _consistent(g, t, p, z, o, c, m, e, x, *, fixed: Fixed, gbs: int) -> np.ndar
     return keep & (even if (even & keep).any() else dp * m <= max(gbs, float((dp * m).min())))
 
 
-# Layers per interleaved chunk, at least: NeMo's GPT-3 175B recipe runs 96 layers as PP 8 x VP 6 (2 each)
-MIN_LAYERS_PER_CHUNK = 2
+# Layers per interleaved chunk, at least: Megatron-LM takes any --num-layers-per-virtual-pipeline-stage
+# that divides a stage's layers, down to one; Llama 3 405B ran one a chunk (its first chunk holds only
+# the embedding, its last only the output head and loss: arXiv:2407.21783, Sec. 3.3.2)
+MIN_LAYERS_PER_CHUNK = 1
+
+
+def stage_slots(layers: int, pp: int) -> int:
+    """Layers one pipeline stage holds for interleaving: an even split, else an even split with the
+    embedding and the loss counted as a layer each (Llama 3's balanced first and last stages, Megatron-
+    Core's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split), else
+    the smallest stage's whole layers (an uneven --pipeline-model-parallel-layout)."""
+    for slots in (layers, layers + 2):
+        if slots % pp == 0:
+            return slots // pp
+    return layers // pp
 
 
 def virtual_stages(layers: int, pp: np.ndarray, micro_batches: np.ndarray) -> np.ndarray:
     """Interleaved 1F1B chunks per GPU (Narayanan et al. 2021, Sec. 2.2.2): as many as leave each
-    chunk MIN_LAYERS_PER_CHUNK layers, where Megatron allows interleaving (more than 2 stages, a
-    micro-batch count that is a multiple of them); 1 elsewhere. Stages of unequal depth (Llama 3's
-    126 layers on 16 stages) are costed by compute.stage_imbalance."""
+    chunk MIN_LAYERS_PER_CHUNK layers, where Megatron-Core interleaves: two stages or more (with its
+    default --overlap-p2p-communication) and at least as many micro-batches as stages (its
+    microbatch_group_size_per_vp_stage lies in [PP, M]; Llama 3's flexible N); 1 elsewhere. Stages
+    of unequal depth are costed by compute.stage_imbalance."""
     out = np.ones_like(pp)
-    for p in np.unique(pp[pp > 2]):
-        chunks = (layers // int(p)) // MIN_LAYERS_PER_CHUNK
+    for p in np.unique(pp[pp > 1]):
+        chunks = stage_slots(layers, int(p)) // MIN_LAYERS_PER_CHUNK
         if chunks >= 2:
-            out[(pp == p) & (micro_batches % p == 0)] = chunks
+            out[(pp == p) & (micro_batches >= p)] = chunks
     return out
 
 
@@ -305,6 +319,7 @@ class Scored:
             "gpus": np.broadcast_to(self.grid.gpus, shape).ravel(),
             "offload": np.broadcast_to(self.grid.offload, shape).ravel(),
             "type": np.broadcast_to(np.arange(shape[0])[:, None], shape).ravel(),
+            "interleaved": np.broadcast_to(self.grid.vpp > 1, shape).ravel(),
         }
 
 
@@ -440,16 +455,18 @@ def _band(values: np.ndarray) -> np.ndarray:
 
 
 def ranking_keys(scored: Scored, objective: str) -> tuple[np.ndarray, ...]:
-    """Flattened sort keys, most significant first, cached per search."""
+    """Flattened sort keys, most significant first, cached per search. Within a band the plain
+    1F1B schedule goes before the interleaved one: interleaving earns its v times more sends where
+    it shortens the step by more than the band."""
     cache = scored.__dict__.setdefault("_keys", {})
     if objective not in cache:
         f = scored.flat
         if objective == "fastest":
-            cache[objective] = (_band(f["days"]), f["gpus"], f["cost"])
+            cache[objective] = (_band(f["days"]), f["gpus"], f["interleaved"], f["cost"])
         elif objective == "fewest":
-            cache[objective] = (f["gpus"], _band(f["cost"]), f["days"])
+            cache[objective] = (f["gpus"], _band(f["cost"]), f["interleaved"], f["days"])
         else:
-            cache[objective] = (_band(f["cost"]), f["gpus"], f["days"])
+            cache[objective] = (_band(f["cost"]), f["gpus"], f["interleaved"], f["days"])
     return cache[objective]
 
 

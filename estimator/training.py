@@ -290,6 +290,8 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     grid, i = pick.scored.grid, pick.i
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
+    if ctx.req.mfu is None and (grid.tp[i] > 1 or grid.pp[i] > 1):
+        _state_schedule(ctx, pick)
     else:
         tokens = float(grid.micro_batch[i]) * job.seq_len / float(grid.cp[i])
         tp = float(grid.tp[i])
@@ -302,6 +304,22 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     _state_sharding(ctx, job, pick, zero)
     price = float(pick.scored.options.price[pick.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
+
+
+def _state_schedule(ctx: Context, pick: Pick) -> None:
+    """How the time counts a model-parallel step: the pipeline's schedule and bubble, and what of
+    the tensor- and pipeline-parallel traffic waits (network.Overlap, as Megatron-Core runs them)."""
+    grid, i, step = pick.scored.grid, pick.i, pick.scored.step
+    seconds = pick.at(step.seconds)
+    ctx.assume(
+        "megatron_schedule",
+        tp=int(grid.tp[i]),
+        pp=int(grid.pp[i]),
+        vpp=int(grid.vpp[i]),
+        micro_batches=int(pick.scored.micro_batches[i]),
+        bubble=pick.at(step.bubble) / seconds,
+        waiting=pick.at(step.comm_exposed) / seconds,
+    )
 
 
 def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
@@ -492,7 +510,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         assumed=fabric_for(ctx, pick.gpu),
         ep=int(g.ep[i]),
         cp=int(g.cp[i]),
-        ep_hidden=t_compute * ctx.arch.shared_flops_share,
+        overlap=network.Overlap(**{k: pick.at(v) for k, v in vars(step.overlap).items()}),
         owned=ctx.req.fabric is not None,
     )
     waiting = report.assumed_comm_fraction if report.assumed_comm_fraction is not None else report.comm_fraction

@@ -143,6 +143,17 @@ def test_interleaving_divides_the_pipeline_bubble(cat):
     assert one(interleaved.traffic["pp"]) == pytest.approx(4 * one(plain.traffic["pp"]))
 
 
+def test_interleaved_point_to_point_waits_only_for_the_bubbles_share(cat):
+    """Llama 2 7B on 8 A100 in 4 stages of 2 GPUs, 8 micro-batches of 2,048 tokens: each hop carries
+    2,048 x 4,096 x 2 bytes / tp 2 over NVLink (300 GB/s x 0.8 a direction); plain 1F1B waits on all
+    2 x 8 hops, interleaved over 4 chunks on (p-1)/(v m) = 3/32 of its 4 x 16."""
+    plain = _step(cat, "a100-80gb", tp=2, pp=4, zero=0, micro_batches=8)
+    interleaved = _step(cat, "a100-80gb", tp=2, pp=4, zero=0, micro_batches=8, vpp=4)
+    hop = 2048 * 4096 * 2 / 2 / (600e9 / 2 * 0.8)
+    tp_seconds = one(plain.comm_exposed) - 2 * 8 * hop
+    assert one(interleaved.comm_exposed) - tp_seconds == pytest.approx(4 * 16 * hop * 3 / 32)
+
+
 # --- MoE decode: a roofline per kind of matmul, tile padding, staged activations -------------
 
 
@@ -224,3 +235,25 @@ def test_moe_tile_rows_follow_the_kernels_each_gpu_has(cat):
     assert moe_tile_rows(gpus["a100-80gb"], "bf16", d) == 32
     assert moe_tile_rows(gpus["a100-80gb"], "fp8", d) == 16
     assert moe_tile_rows(gpus["h100-80gb"], "int4", d) == 16
+
+
+def test_column_parallel_share_of_gpt3_and_nemotron(cat):
+    """GPT-3: QKV 3h^2 and FC1 4h^2 of 12h^2 per layer; Nemotron-4 15B (GQA with 8 KV heads of 128,
+    squared-ReLU MLP 4h): QKV (6,144 + 2,048)h and FC1 24,576h of 63,488h."""
+    assert from_spec(cat.models["gpt-3-175b"]).column_parallel_share == pytest.approx(7 / 12, rel=1e-3)
+    nemotron = from_spec(cat.models["nemotron-4-15b"])
+    assert nemotron.column_parallel_share == pytest.approx((8192 + 24576) / 63488, rel=1e-3)
+
+
+def test_tensor_parallel_waits_on_six_of_ten_collectives_when_gemms_hide_the_rest(cat):
+    """Llama 2 7B on 8 A100 with tp 8, no recomputation: 10 collectives per layer and micro-batch of
+    7/8 x 2,048 x 4,096 x 2 bytes over NVLink (300 GB/s x 0.8); the 4 asynchronous ones hide behind
+    the column-parallel backward GEMMs (2/3 of the compute x the column share), which are longer."""
+    step = _step(cat, "a100-80gb", tp=8, zero=0, micro_batches=8)
+    collective = 7 / 8 * 2048 * 4096 * 2 / (600e9 / 2 * 0.8)
+    tp_seconds = 10 * collective * 32 * 8
+    a = from_spec(cat.models["llama-2-7b"])
+    assert one(step.overlap.tp_hidden) == pytest.approx(one(step.compute) * 2 / 3 * a.column_parallel_share)
+    assert one(step.overlap.tp_hidden) > 0.4 * tp_seconds
+    assert one(step.comm_exposed) == pytest.approx(0.6 * tp_seconds)
+    assert one(step.comm_total) == pytest.approx(tp_seconds)

@@ -558,3 +558,15 @@ def test_fsdp_adapters_follow_peft_guide():
     assert "paged_adamw_8bit" not in command and command[command.index("--optim") + 1] == "adamw_bnb_8bit"
     full = export(answer("qwen2.5-7b full gpus=16 gpu=a100-80gb tp=1 pp=1 zero=3"), "fsdp")
     assert "fsdp_use_orig_params: true" in full["accelerate_fsdp.yaml"]
+
+
+def test_llama3_balanced_stages_export_as_megatron_core_lays_them_out():
+    """Llama 3 405B on 16 stages: 126 layers + embedding + loss = 128 = 16 x 8 one-layer chunks, the
+    first chunk of the first stage only the embedding and the last of the last only the loss: Megatron-
+    Core's --account-for-embedding/loss-in-pipeline-split with 8 virtual stages (its checks in
+    transformer_config.py: (126 + 2) / 16 divisible by 8), not an uneven last stage."""
+    plan = answer("pretrain model=llama-3.1-405b tokens=15.6T gpu=h100 gpus=8192 seq=8192 tp=8 pp=16 gbs=2048")
+    text = export(plan, "megatron")["pretrain_megatron.sh"]
+    assert "--account-for-embedding-in-pipeline-split" in text and "--account-for-loss-in-pipeline-split" in text
+    assert "--num-virtual-stages-per-pipeline-rank 8" in text
+    assert "--decoder-last-pipeline-num-layers" not in text

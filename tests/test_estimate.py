@@ -327,3 +327,28 @@ def test_default_concurrency_shrinks_to_the_gpus_the_question_fixes():
     assert not fixed.memory.fits and fixed.resolved.micro_batch == 16
     open_count = estimate(Request(model="llama-3.1-8b", method="infer", gpu="l4-24gb"))
     assert open_count.resolved.micro_batch == 16 and "default_concurrency" in [a.code for a in open_count.assumptions]
+
+
+def test_model_parallel_plans_say_how_the_step_is_scheduled():
+    """Llama 3 405B on 8,192 H100 (TP 8, PP 16, 2,048 sequences of 8k): 32 micro-batches a replica,
+    interleaved over 8 chunks (126 layers + embedding + loss on 16 stages), so the bubble is
+    (16 - 1) / (8 x 32) of the compute; a data-parallel plan says nothing of it."""
+    est = estimate(
+        Request(
+            model="llama-3.1-405b",
+            method="pretrain",
+            gpu="h100-80gb",
+            gpus=8192,
+            tp=8,
+            pp=16,
+            seq_len=8192,
+            global_batch=2048,
+            train_tokens=15.6e12,
+        )
+    )
+    note = next(a for a in est.assumptions if a.code == "megatron_schedule")
+    assert (note.params["tp"], note.params["pp"], note.params["vpp"], note.params["micro_batches"]) == (8, 16, 8, 32)
+    compute = 1 - note.params["bubble"] - note.params["waiting"]  # shares of the step
+    assert note.params["bubble"] == pytest.approx(15 / 256 * compute)
+    plain = estimate(Request(model="llama-3-8b", method="full", gpu="a100-80gb", gpus=8, tp=1))
+    assert "megatron_schedule" not in {a.code for a in plain.assumptions}

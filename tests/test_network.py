@@ -44,12 +44,34 @@ def test_lora_data_parallel_all_reduces_the_adapter_gradients(cat):
     assert 40e6 < adapters < 41e6  # r=16 on every linear projection of Qwen2.5-7B: 40.4M
 
 
-def test_tensor_parallel_allreduces(cat):
+def test_tensor_parallel_collectives(cat):
+    """Sequence parallelism: 4 all-gathers / reduce-scatters forward, 6 backward, 4 more for the
+    recomputed forward, each moving 7/8 of a 4,096 x 8,192 x 2-byte activation per GPU."""
     a = for_model("llama-2-70b")
     t = step_traffic(a, True, 4096, gpus=8, tp=8, pp=1, zero=0, ckpt=2, micro_batch=1, micro_batches=2)
-    # (2 fwd + 2 bwd + 2 recomputed fwd) all-reduces per layer of 4096 x 8192 x 2 bytes, ring 2 x 7/8
-    per_layer = 6 * 2 * 7 / 8 * 4096 * 8192 * 2
+    per_layer = (4 + 6 + 4) * 7 / 8 * 4096 * 8192 * 2
     assert float(t["tp"]) == pytest.approx(per_layer * 80 * 2)
+    plain = step_traffic(a, True, 4096, gpus=8, tp=8, pp=1, zero=0, ckpt=1, micro_batch=1, micro_batches=2)
+    assert float(plain["tp"]) == pytest.approx(10 / 14 * float(t["tp"]))  # selective: no replayed collectives
+
+
+def test_megatron_issues_four_tensor_parallel_collectives_asynchronously():
+    from gpuplan.estimator.network import tensor_parallel_async_share
+
+    assert float(tensor_parallel_async_share(0)) == pytest.approx(4 / 10)
+    assert float(tensor_parallel_async_share(1)) == pytest.approx(4 / 10)
+    assert float(tensor_parallel_async_share(2)) == pytest.approx(4 / 14)
+
+
+def test_asynchronous_tensor_parallel_collectives_hide_behind_their_gemms():
+    from gpuplan.estimator.network import Overlap, exposed_comm
+
+    comm = {"tp": 1.0, "dp": 0.0, "pp": 0.0}
+    # 0.4 s issued asynchronously beside 2 s of column-parallel backward GEMMs: only 0.6 s waits
+    assert float(exposed_comm(comm, 10.0, 1, Overlap(tp_async=0.4, tp_hidden=2.0))[0]) == pytest.approx(0.6)
+    # beside 0.1 s of GEMMs, 0.3 s of the 0.4 waits as well
+    assert float(exposed_comm(comm, 10.0, 1, Overlap(tp_async=0.4, tp_hidden=0.1))[0]) == pytest.approx(0.9)
+    assert float(exposed_comm(comm, 10.0, 1)[0]) == pytest.approx(1.0)  # nothing beside: all waits
 
 
 def test_pipeline_point_to_point(cat):
@@ -147,3 +169,27 @@ def test_an_all_to_all_beyond_a_pod_shares_the_oversubscribed_links(cat):
     assert float(narrow) == pytest.approx(100e9 / (50e9 * 0.8))
     assert float(wide) == pytest.approx(5 * float(narrow))
     assert float(flat) == pytest.approx(float(narrow))  # InfiniBand fat tree: non-blocking
+
+
+def test_interleaved_pipelines_wait_only_on_the_fill_and_drain_hops():
+    """Plain 1F1B waits on every send; interleaved (Megatron-Core's --overlap-p2p-communication,
+    Llama 3's asynchronous p2p) only on the bubble's share (p-1)/(v m): 15 / (8 x 32) for Llama 3
+    405B's 16 stages, 8 chunks and 32 micro-batches; never more than all of it."""
+    from gpuplan.estimator.network import pipeline_exposed_share
+
+    assert float(pipeline_exposed_share(16, 1, 32)) == 1.0
+    assert float(pipeline_exposed_share(16, 8, 32)) == pytest.approx(15 / 256)
+    assert float(pipeline_exposed_share(16, 2, 4)) == 1.0  # (15 / 8 capped)
+
+
+def test_pipeline_hops_beyond_the_compute_they_hide_behind_wait(cat):
+    from gpuplan.estimator.network import Overlap, exposed_comm
+
+    comm = {"tp": 0.0, "dp": 0.0, "pp": 2.0}
+    interleaved = Overlap(pp_share=0.1)
+    # 10 s of compute hides the overlapped 1.8 s; the fill's and drain's 0.2 s wait
+    assert float(exposed_comm(comm, 10.0, 1, interleaved)[0]) == pytest.approx(0.2)
+    # 1 s of compute hides 1 s of the 1.8: 0.2 + 0.8 wait
+    assert float(exposed_comm(comm, 1.0, 1, interleaved)[0]) == pytest.approx(1.0)
+    assert float(exposed_comm(comm, 10.0, 1)[0]) == pytest.approx(2.0)  # plain 1F1B: all of it
+    assert float(exposed_comm(comm, 10.0, 1, interleaved)[1]) == pytest.approx(2.0)  # total unchanged

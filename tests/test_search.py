@@ -53,9 +53,9 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
             cost = seconds / 3600 * g * price
             band = round(math.log(cost) / math.log(search.COST_TIE))
             key = (
-                (band, g, seconds)
+                (band, g, vpp > 1, seconds)
                 if objective == "cheapest"
-                else (g, round(math.log(cost) / math.log(search.COST_TIE)), seconds)
+                else (g, round(math.log(cost) / math.log(search.COST_TIE)), vpp > 1, seconds)
             )
             if best_key is None or key < best_key:
                 chosen = (float(grid.zero[i]), float(grid.ckpt[i]), mbs, float(grid.ep[i]), cp)
@@ -290,11 +290,13 @@ def test_generic_sizes_and_candidate_count(cat):
 @pytest.mark.parametrize(
     "layers, pp, micro_batches, expected",
     [
-        (96, 8, 32, 6),  # NeMo's GPT-3 175B: PP 8 x VP 6, 2 layers per chunk
-        (126, 16, 16, 3),  # Llama 3 405B's uneven stages: 7 or 8 layers, 3 chunks
-        (80, 2, 16, 1),  # Megatron interleaves only more than 2 stages
-        (96, 8, 12, 1),  # micro-batches not a multiple of the stages
-        (8, 4, 8, 1),  # 2 layers per stage: one chunk
+        (96, 8, 32, 12),  # GPT-3 175B on 8 stages: 12 layers each, one a chunk
+        (126, 16, 16, 8),  # Llama 3 405B: 126 layers + embedding + loss = 128 = 16 stages x 8 chunks
+        (126, 16, 8, 1),  # fewer micro-batches than stages: Megatron-Core does not interleave
+        (96, 8, 12, 12),  # 12 micro-batches on 8 stages: one group of 12 (microbatch_group_size_per_vp_stage)
+        (80, 2, 16, 40),  # two stages interleave with Megatron's default p2p overlap
+        (95, 16, 16, 5),  # 95 (or 97) layers split unevenly: the smallest stage's 5
+        (16, 16, 16, 1),  # one layer a stage: nothing to interleave
     ],
 )
 def test_virtual_stages(layers, pp, micro_batches, expected):
@@ -302,9 +304,16 @@ def test_virtual_stages(layers, pp, micro_batches, expected):
     assert int(got[0]) == expected
 
 
+def test_stage_slots_count_the_embedding_and_loss_only_when_that_evens_the_split():
+    assert search.stage_slots(96, 8) == 12
+    assert search.stage_slots(126, 16) == (126 + 2) // 16  # Llama 3's balanced stages
+    assert search.stage_slots(126, 7) == 18  # 126 splits evenly over 7: no extra slots
+    assert search.stage_slots(95, 16) == 5
+
+
 def test_pipelines_that_can_interleave_are_searched_both_ways():
     grid = search.training_grid(generic(175), "pretrain", search.Fixed(gpus=1024, tp=8, pp=8), 1536, 8, 1024)
-    assert set(grid.vpp.tolist()) == {1.0, 6.0}
+    assert set(grid.vpp.tolist()) == {1.0, 12.0}  # 96 layers on 8 stages, one layer a chunk
 
 
 def test_context_parallel_is_searched_for_long_sequences_only():

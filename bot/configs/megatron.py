@@ -28,9 +28,21 @@ def check(launch: Launch) -> None:
         raise ConfigError("config_megatron_zero", zero=launch.zero, offload=launch.offload)
     if launch.optimizer not in ("adamw", "sgd"):
         raise ConfigError("config_megatron_optimizer", optimizer=launch.optimizer)
-    if launch.vpp > 1 and launch.arch.layers % (launch.pp * launch.vpp):
+    if launch.vpp > 1 and _interleaved_layers(launch) % (launch.pp * launch.vpp):
         raise ConfigError("config_megatron_layers", layers=launch.arch.layers, pp=launch.pp, vpp=launch.vpp)
     common.even_nodes(launch, "megatron")
+
+
+def _balanced(launch: Launch) -> bool:
+    """An interleaved pipeline whose layers split evenly only with the embedding and the loss
+    counted as a layer each (Llama 3 405B's 126 + 2 on 16 stages), as the plan's search laid it out."""
+    layers, pp = launch.arch.layers, launch.pp
+    return launch.vpp > 1 and layers % pp != 0 and (layers + 2) % pp == 0
+
+
+def _interleaved_layers(launch: Launch) -> int:
+    """Layer slots Megatron-Core splits over stages x chunks (transformer_block.get_num_layers_to_build)."""
+    return launch.arch.layers + (2 if _balanced(launch) else 0)
 
 
 def parallel_args(launch: Launch) -> list[str]:
@@ -51,11 +63,16 @@ def parallel_args(launch: Launch) -> list[str]:
 
 
 def _uneven_stages(launch: Launch) -> list[str]:
-    """Layers that do not split evenly over the stages: the last stage takes the difference
-    (Megatron asks the other stages to hold equal shares)."""
+    """Layers that do not split evenly over the stages: the embedding and the loss take a layer's
+    place each where the plan interleaves them so (Megatron-Core's first chunk of the first stage then
+    holds only the embedding, the last chunk of the last stage only the loss: Llama 3's balanced
+    stages), else the last stage takes the difference (Megatron asks the other stages to hold equal
+    shares)."""
     layers, pp = launch.arch.layers, launch.pp
     if pp == 1 or layers % pp == 0:
         return []
+    if _balanced(launch):
+        return [flag("--account-for-embedding-in-pipeline-split"), flag("--account-for-loss-in-pipeline-split")]
     share = -(-layers // pp)
     if layers - (pp - 1) * share < 1:
         share = layers // pp

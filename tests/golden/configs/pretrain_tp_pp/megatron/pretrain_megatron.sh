@@ -49,7 +49,7 @@ torchrun \
   --untie-embeddings-and-output-weights \
   --disable-bias-linear \
   --train-iters 59605 \
-  --save-interval 35 \
+  --save-interval 36 \
   --eval-iters 0 \
   --lr $LR \
   --data-path $DATA_PATH \
