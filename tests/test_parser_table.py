@@ -362,6 +362,8 @@ EN = [
         "Can I infer llama v2 70b on single gpu nvidia v100?\nGpu: Nvidia v100 16GB",
         dict(gpu="v100-16gb", gpus=1, not_notes=["set_aside"]),
     ),
+    ("fine-tuning llama-2-13b on 3 A100 and the loss shows up as nan", dict(topics=["loss_instability"])),
+    ("adding gpus always makes training slower, 7b full", dict(topics=["scaling_efficiency"])),
 ]
 
 ZH = [
@@ -671,6 +673,8 @@ ZH = [
         "想部署一下glm4-9b-1m模型，请问需要多少显存才能跑支持max_model_len为1M的大模型？",
         dict(model="glm-4-9b-chat-1m", seq_len=1048576, method="infer"),
     ),
+    ("训练时 GPU-Util 特别低，就 10%，CPU 却到了 480%", dict(topics=["gpu_starved_io"])),
+    ("用多卡训练还没单卡快，qwen2.5-7b lora", dict(topics=["scaling_efficiency"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
