@@ -113,7 +113,7 @@ def _types_for(ctx: Context, precision: str) -> list[GPU]:
 def _concurrency(ctx: Context, types: list[GPU], precision: str, seq: int) -> int:
     """The sequences served at once: the request's, else the default, halved while the GPUs the
     question fixes cannot hold that many ("llama 3.1 8b on an L4": sixteen 4k sequences do not fit
-    a 24 GB card, four do), and said."""
+    its 24 GB, eight do), and said."""
     default = int(ctx.cat.defaults.micro_batch["infer"])
     if ctx.req.micro_batch:
         return ctx.req.micro_batch
