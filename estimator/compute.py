@@ -348,6 +348,7 @@ def decode_speed_arrays(
     prefill_per_output: float = 0.0,
     ep=1.0,
     tile_rows,
+    kv_cache: str | None = None,
 ) -> ServingSpeed:
     """Generation throughput: each step's matmuls stream their weights or are bound by their FLOPs
     (decode_matmul_seconds), then attention streams every sequence's KV cache (its kernels run after
@@ -376,7 +377,7 @@ def decode_speed_arrays(
         tile=np.asarray(tile_rows, dtype=float),
     )
     own = np.ceil(batch / ep)  # sequences on the busiest attention rank
-    kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision) / pp * kv_share(a, tp)
+    kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
     t_kv = kv_read / hbm
     step = matmuls.seconds + t_kv + comm_seconds
     return ServingSpeed(batch / step / gpus, step, matmuls.streaming + t_kv >= matmuls.computing)
@@ -401,6 +402,7 @@ def decode_speed(
     comm_seconds=0.0,
     prefill_per_output: float = 0.0,
     ep=1,
+    kv_cache: str | None = None,
 ) -> ServingSpeed:
     """decode_speed_arrays for one GPU type."""
     return decode_speed_arrays(
@@ -417,4 +419,5 @@ def decode_speed(
         prefill_per_output=prefill_per_output,
         ep=ep,
         tile_rows=moe_tile_rows(gpu, precision, defaults),
+        kv_cache=kv_cache,
     )

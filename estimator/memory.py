@@ -474,9 +474,14 @@ def _overhead(subtotal: np.ndarray, gpus: np.ndarray, over: Overheads) -> np.nda
 SERVE_WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": INT4_BYTES_PER_PARAM}
 
 
-def kv_bytes_per_token(a: Arch, precision: str) -> float:
-    """KV cache bytes per token for the whole model (vLLM, Kwon et al. 2023, Sec. 3)."""
-    elem = 1.0 if precision == "fp8" else 2.0  # fp8 serving uses an fp8 KV cache; others 16-bit
+# bytes of one KV-cache element by its type: vLLM's --kv-cache-dtype fp8, lmdeploy's --quant-policy 8 / 4
+KV_ELEMENT_BYTES = {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+
+
+def kv_bytes_per_token(a: Arch, precision: str, kv: str | None = None) -> float:
+    """KV cache bytes per token for the whole model (vLLM, Kwon et al. 2023, Sec. 3): the element
+    type asked for, else fp8 beside fp8 weights and 16-bit otherwise."""
+    elem = KV_ELEMENT_BYTES[kv] if kv else (1.0 if precision == "fp8" else 2.0)
     return a.layers * a.kv_cache_elems_per_token_layer * elem
 
 
@@ -506,6 +511,7 @@ def serving_memory(
     prefill_chunk: int,
     over: Overheads,
     ep: np.ndarray | int = 1,
+    kv_cache: str | None = None,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU to serve `batch` concurrent sequences of `seq_len` tokens (prompt + output).
     With ep > 1 (a MoE replica of ep GPUs, SGLang's and DeepSeek's data-parallel attention with
@@ -514,7 +520,7 @@ def serving_memory(
     tp_f, pp_f, ep_f = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     batch_f = np.ceil(np.asarray(batch, dtype=float) / ep_f)  # the sequences the busiest attention rank serves
     weights = serving_weight_bytes(a, precision, tp_f, pp_f, ep_f)
-    kv = batch_f * seq_len * kv_bytes_per_token(a, precision) / pp_f * kv_share(a, tp_f)
+    kv = batch_f * seq_len * kv_bytes_per_token(a, precision, kv_cache) / pp_f * kv_share(a, tp_f)
     chunk = np.minimum(batch_f * seq_len, prefill_chunk)
     layer_working = activation_elems_per_token_layer(a)["none"] * chunk * 2.0 / tp_f
     logits = batch_f * a.vocab * 4.0 / tp_f  # fp32 logits of the last position for sampling

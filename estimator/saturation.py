@@ -49,11 +49,12 @@ def saturation(
     links: network.DecodeLinks,
     defaults: Defaults,
     ep: int = 1,
+    kv_cache: str | None = None,
 ) -> Saturation | None:
     """The most concurrent sequences the budget holds (each its prompt and half its output on
     average, paged; with ep > 1 each of the ep GPUs holds its own sequences and schedules them)
     and the generated tokens per second at that load; None when not one fits."""
-    per_sequence = seq * compute.HELD_SHARE * kv_bytes_per_token(a, precision) / pp * float(kv_share(a, tp))
+    per_sequence = seq * compute.HELD_SHARE * kv_bytes_per_token(a, precision, kv_cache) / pp * float(kv_share(a, tp))
     by_memory = int(budget_bytes // per_sequence) if budget_bytes > 0 else 0
     concurrency = min(by_memory, MAX_BATCH) * ep
     if concurrency < 1:
@@ -72,6 +73,7 @@ def saturation(
         comm_seconds=comm,
         prefill_per_output=prefill,
         ep=ep,
+        kv_cache=kv_cache,
     )
     per_gpu = float(speed.tokens_per_s_per_gpu.ravel()[0])
     return Saturation(

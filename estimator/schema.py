@@ -17,6 +17,7 @@ Optimizer = Literal["adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor"]
 Offload = Literal["none", "cpu", "nvme", "cpu-all", "nvme-all"]
 Ckpt = Literal["none", "selective", "full"]
 Loss = Literal["chunked", "unchunked"]  # unchunked: Transformers' own cross-entropy over the whole sequence
+KvCache = Literal["bf16", "fp8", "int8", "int4"]  # serving: the KV cache's element type (vLLM --kv-cache-dtype)
 Region = Literal["us", "hk", "sg", "jp", "kr"]
 Objective = Literal["cheapest", "fastest", "fewest"]
 DataKind = Literal["tokens", "text", "image", "video"]
@@ -30,6 +31,7 @@ OPTIMIZERS: tuple[str, ...] = Optimizer.__args__  # type: ignore[attr-defined]
 OFFLOADS: tuple[str, ...] = Offload.__args__  # type: ignore[attr-defined]
 CKPTS: tuple[str, ...] = Ckpt.__args__  # type: ignore[attr-defined]
 LOSSES: tuple[str, ...] = Loss.__args__  # type: ignore[attr-defined]
+KV_CACHES: tuple[str, ...] = KvCache.__args__  # type: ignore[attr-defined]
 REGIONS: tuple[str, ...] = Region.__args__  # type: ignore[attr-defined]
 OBJECTIVES: tuple[str, ...] = Objective.__args__  # type: ignore[attr-defined]
 DATA_KINDS: tuple[str, ...] = DataKind.__args__  # type: ignore[attr-defined]
@@ -77,6 +79,7 @@ class Request(BaseModel):
     cp: int | None = None  # context parallel
     ckpt: Ckpt | None = None
     loss: Loss | None = None
+    kv_cache: KvCache | None = None  # serving: None keeps it 16-bit, or fp8 beside fp8 weights
     lora_rank: int | None = None
     mfu: float | None = None
     deadline_days: float | None = None
@@ -116,6 +119,7 @@ class Resolved(BaseModel):
     dp: int
     ckpt: Ckpt
     loss: Loss | None = None  # training: the cross-entropy the memory counts; None for serving
+    kv_cache: KvCache | None = None  # serving: the KV cache's element type; None for training
     vpp: int = 1  # interleaved pipeline: model chunks per GPU (1: plain 1F1B)
     ep: int = 1  # expert parallel: routed experts sharded over ep ranks of the data-parallel group
     cp: int = 1  # context parallel: each sequence split over cp ranks

@@ -684,6 +684,7 @@ def _decode_speed(
     cat: Catalog,
     fabric: str | None,
     ep: np.ndarray | float = 1.0,
+    kv_cache: str | None = None,
 ) -> tuple[np.ndarray, compute.ServingSpeed]:
     """(network seconds per decode step, decode throughput) of every GPU type x replica shape (T, L)."""
     hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
@@ -704,6 +705,7 @@ def _decode_speed(
         comm_seconds=comm,
         ep=ep,
         tile_rows=tile,
+        kv_cache=kv_cache,
     )
 
 
@@ -721,12 +723,22 @@ def score_serving(
     fixed: Fixed,
     fabric: str | None = None,
     ep: np.ndarray | None = None,
+    kv_cache: str | None = None,
 ) -> ServingScored:
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
     ep = np.ones_like(tp) if ep is None else ep
     parts = memory.serving_memory(
-        arch, precision, seq_len=seq, batch=batch, tp=tp, pp=pp, prefill_chunk=chunk, over=over, ep=ep
+        arch,
+        precision,
+        seq_len=seq,
+        batch=batch,
+        tp=tp,
+        pp=pp,
+        prefill_chunk=chunk,
+        over=over,
+        ep=ep,
+        kv_cache=kv_cache,
     )
     per_gpu = memory.per_gpu_total(parts)
     fits = per_gpu[None, :] <= options.capacity
@@ -738,7 +750,7 @@ def score_serving(
     shape_ok &= expert_parallel_ok(ep, options)
     replica = tp * pp * ep
     in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
-    comm, speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric, ep)
+    comm, speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric, ep, kv_cache)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,

@@ -226,6 +226,7 @@ def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
         global_batch=replica.batch * replicas,
         train_tokens=tokens,
         precision=replica.precision,
+        kv_cache=ctx.req.kv_cache or ("fp8" if replica.precision == "fp8" else "bf16"),
         optimizer="adamw",
         gpu=gpu.id,
         gpu_name=gpu.name,
@@ -250,10 +251,11 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
     arch = ctx.arch
     ceiling = replica.tokens_per_s_gpu * replica.gpus
     full = _full_load(ctx, replica)
+    kv_bytes = memory.kv_bytes_per_token(arch, replica.precision, ctx.req.kv_cache)
     return ServingEstimate(
-        kv_bytes_per_token=memory.kv_bytes_per_token(arch, replica.precision),
+        kv_bytes_per_token=kv_bytes,
         # the replica's cache and weights as data, whatever copies the layout keeps
-        kv_cache_gib=memory.kv_bytes_per_token(arch, replica.precision) * replica.batch * replica.seq / GIB,
+        kv_cache_gib=kv_bytes * replica.batch * replica.seq / GIB,
         weights_gib=float(memory.serving_weight_bytes(arch, replica.precision)) / GIB,
         concurrency=replica.batch,
         context=replica.seq,
@@ -287,6 +289,7 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
         links=network.decode_links([gpu], ctx.cat, ctx.req.fabric),
         defaults=ctx.cat.defaults,
         ep=replica.ep,
+        kv_cache=ctx.req.kv_cache,
     )
     if full is not None:
         ctx.assume("full_load", fraction=ctx.number("inference", "engine_memory_fraction"))

@@ -91,6 +91,7 @@ def score_replicas(
         fixed=fixed,
         fabric=req.fabric,
         ep=ep,
+        kv_cache=req.kv_cache,
     )
 
 

@@ -570,3 +570,14 @@ def test_llama3_balanced_stages_export_as_megatron_core_lays_them_out():
     assert "--account-for-embedding-in-pipeline-split" in text and "--account-for-loss-in-pipeline-split" in text
     assert "--num-virtual-stages-per-pipeline-rank 8" in text
     assert "--decoder-last-pipeline-num-layers" not in text
+
+
+def test_serving_exports_ask_for_the_kv_cache_the_plan_counts():
+    files = export(answer("llama-3.1-70b infer gpu=h100 gpus=2 kv=fp8"), "vllm")
+    (command,) = [c for name, text in files.items() if name.endswith(".sh") for c in script_commands(text)]
+    assert command[command.index("--kv-cache-dtype") + 1] == "fp8"
+    plain = export(answer("llama-3.1-70b infer gpu=h100 gpus=2"), "vllm")
+    assert "--kv-cache-dtype" not in "".join(plain.values())
+    with pytest.raises(ConfigError) as refused:
+        export(answer("llama-3.1-70b infer gpu=h100 gpus=2 kv=int4"), "vllm")
+    assert refused.value.code == "config_kv_cache"

@@ -352,3 +352,16 @@ def test_model_parallel_plans_say_how_the_step_is_scheduled():
     assert note.params["bubble"] == pytest.approx(15 / 256 * compute)
     plain = estimate(Request(model="llama-3-8b", method="full", gpu="a100-80gb", gpus=8, tp=1))
     assert "megatron_schedule" not in {a.code for a in plain.assumptions}
+
+
+def test_kv_cache_type_sizes_the_cache_and_the_full_load():
+    """kv=fp8 halves the bytes per token (Llama 3.1 70B: 80 layers x 8 KV heads x 128 x 2 x 2 bytes
+    = 320 KiB in 16-bit, 160 KiB in fp8, 80 KiB in int4) and so holds about twice the sequences
+    at full load; the resolved request says which it counted."""
+    base = dict(model="llama-3.1-70b", method="infer", gpu="h100-80gb", gpus=2, tp=2, micro_batch=4)
+    bf16, fp8, int4 = (estimate(Request(**base, kv_cache=kv)) for kv in (None, "fp8", "int4"))
+    assert bf16.serving.kv_bytes_per_token == 80 * 8 * 128 * 2 * 2
+    assert fp8.serving.kv_bytes_per_token * 2 == bf16.serving.kv_bytes_per_token == int4.serving.kv_bytes_per_token * 4
+    assert (bf16.resolved.kv_cache, fp8.resolved.kv_cache, int4.resolved.kv_cache) == ("bf16", "fp8", "int4")
+    assert fp8.serving.max_concurrency >= 1.8 * bf16.serving.max_concurrency
+    assert estimate(Request(**{**base, "precision": "fp8"})).resolved.kv_cache == "fp8"  # beside fp8 weights

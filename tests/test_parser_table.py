@@ -364,6 +364,14 @@ EN = [
     ),
     ("fine-tuning llama-2-13b on 3 A100 and the loss shows up as nan", dict(topics=["loss_instability"])),
     ("adding gpus always makes training slower, 7b full", dict(topics=["scaling_efficiency"])),
+    # the KV cache's element type: a setting, prose, a pasted flag
+    ("llama-3.1-70b infer gpu=h100 gpus=2 kv=fp8", dict(kv_cache="fp8", precision=None)),
+    ("llama 70b inference on 2 H100 with fp8 kv cache", dict(kv_cache="fp8", precision=None)),
+    (
+        "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 2 --kv-cache-dtype fp8 on 2 H100",
+        dict(kv_cache="fp8", tp=2),
+    ),
+    ("llama-3.1-70b infer kv=fp4", dict(errors=["bad_value"])),
 ]
 
 ZH = [
@@ -675,6 +683,7 @@ ZH = [
     ),
     ("训练时 GPU-Util 特别低，就 10%，CPU 却到了 480%", dict(topics=["gpu_starved_io"])),
     ("用多卡训练还没单卡快，qwen2.5-7b lora", dict(topics=["scaling_efficiency"])),
+    ("qwen2.5-72b 部署，kv cache 量化为 int4，4张A100", dict(kv_cache="int4", gpus=4)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

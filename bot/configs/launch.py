@@ -60,6 +60,7 @@ class Launch:
     memory_fraction: float  # serving: the engine's share of GPU memory the plan assumed
     note: str = ""  # a header line about how the plan was made for this format
     loss: str = "chunked"  # the cross-entropy the plan's memory counts (loss=unchunked: Transformers' own)
+    kv_cache: str | None = None  # serving: the KV cache's element type the plan counts
 
     @property
     def serving(self) -> bool:
@@ -120,6 +121,7 @@ def launch_from(plan: Plan) -> Launch:
         max_num_seqs=(serving.max_concurrency or serving.concurrency) if serving else None,
         memory_fraction=cat.defaults.number("inference", "engine_memory_fraction"),
         loss=r.loss or "chunked",
+        kv_cache=r.kv_cache,
     )
 
 

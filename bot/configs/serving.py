@@ -40,6 +40,8 @@ def topology(launch: Launch, fmt: str) -> Topology:
 def check(launch: Launch, fmt: str) -> Topology:
     if not launch.serving:
         raise ConfigError("config_serving_only", format=fmt)
+    if launch.kv_cache in ("int8", "int4"):  # vLLM's and SGLang's --kv-cache-dtype: auto or fp8 variants
+        raise ConfigError("config_kv_cache", format=fmt, kv=launch.kv_cache)
     return topology(launch, fmt)
 
 
@@ -54,11 +56,12 @@ def _model(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]
 
 
 def _quantization(launch: Launch, kv_fp8: str) -> list[str]:
-    """FP8 asked of a checkpoint published in 16 bits is quantized at load time; an fp8 plan
-    counts an fp8 KV cache."""
+    """FP8 asked of a checkpoint published in 16 bits is quantized at load time; a plan that
+    counts an fp8 KV cache (fp8 weights, or kv=fp8) asks the engine for one."""
     published = launch.spec.weights_dtype if launch.spec else "bf16"
     args = [flag("--quantization", "fp8")] if launch.precision == "fp8" and published != "fp8" else []
-    return args + ([flag("--kv-cache-dtype", kv_fp8)] if launch.precision == "fp8" else [])
+    kv_fp8_planned = launch.kv_cache == "fp8" or (launch.kv_cache is None and launch.precision == "fp8")
+    return args + ([flag("--kv-cache-dtype", kv_fp8)] if kv_fp8_planned else [])
 
 
 def _header(launch: Launch, words: Words, where: Topology, flags: tuple[str, str, str]) -> list[str]:

@@ -242,8 +242,15 @@ def _serving_parallel(got: Collected) -> None:
 
 
 def _notes_only(got: Collected) -> None:
-    """Settings gpuplan reads but does not plan with: said back so the user knows they were seen."""
-    for name in ("gpu_memory_utilization", "kv_cache_dtype"):
+    """The KV cache's element type (`--kv-cache-dtype fp8`, lmdeploy's `--quant-policy 8`), and the
+    settings gpuplan reads but does not plan with, said back so the user knows they were seen."""
+    noted = ["gpu_memory_utilization"]
+    kv = got.value("kv_cache_dtype")
+    if kv in ("fp8", "int8", "int4"):
+        got.put("kv_cache", kv, got.words("kv_cache_dtype"))
+    else:
+        noted.append("kv_cache_dtype")  # "auto": the model's own type
+    for name in noted:
         reading = got.found.first(name)
         if reading:
             got.read.append(Note(code="read_noted", params={"words": reading.words[:120], "field": name}))

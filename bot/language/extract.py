@@ -329,6 +329,13 @@ def _bounded(text: str, reading: tuple) -> bool:
     return bool(_BOUND.search(words) or _BOUND.search(text, max(0, start - 12), start))
 
 
+# the KV cache's element type written in prose ("fp8 kv cache", "KV cache in int8", "kv cache 量化为 int4")
+_KV_CACHE_TYPE = re.compile(
+    r"(?:kv[ _-]?cache|kv)(?:[ _-]?dtype)?\s*(?:=|:|：|为|用|in|of|quantized to|量化(?:为|成|到)?)?\s*"
+    r"(fp8|int8|int4|8[ -]?bit|4[ -]?bit)(?![a-z0-9])"
+    r"|(?<![a-z0-9])(fp8|int8|int4|8[ -]?bit|4[ -]?bit)\s*(?:的)?\s*kv[ _-]?cache"
+)
+_KV_KINDS = {"fp8": "fp8", "int8": "int8", "int4": "int4", "8bit": "int8", "4bit": "int4"}
 _TOTAL_AFTER = re.compile(r"\s*(?:in total|total|combined|altogether|总共|总计|合计|共)")
 
 
@@ -1263,6 +1270,9 @@ class Reader:
 
     def _precision_and_sharding(self) -> None:
         scan, voc = self.scan, self.voc
+        for match in scan.finditer(_KV_CACHE_TYPE):  # before the weights' precision: "fp8 kv cache"
+            kind = match.group(1) or match.group(2)
+            self.set("kv_cache", _KV_KINDS[re.sub(r"[\s-]", "", kind)], scan.take(match))
         if scan.search(voc.pure_bf16):
             self.set("precision_word", "bf16-pure", scan.take(scan.search(voc.pure_bf16)))
         found = _first_in(voc.tables["precisions"], scan)

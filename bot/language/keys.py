@@ -20,6 +20,7 @@ from gpuplan.estimator.schema import (
     AREAS,
     CKPTS,
     DATA_KINDS,
+    KV_CACHES,
     LOSSES,
     METHODS,
     OBJECTIVES,
@@ -115,6 +116,7 @@ KEYS: tuple[Key, ...] = (
     Key("cp", ("cp",), _integer("cp"), "cp=2"),
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
     Key("loss", ("loss",), _enum(LOSSES, "loss"), "loss=unchunked"),
+    Key("kv", ("kv_cache",), _enum(KV_CACHES, "kv_cache"), "kv=fp8", aliases=("kv_cache",)),
     Key("precision", ("precision",), lambda raw, cat: {"precision": raw.lower()}, "precision=bf16-mixed"),
     Key(
         "optim",
