@@ -372,6 +372,15 @@ EN = [
         dict(kv_cache="fp8", tp=2),
     ),
     ("llama-3.1-70b infer kv=fp4", dict(errors=["bad_value"])),
+    # a card said again in the user's own clause counts there ("we are running ... on MI300Xs/MI325Xs")
+    (
+        "MI300X vs H100 conv performance\nwe are running a model on MI300Xs/MI325Xs and see poor convolutions",
+        dict(gpu="mi300x-192gb"),
+    ),
+    (
+        "Would it work on a Nvidia Jetson AGX Orin platform? llama 7b inference",
+        dict(gpu=None, unknown=["jetson agx orin"]),
+    ),
 ]
 
 ZH = [
@@ -684,6 +693,7 @@ ZH = [
     ("训练时 GPU-Util 特别低，就 10%，CPU 却到了 480%", dict(topics=["gpu_starved_io"])),
     ("用多卡训练还没单卡快，qwen2.5-7b lora", dict(topics=["scaling_efficiency"])),
     ("qwen2.5-72b 部署，kv cache 量化为 int4，4张A100", dict(kv_cache="int4", gpus=4)),
+    ("我使用T4卡进行模型部署，但是提示爆显存了，qwen2.5-7b 最小需要多大显存？", dict(gpu="t4-16gb", gpus=1)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

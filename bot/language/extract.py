@@ -543,10 +543,13 @@ class Reader:
         if name in ("gpus", "nodes") and _BASELINE.search(self.scan.original[max(0, span[0] - 16) : span[0]]):
             self.notes.append(Note(code="baseline_count", params={"words": words}))
             return False  # "4x slower than 1 node": the setup compared against, not the user's own
-        if name not in self.fields or self.fields[name] == value:
-            self.fields.setdefault(name, value)
-            self.words.setdefault(name, words)
-            self.spans.setdefault(name, span)
+        if name not in self.fields:
+            self.fields[name], self.words[name], self.spans[name] = value, words, span
+            return True
+        if self.fields[name] == value:  # said again: where the user's own setup says it counts most
+            text = self.scan.original
+            if name in ("gpu", "gpus") and owner(text, span) > owner(text, self.spans[name]):
+                self.words[name], self.spans[name] = words, span
             return True
         old = (self.spans[name], self.fields[name], self.words[name])
         new = (span, value, words)
@@ -784,7 +787,7 @@ class Reader:
         elif (
             _rx(r"\b(?:a|an|my|this)\s+$").search(*head)
             or _rx(
-                r"^\s*(?:显卡|graphics card\b|card\b|gpu\b(?!\s*\d+\s*:))"  # not the next line of a "GPU 1: ..." list
+                r"^\s*(?:显卡|卡(?![\d数])|graphics card\b|card\b|gpu\b(?!\s*\d+\s*:))"  # not "GPU 1: ..." of a list
             ).search(self.scan.text[tail_start:])
         ):
             self.weak("gpus", 1, words)  # "my 4090", "titanxp显卡": one card unless a count is written
