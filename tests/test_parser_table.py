@@ -381,6 +381,19 @@ EN = [
         "Would it work on a Nvidia Jetson AGX Orin platform? llama 7b inference",
         dict(gpu=None, unknown=["jetson agx orin"]),
     ),
+    # a family with a bare number: billions when a model of that size exists, else millions
+    ("Do you recommend train mpt125 only with `4800 ba`?", dict(model="mpt-125m")),
+    ("pythia 410 full finetune", dict(params_b=None)),  # no Pythia-410M in the catalog: not a 410B model
+    ("mpt7 lora", dict(model="mpt-7b")),
+    # an id that carries the written size wins over a newer model of about that size
+    ("llama 405 inference on 16 h100", dict(model="llama-3.1-405b")),
+    ("llama 400b inference", dict(model="llama-4-maverick")),
+    # data times passes, worked out, is tokens, not a 1B model
+    (
+        "on an L40 48G, I think the 1B * 8 epoches = 8B tokens will take more than 8 hours",
+        dict(params_b=None, train_tokens=8 * B, gpu="l40-48gb"),
+    ),
+    ("7b x 3 epochs lora", dict(params_b=7, epochs=3, method="lora")),
 ]
 
 ZH = [

@@ -87,9 +87,13 @@ def count_value(text: str) -> float:
 
 
 def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Catalog) -> str | None:
-    """The catalog model of a family of about `size_b` (within 15%), the newest version first
-    ("qwen 14b" -> Qwen3 14B); with a version written ("qwen2 72b"), only that version's."""
+    """The catalog model of a family of about `size_b` (within 15%): one whose id carries the size,
+    the newest version first ("qwen 14b" -> Qwen3 14B); with a version written ("qwen2 72b"), only
+    that version's."""
     wanted = normalize_name(version).lstrip("v")
+    # the size as ids write it ("405b", "125m"): an id that carries it is the one meant ("llama 405"
+    # is Llama 3.1 405B, not the newer Llama 4 Maverick of 400B)
+    nominal = f"{size_b:g}b" if size_b >= 1 else f"{size_b * 1000:g}m"
     folded = tuple(normalize_name(p) for p in prefixes)
     candidates = []
     for key, spec in cat.model_keys:
@@ -101,8 +105,9 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
             continue
         release = re.match(r"(\d+(?:\.\d+)?)", spec.id[len(prefix) :].lstrip("-_ v"))
         newest = float(release.group(1)) if release and not wanted and float(release.group(1)) < size_b else 0.0
-        candidates.append((-newest, abs(spec.params_b - size_b), spec.id))
-    return min(candidates)[2] if candidates else None
+        named = bool(re.search(rf"(?<![\d.]){re.escape(nominal)}(?![a-z0-9])", spec.id))
+        candidates.append((not named, -newest, abs(spec.params_b - size_b), spec.id))
+    return min(candidates)[-1] if candidates else None
 
 
 def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
@@ -149,7 +154,11 @@ _RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
 )
 _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 # words after a size that make it a count of tokens ("10B 说的是 token 数", "2T of tokens")
-_TOKENS_AFTER = re.compile(r"\s*(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])")
+# a size that counts tokens: "10B 说的是 token 数", "1B tokens", "1B * 8 epochs = 8B" (data times
+# passes, worked out; "7b x 3 epochs" alone stays a model trained three times over its data)
+_TOKENS_AFTER = re.compile(
+    r"\s*(?:(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])|[*x×]\s*\d+\s*(?:epochs?|epoches|轮|个\s*epoch)\s*[=≈])"
+)
 # a count right before a memory ("8张24G", "two 24GB", "4x 80GB")
 _COUNT_BEFORE = re.compile(NUM + r"\s*(?:x|×|\*|张|块)?\s*$")
 # what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
@@ -898,7 +907,11 @@ class Reader:
             if not unit and number < 6:
                 continue
             size = number / 1000 if unit == "m" else number / 10 if unit == "亿" else number
-            spec = family_model(self.voc.family_ids.get(match.group(1).lower(), ()), size, match.group(2), self.cat)
+            prefixes = self.voc.family_ids.get(match.group(1).lower(), ())
+            spec = family_model(prefixes, size, match.group(2), self.cat)
+            if not spec and not unit and number >= 100:  # "mpt125", "pythia-410": millions when no B fits
+                size = number / 1000
+                spec = family_model(prefixes, size, match.group(2), self.cat)
             if spec and abs(self.cat.models[spec].params_b - size) > 0.05 * size:
                 self.notes.append(Note(code="model_read_as", params={"value": match.group(0).strip(), "model": spec}))
             if spec:
@@ -1166,7 +1179,7 @@ class Reader:
         )
         found = []
         for match in self.scan.finditer(pattern):
-            if _TOKENS_AFTER.match(self.scan.text, match.end()):
+            if _TOKENS_AFTER.match(self.scan.original, match.end()):
                 continue  # read by tokens() when it can be, else not a size
             try:
                 size = values.model_size_b(match.group(1) + match.group(2))
