@@ -394,6 +394,11 @@ EN = [
         dict(params_b=None, train_tokens=8 * B, gpu="l40-48gb"),
     ),
     ("7b x 3 epochs lora", dict(params_b=7, epochs=3, method="lora")),
+    # a model that shows the same thing too is a side mention
+    (
+        "I fine-tune llama 13b on 2 A100 and it OOMs. Any idea why the same thing happens with mistral 7b?",
+        dict(model="llama-1-13b"),
+    ),
 ]
 
 ZH = [
@@ -707,6 +712,11 @@ ZH = [
     ("用多卡训练还没单卡快，qwen2.5-7b lora", dict(topics=["scaling_efficiency"])),
     ("qwen2.5-72b 部署，kv cache 量化为 int4，4张A100", dict(kv_cache="int4", gpus=4)),
     ("我使用T4卡进行模型部署，但是提示爆显存了，qwen2.5-7b 最小需要多大显存？", dict(gpu="t4-16gb", gpus=1)),
+    # a model that shows the same thing too is a side mention, also in a question sentence
+    (
+        "我在sft阶段训练llama-7b版本时候发现多机不如单机。我使用gemma-2b也会出现同样的情况，您们之前有注意过么？",
+        dict(model="llama-1-7b"),
+    ),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -284,14 +284,15 @@ def lacked(text: str, span: tuple[int, int]) -> bool:
 def owner(text: str, span: tuple[int, int]) -> int:
     """+2 right after "my" / "我的"; +1 when the clause around `span` speaks of the user's own setup
     ("I have", "我这里"), -1 when it quotes someone else's (a paper, a README, the official
-    benchmark), one the user had before ("以前", "previously") or one they lack ("没有"), else 0."""
+    benchmark), one the user had before ("以前", "previously"), one they lack ("没有") or one that
+    shows the same thing too ("也会出现同样的情况"), else 0."""
     from gpuplan.bot.language.intent import section_pattern
 
     if _MINE_BEFORE.search(text, max(0, span[0] - 12), span[0]):
         return 2  # "别人的2080ti比我的3090快": a possessive right before the name says more than the clause
     clause = _clause(text, span)
-    if section_pattern("earlier").search(clause) or section_pattern("lacking").search(clause):
-        return -1  # "I used to train on 1 GPU", "A100s aren't available to me": not what is asked about
+    if any(section_pattern(s).search(clause) for s in ("earlier", "lacking", "also_seen")):
+        return -1  # "I used to train on 1 GPU", "A100s aren't available", "also happens with": not what is asked about
     mine = section_pattern("first_person").search(clause) is not None
     theirs = section_pattern("reference").search(clause) is not None
     return int(mine) - int(theirs)
