@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from gpuplan.estimator import compute, network
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import kv_bytes_per_token, kv_share
+from gpuplan.estimator.search import ServingScored
 from gpuplan.knowledge import GPU, Defaults
+
+GIB = 2**30
 
 # TensorRT-LLM's default max_batch_size (BuildConfig); engines that cap lower (vLLM's
 # --max-num-seqs) stop there, and the answer says so
@@ -82,4 +85,36 @@ def saturation(
         tokens_per_s_per_sequence=per_gpu * tp * pp * ep / concurrency,
         kv_budget_gib_per_gpu=budget_bytes / 2**30,
         capped=by_memory > MAX_BATCH,
+    )
+
+
+def of_shape(
+    a: Arch,
+    precision: str,
+    scored: ServingScored,
+    i: int,
+    *,
+    seq: int,
+    gpu: GPU,
+    links: network.DecodeLinks,
+    defaults: Defaults,
+    kv_cache: str | None = None,
+) -> Saturation | None:
+    """Replica shape i of a serving search on `gpu` at full load: the KV-cache budget its engine
+    leaves (what the shape holds at the planned concurrency, its KV cache there taken back), filled."""
+    budget = kv_budget_bytes(
+        gpu.memory_gib * GIB, float(scored.per_gpu[i]), float(scored.parts["kv_cache"][i]), defaults
+    )
+    return saturation(
+        a,
+        precision,
+        seq=seq,
+        tp=int(scored.tp[i]),
+        pp=int(scored.pp[i]),
+        gpu=gpu,
+        budget_bytes=budget,
+        links=links,
+        defaults=defaults,
+        ep=int(scored.ep[i]),
+        kv_cache=kv_cache,
     )

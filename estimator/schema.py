@@ -172,7 +172,9 @@ class ComputeEstimate(BaseModel):
 
 
 class Alternative(BaseModel):
-    reason: str  # other_gpu | fewer_gpus_offload | with_offload | faster | cheaper_slower | quantized | fewer_gpus
+    # other_gpu | fewer_gpus_offload | with_offload | faster | cheaper_slower | quantized | fewer_gpus |
+    # full_load_layout (serving: the shape that generates most at full load)
+    reason: str
     gpu: str
     gpu_name: str
     gpus: int

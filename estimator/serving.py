@@ -274,21 +274,16 @@ def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> Servi
 
 def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
     """The replica's saturation point: the KV-cache budget its engine leaves, filled."""
-    scored, i, gpu = replica.scored, replica.i, replica.gpu
-    budget = saturation.kv_budget_bytes(
-        gpu.memory_gib * GIB, float(scored.per_gpu[i]), float(scored.parts["kv_cache"][i]), ctx.cat.defaults
-    )
-    full = saturation.saturation(
+    gpu = replica.gpu
+    full = saturation.of_shape(
         ctx.arch,
         replica.precision,
+        replica.scored,
+        replica.i,
         seq=replica.seq,
-        tp=replica.tp,
-        pp=replica.pp,
         gpu=gpu,
-        budget_bytes=budget,
         links=network.decode_links([gpu], ctx.cat, ctx.req.fabric),
         defaults=ctx.cat.defaults,
-        ep=replica.ep,
         kv_cache=ctx.req.kv_cache,
     )
     if full is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplan.estimator import search
+from gpuplan.estimator import network, saturation, search
 from gpuplan.estimator.context import Context, no_layout, overheads
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import GIB
@@ -17,10 +17,21 @@ from gpuplan.knowledge import GPU
 QUANTIZED_NEXT = {"bf16": "fp8", "fp16": "fp8", "fp8": "int4", "int8": "int4"}
 
 
+# a throughput layout is worth naming when it generates this much more per GPU at full load than
+# the plan's own (gpuplan's choice: below it the difference is inside the model's error)
+FULL_LOAD_GAIN = 1.1
+
+
 def serving_alternatives(ctx: Context, replica) -> list[Alternative]:
-    """Up to three: the best replica on another GPU type, on the same type at a quantized
-    precision, and on the same type with fewer GPUs at the most sequences that still fit."""
-    found = [_other_type(replica), _quantized(ctx, replica), _fewer_gpus(ctx, replica)]
+    """Up to four: the best replica on another GPU type, on the same type at a quantized
+    precision, on the same type with fewer GPUs at the most sequences that still fit, and the
+    layout of the plan's GPUs that generates most at full load."""
+    found = [
+        _other_type(replica),
+        _quantized(ctx, replica),
+        _fewer_gpus(ctx, replica),
+        _most_at_full_load(ctx, replica),
+    ]
     return [a for a in found if a is not None]
 
 
@@ -57,6 +68,61 @@ def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
             return _pick(scored, smaller, "fewer_gpus", replica.precision, batch)
         batch //= 2
     return None
+
+
+def _most_at_full_load(ctx: Context, replica) -> Alternative | None:
+    """The replica shape that generates most per GPU at full load (the saturation point a
+    throughput benchmark measures) on the plan's GPU type and within its GPUs (else one node's),
+    among those the question leaves open: an expert-parallel or pipelined shape holds far more
+    sequences than the tensor-parallel one sized for a few. None when the plan's own is within
+    FULL_LOAD_GAIN of it."""
+    scored, gpu = replica.scored, replica.gpu
+    limit = ctx.req.gpus or max(replica.gpus, gpu.gpus_per_node)
+    links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
+
+    def full(i: int) -> saturation.Saturation | None:
+        return saturation.of_shape(
+            ctx.arch,
+            replica.precision,
+            scored,
+            i,
+            seq=replica.seq,
+            gpu=gpu,
+            links=links,
+            defaults=ctx.cat.defaults,
+            kv_cache=ctx.req.kv_cache,
+        )
+
+    own = full(replica.i)
+    shapes = np.flatnonzero(scored.fits[replica.t] & (scored.replica <= limit))
+    loads = [(full(int(i)), int(i)) for i in shapes if int(i) != replica.i]
+    loads = [(f, i) for f, i in loads if f is not None]
+    if not loads:
+        return None
+    best, i = max(loads, key=lambda load: load[0].tokens_per_s_per_gpu)
+    if own is not None and best.tokens_per_s_per_gpu < FULL_LOAD_GAIN * own.tokens_per_s_per_gpu:
+        return None
+    gpus, hourly = int(scored.replica[i]), float(scored.replica_cost[replica.t, i])
+    return Alternative(
+        reason="full_load_layout",
+        gpu=gpu.id,
+        gpu_name=gpu.name,
+        gpus=gpus,
+        zero=0,
+        tp=int(scored.tp[i]),
+        pp=int(scored.pp[i]),
+        ckpt="none",
+        offload="none",
+        micro_batch=best.concurrency,
+        region=replica.region,
+        days=1.0,
+        cost_usd=hourly * 24,
+        per_gpu_gib=gpu.memory_gib * ctx.number("inference", "engine_memory_fraction"),
+        precision=replica.precision,
+        tokens_per_s_per_gpu=best.tokens_per_s_per_gpu,
+        cost_per_million_tokens_usd=hourly / (best.tokens_per_s_per_gpu * gpus * 3600) * 1e6,
+        ep=int(scored.ep[i]),
+    )
 
 
 def _rescore(ctx: Context, replica, gpu: GPU, precision: str, batch: int) -> search.ServingScored:

@@ -46,8 +46,9 @@ PENDING = {
     "trtllm-llama4-scout-h200-tp4-fp8-2k2k-0": "2k/2k rows run high, as the dense ones do: cause not found",  # 1.37
     # DeepSeek's own deployment: FP8 weights, a ~6-bit KV cache and data-parallel attention with
     # expert parallelism. The query leaves concurrency at 16, where tensor parallelism is cheaper per
-    # token (993 tok/s/GPU at full load); expert-parallel replicas reach about 4,000 at 4k tokens
-    # and 4,800 at 2k (ep=8), still under 6,250 without the ~6-bit KV cache
+    # token (993 tok/s/GPU at full load); the plan's full-load alternative (the shape that generates
+    # most on the 8 GPUs) is a pipeline of 8 at 5,160, expert-parallel replicas about 4,000 at 4k
+    # tokens (ep=8); the service's lengths are not stated and the ~6-bit KV cache is not modelled
     "deepseek-v2-8xh800-generation-min-0": "serving sized at 16 sequences; no ~6-bit KV cache",
     # FSDP (FSDP1: Accelerate, Answer.AI's train.py) with CPU parameter offload: gpuplan's figure for
     # what the step holds (FSDP's root unit, two gathered layers, replicated NF4 constants, layer inputs,
