@@ -14,11 +14,9 @@ from dataclasses import dataclass
 
 from gpuplan.estimator import compute, network
 from gpuplan.estimator.architecture import Arch
-from gpuplan.estimator.memory import kv_bytes_per_token, kv_share
+from gpuplan.estimator.memory import GIB, kv_bytes_per_token, kv_share
 from gpuplan.estimator.search import ServingScored
 from gpuplan.knowledge import GPU, Defaults
-
-GIB = 2**30
 
 # TensorRT-LLM's default max_batch_size (BuildConfig); engines that cap lower (vLLM's
 # --max-num-seqs) stop there, and the answer says so

@@ -72,36 +72,17 @@ def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
 
 def _most_at_full_load(ctx: Context, replica) -> Alternative | None:
     """The replica shape that generates most per GPU at full load (the saturation point a
-    throughput benchmark measures) on the plan's GPU type and within its GPUs (else one node's),
-    among those the question leaves open: an expert-parallel or pipelined shape holds far more
-    sequences than the tensor-parallel one sized for a few. None when the plan's own is within
-    FULL_LOAD_GAIN of it."""
-    scored, gpu = replica.scored, replica.gpu
-    limit = ctx.req.gpus or max(replica.gpus, gpu.gpus_per_node)
-    links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
-
-    def full(i: int) -> saturation.Saturation | None:
-        return saturation.of_shape(
-            ctx.arch,
-            replica.precision,
-            scored,
-            i,
-            seq=replica.seq,
-            gpu=gpu,
-            links=links,
-            defaults=ctx.cat.defaults,
-            kv_cache=ctx.req.kv_cache,
-        )
-
-    own = full(replica.i)
-    shapes = np.flatnonzero(scored.fits[replica.t] & (scored.replica <= limit))
-    loads = [(full(int(i)), int(i)) for i in shapes if int(i) != replica.i]
-    loads = [(f, i) for f, i in loads if f is not None]
+    throughput benchmark measures), when it beats the plan's own by FULL_LOAD_GAIN: an
+    expert-parallel or pipelined shape holds far more sequences than the tensor-parallel one
+    sized for a few."""
+    loads = _full_loads(ctx, replica)
+    own = loads.pop(replica.i, None)
     if not loads:
         return None
-    best, i = max(loads, key=lambda load: load[0].tokens_per_s_per_gpu)
+    i, best = max(loads.items(), key=lambda load: load[1].tokens_per_s_per_gpu)
     if own is not None and best.tokens_per_s_per_gpu < FULL_LOAD_GAIN * own.tokens_per_s_per_gpu:
         return None
+    scored, gpu = replica.scored, replica.gpu
     gpus, hourly = int(scored.replica[i]), float(scored.replica_cost[replica.t, i])
     return Alternative(
         reason="full_load_layout",
@@ -123,6 +104,31 @@ def _most_at_full_load(ctx: Context, replica) -> Alternative | None:
         cost_per_million_tokens_usd=hourly / (best.tokens_per_s_per_gpu * gpus * 3600) * 1e6,
         ep=int(scored.ep[i]),
     )
+
+
+def _full_loads(ctx: Context, replica) -> dict[int, saturation.Saturation]:
+    """Shape index -> its full load, for the plan's shape and every shape that fits on the plan's
+    GPU type within the plan's GPUs (else one node's, or the plan's replica if larger)."""
+    scored, gpu = replica.scored, replica.gpu
+    limit = ctx.req.gpus or max(replica.gpus, gpu.gpus_per_node)
+    links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
+    shapes = {replica.i, *(int(i) for i in np.flatnonzero(scored.fits[replica.t] & (scored.replica <= limit)))}
+    loads = {}
+    for i in sorted(shapes):
+        full = saturation.of_shape(
+            ctx.arch,
+            replica.precision,
+            scored,
+            i,
+            seq=replica.seq,
+            gpu=gpu,
+            links=links,
+            defaults=ctx.cat.defaults,
+            kv_cache=ctx.req.kv_cache,
+        )
+        if full is not None:
+            loads[i] = full
+    return loads
 
 
 def _rescore(ctx: Context, replica, gpu: GPU, precision: str, batch: int) -> search.ServingScored:

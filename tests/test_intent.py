@@ -198,3 +198,17 @@ def test_a_family_named_overrules_other_only_when_the_classifier_is_unsure(sure,
 )
 def test_questions_outside_the_field_naming_a_family_stay_outside(question):
     assert parser.parse(question).intent == "other"
+
+
+def test_question_words_are_read_from_the_users_prose_not_a_pasted_command():
+    """A pasted LLaMA-Factory command's --learning_rate is not the user asking about learning rates
+    (an out-of-scope word): the question-word features count the prose only."""
+    question = "lora 和全参占用的显存一致，为什么？\n\n```\n--finetuning_type lora \\\n--learning_rate 2e-5 \\\n```"
+    parsed, evidence = parser.read(question)
+    names = intent.dense_names()
+    values = dict(zip(names, intent.dense(evidence, parsed), strict=True))
+    assert values["words:out_of_scope"] == 0.0 and values["words:why"] > 0.0
+    asked_in_prose = "learning_rate 设置有啥推荐"
+    parsed, evidence = parser.read(asked_in_prose)
+    values = dict(zip(names, intent.dense(evidence, parsed), strict=True))
+    assert values["words:out_of_scope"] > 0.0

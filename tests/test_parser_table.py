@@ -1,6 +1,6 @@
 """Table-driven parser tests: questions as people write them, in English and Chinese, with the
-fields each must yield. `intent`, `topics` (and `not_topics`), `compare`, `errors`, `notes` and
-`unknown` are checked when given; every other key is a Request field."""
+fields each must yield. `intent` (and `not_intent`), `topics` (and `not_topics`), `compare`, `errors`,
+`notes` and `unknown` are checked when given; every other key is a Request field."""
 
 import pytest
 
@@ -399,6 +399,14 @@ EN = [
         "I fine-tune llama 13b on 2 A100 and it OOMs. Any idea why the same thing happens with mistral 7b?",
         dict(model="llama-1-13b"),
     ),
+    # more than one model on one GPU is sharing it
+    (
+        "Can NVIDIA support running more than one model inference from one GPU",
+        dict(topics=["mig_multitenant"], method="infer"),
+    ),
+    ("fine-tune 2 models on a gpu cluster", dict(not_topics=["mig_multitenant"])),
+    ("how many NVIDIA Tesla V100S GPUs did the pretraining use?", dict(gpu="v100s-pcie-32gb")),
+    ("8 V100s for 13b lora", dict(gpu="v100-32gb", gpus=8)),
 ]
 
 ZH = [
@@ -717,12 +725,19 @@ ZH = [
         "我在sft阶段训练llama-7b版本时候发现多机不如单机。我使用gemma-2b也会出现同样的情况，您们之前有注意过么？",
         dict(model="llama-1-7b"),
     ),
+    ("在pre-training的阶段，您大概用了多少个NVIDIA Tesla V100S GPUs，训练了多久？", dict(gpu="v100s-pcie-32gb")),
+    # a pasted command's learning_rate is not a question about hyperparameters
+    (
+        "baichaun2 在 zero3 下 全参数微调和 lora 微调占用的显存一致\n\n    --stage sft \\\n    --finetuning_type lora \\\n"
+        "    --learning_rate 2e-5 \\\n    --num_train_epochs 2.0",
+        dict(not_intent="other"),
+    ),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
     pytest.param(q, e, id=f"zh-{i}") for i, (q, e) in enumerate(ZH)
 ]
-META = {"intent", "topics", "not_topics", "compare", "errors", "notes", "not_notes", "unknown"}
+META = {"intent", "not_intent", "topics", "not_topics", "compare", "errors", "notes", "not_notes", "unknown"}
 
 
 def test_table_size_and_languages():
@@ -746,6 +761,8 @@ def test_parser_table(question, expect):
         assert got[key] == expected, f"{key}: {got[key]!r} != {value!r}"
     if "intent" in expect:
         assert parsed.intent == expect["intent"]
+    if "not_intent" in expect:
+        assert parsed.intent != expect["not_intent"]
     if "topics" in expect:
         assert set(expect["topics"]) <= set(parsed.topics), parsed.topics
     if "not_topics" in expect:

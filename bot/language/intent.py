@@ -199,7 +199,7 @@ def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
     request = parsed.request
     fired = set(triggered(text))  # cached for judge()
     rules = [rule_id for rule_id, _ in extract.vocabulary().tables["symptoms"]]
-    values = [hits(s, text, most=3) / 3 for s in SECTIONS]
+    values = [hits(s, ev.prose, most=3) / 3 for s in SECTIONS]  # the user's words, not a pasted config's
     values += [1.0 if r in fired else 0.0 for r in rules]
     lowered_code = ev.code.lower()
     values += [
