@@ -407,6 +407,12 @@ EN = [
     ("fine-tune 2 models on a gpu cluster", dict(not_topics=["mig_multitenant"])),
     ("how many NVIDIA Tesla V100S GPUs did the pretraining use?", dict(gpu="v100s-pcie-32gb")),
     ("8 V100s for 13b lora", dict(gpu="v100-32gb", gpus=8)),
+    # a latency is a serving figure; a network's is the network's
+    ("first token latency of qwen 7b on an L4", dict(method="infer", topics=["inference_deployment"])),
+    (
+        "IB latency between nodes for llama 70b pretraining",
+        dict(method="pretrain", topics=["network_choice"], not_topics=["inference_deployment"]),
+    ),
 ]
 
 ZH = [
@@ -732,6 +738,8 @@ ZH = [
         "    --learning_rate 2e-5 \\\n    --num_train_epochs 2.0",
         dict(not_intent="other"),
     ),
+    ("量化后latency变慢了，rtx3090单卡，bs = 1", dict(method="infer", gpu="rtx-3090-24gb", gpus=1)),
+    ("NCCL 网络延迟很高，多机训练 7b", dict(topics=["network_choice"], not_topics=["inference_deployment"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
