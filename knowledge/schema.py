@@ -104,7 +104,8 @@ class ModelSpec(_Strict):
     # residual MLP), counted by estimator/architecture.py
     residual_ffn_hidden: int | None = Field(default=None, ge=1)
     mla: MLA | None = None
-    weights_dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
+    # int4: released in 4 bits (MXFP4 experts, AWQ/GPTQ), served as gpuplan's int4
+    weights_dtype: Literal["bf16", "fp16", "fp8", "int4"] = "bf16"
     max_context: int = Field(ge=1)
     params_b: float = Field(gt=0)
     vision_params_b: float = Field(default=0.0, ge=0)  # a vision-language model's encoder and projector
@@ -133,7 +134,7 @@ class ModelVariant(_Strict):
     aliases: list[str]
     source: str
     max_context: int | None = Field(default=None, ge=1)
-    weights_dtype: Literal["bf16", "fp16", "fp8"] | None = None
+    weights_dtype: Literal["bf16", "fp16", "fp8", "int4"] | None = None
     vision_params_b: float | None = Field(default=None, ge=0)
 
     def expand(self, base: ModelSpec) -> ModelSpec:

@@ -365,3 +365,11 @@ def test_kv_cache_type_sizes_the_cache_and_the_full_load():
     assert (bf16.resolved.kv_cache, fp8.resolved.kv_cache, int4.resolved.kv_cache) == ("bf16", "fp8", "int4")
     assert fp8.serving.max_concurrency >= 1.8 * bf16.serving.max_concurrency
     assert estimate(Request(**{**base, "precision": "fp8"})).resolved.kv_cache == "fp8"  # beside fp8 weights
+
+
+def test_a_model_released_in_4_bits_is_served_in_4_bits():
+    """gpt-oss ships its experts in MXFP4 (a checkpoint of about 65 GB for the 120B): served as
+    published, not at 16 bits (234 GB)."""
+    est = estimate(Request(model="gpt-oss-120b", method="infer"))
+    assert est.resolved.precision == "int4"
+    assert 50 < est.serving.weights_gib < 70

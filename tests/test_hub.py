@@ -199,8 +199,25 @@ def test_olmo2_has_no_catalog_twin_but_its_published_size():
 
 def test_quantized_release_is_named_in_the_source():
     spec = hub.spec_from_config(*TWINS["gpt-oss-20b"])
-    assert spec.weights_dtype == "bf16" and "quantized (mxfp4)" in spec.source
+    assert spec.weights_dtype == "int4" and "4 bits (mxfp4)" in spec.source
     assert hub.spec_from_config(*TWINS["opt-6.7b"]).weights_dtype == "fp16"
+
+
+@pytest.mark.parametrize(
+    "quant, dtype",
+    [
+        ({"quant_method": "awq", "bits": 4, "group_size": 128}, "int4"),
+        ({"quant_method": "gptq", "bits": 4}, "int4"),
+        ({"quant_method": "gptq", "bits": 8}, "bf16"),  # 8-bit GPTQ: sized as 16-bit, and said
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True}, "int4"),
+        ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4}}}}, "int4"),
+        ({"quant_method": "fp8", "fmt": "e4m3"}, "fp8"),
+    ],
+)
+def test_a_checkpoint_released_in_4_bits_is_served_as_int4(quant, dtype):
+    name, config = TWINS["phi-4"]
+    spec = hub.spec_from_config(name, {**config, "quantization_config": quant})
+    assert spec.weights_dtype == dtype
 
 
 def test_missing_context_defaults_and_says_so():

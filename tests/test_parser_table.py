@@ -413,6 +413,17 @@ EN = [
         "IB latency between nodes for llama 70b pretraining",
         dict(method="pretrain", topics=["network_choice"], not_topics=["inference_deployment"]),
     ),
+    # a card the catalog lacks, its memory written: planned as a card of that memory, and said
+    (
+        "Can any one run GPT OSS 120B successful with 4 GPU Mi50 16GB with vllm ?",
+        dict(gpu=None, gpus=4, gpu_memory_gib=16, unknown=["mi50"], model="gpt-oss-120b"),
+    ),
+    ("8x H100 PCIe for 70b lora", dict(gpu="h100-pcie-80gb", gpus=8)),
+    # "full" before a noun of its own is no method ("full document capabilities")
+    (
+        "concurrent request capacity of an A100 80GB with Llama-2-13b with full document capabilities",
+        dict(method="infer", model="llama-2-13b"),
+    ),
 ]
 
 ZH = [
@@ -734,12 +745,15 @@ ZH = [
     ("在pre-training的阶段，您大概用了多少个NVIDIA Tesla V100S GPUs，训练了多久？", dict(gpu="v100s-pcie-32gb")),
     # a pasted command's learning_rate is not a question about hyperparameters
     (
-        "baichaun2 在 zero3 下 全参数微调和 lora 微调占用的显存一致\n\n    --stage sft \\\n    --finetuning_type lora \\\n"
-        "    --learning_rate 2e-5 \\\n    --num_train_epochs 2.0",
+        "baichaun2 在 zero3 下 全参数微调和 lora 微调占用的显存一致\n\n    --stage sft \\\n"
+        "    --finetuning_type lora \\\n    --learning_rate 2e-5 \\\n    --num_train_epochs 2.0",
         dict(not_intent="other"),
     ),
     ("量化后latency变慢了，rtx3090单卡，bs = 1", dict(method="infer", gpu="rtx-3090-24gb", gpus=1)),
     ("NCCL 网络延迟很高，多机训练 7b", dict(topics=["network_choice"], not_topics=["inference_deployment"])),
+    # "2台 H100*8": two machines of eight; a form factor written after the count
+    ("用 2台 H100*8 部署 deepseek-R1 671 B，context length 可以一直支持到 128k吗", dict(gpus=16, nodes=2)),
+    ("A800单机8卡PCIE，怎么做Qwen72B的全量微调", dict(gpu="a800-pcie-80gb", gpus=8, nodes=1)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

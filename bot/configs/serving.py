@@ -47,7 +47,8 @@ def check(launch: Launch, fmt: str) -> Topology:
 
 def _model(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]]]:
     """The model argument and the variable that holds it when the plan cannot name it."""
-    if launch.precision in PRE_QUANTIZED:
+    published = launch.spec.weights_dtype if launch.spec else "bf16"
+    if launch.precision in PRE_QUANTIZED and published != launch.precision:
         note = words("model_quantized", precision=launch.precision, model=launch.model_name)
         return "$MODEL", [("MODEL", f"{CHANGE_ME}/{launch.precision}-checkpoint", note)]
     if launch.hf_id:

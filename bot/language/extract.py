@@ -123,6 +123,25 @@ def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
     return None
 
 
+_FORM = re.compile(r"\s*(?:sxm\d?|pcie|nvl)\s*", re.I)
+
+
+def variant_with_form(found_id: str, form: str, cat: Catalog) -> str | None:
+    """The catalog type of the same GPU in another form factor: ("a800-80gb", "pcie") ->
+    "a800-pcie-80gb"; the same memory first."""
+    gpu = cat.gpus[found_id]
+    base = _FORM.sub(" ", re.sub(r"\s*\d+\s*gb.*$", "", gpu.name.lower())).strip()
+    others = [
+        g
+        for g in cat.gpus.values()
+        if g.family == gpu.family
+        and base in g.name.lower()
+        and form in g.name.lower().replace("sxm4", "sxm").replace("sxm5", "sxm")
+    ]
+    others.sort(key=lambda g: abs(g.memory_gib - gpu.memory_gib))
+    return others[0].id if others else None
+
+
 def gpu_id(matched: str, voc: Vocabulary, cat: Catalog) -> str | None:
     """The catalog id of a GPU name as written ("a100 80g", "h-200")."""
     key = re.sub(r"[\s\-_]+", " ", matched.lower()).strip()
@@ -177,6 +196,8 @@ _HOST_RAM = re.compile(
     _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
 )
 # after a GPU name: the count before it was of machines ("4台 A800 机器", "two H100 servers")
+# a form factor right after a GPU's name and count, in the same clause ("A800单机8卡PCIE", "H100 x8 SXM")
+_FORM_AFTER = re.compile(r"^[^,，。.;；:：\n]{0,10}?(?<![a-z])(sxm\d?|pcie|nvl)(?![a-z])")
 _MACHINES_AFTER = re.compile(r"\s*(?:的)?\s*(?:机器|服务器|主机|节点|servers?\b|machines?\b|nodes?\b|boxes\b)")
 # a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
 _PER_NODE_BEFORE = re.compile(
@@ -529,6 +550,10 @@ class Reader:
             words = self.scan.take(match)
             self.notes.append(Note(code="unsupported_hardware", params={"value": words}))
             self.unknown.append(words)
+            memory, span = self._gpu_memory_near(match)
+            if memory and "gpu_memory_gib" not in self.fields:  # "Mi50 16GB": planned as a card of that memory
+                self.set("gpu_memory_gib", memory, words)
+                self.scan.blank(*span)
 
     def read_model_names(self) -> None:
         self.model_ids = self.models()
@@ -700,6 +725,12 @@ class Reader:
                     total = memory  # not on desktop cards unless said, their memory is modded ("4090 48G")
                 elif abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
                     self.set("gpu_memory_gib", memory, words)  # a card with other memory than the catalog's
+            form = _FORM_AFTER.search(self.scan.text[match.end() : match.end() + 16])
+            if form:  # "A800单机8卡PCIE": the form factor written after the count
+                variant = variant_with_form(found_id, form.group(1).rstrip("0123456789"), self.cat)
+                if variant:
+                    found_id = variant
+                    self.scan.blank(match.end() + form.start(1), match.end() + form.end(1))
             self.scan.take(match)
             self.scan.blank(start, match.start())
             self.option_spans["gpu"].append((start, match.end()))
@@ -767,8 +798,8 @@ class Reader:
             before
             and after
             and before.group(1) not in ("a", "an")
-            and _MACHINES_AFTER.match(self.scan.text, tail_start + after.end())
-        ):  # "2 H100*8 machines": two servers of eight
+            and ("台" in before.group(0) or _MACHINES_AFTER.match(self.scan.text, tail_start + after.end()))
+        ):  # "2 H100*8 machines", "2台 H100*8": two servers of eight
             servers = count_value(before.group(1))
             if servers and servers == int(servers):
                 said = before.group(0).strip() + " " + words + after.group(0)

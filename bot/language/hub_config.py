@@ -449,6 +449,8 @@ def _weights_dtype(config: dict[str, Any], cfg: dict[str, Any]) -> tuple[str, st
     quant = config.get("quantization_config") or cfg.get("quantization_config")
     if isinstance(quant, dict) and _is_fp8(quant):
         return "fp8", None
+    if isinstance(quant, dict) and _is_4bit(quant):
+        return "int4", f"released in 4 bits ({quant.get('quant_method', 'unknown method')}), served as int4"
     raw = str(_first(config, "torch_dtype", "dtype") or _first(cfg, "torch_dtype", "dtype") or "").lower()
     dtype = {"float16": "fp16", "half": "fp16"}.get(raw.removeprefix("torch."), "bf16")
     if isinstance(quant, dict):
@@ -456,6 +458,18 @@ def _weights_dtype(config: dict[str, Any], cfg: dict[str, Any]) -> tuple[str, st
     if raw and raw.removeprefix("torch.") not in ("bfloat16", "float16", "half"):
         return dtype, f"released in {raw}, sized as {dtype}"
     return dtype, None
+
+
+def _is_4bit(quant: dict[str, Any]) -> bool:
+    # MXFP4 (gpt-oss), AWQ/GPTQ with 4 bits, bitsandbytes load_in_4bit, compressed-tensors W4A16
+    method = str(quant.get("quant_method", "")).lower()
+    if method == "mxfp4" or quant.get("load_in_4bit") is True:
+        return True
+    if method in ("awq", "gptq", "autoround") and (quant.get("bits") or quant.get("w_bit")) == 4:
+        return True
+    groups = quant.get("config_groups") or {}
+    weights = [g.get("weights") or {} for g in groups.values() if isinstance(g, dict)]
+    return bool(weights) and all(w.get("num_bits") == 4 for w in weights)
 
 
 def _is_fp8(quant: dict[str, Any]) -> bool:
