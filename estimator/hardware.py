@@ -40,7 +40,7 @@ def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tup
     made = like.model_copy(
         update={
             "id": f"gpu-{size}gb",
-            "name": f"{size} GB GPU (figures of {like.name})",
+            "name": f"{size} GB GPU (≈ {like.name})",  # read in either language: the assumption says what ≈ means
             "aliases": [],
             "memory_gib": float(gib),
             "mig_profiles": [],

@@ -355,3 +355,17 @@ def test_text_answer_with_config_appends_the_files(capsys):
     code, out, _ = run(capsys, "--config", "torchrun", "llama-3.1-8b full gpus=16 gpu=h100 tp=1")
     assert code == 0 and "Memory per GPU" in out and "===== launch_torchrun.sh =====" in out
     assert "--nnodes 2" in out
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        ("4张 Mi50 16G 能跑 qwen2.5-14b 推理吗", "方案改按它的 16 GB 显存估算"),
+        ("Can 4 Mi50 16GB run qwen2.5-14b inference?", "the plan is for a card of its 16 GB instead"),
+    ],
+)
+def test_a_card_the_catalog_lacks_is_planned_by_its_memory_in_the_askers_language(capsys, question, said):
+    code, out, _ = run(capsys, question)
+    assert code == 0 and said in out
+    assert "4 × 16 GB GPU (≈ " in out or "4 x 16 GB GPU (≈ " in out
+    assert "figures of" not in out  # no English inside the Chinese answer

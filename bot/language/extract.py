@@ -548,12 +548,14 @@ class Reader:
             return
         for match in self.scan.finditer(self.voc.gpu_like):
             words = self.scan.take(match)
-            self.notes.append(Note(code="unsupported_hardware", params={"value": words}))
             self.unknown.append(words)
             memory, span = self._gpu_memory_near(match)
             if memory and "gpu_memory_gib" not in self.fields:  # "Mi50 16GB": planned as a card of that memory
                 self.set("gpu_memory_gib", memory, words)
                 self.scan.blank(*span)
+            else:
+                memory = None
+            self.notes.append(Note(code="unsupported_hardware", params={"value": words, "memory": memory}))
 
     def read_model_names(self) -> None:
         self.model_ids = self.models()
