@@ -20,6 +20,9 @@ GOLDEN = Path(__file__).parent / "golden" / "answers.json"
 ROOT = Path(__file__).parent.parent
 
 
+INTERNAL_ERROR = 1  # the CLI's exit code for an internal error (DESIGN.md's exit codes)
+
+
 def answer(argv: list[str]) -> dict:
     """What `gpuplan argv` prints and returns, run in-process."""
     from gpuplan.bot import cli
@@ -54,7 +57,11 @@ def record() -> None:
     argvs = _readme_commands()
     for question in _table_questions():
         argvs += [[question], ["--json", question]]
-    GOLDEN.write_text(json.dumps([answer(a) for a in argvs], ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    answers = [answer(a) for a in argvs]
+    crashed = [a["argv"] for a in answers if a["exit"] == INTERNAL_ERROR]
+    if crashed:  # an internal error is never an answer to keep
+        raise SystemExit(f"not recorded: {len(crashed)} questions end in an internal error, e.g. {crashed[0]}")
+    GOLDEN.write_text(json.dumps(answers, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def _cases() -> list:
@@ -68,9 +75,11 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_golden_covers_readme_and_table() -> None:
-    recorded = [case["argv"] for case in json.loads(GOLDEN.read_text(encoding="utf-8"))]
+    cases = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    recorded = [case["argv"] for case in cases]
     assert all(argv in recorded for argv in _readme_commands())
     assert len(recorded) >= 2 * 150
+    assert not [case["argv"] for case in cases if case["exit"] == INTERNAL_ERROR]  # no crash kept as an answer
 
 
 @pytest.mark.parametrize("case", _cases())

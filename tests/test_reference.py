@@ -30,7 +30,11 @@ PENDING = {
     # the 80 GB card: the published figures need 233 (Maverick) and 205 (Scout) sequences in flight
     # where the KV budget gpuplan computes holds about 1,280. The source does not say what the H100
     # runs held ("We fall back to 0.90 or lower if out-of-memory errors are encountered"), and
-    # nothing that Llama 4 holds besides weights and KV cache is modelled
+    # nothing that Llama 4 holds besides weights and KV cache is modelled. Read in TensorRT-LLM's
+    # source (2026-12-02): its tests assert an FP8 KV cache for the NVIDIA Llama 4 FP8 checkpoints
+    # (a bf16 cache would pass these rows but sink the dense 8B ones to 0.6, so it is not assumed);
+    # trtllm-bench's own batch heuristic (bench/build/tuning.py) would allow about 1,536 sequences
+    # here, GUARANTEED_NO_EVICT reserving each request's whole 2,000 tokens, chunked prefill off
     "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0": "Llama 4 on 80 GB: concurrency the run held unknown",
     "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0": "Llama 4 on 80 GB: concurrency the run held unknown",
     "trtllm-llama4-maverick-h100-tp8-fp8-2k2k-0": "Llama 4 on 80 GB: concurrency the run held unknown",  # 2.36

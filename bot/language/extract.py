@@ -678,7 +678,7 @@ class Reader:
     def unsupported_hardware(self) -> None:
         for match in self.scan.finditer(self.voc.unsupported):
             words = self.scan.take(match)
-            self.notes.append(Note(code="unsupported_hardware", params={"value": words}))
+            self.notes.append(Note(code="unsupported_hardware", params={"value": words, "memory": None}))
             self.unknown.append(words)
 
     def instances(self) -> list[str]:
