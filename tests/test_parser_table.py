@@ -754,6 +754,7 @@ ZH = [
     # "2台 H100*8": two machines of eight; a form factor written after the count
     ("用 2台 H100*8 部署 deepseek-R1 671 B，context length 可以一直支持到 128k吗", dict(gpus=16, nodes=2)),
     ("A800单机8卡PCIE，怎么做Qwen72B的全量微调", dict(gpu="a800-pcie-80gb", gpus=8, nodes=1)),
+    ("2张 RTX 2060 6g 推理 qwen 1.5b", dict(gpu=None, gpus=2, gpu_memory_gib=6, unknown=["rtx 2060"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -553,6 +553,11 @@ class Reader:
             if memory and "gpu_memory_gib" not in self.fields:  # "Mi50 16GB": planned as a card of that memory
                 self.set("gpu_memory_gib", memory, words)
                 self.scan.blank(*span)
+                counted = _COUNT_BEFORE.search(self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
+                count = count_value(counted.group(1)) if counted else 0
+                if count and count == int(count) and "gpus" not in self.fields:  # "2张 RTX 2060 6g"
+                    self.set("gpus", int(count), counted.group(0).strip() + " " + words)
+                    self.scan.blank(*counted.span())
             else:
                 memory = None
             self.notes.append(Note(code="unsupported_hardware", params={"value": words, "memory": memory}))
