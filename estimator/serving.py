@@ -77,14 +77,15 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
     _state_choices(ctx, replica, gpus)
     tokens, seconds = _day_or_tokens(ctx, replica, gpus)
     mem, io_plan = _memory_and_io(ctx, replica)
+    full = _full_load(ctx, replica)
     return Estimate(
         resolved=_resolved(ctx, replica, gpus, tokens),
         memory=mem,
         compute=_compute(ctx, replica, gpus, tokens, seconds),
         io=io_plan,
         network=_network_report(ctx, replica),
-        serving=_serving_report(ctx, replica, mem.per_gpu_gib),
-        alternatives=serving_alternatives(ctx, replica),
+        serving=_serving_report(ctx, replica, mem.per_gpu_gib, full),
+        alternatives=serving_alternatives(ctx, replica, full),
         candidates=int(replica.scored.fits.size),
         assumptions=ctx.assumptions,
         warnings=ctx.warnings,
@@ -246,11 +247,12 @@ def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
     )
 
 
-def _serving_report(ctx: Context, replica: Replica, per_gpu_gib: float) -> ServingEstimate:
+def _serving_report(
+    ctx: Context, replica: Replica, per_gpu_gib: float, full: saturation.Saturation | None
+) -> ServingEstimate:
     """The KV cache, weights and speed of one replica; a MIG slice when one replica needs less than a GPU."""
     arch = ctx.arch
     ceiling = replica.tokens_per_s_gpu * replica.gpus
-    full = _full_load(ctx, replica)
     kv_bytes = memory.kv_bytes_per_token(arch, replica.precision, ctx.req.kv_cache)
     return ServingEstimate(
         kv_bytes_per_token=kv_bytes,

@@ -22,15 +22,15 @@ QUANTIZED_NEXT = {"bf16": "fp8", "fp16": "fp8", "fp8": "int4", "int8": "int4"}
 FULL_LOAD_GAIN = 1.1
 
 
-def serving_alternatives(ctx: Context, replica) -> list[Alternative]:
+def serving_alternatives(ctx: Context, replica, full: saturation.Saturation | None = None) -> list[Alternative]:
     """Up to four: the best replica on another GPU type, on the same type at a quantized
     precision, on the same type with fewer GPUs at the most sequences that still fit, and the
-    layout of the plan's GPUs that generates most at full load."""
+    layout of the plan's GPUs that generates most at full load (`full`: the plan's own full load)."""
     found = [
         _other_type(replica),
         _quantized(ctx, replica),
         _fewer_gpus(ctx, replica),
-        _most_at_full_load(ctx, replica),
+        _most_at_full_load(ctx, replica, full),
     ]
     return [a for a in found if a is not None]
 
@@ -70,13 +70,12 @@ def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
     return None
 
 
-def _most_at_full_load(ctx: Context, replica) -> Alternative | None:
+def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None) -> Alternative | None:
     """The replica shape that generates most per GPU at full load (the saturation point a
     throughput benchmark measures), when it beats the plan's own by FULL_LOAD_GAIN: an
     expert-parallel or pipelined shape holds far more sequences than the tensor-parallel one
     sized for a few."""
     loads = _full_loads(ctx, replica)
-    own = loads.pop(replica.i, None)
     if not loads:
         return None
     i, best = max(loads.items(), key=lambda load: load[1].tokens_per_s_per_gpu)
@@ -107,14 +106,14 @@ def _most_at_full_load(ctx: Context, replica) -> Alternative | None:
 
 
 def _full_loads(ctx: Context, replica) -> dict[int, saturation.Saturation]:
-    """Shape index -> its full load, for the plan's shape and every shape that fits on the plan's
-    GPU type within the plan's GPUs (else one node's, or the plan's replica if larger)."""
+    """Shape index -> its full load, for every shape but the plan's that fits on the plan's GPU
+    type within the plan's GPUs (else one node's, or the plan's replica if larger)."""
     scored, gpu = replica.scored, replica.gpu
     limit = ctx.req.gpus or max(replica.gpus, gpu.gpus_per_node)
     links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
-    shapes = {replica.i, *(int(i) for i in np.flatnonzero(scored.fits[replica.t] & (scored.replica <= limit)))}
+    shapes = np.flatnonzero(scored.fits[replica.t] & (scored.replica <= limit))
     loads = {}
-    for i in sorted(shapes):
+    for i in (int(i) for i in shapes if i != replica.i):
         full = saturation.of_shape(
             ctx.arch,
             replica.precision,

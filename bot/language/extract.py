@@ -195,9 +195,9 @@ _MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
 _HOST_RAM = re.compile(
     _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
 )
-# after a GPU name: the count before it was of machines ("4台 A800 机器", "two H100 servers")
 # a form factor right after a GPU's name and count, in the same clause ("A800单机8卡PCIE", "H100 x8 SXM")
 _FORM_AFTER = re.compile(r"^[^,，。.;；:：\n]{0,10}?(?<![a-z])(sxm\d?|pcie|nvl)(?![a-z])")
+# after a GPU name: the count before it was of machines ("4台 A800 机器", "two H100 servers")
 _MACHINES_AFTER = re.compile(r"\s*(?:的)?\s*(?:机器|服务器|主机|节点|servers?\b|machines?\b|nodes?\b|boxes\b)")
 # a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
 _PER_NODE_BEFORE = re.compile(

@@ -467,17 +467,21 @@ def _is_4bit(quant: dict[str, Any]) -> bool:
         return True
     if method in ("awq", "gptq", "autoround") and (quant.get("bits") or quant.get("w_bit")) == 4:
         return True
-    groups = quant.get("config_groups") or {}
-    weights = [g.get("weights") or {} for g in groups.values() if isinstance(g, dict)]
+    weights = _group_weights(quant)
     return bool(weights) and all(w.get("num_bits") == 4 for w in weights)
+
+
+def _group_weights(quant: dict[str, Any]) -> list[dict[str, Any]]:
+    """compressed-tensors: the weight scheme of each config group."""
+    groups = quant.get("config_groups") or {}
+    return [g.get("weights") or {} for g in groups.values() if isinstance(g, dict)]
 
 
 def _is_fp8(quant: dict[str, Any]) -> bool:
     # FP8 config (quant_method fp8/fbgemm_fp8) or compressed-tensors weights {num_bits: 8, type: float}
     if "fp8" in str(quant.get("quant_method", "")).lower() or "e4m3" in str(quant.get("fmt", "")).lower():
         return True
-    groups = quant.get("config_groups") or {}
-    weights = [g.get("weights") or {} for g in groups.values() if isinstance(g, dict)]
+    weights = _group_weights(quant)
     return bool(weights) and all(w.get("num_bits") == 8 and w.get("type") == "float" for w in weights)
 
 
