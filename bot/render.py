@@ -383,6 +383,6 @@ def short_answer(plan: Plan) -> str:
     if plan.diagnoses:
         lines.append("")
     lines += notes_text(plan.notes, lang)
-    if plan.unknown:
-        lines.append(message(Note(code="not_understood", params={"words": plan.unknown}), lang))
+    if plan.not_understood:
+        lines.append(message(Note(code="not_understood", params={"words": plan.not_understood}), lang))
     return "\n".join(lines)

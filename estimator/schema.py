@@ -336,3 +336,10 @@ class Plan(BaseModel):
     price: dict[str, Any] | None = None  # what given GPUs cost for a time
     footprint: list[dict[str, Any]] = Field(default_factory=list)  # the least memory per method on one GPU
     observed: dict[str, Any] = Field(default_factory=dict)  # figures the user's own logs state (OOM, NCCL)
+
+    @property
+    def not_understood(self) -> list[str]:
+        """The unknown words no note already explains: a card the catalog lacks is said back by
+        its unsupported_hardware note, so the answer does not list it again as not understood."""
+        explained = {n.params.get("value") for n in self.notes if n.code == "unsupported_hardware"}
+        return [w for w in self.unknown if w not in explained]

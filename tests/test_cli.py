@@ -281,6 +281,21 @@ def test_unknown_words_are_listed(capsys):
     assert "gaudi2" in data["unknown"]
 
 
+@pytest.mark.parametrize(
+    "question, said_back, left",
+    [
+        ("train 7b on Gaudi2", "gaudi2", None),
+        ("qwen72b 910b280T 需要多少节点才能微调", "910b", "280t"),
+    ],
+)
+def test_a_card_said_back_is_not_listed_again_as_not_understood(capsys, question, said_back, left):
+    """The unsupported-hardware note names the card; the not-understood line keeps the rest."""
+    _, out, _ = run(capsys, question)
+    last = [line for line in out.splitlines() if "understood" in line or "没有读懂" in line]
+    assert said_back in out.lower()
+    assert (last and left in last[-1] and said_back not in last[-1]) if left else not last
+
+
 def test_a_reader_that_stops_early_is_not_an_error():
     """`gpuplan "70b full" | head -1`: no BrokenPipeError traceback, exit 0."""
     import subprocess

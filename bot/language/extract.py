@@ -178,8 +178,11 @@ _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 _TOKENS_AFTER = re.compile(
     r"\s*(?:(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])|[*x×]\s*\d+\s*(?:epochs?|epoches|轮|个\s*epoch)\s*[=≈])"
 )
-# a count right before a memory ("8张24G", "two 24GB", "4x 80GB")
-_COUNT_BEFORE = re.compile(NUM + r"\s*(?:x|×|\*|张|块)?\s*$")
+# what joins a count to the thing counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB"),
+# an instance ("2 x p4d.24xlarge", "2x ml.g5"), a DGX ("96 DGX-A100", "2台DGX")
+_CARDS_JOINER = r"(?:x|×|\*|张|块)?"
+_INSTANCES_JOINER = r"(?:x|×|\*)?\s*(?:ml\.)?"
+_SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
 # what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
 _JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
 # words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
@@ -443,7 +446,7 @@ _MEMORY_PATTERNS = (
         r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
         False,
     ),
-    (  # "24G的卡", "80GB GPUs"; a count before it ("8张24G的卡", "two 24GB cards") is _COUNT_BEFORE's
+    (  # "24G的卡", "80GB GPUs"; a count before it ("8张24G的卡", "two 24GB cards") is _count_before's
         r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
         False,
     ),
@@ -553,10 +556,9 @@ class Reader:
             if memory and "gpu_memory_gib" not in self.fields:  # "Mi50 16GB": planned as a card of that memory
                 self.set("gpu_memory_gib", memory, words)
                 self.scan.blank(*span)
-                counted = _COUNT_BEFORE.search(self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
-                count = count_value(counted.group(1)) if counted else 0
-                if count and count == int(count) and "gpus" not in self.fields:  # "2张 RTX 2060 6g"
-                    self.set("gpus", int(count), counted.group(0).strip() + " " + words)
+                counted, count = self._count_before(_CARDS_JOINER, match.start())
+                if counted and "gpus" not in self.fields:  # "2张 RTX 2060 6g"
+                    self.set("gpus", count, counted.group(0).strip() + " " + words)
                     self.scan.blank(*counted.span())
             else:
                 memory = None
@@ -695,9 +697,7 @@ class Reader:
         for instance, pattern in self.voc.instances:
             for match in self.scan.finditer(pattern):
                 per = int(match.group(1)) if instance.gpus == "count" else instance.gpus
-                window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
-                times = _rx(NUM + r"\s*(?:x|×|\*)?\s*(?:ml\.)?$").search(*window)
-                count = int(count_value(times.group(1)) or 1) if times and times.group(1) not in ("a", "an") else 1
+                count = self._count_before(_INSTANCES_JOINER, match.start())[1] or 1
                 words = self.scan.take(match)
                 self.set("gpu", instance.gpu, words)
                 self.set("gpus", per * count, words)
@@ -854,11 +854,17 @@ class Reader:
 
     def _dgx_servers(self, start: int, words: str, gpu: str) -> None:
         """ "96 NVIDIA DGX-A100 (8x40G) machines": a count before a DGX/HGX name counts servers."""
-        count = _rx(NUM + r"\s*(?:x|×|\*|台|个)?\s*$").search(self.scan.text, max(0, start - COUNT_WINDOW), start)
-        servers = count_value(count.group(1)) if count and count.group(1) not in ("a", "an") else 1
+        count, servers = self._count_before(_SERVERS_JOINER, start)
         if count:
             self.scan.blank(*count.span())
-        self._servers(servers, (count.group(0).strip() + " " if count else "") + words, gpu)
+        self._servers(servers or 1, (count.group(0).strip() + " " if count else "") + words, gpu)
+
+    def _count_before(self, joiner: str, start: int) -> tuple[re.Match | None, int]:
+        """The whole count written just before `start` ("8张", "two", "4x"; `joiner` the words that
+        may join it to what it counts) and its value; (None, 0) when there is none ("a" is no count)."""
+        match = _rx(NUM + r"\s*" + joiner + r"\s*$").search(self.scan.text, max(0, start - COUNT_WINDOW), start)
+        value = count_value(match.group(1)) if match and match.group(1) not in ("a", "an") else 0
+        return (match, int(value)) if value and value == int(value) else (None, 0)
 
     def _servers(self, servers: float, words: str, gpu: str) -> None:
         """ "4台 A800 机器", "two H100 servers": that many servers, each the type's usual number of
@@ -1183,11 +1189,7 @@ class Reader:
                 ):
                     before = (match.group(1) or "").strip()
                     words = self.scan.take(match)
-                    counted = (
-                        None
-                        if before
-                        else _COUNT_BEFORE.search(self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
-                    )
+                    counted = None if before else self._count_before(_CARDS_JOINER, match.start())[0]
                     if counted:  # "8张24G的卡": the count written before the memory
                         before, words = counted.group(1), counted.group(0).strip() + " " + words
                         self.scan.blank(*counted.span())

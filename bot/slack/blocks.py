@@ -254,7 +254,7 @@ def _render_plan_body(plan: Plan) -> tuple[str, str]:
             clarify=plan.clarify,
             diagnoses=render.diagnoses(plan),
             notes=plan.notes,
-            unknown=plan.unknown,
+            unknown=plan.not_understood,
         )
         blocks, fallback = assemble(named, lang)
     else:
