@@ -13,7 +13,7 @@ from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request
 from gpuplan.estimator.footprint import footprint
 from gpuplan.estimator.schema import Note, Plan, Request
-from gpuplan.knowledge import Catalog, catalog
+from gpuplan.knowledge import GPU, Catalog, catalog
 
 
 class QuestionError(ValueError):
@@ -96,8 +96,10 @@ def _memory_only_gpu(
     some do, the estimator picks among them; `any_stocked` takes the cheapest of them at once,
     for questions about the hardware itself.)"""
     gib = request.gpu_memory_gib
-    if (request.gpu and request.gpu in cat.gpus) or not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
+    if not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
         return request, cat
+    if request.gpu and request.gpu in cat.gpus:
+        return request, _written_memory(parsed, cat.gpus[request.gpu], gib, cat)
     stocked = hardware.stocked_with_memory(cat, gib, request.region)
     if stocked and any_stocked:
         cheapest = min(stocked, key=lambda g: (g.price_usd_per_hour, g.id))
@@ -108,6 +110,17 @@ def _memory_only_gpu(
     gpu, like = hardware.memory_class_gpu(cat, gib, request.region)
     parsed.notes.append(Note(code="gpu_by_memory", params={"gib": gib, "like": cat.gpus[like].name}))
     return request.model_copy(update={"gpu": gpu.id}), cat.with_gpu(gpu, like)
+
+
+def _written_memory(parsed: Parsed, named: GPU, gib: float, cat: Catalog) -> Catalog:
+    """A catalog card written with a memory its type does not have ("8 * H20 (140GB)"): planned
+    with that memory, under its own id (a follow-up reads the same two fields again), and said so."""
+    if hardware.in_class(named, gib):
+        return cat
+    parsed.notes.append(
+        Note(code="gpu_memory_as_written", params={"gpu": named.name, "catalog_gib": named.memory_gib, "gib": gib})
+    )
+    return cat.with_gpu(hardware.with_memory(named, gib), named.id)
 
 
 def _about_hardware(

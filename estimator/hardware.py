@@ -5,6 +5,7 @@ resembles, so the plan answers for the card the user has rather than for one the
 from __future__ import annotations
 
 import math
+import re
 
 from gpuplan.knowledge import GPU, Catalog
 
@@ -24,6 +25,22 @@ def stocked_with_memory(cat: Catalog, gib: float, region: str | None = None) -> 
 # families without tensor cores: a card of theirs is a model for an unnamed card only when no
 # newer card has about that memory (few people asking today own a Tesla P40 or M40)
 LEGACY_FAMILIES = frozenset({"kepler", "maxwell", "pascal"})
+
+
+def with_memory(gpu: GPU, gib: float) -> GPU:
+    """A catalog card with the memory the user wrote beside it, which the catalog's type lacks
+    ("H20 (140GB)", a "4090 48G" with its memory modded): its id, speed, links and price, that memory."""
+    size = f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
+    written = re.sub(r"\d+(?:\.\d+)?\s*GB\b", f"{size}GB", gpu.name)
+    name = written if written != gpu.name else f"{gpu.name} {size}GB"
+    return gpu.model_copy(
+        update={
+            "name": name,
+            "memory_gib": float(gib),
+            "mig_profiles": [],
+            "source": f"{gpu.source}; memory as the user wrote it ({size} GB), not the catalog's",
+        }
+    )
 
 
 def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tuple[GPU, str]:

@@ -201,10 +201,31 @@ def test_the_text_wins_over_the_paste_and_says_so():
         ("How many GPUs do I need for a 70b full fine-tune?", False),
         ("我们想用QLoRA微调一个33B的模型，单卡48G够吗？", False),
         ("--max_len 512 \\   # 另一台机器是 1", True),
+        # a sentence that starts with a tool's name is prose; the tool with a flag, file or model id is not
+        ("deepspeed zero3 is very slow for qwen 7b lora on 8 A100", False),
+        ("vllm serve is slow on 2 H100", False),
+        ("accelerate launch hangs with 4 gpus", False),
+        ("deepspeed 多卡训练，三个卡GPU利用率显示都是100%", False),
+        ("vllm serve Qwen/Qwen2.5-7B", True),
+        ("deepspeed train.py  # 训练", True),
+        ("CUDA_VISIBLE_DEVICES=0,1 python infer.py", True),
     ],
 )
 def test_code_lines_are_told_from_prose(line, code):
     assert bool(artifacts.find_code(line)) == code
+
+
+@pytest.mark.parametrize(
+    "question, gpus, gpu",
+    [
+        ("deepspeed zero3 is very slow for qwen 7b lora on 8 A100", 8, "a100-80gb"),
+        ("torchrun with 2 nodes of 8 H100 hangs at init", 16, "h100-80gb"),
+        ("deepspeed 多卡训练，三个卡GPU利用率显示都是100%，但好像没有在训练", 3, None),
+    ],
+)
+def test_a_sentence_starting_with_a_tool_name_is_read(question, gpus, gpu):
+    request = parse(question).request
+    assert request.gpus == gpus and request.gpu == gpu
 
 
 def test_a_one_line_command_followed_by_words_keeps_the_words():

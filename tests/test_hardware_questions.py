@@ -96,6 +96,34 @@ def test_a_made_up_card_serves_a_follow_up(cat):
     assert again.estimate.resolved.gpu == "gpu-64gb" and again.estimate.resolved.seq_len == 1024
 
 
+@pytest.mark.parametrize(
+    "question, gpu, gib",
+    [
+        ("8 * H20 (140GB) 部署 glm-4.5", "h20-96gb", 140),  # the H20 of 141 GB, not in the catalog
+        ("4x RTX 4090 48GB lora qwen 72b", "rtx-4090-24gb", 48),  # memory modded
+        ("lora qwen2.5 32b on 2x 4090 48G", "rtx-4090-24gb", 48),
+    ],
+)
+def test_a_catalog_card_written_with_other_memory_is_planned_with_it(cat, question, gpu, gib):
+    from gpuplan.bot.language.conversation import follow_up
+    from gpuplan.bot.pipeline import answer_parsed
+
+    plan = answer(question)
+    assert plan.estimate.resolved.gpu == gpu and plan.estimate.memory.capacity_gib == pytest.approx(gib)
+    assert "gpu_memory_as_written" in [n.code for n in plan.notes]
+    assert cat.gpus[gpu].memory_gib != pytest.approx(gib)  # the shared catalog keeps its own card
+    again = answer_parsed(follow_up(plan.request, "what about 1k context?"), plan.lang)
+    assert again.estimate.memory.capacity_gib == pytest.approx(gib)
+    other = answer_parsed(follow_up(plan.request, "what about H100?"), plan.lang)
+    assert other.estimate.resolved.gpu == "h100-80gb" and other.estimate.memory.capacity_gib < 81
+
+
+def test_a_card_written_with_its_own_memory_is_the_catalogs(cat):
+    plan = answer("lora qwen 7b on an A100 80GB")
+    assert plan.estimate.memory.capacity_gib == cat.gpus["a100-80gb"].memory_gib
+    assert "gpu_memory_as_written" not in [n.code for n in plan.notes]
+
+
 def test_memory_only_questions_in_parallel_do_not_disturb_each_other():
     errors: list[BaseException] = []
 

@@ -85,7 +85,7 @@ EN = [
         dict(model=None, intent="compare", compare={"kind": "model", "options": ["llama-3-8b", "qwen2.5-7b"]}),
     ),
     ("Cuda Out of Memory 4xA100 160Gb Memory, llama 7b", dict(gpu="a100-40gb", gpus=4, notes=["memory_of_all"])),
-    ("Training Qwen-VL-2.5-3B using a single 24GB GPU", dict(model=None, params_b=3, gpus=1)),
+    ("Training Qwen-VL-2.5-3B using a single 24GB GPU", dict(model="qwen2.5-vl-3b", gpus=1)),
     ("This model requires 8 A100, but I have 4 RTX 4090, can I run it?", dict(gpu="rtx-4090-24gb", gpus=4)),
     (
         "inference speed:\n+ NVIDIA A100-PCIE 40G: 2.67\n+ NVIDIA GeForce RTX 3090: 2.75\nwhy is the A100 as slow?",
@@ -424,6 +424,30 @@ EN = [
         "concurrent request capacity of an A100 80GB with Llama-2-13b with full document capabilities",
         dict(method="infer", model="llama-2-13b"),
     ),
+    # fifth fresh batch: a count after the memory, a memory the catalog's card lacks, RL algorithms,
+    # a GPU named after a one-line command, symptoms of a NaN gradient, a hang, no speed-up
+    ("RTX 4090 24GBx4 lora qwen2.5 32b", dict(gpu="rtx-4090-24gb", gpus=4)),
+    ("serving glm-4.5 on 8 x H20 (141GB)", dict(gpu="h20-96gb", gpus=8, gpu_memory_gib=141)),
+    ("how many GPUs for RLOO or REINFORCE++ on qwen2.5 72b?", dict(method="ppo", model="qwen2.5-72b")),
+    ("DAPO training of qwen3 8b, how many H100?", dict(method="ppo", gpu="h100-80gb")),
+    ("swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct on 8 A100", dict(method="ppo", gpus=8)),
+    (
+        "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 3.3e-10, 'epoch': 2.0} full sft of qwen3 4b",
+        dict(intent="troubleshoot", topics=["loss_instability"]),
+    ),
+    ("multi-gpu lora of qwen2.5 7b shows no progress after loading the data", dict(topics=["nccl_timeout"])),
+    # a link's letters are no symptom ("https" is no "tps")
+    (
+        "qlora of chatglm2-6b needs much more memory than chatglm-6b, code: https://github.com/x/y why?",
+        dict(topics=["oom_large_model"], not_topics=["inference_deployment"]),
+    ),
+    ("should we buy our own gpus or rent in the cloud to fine-tune llama 70b?", dict(topics=["gpu_choice_a100_h100"])),
+    # vision-language models: their own catalog entries, a family size counting the vision encoder
+    ("llava-v1.5-13b full finetune on 8 A100 40G", dict(model="llava-1.5-13b", gpu="a100-40gb", gpus=8)),
+    ("internvl2 26b lora on 2 H100", dict(model="internvl2-26b", method="lora")),
+    ("minicpm-v 2.6 lora on a 4090", dict(model="minicpm-v-2.6", gpu="rtx-4090-24gb")),
+    # the quality of a model's answers is outside gpuplan's field
+    ("after gptq quantization of qwen2 72b the answers are much worse on 4x 4090, why?", dict(intent="other")),
 ]
 
 ZH = [
@@ -755,6 +779,27 @@ ZH = [
     ("用 2台 H100*8 部署 deepseek-R1 671 B，context length 可以一直支持到 128k吗", dict(gpus=16, nodes=2)),
     ("A800单机8卡PCIE，怎么做Qwen72B的全量微调", dict(gpu="a800-pcie-80gb", gpus=8, nodes=1)),
     ("2张 RTX 2060 6g 推理 qwen 1.5b", dict(gpu=None, gpus=2, gpu_memory_gib=6, unknown=["rtx 2060"])),
+    # fifth fresh batch
+    ("看看这个配置跑ollama里面的deepseekv3快吗\n显卡：(NVIDIA) RTX4090 24Gx2张", dict(gpu="rtx-4090-24gb", gpus=2)),
+    ("设备：8 * H20 (140GB)，SGLang 部署 GLM-4.5 并发性能较差", dict(gpu="h20-96gb", gpus=8, gpu_memory_gib=140)),
+    ("问下跑qwen 72b的Reinforce++或者RLOO，大概需要多少资源", dict(method="ppo", model="qwen-72b")),
+    ("full- parameters fine tune qwen2.5 7b 用4096的max_length显存大概要多少？", dict(seq_len=4096)),
+    ("DPO训练的时候grad_norm出现nan值", dict(method="dpo", intent="troubleshoot", topics=["loss_instability"])),
+    (
+        "deepspeed 多卡训练，三个卡GPU利用率显示都是100%，但好像没有在训练，输出inputs后就没有动静了",
+        dict(gpus=3, intent="troubleshoot", topics=["nccl_timeout"]),
+    ),
+    ("训练卡在第一个step，qwen 7b lora", dict(topics=["nccl_timeout"])),
+    ("8卡在训练qwen 7b，需要多久", dict(gpus=8, not_topics=["nccl_timeout"])),
+    (
+        "[BUG] Qwen-14B-Chat-Int4 使用 vLLM 并没有加速？\n测试对比，和不使用vLLM 速度一样，使用vLLM并没有带来加速。",
+        dict(intent="troubleshoot", topics=["inference_deployment"]),
+    ),
+    ("购买高性能主机，和购买云计算服务相比，有哪些优势和劣势？", dict(topics=["gpu_choice_a100_h100"])),
+    ("SFT全参数微调qwen3-vl-4b-instruct，需要多少显存", dict(model="qwen3-vl-4b", method="full")),
+    ("internvl 1.5 26b 微调需要几张卡", dict(model="internvl-chat-v1-5")),
+    ("glm-4v 8卡，每张卡40G能训起来么？", dict(model="glm-4v-9b", gpus=8, gpu_memory_gib=40)),
+    ("为什么13B的效果还不如7B的，用text-generation-webui部署，效果相差很大", dict(intent="other")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -111,8 +111,9 @@ def _is_code_line(line: str, voc: Vocabulary) -> bool:
         return False
     if stripped.endswith("\\") or len(_FLAG.findall(line)) >= 2:
         return True
-    if voc.any_launcher.match(line):
-        return True
+    launcher = voc.any_launcher.match(line)
+    if launcher:
+        return not _prose_after_launcher(line[launcher.end() :])
     if values.CJK.search(line):  # Chinese text is prose unless it starts like a command (`--max_len 512 # 另一台`)
         return bool(re.match(r"^\s*(?:--?[A-Za-z]|[|+]-)", line))
     return bool(_CODE_LINE.match(line))
@@ -123,6 +124,20 @@ _INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?
 # without spaces is _INLINE_ASSIGN's)
 _INLINE_SETTING = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)(?:\s*:|\s+=|=(?=\s))\s*([^\s,，。；]+)")
 _INLINE_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s\u4e00-\u9fff，。；]+)")
+
+
+_FILE_TOKEN = re.compile(r"\S+\.(?:py|sh|ya?ml|json|toml)\b|\S=\S")
+
+
+def _prose_after_launcher(rest: str) -> bool:
+    """A sentence that starts with a tool's name ("deepspeed zero3 is slow for qwen 7b", "vllm serve
+    is slow on 2 H100", "deepspeed 多卡训练，三个卡..."): no flag, file or setting, and mostly words;
+    "vllm serve Qwen/Qwen2.5-7B" is a command."""
+    if _FLAG.search(rest) or _FILE_TOKEN.search(rest) or rest.rstrip().endswith("\\"):
+        return False
+    words = rest.split()
+    prose = sum(1 for word in words if _PROSE_WORD.fullmatch(word))
+    return bool(values.CJK.search(rest)) or (len(words) >= 3 and prose >= 2 * len(words) / 3)
 
 
 def quoted_spans(text: str) -> list[tuple[int, int]]:
@@ -167,7 +182,10 @@ def _sentence(line: str) -> bool:
 
 
 _TOKEN = re.compile(r"\S+")
-_PROSE_WORD = re.compile(r"(?:[A-Za-z][a-z]{1,}|[A-Z]{2,}|\d+(?:\.\d+)?[A-Za-z]*|[\u4e00-\u9fff]+)[?.!,，。？！]?")
+# a word of prose after a command: "OOM on 13b", "on 8 A100" (a card's name: letters and digits)
+_PROSE_WORD = re.compile(
+    r"(?:[A-Za-z][a-z]{1,}|[A-Z]{2,}|[A-Za-z]{1,4}\d{2,4}[A-Za-z]?|\d+(?:\.\d+)?[A-Za-z]*|[\u4e00-\u9fff]+)[?.!,，。？！]?"
+)
 
 
 def _command_tail(line: str, voc: Vocabulary) -> int | None:

@@ -97,17 +97,23 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     folded = tuple(normalize_name(p) for p in prefixes)
     candidates = []
     for key, spec in cat.model_keys:
-        if abs(spec.params_b - size_b) > 0.15 * size_b or not key.startswith(folded):
+        published = spec.params_b + spec.vision_params_b  # "InternVL 26B" counts its vision encoder
+        if abs(published - size_b) > 0.15 * size_b or not key.startswith(folded):
             continue
         prefix = next(p for p in folded if key.startswith(p))
         rest = key[len(prefix) :]
-        if wanted and not rest.startswith(wanted):
+        if wanted and not rest.lstrip("v").startswith(wanted):  # "internvl 1.5": internvl-chat-v1-5
             continue
         release = re.match(r"(\d+(?:\.\d+)?)", spec.id[len(prefix) :].lstrip("-_ v"))
         newest = float(release.group(1)) if release and not wanted and float(release.group(1)) < size_b else 0.0
         named = bool(re.search(rf"(?<![\d.]){re.escape(nominal)}(?![a-z0-9])", spec.id))
-        candidates.append((not named, -newest, abs(spec.params_b - size_b), spec.id))
+        candidates.append((not named, -newest, abs(published - size_b), spec.id))
     return min(candidates)[-1] if candidates else None
+
+
+def _same_product(base: str, name: str) -> bool:
+    """Whether a catalog name is of the product `base` names: "nvidia h20" is not the H200."""
+    return re.search(r"(?<![a-z0-9])" + re.escape(base) + r"(?![a-z0-9])", name) is not None
 
 
 def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
@@ -118,7 +124,7 @@ def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
     base = re.sub(r"\s*\d+\s*gb.*$", "", gpu.name.lower()).replace("sxm4", "").replace("sxm", "").strip()
     for other in cat.gpus.values():
         name = other.name.lower()
-        if other.family == gpu.family and base in name and abs(other.memory_gib - gib) <= 0.1 * gib:
+        if other.family == gpu.family and _same_product(base, name) and abs(other.memory_gib - gib) <= 0.1 * gib:
             return other.id
     return None
 
@@ -135,7 +141,7 @@ def variant_with_form(found_id: str, form: str, cat: Catalog) -> str | None:
         g
         for g in cat.gpus.values()
         if g.family == gpu.family
-        and base in g.name.lower()
+        and _same_product(base, g.name.lower())
         and form in g.name.lower().replace("sxm4", "sxm").replace("sxm5", "sxm")
     ]
     others.sort(key=lambda g: abs(g.memory_gib - gpu.memory_gib))
@@ -759,8 +765,9 @@ class Reader:
                 found.append(found_id)
         return found
 
+    # "A100 (40G)", "4090-24G", "RTX4090 24Gx2张" (an x after the unit is the count's)
     _MEMORY_AFTER = (
-        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=]|with|w/)?\s*(?:\d{1,2}\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-z])"
+        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=]|with|w/)?\s*(?:\d{1,2}\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
         r"\s*(?:显存|vram|memory)?\s*[)）]?"
     )
     _MEMORY_BEFORE = (
@@ -1057,7 +1064,7 @@ class Reader:
         value = r"(\d+(?:\.\d+)?\s*[km]?)"
         patterns = (
             label + r"\s*(?:of|=|:|is|为|是|到|达到)?\s*" + value + r"(?:\s*tokens?)?",
-            value + r"\s*(?:tokens?\s*)?(?:of\s+)?" + label,
+            value + r"\s*(?:tokens?\s*)?(?:of\s+|的\s*)?" + label,  # "8k context", "用4096的max_length"
             # a bare "8k" is a context length only when it is one: a power of two (4k, 8k, 32k, 128k)
             r"(?<![\d.$])((?:1|2|4|8|16|32|64|128|256|512)\s*k)(?![a-z0-9])"
             r"(?!\s*(?:samples?|examples?|条|tokens?|steps?|\$|美元|usd))",

@@ -145,11 +145,14 @@ def hits(section: str, text: str, most: int | None = None) -> int:
     return sum(itertools.islice(found, most))
 
 
+_URL = re.compile(r"(?:https?://|www\.)\S+")
+
+
 @functools.lru_cache(maxsize=256)
 def triggered(text: str) -> tuple[str, ...]:
     """Rule ids whose trigger phrases occur in the text, in the order they first occur (memoised:
-    the features and the verdict both ask)."""
-    lowered = text.lower()
+    the features and the verdict both ask). A link's words are not the user's ("https" is no "tps")."""
+    lowered = _URL.sub(" ", text.lower())
     found = []
     for rule_id, pattern in extract.vocabulary().tables["symptoms"]:
         match = pattern.search(lowered)
