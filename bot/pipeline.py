@@ -94,7 +94,8 @@ def _memory_only_gpu(
     """ "A 64GB card" when no GPU in stock has about that memory: a GPU of exactly that memory,
     modelled on the catalog type it most resembles, in this question's copy of the catalog. (When
     some do, the estimator picks among them; `any_stocked` takes the cheapest of them at once,
-    for questions about the hardware itself.)"""
+    for questions about the hardware itself.) A catalog card written with another memory is
+    _written_memory's."""
     gib = request.gpu_memory_gib
     if not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
         return request, cat

@@ -448,6 +448,20 @@ EN = [
     ("minicpm-v 2.6 lora on a 4090", dict(model="minicpm-v-2.6", gpu="rtx-4090-24gb")),
     # the quality of a model's answers is outside gpuplan's field
     ("after gptq quantization of qwen2 72b the answers are much worse on 4x 4090, why?", dict(intent="other")),
+    ("Finetuned Llama 3.1 8B gets stuck in a loop: it starts to repeat itself", dict(intent="other")),
+    # counts: "8 GPU A100 server" is one server of 8, "two 8 A100 servers" two of 8, "8 card x 16GB" each card
+    ("8 GPU A100 server, full fine-tune of a 13b model", dict(gpu="a100-80gb", gpus=8)),
+    ("cuda 12.0\ngpu NVIDIA A100-SXM4-80GB\nfull finetune of llama-7b gives OOM", dict(gpu="a100-80gb", gpus=None)),
+    ("I have two gpu server with 8 T4 16GB GPU on each, inference llama3 70b", dict(gpus=16, nodes=2)),
+    (
+        "two 8 A100 Server have a slower speed than one 8 A100 Server, mixtral-8x7B lora",
+        dict(gpus=16, nodes=2, intent="troubleshoot", topics=["scaling_efficiency"]),
+    ),
+    (
+        "ZeRO-3 offload is very slow (6 machine x 8 card x 16GB) for qwen2.5-vl-72b",
+        dict(gpus=48, nodes=6, gpu_memory_gib=16),
+    ),
+    ("when I increase the number of machines, the eta increased; 64 GPUs", dict(topics=["scaling_efficiency"])),
 ]
 
 ZH = [
@@ -800,6 +814,8 @@ ZH = [
     ("internvl 1.5 26b 微调需要几张卡", dict(model="internvl-chat-v1-5")),
     ("glm-4v 8卡，每张卡40G能训起来么？", dict(model="glm-4v-9b", gpus=8, gpu_memory_gib=40)),
     ("为什么13B的效果还不如7B的，用text-generation-webui部署，效果相差很大", dict(intent="other")),
+    ("全参 qwen 7b，8卡*32G 够吗", dict(gpus=8, gpu_memory_gib=32)),
+    ("两台8卡A100服务器训练反而没有一台快，mixtral lora", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

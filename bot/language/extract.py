@@ -217,6 +217,10 @@ _PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
     r"\s*(?:\(?\d+\s*g(?:b|ib)?\)?)?\s*(?:gpus?|cards?)?\s*"
     r"(?:per (?:node|server|machine)|(?:on |in )?each|/node|每台|每机)"
 )
+# a count with the word GPU before a GPU's name ("8 GPU A100", "8-GPU A800"; not "cuda 12.0\ngpu A100")
+_GPU_WORD_COUNT = re.compile(r"(?<![\w.])(\d{1,5})[^\S\n]*-?[^\S\n]*gpus?[^\S\n]+$", re.I)
+# digits, "GPU" and one server: the server's GPUs ("an 8 GPU server"; "two gpu server(s)" are servers)
+_GPUS_OF_A_SERVER = re.compile(r"\d+\s+gpus?\s+(?:node|server|machine|box)", re.I)
 # a GPU count's word followed by a server word without a hyphen: servers counted ("two gpu servers")
 _GPU_SERVERS = re.compile(r"(?<!-gpu)(?<!-gpus)\s+(?:servers?|machines?|nodes?|boxes)\b")
 # words before a count that make it what the user compares against ("slower than 1 node", "比单机慢")
@@ -458,6 +462,8 @@ _MEMORY_PATTERNS = (
     ),
     # "8*24G", "2*24GB", "8x80GB", "2张24G": a count times a memory
     (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+    # "8 card x 16GB", "8卡*32G": each card's memory after a count of cards (counts() reads the count)
+    (r"()(?:(?<=card)|(?<=cards)|(?<=gpu)|(?<=gpus)|(?<=卡))\s*[*x×]\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
     # "20G 够不够", "24GB enough?": a memory asked about on its own
     (r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)", False),
 )
@@ -793,6 +799,8 @@ class Reader:
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
         # 3*8*A100, 三个8*V100, 12x8卡H20
         product = _rx(NUM + r"\s*(?:[*x×]|个|台|组)\s*" + NUM + r"\s*(?:[*x×]|卡|张)?\s*$").search(*head)
+        if not product and _MACHINES_AFTER.match(self.scan.text, tail_start):  # "two 8 A100 servers"
+            product = _rx(NUM + r"\s+" + NUM + r"\s*$").search(*head)
         nodes_of = _rx(
             NUM
             + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with)?\s*"
@@ -800,6 +808,7 @@ class Reader:
             + r"\s*(?:x|×|张|块)?\s*$"
         ).search(*head)
         before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:x|×|\*|张|块|台|个|-way)?\s*$").search(*head)
+        before = before or _GPU_WORD_COUNT.search(*head)
         after = _rx(r"^\s*(?:gpus?|cards?)?\s*[*x×]\s*(\d{1,5})(?![\d.])").search(self.scan.text[tail_start:])
         if product or nodes_of:  # "3*8*A100", "two nodes of 8 H100", "2台8卡H100"
             m = product or nodes_of
@@ -824,7 +833,7 @@ class Reader:
         elif (
             before
             and before.group(1) not in ("a", "an")
-            and not re.search(r"[x×*张块]", before.group(0))  # "4xA100 server", "8张A100的机器": GPUs
+            and not re.search(r"[x×*张块]|gpu", before.group(0))  # "4xA100 server", "8 GPU A100 server": GPUs
             and _MACHINES_AFTER.match(self.scan.text, tail_start)
         ):
             self._servers(count_value(before.group(1)), before.group(0).strip() + " " + words, gpu)
@@ -1126,13 +1135,14 @@ class Reader:
         for match in self.scan.finditer(self.voc.one_machine):
             self.set("nodes", 1, self.scan.take(match))
         nodes_words = (  # "4-node", "2 servers", "two gpu servers", "6台PC", "共 4机"
-            r"(?:\s+gpus?\s+|\s*|-)(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器"
+            r"(?:\s+gpus?\s+|\s*|-)"
+            r"(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器"
             r"|机(?![器架房柜]))"
             r"(?![a-z])"
         )
         for match in self.scan.finditer(NUM + nodes_words):
-            if match.group(1) in ("a", "an"):
-                continue
+            if match.group(1) in ("a", "an") or _GPUS_OF_A_SERVER.fullmatch(match.group(0)):
+                continue  # "an 8 GPU server" holds 8
             self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
 
     def fabric(self) -> None:
