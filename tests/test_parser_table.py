@@ -449,6 +449,10 @@ EN = [
     # the quality of a model's answers is outside gpuplan's field
     ("after gptq quantization of qwen2 72b the answers are much worse on 4x 4090, why?", dict(intent="other")),
     ("Finetuned Llama 3.1 8B gets stuck in a loop: it starts to repeat itself", dict(intent="other")),
+    # a card the catalog names only with its memory, the memory written first; alone, nothing said of it
+    ("16GB VRAM 5060 TI, can I lora qwen 7b?", dict(gpu="rtx-5060ti-16gb", gpus=1)),
+    ("two 16GB 5060 Ti cards, lora qwen 7b", dict(gpu="rtx-5060ti-16gb", gpus=2)),
+    ("5060 TI, can I lora qwen 7b?", dict(gpu=None, not_notes=["unsupported_hardware"])),
     # counts: "8 GPU A100 server" is one server of 8, "two 8 A100 servers" two of 8, "8 card x 16GB" each card
     ("8 GPU A100 server, full fine-tune of a 13b model", dict(gpu="a100-80gb", gpus=8)),
     ("cuda 12.0\ngpu NVIDIA A100-SXM4-80GB\nfull finetune of llama-7b gives OOM", dict(gpu="a100-80gb", gpus=None)),
@@ -815,6 +819,7 @@ ZH = [
     ("glm-4v 8卡，每张卡40G能训起来么？", dict(model="glm-4v-9b", gpus=8, gpu_memory_gib=40)),
     ("为什么13B的效果还不如7B的，用text-generation-webui部署，效果相差很大", dict(intent="other")),
     ("全参 qwen 7b，8卡*32G 够吗", dict(gpus=8, gpu_memory_gib=32)),
+    ("16G显存的5060ti能lora qwen 7b吗", dict(gpu="rtx-5060ti-16gb")),
     ("两台8卡A100服务器训练反而没有一台快，mixtral lora", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),
 ]
 

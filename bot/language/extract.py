@@ -563,18 +563,36 @@ class Reader:
             return
         for match in self.scan.finditer(self.voc.gpu_like):
             words = self.scan.take(match)
-            self.unknown.append(words)
             memory, span = self._gpu_memory_near(match)
+            named = gpu_id(f"{words} {memory:g}g", self.voc, self.cat) if memory else None
+            if named:  # "16GB VRAM 5060 TI": a card the catalog names only with its memory
+                self.scan.blank(*span)
+                self.set("gpu", named, words)
+                self.gpu_ids.append(named)
+                self._cards_counted_before(match.start(), words)
+                continue
+            if not memory and self._catalog_has_with_memory(words):
+                continue  # "5060 Ti" alone: the catalog has it, of a memory the question does not say
+            self.unknown.append(words)
             if memory and "gpu_memory_gib" not in self.fields:  # "Mi50 16GB": planned as a card of that memory
                 self.set("gpu_memory_gib", memory, words)
                 self.scan.blank(*span)
-                counted, count = self._count_before(_CARDS_JOINER, match.start())
-                if counted and "gpus" not in self.fields:  # "2张 RTX 2060 6g"
-                    self.set("gpus", count, counted.group(0).strip() + " " + words)
-                    self.scan.blank(*counted.span())
+                self._cards_counted_before(match.start(), words)  # "2张 RTX 2060 6g"
             else:
                 memory = None
             self.notes.append(Note(code="unsupported_hardware", params={"value": words, "memory": memory}))
+
+    def _catalog_has_with_memory(self, words: str) -> bool:
+        """Whether a catalog card's name is these words and a memory ("5060 ti": the 5060 Ti 16GB)."""
+        key = re.escape(re.sub(r"^(?:rtx|gtx)", "", normalize_name(words)))
+        named = re.compile(r"(?:rtx|gtx)?" + key + r"\d+g")
+        return any(named.fullmatch(normalize_name(g.name)) for g in self.cat.gpus.values())
+
+    def _cards_counted_before(self, start: int, words: str) -> None:
+        counted, count = self._count_before(_CARDS_JOINER, start)
+        if counted and "gpus" not in self.fields:
+            self.set("gpus", count, counted.group(0).strip() + " " + words)
+            self.scan.blank(*counted.span())
 
     def read_model_names(self) -> None:
         self.model_ids = self.models()
