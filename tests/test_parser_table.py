@@ -453,6 +453,11 @@ EN = [
     ("16GB VRAM 5060 TI, can I lora qwen 7b?", dict(gpu="rtx-5060ti-16gb", gpus=1)),
     ("two 16GB 5060 Ti cards, lora qwen 7b", dict(gpu="rtx-5060ti-16gb", gpus=2)),
     ("5060 TI, can I lora qwen 7b?", dict(gpu=None, not_notes=["unsupported_hardware"])),
+    # a run already measured is the baseline; the setup asked about is the other one
+    (
+        "the run on 8 V100 took 20 hours, how long would 4 H100 need for the same llama 7b lora?",
+        dict(gpu="h100-80gb", gpus=4),
+    ),
     # counts: "8 GPU A100 server" is one server of 8, "two 8 A100 servers" two of 8, "8 card x 16GB" each card
     ("8 GPU A100 server, full fine-tune of a 13b model", dict(gpu="a100-80gb", gpus=8)),
     ("cuda 12.0\ngpu NVIDIA A100-SXM4-80GB\nfull finetune of llama-7b gives OOM", dict(gpu="a100-80gb", gpus=None)),
@@ -820,6 +825,7 @@ ZH = [
     ("为什么13B的效果还不如7B的，用text-generation-webui部署，效果相差很大", dict(intent="other")),
     ("全参 qwen 7b，8卡*32G 够吗", dict(gpus=8, gpu_memory_gib=32)),
     ("16G显存的5060ti能lora qwen 7b吗", dict(gpu="rtx-5060ti-16gb")),
+    ("一个语言模型8块4090 24 GB 训练46小时,请推测一下用3张A800 80 GB需要训练多久", dict(gpu="a800-80gb", gpus=3)),
     ("两台8卡A100服务器训练反而没有一台快，mixtral lora", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),
 ]
 
