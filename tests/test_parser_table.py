@@ -453,6 +453,12 @@ EN = [
     ("16GB VRAM 5060 TI, can I lora qwen 7b?", dict(gpu="rtx-5060ti-16gb", gpus=1)),
     ("two 16GB 5060 Ti cards, lora qwen 7b", dict(gpu="rtx-5060ti-16gb", gpus=2)),
     ("5060 TI, can I lora qwen 7b?", dict(gpu=None, not_notes=["unsupported_hardware"])),
+    # the numbers written are the name's: "internvl 38b" is not InternVL3 8B (both fold to "internvl38b")
+    ("internvl 38b serving with lmdeploy", dict(model="internvl3-38b")),
+    ("internvl3 8b serving with lmdeploy", dict(model="internvl3-8b")),
+    # a model and a method in a few words is the command's own form, whatever the classifier leans to
+    ("mixtral 8x7b lora", dict(model="mixtral-8x7b", method="lora", intent="plan")),
+    ("2 nodes with totally 16 gpus, llama 70b full", dict(gpus=16, nodes=2)),
     # a run already measured is the baseline; the setup asked about is the other one
     (
         "the run on 8 V100 took 20 hours, how long would 4 H100 need for the same llama 7b lora?",
@@ -825,6 +831,8 @@ ZH = [
     ("为什么13B的效果还不如7B的，用text-generation-webui部署，效果相差很大", dict(intent="other")),
     ("全参 qwen 7b，8卡*32G 够吗", dict(gpus=8, gpu_memory_gib=32)),
     ("16G显存的5060ti能lora qwen 7b吗", dict(gpu="rtx-5060ti-16gb")),
+    ("请问最新的200K模型要是接受200k输入显存需要多少？", dict(seq_len=204800)),
+    ("lmdeploy 部署internvl-38这种，张量并行使用3或者6这种，是否建议", dict(model="internvl3-38b")),
     ("一个语言模型8块4090 24 GB 训练46小时,请推测一下用3张A800 80 GB需要训练多久", dict(gpu="a800-80gb", gpus=3)),
     ("两台8卡A100服务器训练反而没有一台快，mixtral lora", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),
 ]

@@ -350,6 +350,7 @@ def _rx(pattern: str) -> re.Pattern:
     return re.compile(literal_first(pattern))
 
 
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 # a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
 # checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
 _QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
@@ -917,7 +918,7 @@ class Reader:
             found_id = model_id(match.group(1), self.cat)
             if found_id and self._other_size_follows(match.end(), found_id):
                 continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
-            if not found_id:
+            if not found_id or not self._numbers_agree(match.group(1), found_id):
                 continue
             org = ORG_BEFORE.search(self.scan.text, max(0, match.start() - 12), match.start())
             span = (org.start() if org else match.start(), match.end())  # "meta-llama/llama-3-8b" whole
@@ -931,6 +932,13 @@ class Reader:
                 found.append(found_id)
                 self.model_words.setdefault(found_id, words)
         return found
+
+    def _numbers_agree(self, written: str, found_id: str) -> bool:
+        """Whether the numbers written are a catalog name's: "internvl 38b" folds to the key of
+        "internvl3-8b" but writes 38, so it is not InternVL3 8B (the family and size read it)."""
+        spec = self.cat.models[found_id]
+        numbers = _NUMBERS.findall(written)
+        return any(_NUMBERS.findall(name.lower()) == numbers for name in (spec.id, spec.name, *spec.aliases))
 
     def names_in(self, code: str) -> dict[str, list[str]]:
         """GPU types and catalog models named inside pasted artifacts (names only: in a log,
@@ -1092,6 +1100,7 @@ class Reader:
         patterns = (
             label + r"\s*(?:of|=|:|is|为|是|到|达到)?\s*" + value + r"(?:\s*tokens?)?",
             value + r"\s*(?:tokens?\s*)?(?:of\s+|的\s*)?" + label,  # "8k context", "用4096的max_length"
+            value + r"\s*(?:tokens?\s*)?的?\s*(?:输入|input)(?!\s*[a-z])",  # "接受200k输入": a length of input
             # a bare "8k" is a context length only when it is one: a power of two (4k, 8k, 32k, 128k)
             r"(?<![\d.$])((?:1|2|4|8|16|32|64|128|256|512)\s*k)(?![a-z0-9])"
             r"(?!\s*(?:samples?|examples?|条|tokens?|steps?|\$|美元|usd))",
@@ -1113,17 +1122,19 @@ class Reader:
         nodes_of = (
             NUM
             + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with|each with|,)?\s*"
+            + r"(?:(totally|in total|a total of|in all)\s*)?"  # "4 nodes with totally 32 gpus": a total
             + NUM
             + r"\s*(?:张|块)?\s*(?:卡|显卡|gpus?|cards?)(?:\s*each)?"
         )
         for match in self.scan.finditer(nodes_of):
-            nodes, count = count_value(match.group(1)), count_value(match.group(3))
+            nodes, count = count_value(match.group(1)), count_value(match.group(4))
             # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per
             # node; "2 nodes with 16 GPUs", "2 nodes, 16 GPUs" are totals: more than a usual server holds (HGX: 8)
             said = match.group(0)
             joined = " with " in f" {said} " or "," in said or "，" in said
             total_by_with = joined and count > USUAL_GPUS_PER_SERVER and count % nodes == 0
-            per_machine_total = (match.group(2).startswith("机") or total_by_with) and "each" not in said
+            said_total = match.group(3) is not None or match.group(2).startswith("机") or total_by_with
+            per_machine_total = said_total and "each" not in said
             total = count if per_machine_total else nodes * count
             words = self.scan.take(match)
             self.set("nodes", int(nodes), words)

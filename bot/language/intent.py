@@ -43,6 +43,9 @@ TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own t
 # (a family named in a question about templates or licences stays outside gpuplan's field): in the
 # labelled questions that rule was wrong 13 times in 14, each time against an "other" of 0.87 or more
 SURE = 0.5
+# how short a bare command is: "mixtral 8x22b full finetune" has 27 characters (32: our choice, not sourced;
+# Chinese writes no spaces, so characters, not words)
+COMMAND_CHARS = 32
 TRIGGER_BONUS = 0.45  # a trigger phrase in the question adds this to its topic's probability
 
 
@@ -400,12 +403,23 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool
         return "plan"  # "8张V100或者8张3090够用吗": is either enough, not which is better
     if intent == "other" and parsed.fixed:
         return "plan"  # a gpuplan setting is written: the question is ours
+    if intent == "other" and _command_form(parsed, prose):
+        return "plan"  # "mixtral 8x7b lora": a model and a method and little else, /gpuplan's own form
     unsized = parsed.request.model is None and parsed.request.params_b is None
     if intent == "other" and not sure and unsized and any(n.code in MODEL_FAMILY_NOTES for n in parsed.notes):
         return "plan"  # only a model family is named ("LLaMA 3", "mistral"): ours, asked back for its size
     if ask != "plan" and intent != "compare":
         return "plan"  # the hardware itself asked about: a plan of its own kind
     return intent
+
+
+def _command_form(parsed: Parsed, prose: str) -> bool:
+    """A model (or size) and a method in a few words, nothing outside gpuplan's field: the form of
+    the command itself ("70b full", "mixtral 8x7b lora")."""
+    request = parsed.request
+    sized = request.model is not None or request.params_b is not None
+    few = len(prose.strip()) <= COMMAND_CHARS
+    return sized and request.method is not None and few and hits("out_of_scope", prose, most=1) == 0
 
 
 def either_enough(prose: str) -> bool:
