@@ -414,12 +414,13 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool
 
 
 def _command_form(parsed: Parsed, prose: str) -> bool:
-    """A model (or size) and a method in a few words, nothing outside gpuplan's field: the form of
-    the command itself ("70b full", "mixtral 8x7b lora")."""
+    """A model (a size, a family) and a method in a few characters, nothing outside gpuplan's field:
+    the form of the command itself ("70b full", "mixtral 8x7b lora")."""
     request = parsed.request
-    sized = request.model is not None or request.params_b is not None
+    named = request.model is not None or request.params_b is not None
+    named = named or any(n.code in MODEL_FAMILY_NOTES for n in parsed.notes)  # "用qwen3做lora微调"
     few = len(prose.strip()) <= COMMAND_CHARS
-    return sized and request.method is not None and few and hits("out_of_scope", prose, most=1) == 0
+    return named and request.method is not None and few and hits("out_of_scope", prose, most=1) == 0
 
 
 def either_enough(prose: str) -> bool:
