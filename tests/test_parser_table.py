@@ -459,6 +459,11 @@ EN = [
     # a model and a method in a few words is the command's own form, whatever the classifier leans to
     ("mixtral 8x7b lora", dict(model="mixtral-8x7b", method="lora", intent="plan")),
     ("2 nodes with totally 16 gpus, llama 70b full", dict(gpus=16, nodes=2)),
+    # an Inferentia or Trainium instance is hardware gpuplan cannot size, said back
+    (
+        "deploy llama 3 70b on inf2.48xlarge EC2 instance",
+        dict(notes=["unsupported_hardware"], unknown=["inf2.48xlarge"]),
+    ),
     # a run already measured is the baseline; the setup asked about is the other one
     (
         "the run on 8 V100 took 20 hours, how long would 4 H100 need for the same llama 7b lora?",
