@@ -459,6 +459,7 @@ EN = [
     # a model and a method in a few words is the command's own form, whatever the classifier leans to
     ("mixtral 8x7b lora", dict(model="mixtral-8x7b", method="lora", intent="plan")),
     ("2 nodes with totally 16 gpus, llama 70b full", dict(gpus=16, nodes=2)),
+    ("lora of qwen 7b on 8 gpus is slower than on one gpu", dict(intent="troubleshoot", topics=["scaling_efficiency"])),
     # an Inferentia or Trainium instance is hardware gpuplan cannot size, said back
     (
         "deploy llama 3 70b on inf2.48xlarge EC2 instance",
@@ -837,6 +838,7 @@ ZH = [
     ("全参 qwen 7b，8卡*32G 够吗", dict(gpus=8, gpu_memory_gib=32)),
     ("16G显存的5060ti能lora qwen 7b吗", dict(gpu="rtx-5060ti-16gb")),
     ("请问最新的200K模型要是接受200k输入显存需要多少？", dict(seq_len=204800)),
+    ("8卡比单卡慢了，qwen 7b lora", dict(intent="troubleshoot", topics=["scaling_efficiency"])),
     ("lmdeploy 部署internvl-38这种，张量并行使用3或者6这种，是否建议", dict(model="internvl3-38b")),
     ("一个语言模型8块4090 24 GB 训练46小时,请推测一下用3张A800 80 GB需要训练多久", dict(gpu="a800-80gb", gpus=3)),
     ("两台8卡A100服务器训练反而没有一台快，mixtral lora", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),

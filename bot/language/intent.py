@@ -401,6 +401,8 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool
         return "compare"  # "A100 vs H100 for 13b"
     if intent == "compare" and either_enough(prose):
         return "plan"  # "8张V100或者8张3090够用吗": is either enough, not which is better
+    if intent == "compare" and not parsed.compare and _SLOWER_THAN_ONE.search(prose):
+        return "troubleshoot"  # "8卡比单卡慢了": a complaint, not a choice
     if intent == "other" and parsed.fixed:
         return "plan"  # a gpuplan setting is written: the question is ours
     if intent == "other" and _command_form(parsed, prose):
@@ -411,6 +413,13 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool
     if ask != "plan" and intent != "compare":
         return "plan"  # the hardware itself asked about: a plan of its own kind
     return intent
+
+
+# more GPUs or machines slower than one: of the 13 labelled questions that say it, 12 are troubleshooting,
+# one a plan, none a comparison
+_SLOWER_THAN_ONE = re.compile(
+    r"比(?:单|一)(?:卡|机|台|张)\S{0,6}(?:慢|还慢)|slower than (?:a |on )?(?:single|one|1)\b", re.I
+)
 
 
 def _command_form(parsed: Parsed, prose: str) -> bool:
