@@ -27,10 +27,15 @@ def stocked_with_memory(cat: Catalog, gib: float, region: str | None = None) -> 
 LEGACY_FAMILIES = frozenset({"kepler", "maxwell", "pascal"})
 
 
+def _gb_text(gib: float) -> str:
+    """A memory as card names write it: "48", "23.5"."""
+    return f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
+
+
 def with_memory(gpu: GPU, gib: float) -> GPU:
     """A catalog card with the memory the user wrote beside it, which the catalog's type lacks
     ("H20 (140GB)", a "4090 48G" with its memory modded): its id, speed, links and price, that memory."""
-    size = f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
+    size = _gb_text(gib)
     written = re.sub(r"\d+(?:\.\d+)?\s*GB\b", f"{size}GB", gpu.name)
     name = written if written != gpu.name else f"{gpu.name} {size}GB"
     return gpu.model_copy(
@@ -53,7 +58,7 @@ def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tup
     current = [g for g in close if g.family not in LEGACY_FAMILIES]
     pool = stocked or current or close or [min(cat.gpus.values(), key=lambda g: abs(math.log(g.memory_gib / gib)))]
     like = min(pool, key=lambda g: (g.price_usd_per_hour, g.id))
-    size = f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
+    size = _gb_text(gib)
     made = like.model_copy(
         update={
             "id": f"gpu-{size}gb",

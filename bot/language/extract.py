@@ -157,9 +157,18 @@ def gpu_id(matched: str, voc: Vocabulary, cat: Catalog) -> str | None:
     return gpu.id if gpu else None
 
 
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
+
+
 def model_id(matched: str, cat: Catalog) -> str | None:
+    """The catalog model a written name is, when its numbers are that model's: "internvl 38b" folds
+    to the key of "internvl3-8b" but writes 38, so it is no name of InternVL3 8B."""
     spec = cat.find_model(matched)
-    return spec.id if spec else None
+    if spec is None:
+        return None
+    numbers = _NUMBERS.findall(matched.lower())
+    named = any(_NUMBERS.findall(name.lower()) == numbers for name in (spec.id, spec.name, *spec.aliases))
+    return spec.id if named else None
 
 
 def method_word(text: str) -> str | None:
@@ -219,8 +228,8 @@ _PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
 )
 # a count with the word GPU before a GPU's name ("8 GPU A100", "8-GPU A800"; not "cuda 12.0\ngpu A100")
 _GPU_WORD_COUNT = re.compile(r"(?<![\w.])(\d{1,5})[^\S\n]*-?[^\S\n]*gpus?[^\S\n]+$", re.I)
-# digits, "GPU" and one server: the server's GPUs ("an 8 GPU server"; "two gpu server(s)" are servers)
-_GPUS_OF_A_SERVER = re.compile(r"\d+\s+gpus?\s+(?:node|server|machine|box)", re.I)
+# one server word after a count in digits: the server's GPUs ("an 8 GPU server"; "two gpu server(s)" are servers)
+_ONE_SERVER_AFTER = re.compile(r"\s+(?:node|server|machine|box)(?![a-z])")
 # a GPU count's word followed by a server word without a hyphen: servers counted ("two gpu servers")
 _GPU_SERVERS = re.compile(r"(?<!-gpu)(?<!-gpus)\s+(?:servers?|machines?|nodes?|boxes)\b")
 # words before a count that make it what the user compares against ("slower than 1 node", "比单机慢")
@@ -350,7 +359,6 @@ def _rx(pattern: str) -> re.Pattern:
     return re.compile(literal_first(pattern))
 
 
-_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 # a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
 # checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
 _QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
@@ -586,8 +594,8 @@ class Reader:
     def _catalog_has_with_memory(self, words: str) -> bool:
         """Whether a catalog card's name is these words and a memory ("5060 ti": the 5060 Ti 16GB)."""
         key = re.escape(re.sub(r"^(?:rtx|gtx)", "", normalize_name(words)))
-        named = re.compile(r"(?:rtx|gtx)?" + key + r"\d+g")
-        return any(named.fullmatch(normalize_name(g.name)) for g in self.cat.gpus.values())
+        names = (normalize_name(g.name) for g in self.cat.gpus.values())
+        return any(re.fullmatch(r"(?:rtx|gtx)?" + key + r"\d+g", name) for name in names)
 
     def _cards_counted_before(self, start: int, words: str) -> None:
         counted, count = self._count_before(_CARDS_JOINER, start)
@@ -918,7 +926,7 @@ class Reader:
             found_id = model_id(match.group(1), self.cat)
             if found_id and self._other_size_follows(match.end(), found_id):
                 continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
-            if not found_id or not self._numbers_agree(match.group(1), found_id):
+            if not found_id:
                 continue
             org = ORG_BEFORE.search(self.scan.text, max(0, match.start() - 12), match.start())
             span = (org.start() if org else match.start(), match.end())  # "meta-llama/llama-3-8b" whole
@@ -932,13 +940,6 @@ class Reader:
                 found.append(found_id)
                 self.model_words.setdefault(found_id, words)
         return found
-
-    def _numbers_agree(self, written: str, found_id: str) -> bool:
-        """Whether the numbers written are a catalog name's: "internvl 38b" folds to the key of
-        "internvl3-8b" but writes 38, so it is not InternVL3 8B (the family and size read it)."""
-        spec = self.cat.models[found_id]
-        numbers = _NUMBERS.findall(written)
-        return any(_NUMBERS.findall(name.lower()) == numbers for name in (spec.id, spec.name, *spec.aliases))
 
     def names_in(self, code: str) -> dict[str, list[str]]:
         """GPU types and catalog models named inside pasted artifacts (names only: in a log,
@@ -1154,7 +1155,10 @@ class Reader:
             + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
         )
         for match in self.scan.finditer(plain):
-            if match.group(1) in ("a", "an") or _GPU_SERVERS.match(self.scan.text, match.end()):
+            servers = _GPU_SERVERS.match(self.scan.text, match.end())
+            if servers and match.group(1).isdigit() and _ONE_SERVER_AFTER.match(self.scan.text, match.end()):
+                servers = None  # "an 8 GPU server" holds 8
+            if match.group(1) in ("a", "an") or servers:
                 continue  # "two gpu servers" are servers; "an 8-GPU server" holds 8
             count = count_value(match.group(1))
             if count == int(count) and 0 <= count <= 100_000:
@@ -1170,8 +1174,8 @@ class Reader:
             r"(?![a-z])"
         )
         for match in self.scan.finditer(NUM + nodes_words):
-            if match.group(1) in ("a", "an") or _GPUS_OF_A_SERVER.fullmatch(match.group(0)):
-                continue  # "an 8 GPU server" holds 8
+            if match.group(1) in ("a", "an"):
+                continue
             self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
 
     def fabric(self) -> None:
