@@ -88,6 +88,8 @@ OOM_OLD = (
     "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 14.75 GiB total "
     "capacity; 13.50 GiB already allocated; 18.81 MiB free; 13.71 GiB reserved in total by PyTorch)"
 )
+# a run summary that names its settings in words; a value with more words after it is not read
+SUMMARY = "```\nBatch size: 8 (4 per GPU)\nSequence length: 128\n```"
 NCCL = (
     "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
     "WorkNCCL(SeqNum=458, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600057 milliseconds"
@@ -121,6 +123,8 @@ CASES = [
     ("`bash examples/train_lora/llama3_lora_sft.yaml` OOM on a 4090", dict(method="lora")),
     ("python run_dpo.py --model_name_or_path Qwen/Qwen2.5-7B", dict(method="dpo")),
     (OOM_NEW, dict(gpu_memory_gib=79.33)),
+    (SUMMARY, dict(seq_len=128, micro_batch=None)),
+    ("```\nModel: Llama 2 7B\nMicro batch size: 2\nMax seq len: 2k\n```", dict(micro_batch=2, seq_len=2048)),
 ]
 WRAPS = {
     "en": "Getting OOM with this setup, what do I need?\n{artifact}",

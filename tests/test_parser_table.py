@@ -483,6 +483,16 @@ EN = [
         dict(gpus=48, nodes=6, gpu_memory_gib=16),
     ),
     ("when I increase the number of machines, the eta increased; 64 GPUs", dict(topics=["scaling_efficiency"])),
+    # a count said to be the whole wins over the parts written before it
+    (
+        "8xH100 for actor + ref and 8 others for critic and 16 for vllm actors, so a total of 32xH100s for this run?",
+        dict(gpu="h100-80gb", gpus=32, method="ppo"),
+    ),
+    (
+        "I'm using A100 80G (1 node with 8 gpus), then I need 4 nodes with totally 32 gpus for 70b ppo?",
+        dict(gpus=32, nodes=4),
+    ),
+    ("how much memory does the critic model of a 7b ppo run need", dict(method="ppo")),
 ]
 
 ZH = [
@@ -842,6 +852,8 @@ ZH = [
     ("lmdeploy 部署internvl-38这种，张量并行使用3或者6这种，是否建议", dict(model="internvl3-38b")),
     ("一个语言模型8块4090 24 GB 训练46小时,请推测一下用3张A800 80 GB需要训练多久", dict(gpu="a800-80gb", gpus=3)),
     ("两台8卡A100服务器训练反而没有一台快，mixtral lora", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),
+    ("actor用8张A100，critic用8张卡，vllm用16张卡，总共需要32张卡吗", dict(gpus=32, method="ppo")),
+    ("训练reward model需要几张卡，qwen 7b", dict(method="ppo")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

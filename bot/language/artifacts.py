@@ -294,6 +294,9 @@ _PAIR_COLON = re.compile(r"""(?<![\w\-./])["']?([A-Za-z_][\w.\-]*)["']?[ \t]*:[ 
 
 # a line of one snake_case setting and its value, as logs and argument dumps print them
 _PAIR_SPACE = re.compile(r"(?m)^[ \t]*([a-z][a-z0-9]*(?:_[a-z0-9]+)+)[ \t]+([^\s:=]+)[ \t]*$")
+# a line of a setting named in words and its one value, as summaries list them ('Sequence length: 128');
+# read as the snake_case name (sequence_length); a value followed by more words ('8 (4 per GPU)') is not
+_PAIR_WORDS = re.compile(r"(?m)^[ \t]*[-*]?[ \t]*([A-Za-z][a-z]+(?:[ \t][a-z]+){1,2})[ \t]*:[ \t]*([^\s:=]+)[ \t]*$")
 
 
 @dataclass
@@ -322,6 +325,9 @@ def pairs(code: str) -> list[Pair]:
         found.append((match.start(), pair))
     for match in _PAIR_SPACE.finditer(code):
         name, value, start = match.group(1), match.group(2), match.start(1)
+        found.append((start, Pair(fold(name), value, match.group(0).strip(), start)))
+    for match in _PAIR_WORDS.finditer(code):
+        name, value, start = re.sub(r"[ \t]+", "_", match.group(1)), match.group(2), match.start(1)
         found.append((start, Pair(fold(name), value, match.group(0).strip(), start)))
     found += _colon_pairs(code)
     found.sort(key=lambda item: item[0])

@@ -382,6 +382,20 @@ def _bounded(text: str, reading: tuple) -> bool:
     return bool(_BOUND.search(words) or _BOUND.search(text, max(0, start - 12), start))
 
 
+# a count said to be the whole ("a total of 32xH100s", "totally 32 gpus", "一共32张"): it sums the parts written before
+_TOTAL_WORDS = r"(?:\ba total of|\btotally|\bin total|\bin all|\baltogether|总共|一共|合计|总计|共)"
+_TOTAL_BEFORE = re.compile(
+    _TOTAL_WORDS + r"\s*(?:需要|要|用|有)?\s*(?:\d{1,6}\s*(?:[x×*]|张|块|台|gpus?|cards?)?\s*)?$", re.I
+)
+
+
+def _totalled(text: str, reading: tuple) -> bool:
+    """Whether a (span, value, words) count reading is said to be a total: in its words ("4 nodes with
+    totally 32 gpus" sets both counts) or right before them."""
+    (start, _), _, words = reading
+    return bool(re.search(_TOTAL_WORDS, words) or _TOTAL_BEFORE.search(text, max(0, start - 24), start))
+
+
 # the KV cache's element type written in prose ("fp8 kv cache", "KV cache in int8", "kv cache 量化为 int4")
 _KV_CACHE_TYPE = re.compile(
     r"(?:kv[ _-]?cache|kv)(?:[ _-]?dtype)?\s*(?:=|:|：|为|用|in|of|quantized to|量化(?:为|成|到)?)?\s*"
@@ -643,6 +657,7 @@ class Reader:
             if moves_to(text, first[0], second[0])
             or owner(text, second[0]) > owner(text, first[0])
             or (_bounded(text, first) and not _bounded(text, second))  # "9 or more H100s ... I have 2x8"
+            or (name in ("gpus", "nodes") and _totalled(text, second) and not _totalled(text, first))  # a total
             or (name == "gpu" and _refines(second, first))  # "v100 ... Gpu: Nvidia v100 16GB"
             else first
         )
