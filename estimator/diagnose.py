@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplan.estimator.errors import RequestError
-from gpuplan.estimator.memory import state_bytes
+from gpuplan.estimator.memory import NF4_BYTES_PER_PARAM, state_bytes
 from gpuplan.estimator.schema import (
     ADAPTER_METHODS,
     Estimate,
@@ -52,6 +52,9 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
     w_b, g_b, o_b = state_bytes(r.precision if r.method != "infer" else "bf16-mixed", r.optimizer)
     text_params = r.params_b * 1e9 - (est.architecture.vision_params if est.architecture else 0)  # encoder frozen
     trained = 0.0 if r.method in ADAPTER_METHODS or r.method == "infer" else text_params * (w_b + g_b + o_b)
+    # an adapter run holds the whole base frozen: 16-bit for LoRA, NF4 for QLoRA (memory.NF4_BYTES_PER_PARAM)
+    frozen_bytes = NF4_BYTES_PER_PARAM if r.method == "qlora" else 2.0
+    frozen = text_params * frozen_bytes if r.method in ADAPTER_METHODS else 0.0
     return {
         "method": r.method,
         "model_name": r.model_name,
@@ -67,6 +70,8 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
         "fits": m.fits,
         "over_capacity_gib": max(0.0, m.per_gpu_gib - m.capacity_gib),
         "model_state_gb": trained / 1e9,
+        "adapter": r.method in ADAPTER_METHODS,
+        "frozen_weights_gb": frozen / 1e9,
         "host_ram_gib": m.host_ram_gib,
         "offload": r.offload,
         "zero": r.zero,

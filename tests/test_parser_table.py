@@ -493,6 +493,32 @@ EN = [
         dict(gpus=32, nodes=4),
     ),
     ("how much memory does the critic model of a 7b ppo run need", dict(method="ppo")),
+    # an RL framework or a module named for its algorithm names the method; so does 'RL'
+    (
+        "how to train use 2 * 2 * A100? new to verl and ray; I can train a 1.5B model on 1 node",
+        dict(method="ppo", gpus=4),
+    ),
+    ("python3 -m openrlhf.cli.train_ppo_ray --actor_num_gpus_per_node 8", dict(method="ppo")),
+    ("Recommendations for multi-node training of a 7B model with RL", dict(method="ppo", params_b=7)),
+    # the other model of "in the same way as" is a reference, not the one asked about
+    (
+        "multi-node training of a 7B model with RL.\nIs it necessary to launch in the same way as the 70B model?",
+        dict(params_b=7),
+    ),
+    # the top of a range or a bound of tokens is the length; a bound on the data is not
+    ("generations are long context up to 16-32k tokens, 7b on 8 H100", dict(seq_len=32768)),
+    ("we have up to 500k tokens of data, lora 7b", dict(seq_len=None)),
+    # "the full 300B tokens" is all the data, no full fine-tune; that many tokens and no method word: pretraining
+    ("recommended training settings for GPT-2 small on the full 300B tokens with 4 GPUs", dict(method="pretrain")),
+    ("take BERT-large and continue training it with a custom new corpus, how long?", dict(method="continue")),
+    ("GPU utilisation drop between epochs, 8 A100", dict(intent="troubleshoot", topics=["gpu_starved_io"])),
+    (
+        "Fine-tuning Qwen2.5-0.5B with batch size 4. After 20 steps, eval gets NaN, and NaN afterwards.",
+        dict(topics=["loss_instability"]),
+    ),
+    # a memory written without a count is one card of it, unless cards are spoken of in the plural
+    ("can I lora qwen 7b with 24GB VRAM?", dict(gpus=1, gpu_memory_gib=24)),
+    ("can this be fine-tuned with 24GB GPUs, llama 7b", dict(gpus=None)),
 ]
 
 ZH = [
@@ -854,6 +880,17 @@ ZH = [
     ("两台8卡A100服务器训练反而没有一台快，mixtral lora", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),
     ("actor用8张A100，critic用8张卡，vllm用16张卡，总共需要32张卡吗", dict(gpus=32, method="ppo")),
     ("训练reward model需要几张卡，qwen 7b", dict(method="ppo")),
+    ("7B模型RL训练需要多少显存", dict(method="ppo")),
+    ("请问1B 训练这个FineWeb，1个epoch 大概要多少显卡 跑多久呀", dict(method="pretrain")),
+    (
+        "我用2台4卡A100训练1个epoch时间在10h，单机4卡一个epoch 30min。请问哪些地方导致多机多卡训练效率降低的？",
+        dict(gpus=8, nodes=2, topics=["scaling_efficiency"]),
+    ),
+    ("在两张24G的3090上全量微调，MODEL_MAX_Length设置为1024，batch_size都为1", dict(seq_len=1024)),
+    ("14B 做全参数增量预训练，8台V100 * 32G 跑得动吗？", dict(gpu="v100-32gb", gpus=8)),
+    ("24G显存能lora qwen 7b吗", dict(gpus=1, gpu_memory_gib=24)),
+    ("每张卡只有16GB显存，lora微调chatglm 6b能不能用多张卡一起跑", dict(gpus=None)),
+    ("lora微调qwen 7b，训练几步之后loss出现nan", dict(topics=["loss_instability"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -131,3 +131,23 @@ def test_a_trigger_starting_with_a_number_starts_only_where_the_number_does(cat)
         for pattern in rule.triggers.en + rule.triggers.zh:
             if pattern.startswith("\\d"):
                 raise AssertionError(f"{rule.id}: {pattern!r} needs a (?<![\\d.]) guard")
+
+
+@pytest.mark.parametrize(
+    "question, said, not_said",
+    [
+        ("llama-3-70b lora on 1 H100", ["frozen weights alone are about 141 GB", "QLoRA"], ["of state", "16 bytes"]),
+        ("llama-3-70b full on 8 A100 40GB", ["16 bytes per parameter", "GB of state"], ["frozen"]),
+        ("1张H100上lora微调llama-3-70b", ["仅冻结权重就约 141 GB", "QLoRA"], ["模型状态约 0 GB"]),
+    ],
+)
+def test_oom_answer_speaks_of_what_the_method_holds(question, said, not_said, capsys):
+    """A LoRA plan that does not fit is told of its frozen base weights, not of a full fine-tune's state."""
+    from gpuplan.bot import cli
+
+    cli.main([question])
+    out = capsys.readouterr().out
+    for words in said:
+        assert words in out
+    for words in not_said:
+        assert words not in out

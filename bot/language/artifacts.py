@@ -120,9 +120,13 @@ def _is_code_line(line: str, voc: Vocabulary) -> bool:
 
 
 _INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?[A-Za-z])[^\s\u4e00-\u9fff，。；]+)?")
-# a known tool setting inside a sentence, `cutoff_len: 8192` or `max_words = 512` (`name=value`
-# without spaces is _INLINE_ASSIGN's)
-_INLINE_SETTING = re.compile(r"(?<![\w\-./])([a-z][a-z0-9]*_[a-z0-9_]+)(?:\s*:|\s+=|=(?=\s))\s*([^\s,，。；]+)")
+# a known tool setting inside a sentence, `cutoff_len: 8192`, `max_words = 512`, `MODEL_MAX_Length设置为1024`
+# (`name=value` without spaces is _INLINE_ASSIGN's)
+_SET_TO_ZH = r"(?:设置为|设置成|设为|设成|改为|改成|调为|调成|调到)"
+_INLINE_SETTING = re.compile(
+    r"(?<![\w\-./])([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)(?:\s*:|\s+=|=(?=\s)|\s*" + _SET_TO_ZH + r")\s*"
+    r"([^\s,，。；\u4e00-\u9fff]+)"
+)
 _INLINE_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s\u4e00-\u9fff，。；]+)")
 
 
@@ -289,6 +293,7 @@ def _complement(spans: list[tuple[int, int]], length: int) -> list[tuple[int, in
 _VALUE = r"""("[^"\n]*"|'[^'\n]*'|[\w.-]+:\d+(?:,\d+)+|\d+(?:\s*,\s*\d+)+(?![\w.])|[^\s,;)}\]\\'"]+)"""
 _PAIR_FLAG = re.compile(r"(?<![\w\-./])(--?[A-Za-z][\w.\-]*)(?:(?:=|[ \t]+)(?!--?[A-Za-z])" + _VALUE + r")?")
 _PAIR_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)\s*=\s*" + _VALUE)
+_PAIR_SET_TO = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)\s*" + _SET_TO_ZH + r"\s*" + _VALUE)
 _PAIR_COLON = re.compile(r"""(?<![\w\-./])["']?([A-Za-z_][\w.\-]*)["']?[ \t]*:[ \t]*(\{|""" + _VALUE + r")")
 
 
@@ -321,6 +326,9 @@ def pairs(code: str) -> list[Pair]:
             (match.start(), Pair(fold(match.group(1)), _unquote(value), match.group(0).strip(), match.start()))
         )
     for match in _PAIR_ASSIGN.finditer(code):
+        pair = Pair(fold(match.group(1)), _unquote(match.group(2)), match.group(0).strip(), match.start())
+        found.append((match.start(), pair))
+    for match in _PAIR_SET_TO.finditer(code):  # "MODEL_MAX_Length设置为1024"
         pair = Pair(fold(match.group(1)), _unquote(match.group(2)), match.group(0).strip(), match.start())
         found.append((match.start(), pair))
     for match in _PAIR_SPACE.finditer(code):

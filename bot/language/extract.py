@@ -244,8 +244,8 @@ _MOVE_TO = re.compile(
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
 # a script or config file whose name may say the method ("train_ppo.sh", "llama3_lora_sft.yaml",
-# "run_dpo.py"): what the script is for, when nothing else says
-_SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])")
+# "run_dpo.py"), or a module run with `python -m` ("openrlhf.cli.train_ppo_ray"): what it is for
+_SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])|(?<=-m )[a-z_][\w]*(?:\.[a-z_]\w*)+")
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
 # network: the older generation (HDR 200 Gb/s InfiniBand, 200 GbE RoCE), the cautious reading
 UNSTATED_SPEED = {"ib": "ib-hdr200", "roce": "roce-200"}
@@ -275,7 +275,9 @@ def token_count_kind(value: float, multiplied: bool, before: str, after: str) ->
     tokens ("2T tokens", "training data is 50000 tokens")."""
     if _RATE.match(after):
         return None
-    if _CONTEXT_AFTER.match(after):
+    if _CONTEXT_AFTER.match(after) or (
+        value <= 1_048_576 and _LONGEST_BEFORE.search(before) and not _DATA_AFTER.match(after)
+    ):
         return "seq_len"
     if multiplied:
         return "train_tokens"
@@ -286,6 +288,12 @@ def token_count_kind(value: float, multiplied: bool, before: str, after: str) ->
     if 16 <= value < SHORTEST_DATASET_TOKENS and not _DATA_BEFORE.search(before):
         return "seq_len"
     return "train_tokens"
+
+
+# before a token count: the top of a range or a bound ("16-32k tokens", "up to 32k tokens", "最长32k token"),
+# as lengths are written; the longest sequence is the one to plan for
+_DATA_AFTER = re.compile(r"\s*(?:of\s+)?(?:training\s+)?(?:data|dataset|corpus|text|数据|语料)")
+_LONGEST_BEFORE = re.compile(r"(?:(?<![\d.])\d+(?:\.\d+)?\s*k?\s*(?:-|~|to|至|到)|up to|upto|at most|最长|至多)\s*$")
 
 
 def _power_of_two(value: float) -> bool:
@@ -394,6 +402,10 @@ def _totalled(text: str, reading: tuple) -> bool:
     totally 32 gpus" sets both counts) or right before them."""
     (start, _), _, words = reading
     return bool(re.search(_TOTAL_WORDS, words) or _TOTAL_BEFORE.search(text, max(0, start - 24), start))
+
+
+# cards spoken of in the plural: a memory written with them is each card's, their number is open
+_CARDS_PLURAL = re.compile(r"(?<![a-z])(?:gpus|cards|graphics cards)(?![a-z])|多张|多卡|多块|几张|几块|每张|每块|每个")
 
 
 # the KV cache's element type written in prose ("fp8 kv cache", "KV cache in int8", "kv cache 量化为 int4")
@@ -719,9 +731,17 @@ class Reader:
         ):
             self.weak("gpus", 1, self.words.get("gpu", gpu.name))
             self.notes.append(Note(code="one_card_assumed", params={"gpu": gpu.name}))
+        memory = self.fields.get("gpu_memory_gib")
+        if memory and not gpu and "gpus" not in self.fields and not self._many_cards():
+            self.weak("gpus", 1, self.words["gpu_memory_gib"])  # "24G显存能lora qwen 7b吗": the card one has
+            self.notes.append(Note(code="one_card_of_memory_assumed", params={"gib": memory}))
         for name, (value, words) in self.weak_fields.items():
             if name not in self.fields:
                 self.fields[name], self.words[name] = value, words
+
+    def _many_cards(self) -> bool:
+        """Whether the question asks how many cards, or speaks of cards in the plural ("24GB GPUs")."""
+        return bool(self.voc.asks_count.search(self.scan.text) or _CARDS_PLURAL.search(self.scan.original))
 
     def conflict(self, name: str, first: str, second: str) -> None:
         """Two things named where one was expected: the first is used, the second set aside."""
@@ -813,9 +833,9 @@ class Reader:
                 found.append(found_id)
         return found
 
-    # "A100 (40G)", "4090-24G", "RTX4090 24Gx2张" (an x after the unit is the count's)
+    # "A100 (40G)", "4090-24G", "V100 * 32G", "RTX4090 24Gx2张" (an x after the unit is the count's)
     _MEMORY_AFTER = (
-        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=]|with|w/)?\s*(?:\d{1,2}\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
+        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=*×]|with|w/)?\s*(?:\d{1,2}\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
         r"\s*(?:显存|vram|memory)?\s*[)）]?"
     )
     _MEMORY_BEFORE = (
