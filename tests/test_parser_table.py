@@ -519,6 +519,9 @@ EN = [
     # a memory written without a count is one card of it, unless cards are spoken of in the plural
     ("can I lora qwen 7b with 24GB VRAM?", dict(gpus=1, gpu_memory_gib=24)),
     ("can this be fine-tuned with 24GB GPUs, llama 7b", dict(gpus=None)),
+    # generation that never stops is the model's output, outside gpuplan's field
+    ("Qwen3 not stopping generation after lora finetuning, A100 80GB", dict(intent="other")),
+    ("I try to finetune llama-3 8B on a A100/40GB, but it is out of memory", dict(gpu="a100-40gb")),
 ]
 
 ZH = [
@@ -891,6 +894,11 @@ ZH = [
     ("24G显存能lora qwen 7b吗", dict(gpus=1, gpu_memory_gib=24)),
     ("每张卡只有16GB显存，lora微调chatglm 6b能不能用多张卡一起跑", dict(gpus=None)),
     ("lora微调qwen 7b，训练几步之后loss出现nan", dict(topics=["loss_instability"])),
+    ("lora微调后模型输出停不下来，qwen3 4b", dict(intent="other")),
+    ("之前我在8卡3090上训，速度是正常的；可换到8块a800上就特别慢", dict(gpu="a800-80gb", gpus=8)),
+    # OpenRLHF's name holds "rlhf" but the framework also runs SFT and DPO: the method word written wins
+    ("openrlhf 和 llamafactory 比谁更快？就 sft，dpo 这些", dict(method="dpo")),
+    ("用中文的llama2-13B做进一步预训练需要多少卡", dict(method="continue")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
