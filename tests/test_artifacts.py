@@ -246,3 +246,18 @@ def test_a_gpu_line_that_names_no_gpu_counts_nothing():
     """ "GPU 0: out of memory" is a log line, not a listed GPU."""
     parsed = parse("GPU 0: out of memory when training llama 8b")
     assert parsed.request.gpus is None and parsed.request.gpu is None
+
+
+CONTINUED = "deepspeed --include localhost:0,1 train.py \\\n  --per_device_train_batch_size 2 \\\n"
+
+
+@pytest.mark.parametrize(
+    "question, params_b",
+    [
+        (CONTINUED + "70B的模型要做增量预训练，最少几台机器？", 70),
+        (CONTINUED + "How many machines does it take for a continued pretrain of a 70B model?", 70),
+    ],
+)
+def test_a_sentence_after_a_continued_command_line_is_prose(question, params_b):
+    """A command whose last line ends with a backslash is over when a sentence follows, in either language."""
+    assert parse(question).request.params_b == pytest.approx(params_b)

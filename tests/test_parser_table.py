@@ -899,6 +899,12 @@ ZH = [
     # OpenRLHF's name holds "rlhf" but the framework also runs SFT and DPO: the method word written wins
     ("openrlhf 和 llamafactory 比谁更快？就 sft，dpo 这些", dict(method="dpo")),
     ("用中文的llama2-13B做进一步预训练需要多少卡", dict(method="continue")),
+    # a numbered list's numbers are no part of a size ("2.70B" is item 2, 70B); a list of sizes stays
+    (
+        "想请教几个问题：\n1.开源的代码能做多机多卡增量预训练吗？\n2.70B的模型要持续做增量预训练，最少得几台机器？",
+        dict(params_b=70),
+    ),
+    ("sizes:\n1.5B: 8 GPUs\n2.7B: 16 GPUs, full fine-tune", dict(params_b=1.5)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -177,12 +177,14 @@ def find_code(text: str) -> list[tuple[int, int]]:
 
 _SENTENCE_START = re.compile(r"\s*[A-Z][a-z']*(?:\s+[A-Za-z][\w'-]*,?){4}")
 _CODE_CHARS = re.compile(r"[{}\[\]=:\"]")
+_CJK_WORDS = re.compile(r"[\u4e00-\u9fff]{4,}")
 
 
 def _sentence(line: str) -> bool:
-    """A line that reads as a sentence ("It would be nice to ...": a capital, five words, no code
-    characters) ends the code block above it, even when that block's last line ended with a comma."""
-    return not _CODE_CHARS.search(line) and bool(_SENTENCE_START.match(line))
+    """A line that reads as a sentence ("It would be nice to ...": a capital, five words; "70B的模型要
+    持续做增量预训练": a run of Chinese words; no code characters) ends the code block above it, even
+    when that block's last line ended with a comma or a backslash."""
+    return not _CODE_CHARS.search(line) and bool(_SENTENCE_START.match(line) or _CJK_WORDS.search(line))
 
 
 _TOKEN = re.compile(r"\S+")

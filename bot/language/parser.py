@@ -110,7 +110,7 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
         return parsed, evidence
     # runs of blanks (where code was) collapsed: regexes that start with optional words and
     # spaces would otherwise rescan every long blank run at every position
-    reader = _read_prose(re.sub(r"[^\S\n]+", " ", prose)[:MAX_PROSE], code, cat, parsed)
+    reader = _read_prose(_blank_list_markers(re.sub(r"[^\S\n]+", " ", prose))[:MAX_PROSE], code, cat, parsed)
     weak = any(n.code == "finetune_read_as_full" for n in reader.notes)  # a bare "fine-tune" / "训练"
     said = None if weak else reader.fields.get("method")
     method = settings.get("method") or said or (previous.method if previous else None)
@@ -119,6 +119,23 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
     _merge(parsed, text_fields, from_artifacts, settings, settings_keys, reader)
     _observed(found, parsed)
     return parsed, evidence
+
+
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*(\d{1,2})[.、)）](?=\S)")
+
+
+def _blank_list_markers(prose: str) -> str:
+    """The numbers of a numbered list blanked ("1.开源的代码...\n2.70B的模型要..." asks about a 70B model,
+    not a 2.7B one): markers that run 1, 2, 3 on successive lines, of which at least one is followed by
+    a word, not a digit (a list of sizes, "1.5B: ...\n2.7B: ...", stays as written)."""
+    markers = [m for m in _LIST_MARKER.finditer(prose)]
+    numbers = [int(m.group(1)) for m in markers]
+    in_list = [m for i, m in enumerate(markers) if numbers[i] - 1 in numbers[:i] or numbers[i] + 1 in numbers[i + 1 :]]
+    if len(in_list) < 2 or all(prose[m.end()].isdigit() for m in in_list):
+        return prose
+    for m in in_list:
+        prose = prose[: m.start(1)] + " " * (m.end() - m.start(1)) + prose[m.end() :]
+    return prose
 
 
 # --- gpuplan's own settings -------------------------------------------------------------------------
