@@ -99,8 +99,9 @@ def _memory_only_gpu(
     gib = request.gpu_memory_gib
     if not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
         return request, cat
-    if request.gpu and request.gpu in cat.gpus:
-        return request, _written_memory(parsed, cat.gpus[request.gpu], gib, cat)
+    named = cat.gpus.get(request.gpu or "") or _card_of_written_memory(request.gpu, gib, cat)
+    if named:
+        return _written_memory(parsed, request, named, gib, cat)
     stocked = hardware.stocked_with_memory(cat, gib, request.region)
     if stocked and any_stocked:
         cheapest = min(stocked, key=lambda g: (g.price_usd_per_hour, g.id))
@@ -113,15 +114,26 @@ def _memory_only_gpu(
     return request.model_copy(update={"gpu": gpu.id}), cat.with_gpu(gpu, like)
 
 
-def _written_memory(parsed: Parsed, named: GPU, gib: float, cat: Catalog) -> Catalog:
-    """A catalog card written with a memory its type does not have ("8 * H20 (140GB)"): planned
-    with that memory, under its own id (a follow-up reads the same two fields again), and said so."""
+def _written_memory(parsed: Parsed, request: Request, named: GPU, gib: float, cat: Catalog) -> tuple[Request, Catalog]:
+    """A catalog card written with a memory its type does not have ("8 * H20 (140GB)", "4090 48G"):
+    planned with that memory under an id that says it (`h20-140gb`, `rtx-4090-48gb`), and said so."""
     if hardware.in_class(named, gib):
-        return cat
+        return request, cat
+    if not hardware.could_have(named, gib):  # "RTX 3090, 96GB DD5": the host's RAM, or another card's
+        parsed.notes.append(Note(code="gpu_memory_not_the_cards", params={"gpu": named.name, "gib": gib}))
+        return request.model_copy(update={"gpu_memory_gib": None}), cat
     parsed.notes.append(
         Note(code="gpu_memory_as_written", params={"gpu": named.name, "catalog_gib": named.memory_gib, "gib": gib})
     )
-    return cat.with_gpu(hardware.with_memory(named, gib), named.id)
+    card = hardware.with_memory(named, gib)
+    return request.model_copy(update={"gpu": card.id}), cat.with_gpu(card, named.id, same_stock=True)
+
+
+def _card_of_written_memory(gpu: str | None, gib: float, cat: Catalog) -> GPU | None:
+    """The catalog card a written-memory id was made from (a follow-up brings `rtx-4090-48gb` back)."""
+    if not gpu:
+        return None
+    return next((g for g in cat.gpus.values() if hardware.written_memory_id(g, gib) == gpu), None)
 
 
 def _about_hardware(

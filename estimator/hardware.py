@@ -17,6 +17,13 @@ def in_class(gpu: GPU, gib: float) -> bool:
     return 0.85 * gib <= gpu.memory_gib <= 1.1 * gib
 
 
+def could_have(gpu: GPU, gib: float) -> bool:
+    """Whether a card of this type could carry `gib`: from half its memory to a little over double
+    (cards modded to twice theirs, 2080 Ti 22 GB and 4090 48 GB; the H20's 141 GB is 1.5x its 96).
+    The band is our choice, not sourced; outside it the memory is some other thing's."""
+    return 0.5 * gpu.memory_gib <= gib <= 2.1 * gpu.memory_gib
+
+
 def stocked_with_memory(cat: Catalog, gib: float, region: str | None = None) -> list[GPU]:
     """The GPU types in stock whose memory is about `gib`."""
     return [g for g in cat.gpus.values() if in_class(g, gib) and cat.stock(g.id, region)[0] > 0]
@@ -32,14 +39,23 @@ def _gb_text(gib: float) -> str:
     return f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
 
 
+def written_memory_id(gpu: GPU, gib: float) -> str:
+    """The id of a catalog card with another memory: `rtx-4090-24gb` written as 48 GB is `rtx-4090-48gb`."""
+    size = _gb_text(gib).replace(".", "_")
+    renamed = re.sub(r"-\d+(?:_\d+)?gb$", f"-{size}gb", gpu.id)
+    return renamed if renamed != gpu.id else f"{gpu.id}-{size}gb"
+
+
 def with_memory(gpu: GPU, gib: float) -> GPU:
     """A catalog card with the memory the user wrote beside it, which the catalog's type lacks
-    ("H20 (140GB)", a "4090 48G" with its memory modded): its id, speed, links and price, that memory."""
+    ("H20 (140GB)", a "4090 48G" with its memory modded): its speed, links and price, that memory,
+    under an id that says it (`written_memory_id`)."""
     size = _gb_text(gib)
     written = re.sub(r"\d+(?:\.\d+)?\s*GB\b", f"{size}GB", gpu.name)
     name = written if written != gpu.name else f"{gpu.name} {size}GB"
     return gpu.model_copy(
         update={
+            "id": written_memory_id(gpu, gib),
             "name": name,
             "memory_gib": float(gib),
             "mig_profiles": [],

@@ -120,14 +120,18 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
             index.setdefault(normalize_name(name), spec.id)
         return dataclasses.replace(self, models={**self.models, spec.id: spec}, model_index=index)
 
-    def with_gpu(self, gpu: GPU, like: str) -> Catalog:
+    def with_gpu(self, gpu: GPU, like: str, same_stock: bool = False) -> Catalog:
         """A copy that also holds a GPU made up for one question (a card named by its memory
-        only, modelled on `like`), stocked where `like` is (elsewhere as the region's largest pool).
+        only, modelled on `like`), stocked where `like` is (elsewhere as the region's largest pool;
+        `same_stock`: exactly as `like`, none where it has none: `like` itself with other memory).
         A GPU the catalog has already (the user's denser server) replaces it and keeps its stock."""
         if gpu.id in self.gpus:
             return dataclasses.replace(self, gpus={**self.gpus, gpu.id: gpu})
         inventory = {
-            region: {**stock, gpu.id: stock.get(like) or max(stock.values(), default=0)}
+            region: {
+                **stock,
+                gpu.id: stock.get(like, 0) if same_stock else stock.get(like) or max(stock.values(), default=0),
+            }
             for region, stock in self.inventory.items()
         }
         index = {**self.gpu_index, normalize_name(gpu.id): gpu.id}

@@ -97,22 +97,27 @@ def test_a_made_up_card_serves_a_follow_up(cat):
 
 
 @pytest.mark.parametrize(
-    "question, gpu, gib",
+    "question, gpu, base, gib",
     [
-        ("8 * H20 (140GB) 部署 glm-4.5", "h20-96gb", 140),  # the H20 of 141 GB, not in the catalog
-        ("4x RTX 4090 48GB lora qwen 72b", "rtx-4090-24gb", 48),  # memory modded
-        ("lora qwen2.5 32b on 2x 4090 48G", "rtx-4090-24gb", 48),
+        ("8 * H20 (140GB) 部署 glm-4.5", "h20-140gb", "h20-96gb", 140),  # the H20 of 141 GB, not in the catalog
+        ("4x RTX 4090 48GB lora qwen 72b", "rtx-4090-48gb", "rtx-4090-24gb", 48),  # memory modded
+        ("lora qwen2.5 32b on 2x 4090 48G", "rtx-4090-48gb", "rtx-4090-24gb", 48),
+        ("8*2080ti 22g 能跑 qwen 32b 吗", "rtx-2080ti-22gb", "rtx-2080ti-11gb", 22),
     ],
 )
-def test_a_catalog_card_written_with_other_memory_is_planned_with_it(cat, question, gpu, gib):
+def test_a_catalog_card_written_with_other_memory_is_planned_with_it(cat, question, gpu, base, gib):
+    """Planned as that card with the memory written, under an id that says the memory (the JSON's
+    request.gpu), and again so in a follow-up that brings the id back."""
     from gpuplan.bot.language.conversation import follow_up
     from gpuplan.bot.pipeline import answer_parsed
 
     plan = answer(question)
     assert plan.estimate.resolved.gpu == gpu and plan.estimate.memory.capacity_gib == pytest.approx(gib)
+    assert plan.request.gpu == gpu and gpu not in cat.gpus
     assert "gpu_memory_as_written" in [n.code for n in plan.notes]
-    assert cat.gpus[gpu].memory_gib != pytest.approx(gib)  # the shared catalog keeps its own card
+    assert cat.gpus[base].memory_gib != pytest.approx(gib)  # the shared catalog keeps its own card
     again = answer_parsed(follow_up(plan.request, "what about 1k context?"), plan.lang)
+    assert again.estimate.resolved.gpu == gpu
     assert again.estimate.memory.capacity_gib == pytest.approx(gib)
     other = answer_parsed(follow_up(plan.request, "what about H100?"), plan.lang)
     assert other.estimate.resolved.gpu == "h100-80gb" and other.estimate.memory.capacity_gib < 81
@@ -209,3 +214,31 @@ def test_largest_serving_keeps_the_concurrency_asked_and_training_ignores_it(cat
     assert asked["methods"]["infer"]["params_b"] < plain["methods"]["infer"]["params_b"]
     assert asked["methods"]["full"]["params_b"] == plain["methods"]["full"]["params_b"]
     assert asked["pretrain_in_time"]["params_b"] == plain["pretrain_in_time"]["params_b"]
+
+
+@pytest.mark.parametrize(
+    "question, gpu",
+    [
+        ("Can I run qwen2.5 7b on i9-14900K, RTX 3090, 96GB DD5?", "rtx-3090-24gb"),  # the host's RAM
+        ("能在 4090 上 lora qwen 7b 吗，系统是 96GB DDR5 内存条 4090 96G", "rtx-4090-24gb"),
+    ],
+)
+def test_a_memory_no_card_of_that_type_has_is_not_the_cards(question, gpu):
+    """Beyond what the type comes with or is modded to (half to a little over double), a memory
+    written beside a card is something else's: the card keeps its own, and the answer says so."""
+    plan = answer(question)
+    assert plan.estimate.resolved.gpu == gpu
+    assert "gpu_memory_not_the_cards" in [n.code for n in plan.notes]
+    assert plan.request.gpu_memory_gib is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I have 4 * A6000 GPUS, i.e. 192 GB VRAM in total, qlora llama 3.1 70b",
+        "4张4090，每张24G，加起来也就96G显存，lora llama 3.1 8b",
+    ],
+)
+def test_a_memory_of_all_the_cards_together_is_no_cards_own(question):
+    plan = answer(question)
+    assert plan.estimate.resolved.gpus == 4 and plan.estimate.memory.capacity_gib < 50

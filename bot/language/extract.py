@@ -204,7 +204,15 @@ _JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
 # what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
 _USAGE_BEFORE = re.compile(
     r"(?:\bcosts?|\btakes?|\btook|consum\w*|occup\w*|\beats?|\breach\w*"
-    r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*(?:about|around|roughly|nearly|almost|over|~|约|大约|了|近)?\s*$"
+    r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
+    r"(?:about|around|roughly|nearly|almost|over|~|约|大约|了|近|差不多|将近|接近|大概|快)?\s*$"
+)
+# a memory said to be all the cards' together ("加起来也就96G显存", "192 GB VRAM in total"): no card's own
+_ALL_CARDS_BEFORE = re.compile(
+    r"(?:加起来|总共|一共|合计|总计|a total of|totall?y?)\s*(?:也就|只有|才|是|有|约|大约|也)?\s*$"
+)
+_ALL_CARDS_AFTER = re.compile(
+    r"\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory|显存)?\s*(?:in total|in all|total|combined|altogether|总共|总计|合计)"
 )
 # words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
 _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
@@ -1269,9 +1277,11 @@ class Reader:
         for pattern, one_gpu in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))
-                if 4 <= gib <= 512 and not _USAGE_BEFORE.search(
-                    self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start()
-                ):
+                head = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
+                if _ALL_CARDS_BEFORE.search(*head) or _ALL_CARDS_AFTER.match(self.scan.text, match.end()):
+                    self.scan.blank(*match.span())  # the cards' memory together, not one card's
+                    continue
+                if 4 <= gib <= 512 and not _USAGE_BEFORE.search(*head):
                     before = (match.group(1) or "").strip()
                     words = self.scan.take(match)
                     counted = None if before else self._count_before(_CARDS_JOINER, match.start())[0]
