@@ -522,6 +522,9 @@ EN = [
     # generation that never stops is the model's output, outside gpuplan's field
     ("Qwen3 not stopping generation after lora finetuning, A100 80GB", dict(intent="other")),
     ("I try to finetune llama-3 8B on a A100/40GB, but it is out of memory", dict(gpu="a100-40gb")),
+    # an x glued between a card's name and its memory is a separator; after a bare count it stays the count's
+    ("Testing Machine: 8x4090x24GiB\nTesting Model: DeepSeek-R1-Distill-Qwen-32B", dict(gpu="rtx-4090-24gb", gpus=8)),
+    ("8x24GB lora 13b", dict(gpus=8, gpu_memory_gib=24)),
 ]
 
 ZH = [
@@ -896,6 +899,10 @@ ZH = [
     ("lora微调qwen 7b，训练几步之后loss出现nan", dict(topics=["loss_instability"])),
     ("lora微调后模型输出停不下来，qwen3 4b", dict(intent="other")),
     ("之前我在8卡3090上训，速度是正常的；可换到8块a800上就特别慢", dict(gpu="a800-80gb", gpus=8)),
+    ("测试机器：8xA100x80GB，vllm 部署 qwen2.5 72b 吞吐很低", dict(gpu="a100-80gb", gpus=8)),
+    # "2机16卡" is sixteen over two machines; four cards cannot split over three: "3机4卡" is four per machine
+    ("我只有3机4卡的80G显存设备去微调Qwen3-235B", dict(gpus=12, nodes=3)),
+    ("单张 6000 pro 能全参微调 qwen 7b 吗", dict(gpu="rtx-pro-6000-96gb", gpus=1)),
     # OpenRLHF's name holds "rlhf" but the framework also runs SFT and DPO: the method word written wins
     ("openrlhf 和 llamafactory 比谁更快？就 sft，dpo 这些", dict(method="dpo")),
     ("用中文的llama2-13B做进一步预训练需要多少卡", dict(method="continue")),

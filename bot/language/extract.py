@@ -1177,7 +1177,11 @@ class Reader:
             said = match.group(0)
             joined = " with " in f" {said} " or "," in said or "，" in said
             total_by_with = joined and count > USUAL_GPUS_PER_SERVER and count % nodes == 0
-            said_total = match.group(3) is not None or match.group(2).startswith("机") or total_by_with
+            # "2机16卡" is a total, but "3机4卡" cannot be: 4 cards do not split over 3 machines
+            split_evenly = count >= nodes and count % nodes == 0
+            said_total = (
+                match.group(3) is not None or (match.group(2).startswith("机") and split_evenly) or total_by_with
+            )
             per_machine_total = said_total and "each" not in said
             total = count if per_machine_total else nodes * count
             words = self.scan.take(match)

@@ -110,7 +110,8 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
         return parsed, evidence
     # runs of blanks (where code was) collapsed: regexes that start with optional words and
     # spaces would otherwise rescan every long blank run at every position
-    reader = _read_prose(_blank_list_markers(re.sub(r"[^\S\n]+", " ", prose))[:MAX_PROSE], code, cat, parsed)
+    prose = _X_BEFORE_MEMORY.sub(" ", _blank_list_markers(re.sub(r"[^\S\n]+", " ", prose)))
+    reader = _read_prose(prose[:MAX_PROSE], code, cat, parsed)
     weak = any(n.code == "finetune_read_as_full" for n in reader.notes)  # a bare "fine-tune" / "训练"
     said = None if weak else reader.fields.get("method")
     method = settings.get("method") or said or (previous.method if previous else None)
@@ -122,6 +123,13 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
 
 
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*(\d{1,2})[.、)）](?=\S)")
+
+
+# an x glued between a card's name and its memory ("8x4090x24GiB", "A100x80GB"): a separator, read as a space
+# (after a name's number, "a100", "l40", "4090"; not after a count: "8x24GB" is eight 24 GB cards)
+_X_BEFORE_MEMORY = re.compile(
+    r"(?:(?<=[a-z]\d{3})|(?<=[a-z]\d{2})|(?<=\d{4}))[x×](?=\d{1,3}(?:\.\d)?\s*(?:g|gb|gib)(?![a-z]))", re.I
+)
 
 
 def _blank_list_markers(prose: str) -> str:
