@@ -50,7 +50,7 @@ def answer_parsed(parsed: Parsed, lang: str) -> Plan:
             return _retrying(parsed, request, lang, lambda r, n: _about_hardware(parsed, r, n, lang, cat, extra))
     has_model = request.model is not None or request.params_b is not None
     if not has_model and not (parsed.compare and parsed.compare["kind"] == "model"):
-        return _without_model(parsed, lang, extra)
+        return _without_model(parsed, lang, extra, asked=_memory_only_gpu(parsed, request, cat)[0])
     request, cat = _memory_only_gpu(parsed, request, cat)
     if parsed.compare:
         return _compare(parsed, request, lang, cat, extra)
@@ -175,8 +175,11 @@ def largest_findings(largest: dict[str, Any]) -> list[Note]:
     return rows
 
 
-def _without_model(parsed: Parsed, lang: str, extra: dict[str, Any], notes: list[Note] | None = None) -> Plan:
-    """No model and no size: the diagnoses for a symptom, and a question back when there are none."""
+def _without_model(
+    parsed: Parsed, lang: str, extra: dict[str, Any], notes: list[Note] | None = None, asked: Request | None = None
+) -> Plan:
+    """No model and no size: the diagnoses for a symptom, and a question back when there are none
+    (its request the `asked` one, naming the card a memory makes: "一张48G的4090" rtx-4090-48gb)."""
     notes = parsed.notes if notes is None else notes
     if parsed.topics:
         plan = advise_without_plan(parsed.request, lang, parsed.topics, notes=notes, observed=parsed.observed)
@@ -185,7 +188,7 @@ def _without_model(parsed: Parsed, lang: str, extra: dict[str, Any], notes: list
     return Plan(
         intent=parsed.intent,
         lang=lang,
-        request=parsed.request,
+        request=asked or parsed.request,
         clarify=[Note(code="need_model")],
         notes=notes,
         **extra,

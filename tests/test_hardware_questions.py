@@ -242,3 +242,22 @@ def test_a_memory_no_card_of_that_type_has_is_not_the_cards(question, gpu):
 def test_a_memory_of_all_the_cards_together_is_no_cards_own(question):
     plan = answer(question)
     assert plan.estimate.resolved.gpus == 4 and plan.estimate.memory.capacity_gib < 50
+
+
+@pytest.mark.parametrize(
+    "question, gpu",
+    [
+        ("大佬你好，用您的框架，一张48G的4090显卡可以训练吗？", "rtx-4090-48gb"),
+        ("int4 下 8G显存够 lora 微调吗", "gpu-8gb"),
+    ],
+)
+def test_a_question_back_names_the_card_a_memory_makes(question, gpu):
+    """No model to plan: the answer asks for one, and its request already names the card (the JSON's
+    request.gpu), which a follow-up naming the model plans on."""
+    from gpuplan.bot.language.conversation import follow_up
+    from gpuplan.bot.pipeline import answer_parsed
+
+    plan = answer(question)
+    assert plan.clarify and plan.request.gpu == gpu
+    again = answer_parsed(follow_up(plan.request, "qwen 7b lora"), plan.lang)
+    assert again.estimate.resolved.gpu == gpu
