@@ -122,10 +122,12 @@ def _written_memory(parsed: Parsed, request: Request, named: GPU, gib: float, ca
     if not hardware.could_have(named, gib):  # "RTX 3090, 96GB DD5": the host's RAM, or another card's
         parsed.notes.append(Note(code="gpu_memory_not_the_cards", params={"gpu": named.name, "gib": gib}))
         return request.model_copy(update={"gpu_memory_gib": None}), cat
+    card = hardware.with_memory(named, gib)
+    if card.id in cat.gpus:  # "a100-80gb" written with 40 GB: the catalog's own a100-40gb, as it is
+        return request.model_copy(update={"gpu": card.id}), cat
     parsed.notes.append(
         Note(code="gpu_memory_as_written", params={"gpu": named.name, "catalog_gib": named.memory_gib, "gib": gib})
     )
-    card = hardware.with_memory(named, gib)
     return request.model_copy(update={"gpu": card.id}), cat.with_gpu(card, named.id, same_stock=True)
 
 

@@ -261,3 +261,9 @@ def test_a_question_back_names_the_card_a_memory_makes(question, gpu):
     assert plan.clarify and plan.request.gpu == gpu
     again = answer_parsed(follow_up(plan.request, "qwen 7b lora"), plan.lang)
     assert again.estimate.resolved.gpu == gpu
+
+
+def test_a_memory_that_makes_another_catalog_card_is_that_card():
+    """gpu=a100-80gb written with 40 GB is the catalog's own A100 40GB, not a copy of the 80 GB card."""
+    plan = answer("gpu=a100-80gb 每卡40G显存, lora llama 13b")
+    assert plan.estimate.resolved.gpu == "a100-40gb" and "gpu_memory_as_written" not in [n.code for n in plan.notes]

@@ -525,6 +525,14 @@ EN = [
     # an x glued between a card's name and its memory is a separator; after a bare count it stays the count's
     ("Testing Machine: 8x4090x24GiB\nTesting Model: DeepSeek-R1-Distill-Qwen-32B", dict(gpu="rtx-4090-24gb", gpus=8)),
     ("8x24GB lora 13b", dict(gpus=8, gpu_memory_gib=24)),
+    # what a model uses is no card's memory
+    ("I want to buy 2x3060 12gb to run llama 30b 4bit, which uses 20gb gpu memory", dict(gpu_memory_gib=None, gpus=2)),
+    # found in review: "total" words only of several cards; a one-digit card name before its memory
+    ("24GB VRAM totally enough for llama 7b lora?", dict(gpu_memory_gib=24, gpus=1)),
+    ("Can a 24GB card in all cases run llama 13b qlora?", dict(gpu_memory_gib=24)),
+    ("2x T4x16GB, qlora llama 7b", dict(gpu="t4-16gb", gpus=2)),
+    ("my fine-tuned llama 7b model doesn't stop generating", dict(intent="other")),
+    ("up to 1M tokens of pretraining, 7b", dict(seq_len=None)),
 ]
 
 ZH = [
@@ -903,6 +911,13 @@ ZH = [
     # "2机16卡" is sixteen over two machines; four cards cannot split over three: "3机4卡" is four per machine
     ("我只有3机4卡的80G显存设备去微调Qwen3-235B", dict(gpus=12, nodes=3)),
     ("单张 6000 pro 能全参微调 qwen 7b 吗", dict(gpu="rtx-pro-6000-96gb", gpus=1)),
+    ("全参数微调需要42G左右显存，如果使用两个24G显卡可以吗？qwen 7b", dict(gpus=2, gpu_memory_gib=24)),
+    ("0台8卡 lora llama 7b", dict(gpus=8)),  # no machines: no crash, the cards still counted
+    ("我把MODEL_MAX_Length设置为1024, 7b lora on 4090", dict(seq_len=1024)),
+    ("1.5B的模型用LoRA微调\n2.需要多少显存", dict(params_b=1.5)),
+    ("qwen 7b 训练需要几张a100", dict(method="full")),
+    ("24G显存，每个样本长度2048，能lora qwen 7b吗", dict(gpus=1)),
+    ("24G显存总共能lora多大的模型", dict(gpu_memory_gib=24)),
     # OpenRLHF's name holds "rlhf" but the framework also runs SFT and DPO: the method word written wins
     ("openrlhf 和 llamafactory 比谁更快？就 sft，dpo 这些", dict(method="dpo")),
     ("用中文的llama2-13B做进一步预训练需要多少卡", dict(method="continue")),

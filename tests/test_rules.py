@@ -139,6 +139,11 @@ def test_a_trigger_starting_with_a_number_starts_only_where_the_number_does(cat)
         ("llama-3-70b lora on 1 H100", ["frozen weights alone are about 141 GB", "QLoRA"], ["of state", "16 bytes"]),
         ("llama-3-70b full on 8 A100 40GB", ["16 bytes per parameter", "GB of state"], ["frozen"]),
         ("1张H100上lora微调llama-3-70b", ["仅冻结权重就约 141 GB", "QLoRA"], ["模型状态约 0 GB"]),
+        (
+            "RTX 4090, qlora llama 70b, CUDA out of memory",
+            ["in 4 bits", "shard the frozen weights"],
+            ["quantise the base"],
+        ),
     ],
 )
 def test_oom_answer_speaks_of_what_the_method_holds(question, said, not_said, capsys):

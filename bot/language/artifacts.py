@@ -124,7 +124,7 @@ _INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?
 # (`name=value` without spaces is _INLINE_ASSIGN's)
 _SET_TO_ZH = r"(?:设置为|设置成|设为|设成|改为|改成|调为|调成|调到)"
 _INLINE_SETTING = re.compile(
-    r"(?<![\w\-./])([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)(?:\s*:|\s+=|=(?=\s)|\s*" + _SET_TO_ZH + r")\s*"
+    r"(?<![A-Za-z0-9_\-./])([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)(?:\s*:|\s+=|=(?=\s)|\s*" + _SET_TO_ZH + r")\s*"
     r"([^\s,，。；\u4e00-\u9fff]+)"
 )
 _INLINE_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)=(\"[^\"\n]*\"|'[^'\n]*'|[^\s\u4e00-\u9fff，。；]+)")
@@ -184,7 +184,9 @@ def _sentence(line: str) -> bool:
     """A line that reads as a sentence ("It would be nice to ...": a capital, five words; "70B的模型要
     持续做增量预训练": a run of Chinese words; no code characters) ends the code block above it, even
     when that block's last line ended with a comma or a backslash."""
-    return not _CODE_CHARS.search(line) and bool(_SENTENCE_START.match(line) or _CJK_WORDS.search(line))
+    if _CODE_CHARS.search(line) or line.lstrip().startswith(("#", "//")):  # a comment stays in its block
+        return False
+    return bool(_SENTENCE_START.match(line) or _CJK_WORDS.search(line))
 
 
 _TOKEN = re.compile(r"\S+")
@@ -295,7 +297,8 @@ def _complement(spans: list[tuple[int, int]], length: int) -> list[tuple[int, in
 _VALUE = r"""("[^"\n]*"|'[^'\n]*'|[\w.-]+:\d+(?:,\d+)+|\d+(?:\s*,\s*\d+)+(?![\w.])|[^\s,;)}\]\\'"]+)"""
 _PAIR_FLAG = re.compile(r"(?<![\w\-./])(--?[A-Za-z][\w.\-]*)(?:(?:=|[ \t]+)(?!--?[A-Za-z])" + _VALUE + r")?")
 _PAIR_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)\s*=\s*" + _VALUE)
-_PAIR_SET_TO = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)\s*" + _SET_TO_ZH + r"\s*" + _VALUE)
+# (a Chinese word may touch the name: "我把MODEL_MAX_Length设置为1024"; \w would count it as the name's)
+_PAIR_SET_TO = re.compile(r"(?<![A-Za-z0-9_\-./])([A-Za-z_][A-Za-z0-9_.]*)\s*" + _SET_TO_ZH + r"\s*" + _VALUE)
 _PAIR_COLON = re.compile(r"""(?<![\w\-./])["']?([A-Za-z_][\w.\-]*)["']?[ \t]*:[ \t]*(\{|""" + _VALUE + r")")
 
 
@@ -318,27 +321,20 @@ _COMMENT = re.compile(r"(?m)(?:^|(?<=\s))#(?!SBATCH).*$")
 
 
 def pairs(code: str) -> list[Pair]:
-    """Every `--flag value`, `name=value`, `name: value` and `"name": value` in `code` (comments
-    skipped: a commented-out `# --quantization_bit 4` says what was NOT used)."""
+    """Every `--flag value`, `name=value`, `name设置为value`, `name value` and `Name in words: value`
+    line, `name: value` and `"name": value` in `code` (comments skipped: a commented-out
+    `# --quantization_bit 4` says what was NOT used)."""
     code = _COMMENT.sub(lambda m: " " * len(m.group(0)), code)
     found: list[tuple[int, Pair]] = []
-    for match in _PAIR_FLAG.finditer(code):
-        value = match.group(2)
-        found.append(
-            (match.start(), Pair(fold(match.group(1)), _unquote(value), match.group(0).strip(), match.start()))
-        )
-    for match in _PAIR_ASSIGN.finditer(code):
-        pair = Pair(fold(match.group(1)), _unquote(match.group(2)), match.group(0).strip(), match.start())
-        found.append((match.start(), pair))
-    for match in _PAIR_SET_TO.finditer(code):  # "MODEL_MAX_Length设置为1024"
-        pair = Pair(fold(match.group(1)), _unquote(match.group(2)), match.group(0).strip(), match.start())
-        found.append((match.start(), pair))
-    for match in _PAIR_SPACE.finditer(code):
-        name, value, start = match.group(1), match.group(2), match.start(1)
-        found.append((start, Pair(fold(name), value, match.group(0).strip(), start)))
-    for match in _PAIR_WORDS.finditer(code):
-        name, value, start = re.sub(r"[ \t]+", "_", match.group(1)), match.group(2), match.start(1)
-        found.append((start, Pair(fold(name), value, match.group(0).strip(), start)))
+    for pattern, unquoted in ((_PAIR_FLAG, True), (_PAIR_ASSIGN, True), (_PAIR_SET_TO, True), (_PAIR_SPACE, False)):
+        for match in pattern.finditer(code):
+            value = _unquote(match.group(2)) if unquoted else match.group(2)
+            start = match.start(1)
+            found.append((start, Pair(fold(match.group(1)), value, match.group(0).strip(), start)))
+    for match in _PAIR_WORDS.finditer(code):  # "Sequence length: 128" is sequence_length
+        start = match.start(1)
+        name = re.sub(r"[ \t]+", "_", match.group(1))
+        found.append((start, Pair(fold(name), match.group(2), match.group(0).strip(), start)))
     found += _colon_pairs(code)
     found.sort(key=lambda item: item[0])
     return [pair for _, pair in found]

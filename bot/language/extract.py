@@ -195,7 +195,7 @@ _TOKENS_AFTER = re.compile(
 )
 # what joins a count to the thing counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB"),
 # an instance ("2 x p4d.24xlarge", "2x ml.g5"), a DGX ("96 DGX-A100", "2台DGX")
-_CARDS_JOINER = r"(?:x|×|\*|张|块)?"
+_CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
 _INSTANCES_JOINER = r"(?:x|×|\*)?\s*(?:ml\.)?"
 _SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
 # what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
@@ -203,7 +203,7 @@ _JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
 # words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
 # what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
 _USAGE_BEFORE = re.compile(
-    r"(?:\bcosts?|\btakes?|\btook|consum\w*|occup\w*|\beats?|\breach\w*"
+    r"(?:\bcosts?|\btakes?|\btook|\buses|consum\w*|occup\w*|\beats?|\breach\w*"
     r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
     r"(?:about|around|roughly|nearly|almost|over|~|约|大约|了|近|差不多|将近|接近|大概|快)?\s*$"
 )
@@ -212,7 +212,7 @@ _ALL_CARDS_BEFORE = re.compile(
     r"(?:加起来|总共|一共|合计|总计|a total of|totall?y?)\s*(?:也就|只有|才|是|有|约|大约|也)?\s*$"
 )
 _ALL_CARDS_AFTER = re.compile(
-    r"\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory|显存)?\s*(?:in total|in all|total|combined|altogether|总共|总计|合计)"
+    r"\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory|显存)?\s*(?:(?:in total|total|combined|altogether)(?![a-z])|总计|合计)"
 )
 # words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
 _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
@@ -300,7 +300,7 @@ def token_count_kind(value: float, multiplied: bool, before: str, after: str) ->
 
 # before a token count: the top of a range or a bound ("16-32k tokens", "up to 32k tokens", "最长32k token"),
 # as lengths are written; the longest sequence is the one to plan for
-_DATA_AFTER = re.compile(r"\s*(?:of\s+)?(?:training\s+)?(?:data|dataset|corpus|text|数据|语料)")
+_DATA_AFTER = re.compile(r"\s*(?:of\s+)?(?:training\s+)?(?:data|dataset|corpus|text|pre-?training|training|数据|语料)")
 _LONGEST_BEFORE = re.compile(r"(?:(?<![\d.])\d+(?:\.\d+)?\s*k?\s*(?:-|~|to|至|到)|up to|upto|at most|最长|至多)\s*$")
 
 
@@ -413,7 +413,9 @@ def _totalled(text: str, reading: tuple) -> bool:
 
 
 # cards spoken of in the plural: a memory written with them is each card's, their number is open
-_CARDS_PLURAL = re.compile(r"(?<![a-z])(?:gpus|cards|graphics cards)(?![a-z])|多张|多卡|多块|几张|几块|每张|每块|每个")
+_CARDS_PLURAL = re.compile(
+    r"(?<![a-z])(?:gpus|cards|graphics cards)(?![a-z])|多张|多卡|多块|几张|几块|每张|每块|每个(?:卡|显卡|gpu)"
+)
 
 
 # the KV cache's element type written in prose ("fp8 kv cache", "KV cache in int8", "kv cache 量化为 int4")
@@ -1172,13 +1174,14 @@ class Reader:
         )
         for match in self.scan.finditer(nodes_of):
             nodes, count = count_value(match.group(1)), count_value(match.group(4))
+            if nodes < 1:
+                continue  # "0台8卡": no machines, no count to read
             # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per
             # node; "2 nodes with 16 GPUs", "2 nodes, 16 GPUs" are totals: more than a usual server holds (HGX: 8)
             said = match.group(0)
             joined = " with " in f" {said} " or "," in said or "，" in said
-            total_by_with = joined and count > USUAL_GPUS_PER_SERVER and count % nodes == 0
-            # "2机16卡" is a total, but "3机4卡" cannot be: 4 cards do not split over 3 machines
-            split_evenly = count >= nodes and count % nodes == 0
+            split_evenly = count % nodes == 0  # "3机4卡" is no total: 4 cards do not split over 3 machines
+            total_by_with = joined and count > USUAL_GPUS_PER_SERVER and split_evenly
             said_total = (
                 match.group(3) is not None or (match.group(2).startswith("机") and split_evenly) or total_by_with
             )
@@ -1281,11 +1284,11 @@ class Reader:
         for pattern, one_gpu in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))
-                head = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
-                if _ALL_CARDS_BEFORE.search(*head) or _ALL_CARDS_AFTER.match(self.scan.text, match.end()):
+                window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
+                if self._all_cards_memory(match, window, one_gpu):
                     self.scan.blank(*match.span())  # the cards' memory together, not one card's
                     continue
-                if 4 <= gib <= 512 and not _USAGE_BEFORE.search(*head):
+                if 4 <= gib <= 512 and not _USAGE_BEFORE.search(*window):
                     before = (match.group(1) or "").strip()
                     words = self.scan.take(match)
                     counted = None if before else self._count_before(_CARDS_JOINER, match.start())[0]
@@ -1295,6 +1298,13 @@ class Reader:
                     self.set("gpu_memory_gib", gib, words)
                     enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
                     self._memory_count(before, one_gpu, words, enough)
+
+    def _all_cards_memory(self, match: re.Match, window: tuple[str, int, int], one_gpu: bool) -> bool:
+        """A memory said of several cards together ("4 * A6000, i.e. 192 GB VRAM in total", "4张4090，
+        加起来也就96G显存"): cards counted already, and a word of summing before or after it."""
+        if one_gpu or self.fields.get("gpus", 1) <= 1:
+            return False
+        return bool(_ALL_CARDS_BEFORE.search(*window) or _ALL_CARDS_AFTER.match(self.scan.text, match.end()))
 
     def _memory_count(self, before: str, one_gpu: bool, words: str, enough: bool = False) -> None:
         """The count beside a memory: "单卡48G" is one, "8*24G" eight; "48G的显卡" and "8G显存够吗"

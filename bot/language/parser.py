@@ -126,24 +126,30 @@ _LIST_MARKER = re.compile(r"(?m)^[ \t]*(\d{1,2})[.、)）](?=\S)")
 
 
 # an x glued between a card's name and its memory ("8x4090x24GiB", "A100x80GB"): a separator, read as a space
-# (after a name's number, "a100", "l40", "4090"; not after a count: "8x24GB" is eight 24 GB cards)
+# (after a name's number, "a100", "l40", "t4", "4090"; not after a count: "8x24GB" is eight 24 GB cards)
 _X_BEFORE_MEMORY = re.compile(
-    r"(?:(?<=[a-z]\d{3})|(?<=[a-z]\d{2})|(?<=\d{4}))[x×](?=\d{1,3}(?:\.\d)?\s*(?:g|gb|gib)(?![a-z]))", re.I
+    r"(?:(?<=[a-z]\d{3})|(?<=[a-z]\d{2})|(?<=[a-z]\d)|(?<=\d{4}))[x×](?=\d{1,3}(?:\.\d)?\s*(?:g|gb|gib)(?![a-wyz]))",
+    re.I,
 )
 
 
 def _blank_list_markers(prose: str) -> str:
     """The numbers of a numbered list blanked ("1.开源的代码...\n2.70B的模型要..." asks about a 70B model,
-    not a 2.7B one): markers that run 1, 2, 3 on successive lines, of which at least one is followed by
-    a word, not a digit (a list of sizes, "1.5B: ...\n2.7B: ...", stays as written)."""
-    markers = [m for m in _LIST_MARKER.finditer(prose)]
+    not a 2.7B one): line-start markers numbered one after another (1., 2., 3.), of which at least one
+    is followed by a word, not a digit. A marker followed by one digit and a size's letter stays as
+    written ("1.5B的模型用LoRA微调\n2.需要多少显存": 1.5B), and so does a list of sizes ("1.5B: ...\n2.7B: ...")."""
+    markers = list(_LIST_MARKER.finditer(prose))
     numbers = [int(m.group(1)) for m in markers]
     in_list = [m for i, m in enumerate(markers) if numbers[i] - 1 in numbers[:i] or numbers[i] + 1 in numbers[i + 1 :]]
     if len(in_list) < 2 or all(prose[m.end()].isdigit() for m in in_list):
         return prose
     for m in in_list:
-        prose = prose[: m.start(1)] + " " * (m.end() - m.start(1)) + prose[m.end() :]
+        if not _DECIMAL_SIZE.match(prose, m.end()):
+            prose = prose[: m.start(1)] + " " * (m.end() - m.start(1)) + prose[m.end() :]
     return prose
+
+
+_DECIMAL_SIZE = re.compile(r"\d(?:b|m|k|t)(?![a-z])", re.I)  # "1." + "5B": a size with one decimal, no list number
 
 
 # --- gpuplan's own settings -------------------------------------------------------------------------
