@@ -532,6 +532,7 @@ EN = [
     ("Can a 24GB card in all cases run llama 13b qlora?", dict(gpu_memory_gib=24)),
     ("2x T4x16GB, qlora llama 7b", dict(gpu="t4-16gb", gpus=2)),
     ("my fine-tuned llama 7b model doesn't stop generating", dict(intent="other")),
+    ("2x A100 + 2x A6000, llama-2-13b lora", dict(gpus=4, intent="plan")),  # one mixed setup, whatever a refit says
     ("up to 1M tokens of pretraining, 7b", dict(seq_len=None)),
 ]
 

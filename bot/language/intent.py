@@ -403,6 +403,8 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool
         return "plan"  # "8张V100或者8张3090够用吗": is either enough, not which is better
     if intent == "compare" and not parsed.compare and _SLOWER_THAN_ONE.search(prose):
         return "troubleshoot"  # "8卡比单卡慢了": a complaint, not a choice
+    if intent == "compare" and not parsed.compare and any(n.code == "mixed_gpus" for n in parsed.notes):
+        return "plan"  # "2x A100 + 2x A6000": cards one has together are one setup (one label says so)
     if intent == "other" and parsed.fixed:
         return "plan"  # a gpuplan setting is written: the question is ours
     if intent == "other" and _command_form(parsed, prose):
