@@ -207,10 +207,11 @@ _USAGE_BEFORE = re.compile(
     r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
     r"(?:about|around|roughly|nearly|almost|over|~|约|大约|了|近|差不多|将近|接近|大概|快)?\s*$"
 )
+# words of summing: a count said to be the whole ("a total of 32xH100s", "totally 32 gpus", "一共32张") sums
+# the parts written before it; a memory said so is all the cards' together
+_TOTAL_WORDS = r"(?:\ba total of|\btotally|\bin total|\bin all|\baltogether|加起来|总共|一共|合计|总计|共)"
 # a memory said to be all the cards' together ("加起来也就96G显存", "192 GB VRAM in total"): no card's own
-_ALL_CARDS_BEFORE = re.compile(
-    r"(?:加起来|总共|一共|合计|总计|a total of|totall?y?)\s*(?:也就|只有|才|是|有|约|大约|也)?\s*$"
-)
+_ALL_CARDS_BEFORE = re.compile(_TOTAL_WORDS + r"\s*(?:也就|只有|才|是|有|约|大约|也)?\s*$")
 _ALL_CARDS_AFTER = re.compile(
     r"\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory|显存)?\s*(?:(?:in total|total|combined|altogether)(?![a-z])|总计|合计)"
 )
@@ -398,8 +399,6 @@ def _bounded(text: str, reading: tuple) -> bool:
     return bool(_BOUND.search(words) or _BOUND.search(text, max(0, start - 12), start))
 
 
-# a count said to be the whole ("a total of 32xH100s", "totally 32 gpus", "一共32张"): it sums the parts written before
-_TOTAL_WORDS = r"(?:\ba total of|\btotally|\bin total|\bin all|\baltogether|总共|一共|合计|总计|共)"
 _TOTAL_BEFORE = re.compile(
     _TOTAL_WORDS + r"\s*(?:需要|要|用|有)?\s*(?:\d{1,6}\s*(?:[x×*]|张|块|台|gpus?|cards?)?\s*)?$", re.I
 )
