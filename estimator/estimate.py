@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 
 from gpuplan.estimator import architecture, memo
 from gpuplan.estimator.architecture import Arch
@@ -15,7 +16,7 @@ from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.schema import SERVE_PRECISIONS, TRAIN_PRECISIONS, Estimate, Note, Request
 from gpuplan.estimator.serving import estimate_serving
 from gpuplan.estimator.training import estimate_training
-from gpuplan.knowledge import Catalog, catalog
+from gpuplan.knowledge import GPU, Catalog, catalog
 
 MAX_PARAMS_B = 100_000  # 100T parameters: beyond any model built so far
 # One machine holds at most 16 GPUs: NVIDIA's DGX-2 / HGX-2 put 16 on one NVSwitch fabric (DGX-2
@@ -209,6 +210,30 @@ def _estimate_memo(request_json: str) -> Estimate:
     return _estimate(Request.model_validate_json(request_json), catalog())
 
 
+def _users_servers(req: Request, cat: Catalog, gpu: GPU | None, assumptions: list[Note]) -> tuple[Catalog, GPU | None]:
+    """"16 A10 in one machine", "two machines with 2 x 3090 each", "2 nodes with 4 GPUs each": the
+    user's own servers, denser or sparser than a type's usual one, taken as written; with the type
+    left open, every type whose usual server holds more is planned in servers of that size."""
+    per_node = req.gpus // req.nodes if req.nodes and req.gpus and req.gpus % req.nodes == 0 else 0
+    if not 1 <= per_node <= MAX_GPUS_PER_NODE:
+        return cat, gpu
+    if gpu is None:
+        sizes = Counter(g.gpus_per_node for g in cat.gpus.values())
+        # sparser servers of any type (fewer cards fitted); a denser one only of a type named
+        resized = [g for g in cat.gpus.values() if g.gpus_per_node > per_node]
+        for other in resized:
+            cat = cat.with_gpu(other.model_copy(update={"gpus_per_node": per_node}), other.id)
+        if resized and per_node != sizes.most_common(1)[0][0]:  # servers of the usual size need no word
+            assumptions.append(Note(code="servers_as_written", params={"per_node": per_node, "nodes": req.nodes}))
+        return cat, None
+    if per_node == gpu.gpus_per_node:
+        return cat, gpu
+    code = "dense_node" if per_node > gpu.gpus_per_node else "sparse_node"
+    gpu = gpu.model_copy(update={"gpus_per_node": per_node})
+    assumptions.append(Note(code=code, params={"per_node": per_node, "gpu": gpu.name, "nodes": req.nodes}))
+    return cat.with_gpu(gpu, gpu.id), gpu
+
+
 def _estimate(req: Request, cat: Catalog) -> Estimate:
     problems = check_request(req, cat)
     if problems:
@@ -232,14 +257,7 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
         gpu = cat.gpus.get(req.gpu)
         if gpu is None:
             raise RequestError([Note(code="unknown_gpu", params={"value": req.gpu, "suggestions": []})])
-    per_node = req.gpus // req.nodes if gpu and req.nodes and req.gpus and req.gpus % req.nodes == 0 else 0
-    if gpu and 1 <= per_node <= MAX_GPUS_PER_NODE and per_node != gpu.gpus_per_node:
-        # "16 A10 in one machine", "two machines with 2 x 3090 each": the user's own servers, denser
-        # or sparser than the type's usual one, taken as written
-        code = "dense_node" if per_node > gpu.gpus_per_node else "sparse_node"
-        gpu = gpu.model_copy(update={"gpus_per_node": per_node})
-        cat = cat.with_gpu(gpu, gpu.id)
-        assumptions.append(Note(code=code, params={"per_node": per_node, "gpu": gpu.name, "nodes": req.nodes}))
+    cat, gpu = _users_servers(req, cat, gpu, assumptions)
     warnings: list[Note] = []
     if gpu and cat.stock(gpu.id, req.region)[0] == 0:
         # a named type the provider does not stock: the user's own or another provider's, any count

@@ -248,6 +248,19 @@ def test_the_users_own_sparser_servers_are_taken_as_written():
     assert not est.network.single_node and est.network.per_step_gb > 0  # the adapters' gradients
 
 
+@pytest.mark.parametrize("gpu", [None, "a100-80gb"])
+def test_servers_written_with_the_type_left_open_are_the_users_too(gpu):
+    """'2 nodes with 4 gpus each' names no type: whichever type the search picks, it is planned in
+    two machines of four (it had packed the eight into one usual server), as with a named type."""
+    est = estimate(Request(model="llama-3-8b", method="full", gpu=gpu, gpus=8, nodes=2))
+    assert (est.resolved.gpus, est.resolved.nodes) == (8, 2)
+    assert not est.network.single_node
+    codes = [n.code for n in est.assumptions]
+    assert ("servers_as_written" in codes) == (gpu is None) and ("sparse_node" in codes) == (gpu is not None)
+    usual = estimate(Request(model="llama-3-8b", method="full", gpus=8, nodes=1))
+    assert usual.resolved.nodes == 1 and "servers_as_written" not in [n.code for n in usual.assumptions]
+
+
 def test_the_users_network_is_compared_with_the_ones_a_cluster_could_have():
     """A network the user names is what the plan's time runs on; the report still lists the
     others, recommends a faster one when theirs holds the GPUs up, and keeps theirs when it is
