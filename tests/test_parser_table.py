@@ -458,6 +458,9 @@ EN = [
     ("internvl3 8b serving with lmdeploy", dict(model="internvl3-8b")),
     # a model and a method in a few words is the command's own form, whatever the classifier leans to
     ("mixtral 8x7b lora", dict(model="mixtral-8x7b", method="lora", intent="plan")),
+    # the expert's size times the experts, written the other way round, is the MoE's own name
+    ("Mixtral-7B*8 全参微调需要多少卡", dict(model="mixtral-8x7b", method="full")),
+    ("mixtral 7b x 8 lora on 4 A100", dict(model="mixtral-8x7b", method="lora", gpus=4)),
     ("2 nodes with totally 16 gpus, llama 70b full", dict(gpus=16, nodes=2)),
     ("lora of qwen 7b on 8 gpus is slower than on one gpu", dict(intent="troubleshoot", topics=["scaling_efficiency"])),
     # an Inferentia or Trainium instance is hardware gpuplan cannot size, said back

@@ -134,6 +134,27 @@ def test_a_trigger_starting_with_a_number_starts_only_where_the_number_does(cat)
 
 
 @pytest.mark.parametrize(
+    "text, fires, not_fires",
+    [
+        ("BLOOM 1.1B lora", [], ["oom_large_model"]),  # 'oom' inside "bloom"
+        ("请问用2张a100 40g可以全参数微调bloom 7b吗", [], ["oom_large_model"]),
+        ("the fine-tuning process is extremely slow on 6 V100", [], ["network_choice"]),  # 'roce' in "process"
+        ("NCCL over RoCEv2 hangs", ["network_choice", "nccl_timeout"], []),
+        ("pod OOMKilled during training", ["oom_large_model"], []),
+        ("训练时显存oom了", ["oom_large_model"], []),
+        ("dataloader_num_workers=0, gpu利用率很低", ["gpu_starved_io"], []),
+    ],
+)
+def test_a_trigger_starting_with_a_letter_starts_a_word(text, fires, not_fires):
+    """Triggers are substrings; one that starts with a Latin letter must start a word, or 'roce'
+    finds every "process" (it had fired network_choice on 156 of 2,362 labelled questions)."""
+    from gpuplan.bot.language.intent import triggered
+
+    found = triggered(text)
+    assert set(fires) <= set(found) and not set(not_fires) & set(found)
+
+
+@pytest.mark.parametrize(
     "question, said, not_said",
     [
         ("llama-3-70b lora on 1 H100", ["frozen weights alone are about 141 GB", "QLoRA"], ["of state", "16 bytes"]),

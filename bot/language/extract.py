@@ -1021,11 +1021,12 @@ class Reader:
 
     def _other_size_follows(self, end: int, found_id: str) -> bool:
         """A size right after a catalog name that is not its size ("BLOOM 1.1B"), also after a
-        version written in between ("Qwen-VL-2.5-3B")."""
-        after = _rx(r"^[\s\-_]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])").search(
-            self.scan.text[end : end + 16]
+        version written in between ("Qwen-VL-2.5-3B"). An expert's size times the experts
+        ("Mixtral-7B*8") is the MoE's own name, written the other way round."""
+        after = _rx(r"^[\s\-_]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])(\s*[x×*]\s*\d+)?").search(
+            self.scan.text[end : end + 20]
         )
-        if not after:
+        if not after or (after.group(3) and self.cat.models[found_id].experts > 1):
             return False
         size = float(after.group(1)) / (1000 if after.group(2) == "m" else 1)
         return abs(size - self.cat.models[found_id].params_b) > 0.2 * size

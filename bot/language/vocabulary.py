@@ -184,8 +184,16 @@ _TABLES = (
 def _tables(cat: Catalog) -> dict[str, list[tuple[str, re.Pattern]]]:
     """The lexicon's word tables (value -> its words), and each troubleshooting rule's triggers."""
     tables = {name: [(key, _any(patterns)) for key, patterns in getattr(cat.lexicon, name).items()] for name in _TABLES}
-    tables["symptoms"] = [(rule.id, _any(rule.triggers.en + rule.triggers.zh)) for rule in cat.rules]
+    tables["symptoms"] = [
+        (rule.id, _any([_word_start(p) for p in rule.triggers.en + rule.triggers.zh])) for rule in cat.rules
+    ]
     return tables
+
+
+def _word_start(trigger: str) -> str:
+    """A trigger that starts with a Latin letter starts a word: 'oom' is not in "bloom", 'roce' not
+    in "process" (the end stays open: 'num_work' is meant to find num_workers)."""
+    return "(?<![a-z])" + trigger if re.match(r"[a-z]", trigger) else trigger
 
 
 # a GPU vendor's name written before the GPU's (not part of the catalog's names), or a server's
