@@ -286,7 +286,8 @@ EN = [
     ("what is the minimum memory to run mixtral 8x7b?", dict(model="mixtral-8x7b", method="infer")),
     ("llama 70b gpus=8", dict(method=None, gpus=8, not_notes=["no_training_word_serving"])),
     ("What does gradient checkpointing save for a 7B model at 8k context?", dict(method=None)),
-    ("llama 8b without lora, how much memory?", dict(method=None)),
+    # adapters ruled out: the whole model is trained, said back ("without lora" read as a full fine-tune)
+    ("llama 8b without lora, how much memory?", dict(method="full", notes=["finetune_read_as_full"])),
     ("I tried to run the nlp example, but fp8 is slower than fp16, why?", dict(method=None)),
     # a GPU quoted as what a model "needs" is set aside with its count; "or" between models weighs no GPUs
     (
@@ -537,6 +538,11 @@ EN = [
     ("my fine-tuned llama 7b model doesn't stop generating", dict(intent="other")),
     ("2x A100 + 2x A6000, llama-2-13b lora", dict(gpus=4, intent="plan")),  # one mixed setup, whatever a refit says
     ("up to 1M tokens of pretraining, 7b", dict(seq_len=None)),
+    # an RL framework says which training a bare "train a 7b model" is
+    ("How many GPUs do I need to train a 7b model using verl?", dict(method="ppo", params_b=7)),
+    ("How many GPUs do I need to train a 7b model?", dict(method="pretrain")),
+    # torchtitan's flavour names of Llama 4
+    ("Minimum number of GPUs needed to pretrain llama4_17bx16e - 8 ?", dict(model="llama-4-scout", method="pretrain")),
 ]
 
 ZH = [
@@ -931,6 +937,15 @@ ZH = [
         dict(params_b=70),
     ),
     ("sizes:\n1.5B: 8 GPUs\n2.7B: 16 GPUs, full fine-tune", dict(params_b=1.5)),
+    # a bare number between a count and the card is its memory when the card comes with it
+    (
+        "大佬 7b bloom 大约需要多大的内存在非lora 的情况下，单机三张24 3090可以吗？",
+        dict(gpus=3, gpu="rtx-3090-24gb", method="full"),
+    ),
+    ("两块40 a100 lora 13b", dict(gpus=2, gpu="a100-40gb")),
+    # 非 before a method negates it ("在非lora的情况下"); 非常 and 除非 do not
+    ("非常想用lora微调7b", dict(method="lora")),
+    ("除非用lora，否则7b要几张卡", dict(method="lora")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

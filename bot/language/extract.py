@@ -553,6 +553,7 @@ class Reader:
         self.set_aside: list[Note] = []  # second readings of a field that were not used
         self.methods_named: list[str] = []
         self._method_spans: list[tuple[int, int]] = []  # every method word's place, negated or not
+        self.adapter_negated = ""  # "非lora", "without LoRA": the words, when adapters are ruled out
         self.code_names: dict[str, list[str]] = {}
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
@@ -607,7 +608,7 @@ class Reader:
             return
         for match in self.scan.finditer(self.voc.gpu_like):
             words = self.scan.take(match)
-            memory, span = self._gpu_memory_near(match)
+            memory, span = self._gpu_memory_near(match, None)
             named = gpu_id(f"{words} {memory:g}g", self.voc, self.cat) if memory else None
             if named:  # "16GB VRAM 5060 TI": a card the catalog names only with its memory
                 self.scan.blank(*span)
@@ -804,7 +805,7 @@ class Reader:
             start = vendor.start() if vendor else match.start()  # "nvidia a100": the vendor's name too
             server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
             words = self.scan.text[start : match.end()].strip()
-            memory, memory_span = self._gpu_memory_near(match)
+            memory, memory_span = self._gpu_memory_near(match, found_id)
             total = None  # "4xA100 160Gb": the memory of all the cards, told apart once the count is read
             if memory:
                 variant = variant_with_memory(found_id, memory, self.cat)
@@ -851,8 +852,12 @@ class Reader:
         r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
     )
 
-    def _gpu_memory_near(self, match: re.Match) -> tuple[float | None, tuple[int, int] | None]:
-        """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100") a GPU name."""
+    # a number without its unit between a count and the name ("三张24 3090"), one of the card's memories
+    _BARE_MEMORY_BEFORE = r"(?:张|块|个|[x×*])\s*(\d{2,3})\s+$"
+
+    def _gpu_memory_near(self, match: re.Match, found_id: str | None) -> tuple[float | None, tuple[int, int] | None]:
+        """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
+        3090") a GPU name."""
         after = _rx(self._MEMORY_AFTER).search(self.scan.text[match.end() : match.end() + 16])
         if after:
             return float(after.group(1)), (match.end() + after.start(), match.end() + after.end())
@@ -861,6 +866,10 @@ class Reader:
         if before:
             offset = match.start() - len(head)
             return float(before.group(1)), (offset + before.start(), offset + before.end())
+        bare = _rx(self._BARE_MEMORY_BEFORE).search(head)
+        if bare and found_id and variant_with_memory(found_id, float(bare.group(1)), self.cat):
+            offset = match.start() - len(head)
+            return float(bare.group(1)), (offset + bare.start(1), offset + bare.end(1))
         return None, None
 
     def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str) -> None:
@@ -1481,6 +1490,9 @@ class Reader:
         mentions = self._method_mentions()
         strong = [m for m in mentions if not m[2].endswith("_weak")]
         chosen = min(strong or mentions, default=None)
+        rl_tool = min((m for m in mentions if m[2] == "ppo_weak"), default=None)
+        if chosen and chosen[2] == "pretrain_weak" and rl_tool:
+            chosen = rl_tool  # "train a 7b model using verl": the RL framework says which training
         if chosen and chosen[2] == "full":
             chosen = self._whole_model_method(chosen, strong)
         serving = next((m for m in strong if m[2] == "infer"), None)
@@ -1497,10 +1509,11 @@ class Reader:
             self.methods_named = list(dict.fromkeys(m[2] for m in strong))
         else:
             match = scan.search(voc.finetune)
-            if match:
+            words = scan.take(match) if match else self.adapter_negated  # "在非lora的情况下": the whole model
+            if words:
                 self.fields["method"] = "full"
-                self.words["method"] = scan.take(match)
-                self.notes.append(Note(code="finetune_read_as_full", params={"words": self.words["method"]}))
+                self.words["method"] = words
+                self.notes.append(Note(code="finetune_read_as_full", params={"words": words}))
         for start, end in self._method_spans:  # found by _method_mentions on the same-length text
             scan.blank(start, end)
         for match in scan.finditer(voc.finetune):
@@ -1537,13 +1550,14 @@ class Reader:
         negated_end = -1
         for match in self.voc.any_method.finditer(text):  # "train 2B": a size read before
             self._method_spans.append(match.span())
-            if negation.search(text[max(0, match.start() - 16) : match.start()]) or (
-                negated_end >= 0 and _JOINED_TO_NEGATED.fullmatch(text, negated_end, match.start())
-            ):
-                negated_end = match.end()  # "without any PEFT and Quantization": both
-                continue
             # the first method whose words match here is the one the alternation's branch belongs to
             order = next(i for i, words in enumerate(self.voc.method_patterns) if words.match(text, match.start()))
+            negated = negation.search(text[max(0, match.start() - 16) : match.start()])
+            if negated or (negated_end >= 0 and _JOINED_TO_NEGATED.fullmatch(text, negated_end, match.start())):
+                negated_end = match.end()  # "without any PEFT and Quantization": both
+                if negated and self.voc.method_order[order] in ("lora", "qlora"):
+                    self.adapter_negated = text[max(0, match.start() - 16) + negated.start() : match.end()]
+                continue
             if self.voc.method_order[order].endswith("_weak"):  # "run PPO model": PPO, not serving
                 inside = self._strong_method_inside(text, *match.span())
                 if inside:
