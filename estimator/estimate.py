@@ -211,7 +211,7 @@ def _estimate_memo(request_json: str) -> Estimate:
 
 
 def _users_servers(req: Request, cat: Catalog, gpu: GPU | None, assumptions: list[Note]) -> tuple[Catalog, GPU | None]:
-    """"16 A10 in one machine", "two machines with 2 x 3090 each", "2 nodes with 4 GPUs each": the
+    """ "16 A10 in one machine", "two machines with 2 x 3090 each", "2 nodes with 4 GPUs each": the
     user's own servers, denser or sparser than a type's usual one, taken as written; with the type
     left open, every type whose usual server holds more is planned in servers of that size."""
     per_node = req.gpus // req.nodes if req.nodes and req.gpus and req.gpus % req.nodes == 0 else 0
