@@ -196,6 +196,32 @@ _TOKENS_AFTER = re.compile(
 # what joins a count to the thing counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB"),
 # an instance ("2 x p4d.24xlarge", "2x ml.g5"), a DGX ("96 DGX-A100", "2台DGX")
 _CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
+# the counts() readings: "2台8卡" and "4 nodes with totally 32 gpus" (nodes, then cards)
+_NODES_OF_CARDS = (
+    NUM
+    + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with|each with|,)?\s*"
+    + r"(?:(totally|in total|a total of|in all)\s*)?"  # "4 nodes with totally 32 gpus": a total
+    + NUM
+    + r"\s*(?:张|块)?\s*(?:卡|显卡|gpus?|cards?)(?:\s*each)?"
+)
+_CARDS_ACROSS_NODES = (  # "16 GPUs across 2 nodes"
+    NUM + r"\s*(?:gpus?|cards?|卡)\s*(?:across|over|on|in)\s*" + NUM + r"\s*(?:nodes?|servers?|machines?)"
+)
+_PLAIN_CARDS = (
+    NUM
+    + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*"
+    + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
+)
+_ONE_CARD = (
+    r"单卡(?!显存|占用|内存|的显存|batch|吞吐|速度)|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|"
+    r"(?:a |one )?single (?:gpu|card)|one gpu|1 gpu(?![a-z])|a gpu(?![a-z])"
+)
+_NODES_WORDS = (  # "4-node", "2 servers", "two gpu servers", "6台PC", "共 4机"
+    r"(?:\s+gpus?\s+|\s*|-)"
+    r"(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器"
+    r"|机(?![器架房柜]))"
+    r"(?![a-z])"
+)
 _INSTANCES_JOINER = r"(?:x|×|\*)?\s*(?:ml\.)?"
 _SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
 # what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
@@ -653,15 +679,8 @@ class Reader:
         quote ("the paper used 8 A100, I have 4"); the one not used is named back. True when this
         reading is the field's value now."""
         span = self.scan.last_span
-        if name in ("gpus", "nodes") and not 0 < value <= 200_000:
-            return False  # "0 GPUs" or an unreadable count is not a count
-        if name in ("gpus", "nodes"):
-            self.counts_at.setdefault((name, span), value)  # a comparison's options keep their own counts
-        if isinstance(value, int | float) and not abs(value) < MAX_READ_NUMBER:
-            return False  # fifteen digits and more: a pasted counter or a hash, not a figure anyone means
-        if name in ("gpus", "nodes") and _BASELINE.search(self.scan.original[max(0, span[0] - 16) : span[0]]):
-            self.notes.append(Note(code="baseline_count", params={"words": words}))
-            return False  # "4x slower than 1 node": the setup compared against, not the user's own
+        if self._no_reading(name, value, words, span):
+            return False
         if name not in self.fields:
             self.fields[name], self.words[name], self.spans[name] = value, words, span
             return True
@@ -673,16 +692,7 @@ class Reader:
         old = (self.spans[name], self.fields[name], self.words[name])
         new = (span, value, words)
         first, second = sorted([old, new], key=lambda r: r[0])
-        text = self.scan.original
-        keep = (
-            second
-            if moves_to(text, first[0], second[0])
-            or owner(text, second[0]) > owner(text, first[0])
-            or (_bounded(text, first) and not _bounded(text, second))  # "9 or more H100s ... I have 2x8"
-            or (name in ("gpus", "nodes") and _totalled(text, second) and not _totalled(text, first))  # a total
-            or (name == "gpu" and _refines(second, first))  # "v100 ... Gpu: Nvidia v100 16GB"
-            else first
-        )
+        keep = second if self._later_wins(name, first, second) else first
         other = second if keep is first else first
         self.fields[name], self.words[name], self.spans[name] = keep[1], keep[2], keep[0]
         if not (name == "gpu" and _refines(keep, other)):  # the same card said twice is nothing set aside
@@ -690,6 +700,30 @@ class Reader:
         if name == "gpu" and keep is new:
             self._drop_counts_read_at(old[0])  # "needs 8xH100 ..., on a single 4090": the 8 went with the H100
         return keep is new
+
+    def _no_reading(self, name: str, value: Any, words: str, span: tuple[int, int]) -> bool:
+        """A number that is no reading of the field: "0 GPUs", a pasted counter, a baseline's count."""
+        if name in ("gpus", "nodes") and not 0 < value <= 200_000:
+            return True  # "0 GPUs" or an unreadable count is not a count
+        if name in ("gpus", "nodes"):
+            self.counts_at.setdefault((name, span), value)  # a comparison's options keep their own counts
+        if isinstance(value, int | float) and not abs(value) < MAX_READ_NUMBER:
+            return True  # fifteen digits and more: a pasted counter or a hash, not a figure anyone means
+        if name in ("gpus", "nodes") and _BASELINE.search(self.scan.original[max(0, span[0] - 16) : span[0]]):
+            self.notes.append(Note(code="baseline_count", params={"words": words}))
+            return True  # "4x slower than 1 node": the setup compared against, not the user's own
+        return False
+
+    def _later_wins(self, name: str, first: tuple, second: tuple) -> bool:
+        """Of two readings (span, value, words) in text order, whether the later one is the field's."""
+        text = self.scan.original
+        return bool(
+            moves_to(text, first[0], second[0])
+            or owner(text, second[0]) > owner(text, first[0])
+            or (_bounded(text, first) and not _bounded(text, second))  # "9 or more H100s ... I have 2x8"
+            or (name in ("gpus", "nodes") and _totalled(text, second) and not _totalled(text, first))  # a total
+            or (name == "gpu" and _refines(second, first))  # "v100 ... Gpu: Nvidia v100 16GB"
+        )
 
     def _counts_now(self) -> tuple[dict[str, tuple], int]:
         """The GPU and node readings as they stand, and how many set-aside notes there are."""
@@ -1174,14 +1208,21 @@ class Reader:
 
     def counts(self) -> None:
         """GPU and node counts: "2台8卡", "2机16卡", "two nodes of 8", "8 GPUs", "8张卡", "单卡"."""
-        nodes_of = (
-            NUM
-            + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with|each with|,)?\s*"
-            + r"(?:(totally|in total|a total of|in all)\s*)?"  # "4 nodes with totally 32 gpus": a total
-            + NUM
-            + r"\s*(?:张|块)?\s*(?:卡|显卡|gpus?|cards?)(?:\s*each)?"
-        )
-        for match in self.scan.finditer(nodes_of):
+        self._nodes_of_cards()
+        self._cards_across_nodes()
+        self._plain_cards()
+        for match in self.scan.finditer(_ONE_CARD):
+            self.set("gpus", 1, self.scan.take(match))
+        for match in self.scan.finditer(self.voc.one_machine):
+            self.set("nodes", 1, self.scan.take(match))
+        for match in self.scan.finditer(NUM + _NODES_WORDS):  # "4-node", "2 servers", "6台PC", "共 4机"
+            if match.group(1) in ("a", "an"):
+                continue
+            self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
+
+    def _nodes_of_cards(self) -> None:
+        """ "2台8卡", "2机16卡", "two nodes of 8 GPUs", "4 nodes with totally 32 gpus"."""
+        for match in self.scan.finditer(_NODES_OF_CARDS):
             nodes, count = count_value(match.group(1)), count_value(match.group(4))
             if nodes < 1:
                 continue  # "0台8卡": no machines, no count to read
@@ -1199,21 +1240,17 @@ class Reader:
             words = self.scan.take(match)
             self.set("nodes", int(nodes), words)
             self.set("gpus", int(total), words)
-        across = NUM + r"\s*(?:gpus?|cards?|卡)\s*(?:across|over|on|in)\s*" + NUM + r"\s*(?:nodes?|servers?|machines?)"
-        for match in self.scan.finditer(across):
+
+    def _cards_across_nodes(self) -> None:
+        """ "16 GPUs across 2 nodes"."""
+        for match in self.scan.finditer(_CARDS_ACROSS_NODES):
             words = self.scan.take(match)
             self.set("gpus", int(count_value(match.group(1))), words)
             self.set("nodes", int(count_value(match.group(2))), words)
-        single = (
-            r"单卡(?!显存|占用|内存|的显存|batch|吞吐|速度)|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|"
-            r"(?:a |one )?single (?:gpu|card)|one gpu|1 gpu(?![a-z])|a gpu(?![a-z])"
-        )
-        plain = (
-            NUM
-            + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*"
-            + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
-        )
-        for match in self.scan.finditer(plain):
+
+    def _plain_cards(self) -> None:
+        """ "8 GPUs", "8张卡", "32卡": a count of cards; "two gpu servers" count servers instead."""
+        for match in self.scan.finditer(_PLAIN_CARDS):
             servers = _GPU_SERVERS.match(self.scan.text, match.end())
             if servers and match.group(1).isdigit() and _ONE_SERVER_AFTER.match(self.scan.text, match.end()):
                 servers = None  # "an 8 GPU server" holds 8
@@ -1222,20 +1259,6 @@ class Reader:
             count = count_value(match.group(1))
             if count == int(count) and 0 <= count <= 100_000:
                 self.set("gpus", int(count), self.scan.take(match))
-        for match in self.scan.finditer(single):
-            self.set("gpus", 1, self.scan.take(match))
-        for match in self.scan.finditer(self.voc.one_machine):
-            self.set("nodes", 1, self.scan.take(match))
-        nodes_words = (  # "4-node", "2 servers", "two gpu servers", "6台PC", "共 4机"
-            r"(?:\s+gpus?\s+|\s*|-)"
-            r"(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器"
-            r"|机(?![器架房柜]))"
-            r"(?![a-z])"
-        )
-        for match in self.scan.finditer(NUM + nodes_words):
-            if match.group(1) in ("a", "an"):
-                continue
-            self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
 
     def fabric(self) -> None:
         """The network between nodes ("100G ethernet", "万兆网", "NDR InfiniBand"); InfiniBand or
