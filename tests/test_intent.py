@@ -187,6 +187,22 @@ def test_a_family_named_overrules_other_only_when_the_classifier_is_unsure(sure,
     assert intent.overruled("other", _with_family(), "plan", "", sure=sure) == expected
 
 
+@pytest.mark.parametrize("classified", ["other", "compare"])
+@pytest.mark.parametrize("text", ["mpt7 lora", "mixtral 8x7b lora", "用qwen3做lora微调"])
+def test_the_commands_own_form_is_a_plan_whatever_the_classifier_says(classified, text):
+    """A model and a method in a few characters is /gpuplan's own form: a refit had made 'mpt7 lora'
+    a comparison (of what: nothing to compare was written)."""
+    parsed = parser.read(text)[0]
+    assert parsed.compare is None
+    assert intent.overruled(classified, parsed, "plan", text) == "plan"
+
+
+@pytest.mark.parametrize("text", ["a100 vs h100 lora", "H100上用fp8训练70b值得吗"])
+def test_a_comparison_written_out_stays_one(text):
+    """Options written side by side, or a choice word ('值得吗': is it worth it) with none parsed."""
+    assert intent.overruled("compare", parser.read(text)[0], "plan", text) == "compare"
+
+
 @needs_model
 @pytest.mark.parametrize(
     "question",

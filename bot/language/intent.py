@@ -409,6 +409,9 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool
         return "plan"  # a gpuplan setting is written: the question is ours
     if intent == "other" and _command_form(parsed, prose):
         return "plan"  # "mixtral 8x7b lora": a model and a method and little else, /gpuplan's own form
+    nothing_compared = not parsed.compare and not hits("choice", prose, most=1)
+    if intent == "compare" and nothing_compared and _command_form(parsed, prose):
+        return "plan"  # "mpt7 lora" has nothing to compare; "H100上用fp8训练70b值得吗" asks a choice
     unsized = parsed.request.model is None and parsed.request.params_b is None
     if intent == "other" and not sure and unsized and any(n.code in MODEL_FAMILY_NOTES for n in parsed.notes):
         return "plan"  # only a model family is named ("LLaMA 3", "mistral"): ours, asked back for its size
