@@ -541,6 +541,12 @@ EN = [
     # an RL framework says which training a bare "train a 7b model" is
     ("How many GPUs do I need to train a 7b model using verl?", dict(method="ppo", params_b=7)),
     ("How many GPUs do I need to train a 7b model?", dict(method="pretrain")),
+    # a length after "per" is a rate's unit; ExLlamaV2's bits per weight are a quantised model served
+    (
+        "A 34b model at 4.0bpw is ~17GB. How much additional VRAM per 1k context? I have a 4090 and use 16k context",
+        dict(seq_len=16384, method="infer", precision="int4", gpu="rtx-4090-24gb"),
+    ),
+    ("llama 70b 6.0bpw exl2 on 2x3090", dict(method="infer", precision="int8", gpus=2)),
     # torchtitan's flavour names of Llama 4
     ("Minimum number of GPUs needed to pretrain llama4_17bx16e - 8 ?", dict(model="llama-4-scout", method="pretrain")),
 ]
@@ -943,6 +949,7 @@ ZH = [
         dict(gpus=3, gpu="rtx-3090-24gb", method="full"),
     ),
     ("两块40 a100 lora 13b", dict(gpus=2, gpu="a100-40gb")),
+    ("每1k上下文要多少显存？34b 模型 16k上下文", dict(seq_len=16384)),
     # 非 before a method negates it ("在非lora的情况下"); 非常 and 除非 do not
     ("非常想用lora微调7b", dict(method="lora")),
     ("除非用lora，否则7b要几张卡", dict(method="lora")),

@@ -327,6 +327,7 @@ def token_count_kind(value: float, multiplied: bool, before: str, after: str) ->
 
 # before a token count: the top of a range or a bound ("16-32k tokens", "up to 32k tokens", "最长32k token"),
 # as lengths are written; the longest sequence is the one to plan for
+_PER_BEFORE = re.compile(r"(?:(?<![a-z])(?:per|every|each)|每)\s*$")
 _DATA_AFTER = re.compile(r"\s*(?:of\s+)?(?:training\s+)?(?:data|dataset|corpus|text|pre-?training|training|数据|语料)")
 _LONGEST_BEFORE = re.compile(r"(?:(?<![\d.])\d+(?:\.\d+)?\s*k?\s*(?:-|~|to|至|到)|up to|upto|at most|最长|至多)\s*$")
 
@@ -1199,6 +1200,8 @@ class Reader:
         )
         for pattern in patterns:
             for match in self.scan.finditer(pattern):
+                if _PER_BEFORE.search(self.scan.text, max(0, match.start() - 8), match.start()):
+                    continue  # "VRAM per 1k context", "每1k上下文": the unit of a rate, not a length
                 try:
                     seq = values.length(match.group(1))
                 except ValueError:
