@@ -385,6 +385,10 @@ EN = [
     # a family with a bare number: billions when a model of that size exists, else millions
     ("Do you recommend train mpt125 only with `4800 ba`?", dict(model="mpt-125m")),
     ("pythia 410 full finetune", dict(params_b=None)),  # no Pythia-410M in the catalog: not a 410B model
+    # a size with its unit after a family the catalog lacks is that model's size, also before the name
+    ("pythia 410m lora", dict(params_b=0.41, method="lora")),
+    ("opt 350m lora on a T4", dict(params_b=0.35)),
+    ("a 410m pythia lora", dict(params_b=0.41)),
     ("mpt7 lora", dict(model="mpt-7b")),
     # an id that carries the written size wins over a newer model of about that size
     ("llama 405 inference on 16 h100", dict(model="llama-3.1-405b")),

@@ -86,6 +86,16 @@ def count_value(text: str) -> float:
         return 0.0
 
 
+# a size written right after a family name the catalog does not have ("pythia 410m", "smollm 1.7b")
+_SIZE_AFTER_NAME = re.compile(r"[\s\-_]*(\d+(?:\.\d+)?\s*[bm])(?![a-z0-9]|\.\d)")
+
+
+def _size_in_name(name: str) -> float | None:
+    """Billions of parameters a model's name carries ("pythia-410m" 0.41, "foo-7b" 7), else None."""
+    size = re.search(r"(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", name)
+    return None if not size else float(size.group(1)) / (1000 if size.group(2) == "m" else 1)
+
+
 def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Catalog) -> str | None:
     """The catalog model of a family of about `size_b` (within 15%): one whose id carries the size,
     the newest version first ("qwen 14b" -> Qwen3 14B); with a version written ("qwen2 72b"), only
@@ -1103,10 +1113,14 @@ class Reader:
         """Family names that are not in the catalog: suggestions, and their size when written."""
         for match in self.scan.finditer(self.voc.family):
             name = match.group(0).strip("-_. ")
-            if len(name) < 3 or (name in ("gpt", "glm", "opt") and not re.search(r"\d", name)):
+            size = _size_in_name(name)
+            after = None if size else _SIZE_AFTER_NAME.match(self.scan.text, match.end())
+            if len(name) < 3 or (name in ("gpt", "glm", "opt") and not re.search(r"\d", name) and not after):
                 continue  # a bare family word names no model
-            size = re.search(r"(\d+(?:\.\d+)?)\s*b(?![a-z])", name)
             self.scan.take(match)
+            if after:  # "pythia 410m": the size written after the name is the model's
+                size = _size_in_name(after.group(1))
+                self.scan.take(after)
             if any(
                 n.code in ("unknown_model_name", "model_family_sizes") and n.params["value"] == name for n in self.notes
             ):
@@ -1121,12 +1135,12 @@ class Reader:
                     params={
                         "value": name,
                         "suggestions": suggest_models(name, self.cat),
-                        "size": float(size.group(1)) if size else None,
+                        "size": size,
                     },
                 )
             )
             if size:
-                sizes.append((float(size.group(1)), name))
+                sizes.append((size, name))
 
     def tokens(self) -> None:
         pattern = NUM + r"\s*" + values.multiplier_pattern() + r"\s*(?:training\s+)?(?:tokens?|个\s*token|词元|token)"
@@ -1357,7 +1371,7 @@ class Reader:
         pattern = (
             r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿"
             # "1.5T parameters", "125M model", "6738.4 Million params": T and M only before such a word
-            r"|(?:t|m|million)(?=\s*(?:参数|params?|parameters?|model|模型)))"
+            r"|(?:t|m|million)(?=\s*(?:参数|params?|parameters?|model|模型|" + self.voc.family_names + ")))"
             r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?:(?![a-z])|(?=(?:"
             + self.voc.family_names
             + ")))"
