@@ -384,7 +384,7 @@ def generic(params_b: float) -> Arch:
     layers = max(1, round((target - embeddings) / per_layer))
     heads = max(1, hidden // GENERIC_HEAD_DIM)
     return Arch(
-        name=f"{params_b:g}B",
+        name=f"{params_b:g}B" if params_b >= 1 else f"{params_b * 1000:g}M",  # "125M", not "0.125B"
         layers=layers,
         hidden=hidden,
         heads=heads,

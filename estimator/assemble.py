@@ -12,16 +12,24 @@ from gpuplan.knowledge import GPU
 
 
 def memory_estimate(
-    breakdown_gib: dict[str, float], per_gpu_gib: float, gpu: GPU, host_ram_gib: float, nvme_gib: float
+    breakdown_gib: dict[str, float],
+    per_gpu_gib: float,
+    gpu: GPU,
+    host_ram_gib: float,
+    nvme_gib: float,
+    engine_share: float | None = None,
 ) -> MemoryEstimate:
+    """Training fits in the whole card; serving in the share its engine takes (`engine_share`)."""
+    limit = gpu.memory_gib * engine_share if engine_share else None
     return MemoryEstimate(
         per_gpu_gib=per_gpu_gib,
         capacity_gib=gpu.memory_gib,
         usable_gib=gpu.memory_gib - breakdown_gib["overhead"],
-        fits=per_gpu_gib <= gpu.memory_gib,
+        fits=per_gpu_gib <= (limit or gpu.memory_gib),
         host_ram_gib=host_ram_gib,
         nvme_gib=nvme_gib,
         breakdown_gib=MemoryBreakdown(**breakdown_gib),
+        engine_limit_gib=limit,
     )
 
 

@@ -68,7 +68,11 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
         "capacity_gib": m.capacity_gib,
         "per_gpu_gib": m.per_gpu_gib,
         "fits": m.fits,
-        "over_capacity_gib": max(0.0, m.per_gpu_gib - m.capacity_gib),
+        # serving fits in the share its engine takes of the card, training in the whole card
+        "limit_gib": m.engine_limit_gib or m.capacity_gib,
+        "over_capacity_gib": max(0.0, m.per_gpu_gib - (m.engine_limit_gib or m.capacity_gib)),
+        "weights_gib": m.breakdown_gib.weights,
+        "kv_cache_gib": m.breakdown_gib.kv_cache,
         "model_state_gb": trained / 1e9,
         "adapter": r.method in ADAPTER_METHODS,
         "frozen_weights_gb": frozen / 1e9,

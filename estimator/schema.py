@@ -150,6 +150,8 @@ class MemoryEstimate(BaseModel):
     host_ram_gib: float
     nvme_gib: float
     breakdown_gib: MemoryBreakdown
+    # serving: the share of the GPU an engine takes by default (vLLM's gpu_memory_utilization)
+    engine_limit_gib: float | None = None
 
 
 class ComputeEstimate(BaseModel):

@@ -741,7 +741,8 @@ def score_serving(
         kv_cache=kv_cache,
     )
     per_gpu = memory.per_gpu_total(parts)
-    fits = per_gpu[None, :] <= options.capacity
+    # an engine places weights, activations and KV cache in its share of the card (vLLM's default 0.9)
+    fits = per_gpu[None, :] <= options.capacity * d.number("inference", "engine_memory_fraction")
     per_node = options.per_node
     # tensor parallel inside a node; pipeline stages only across nodes (vLLM / TensorRT-LLM practice)
     shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))

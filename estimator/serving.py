@@ -194,9 +194,17 @@ def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, IOEs
     ctx.assume("price_default", gpu=gpu.name, price=price, region=replica.region or "")
     breakdown = {k: float(scored.parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
     io_plan = io.serving_io(ctx.cat, ctx.arch, replica.precision, replica.gpus, gpu.gpus_per_node)
-    mem = memory_estimate(breakdown, float(scored.per_gpu[i]) / GIB, gpu, io_plan.host_ram_gib, 0.0)
+    share = ctx.number("inference", "engine_memory_fraction")
+    mem = memory_estimate(breakdown, float(scored.per_gpu[i]) / GIB, gpu, io_plan.host_ram_gib, 0.0, share)
     if not mem.fits:
-        ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
+        ctx.warn(
+            "does_not_fit_engine",
+            gpu=gpu.name,
+            capacity=gpu.memory_gib,
+            limit=mem.engine_limit_gib,
+            fraction=share,
+            needed=mem.per_gpu_gib / gpu.memory_gib,
+        )
     return mem, io_plan
 
 

@@ -384,3 +384,18 @@ def test_a_card_the_catalog_lacks_is_planned_by_its_memory_in_the_askers_languag
     assert code == 0 and said in out
     assert "4 × 16 GB GPU (≈ " in out or "4 x 16 GB GPU (≈ " in out
     assert "figures of" not in out  # no English inside the Chinese answer
+
+
+@pytest.mark.parametrize(
+    "question, headline",
+    [
+        ("kimi k2 serve on 16 h200", "Kimi K2 (MoE, MLA) (1.03T parameters, 32.9B active per token)"),
+        ("pretrain a 350m parameters model on 8 A100", "gpuplan: 350M (353M parameters)"),
+        ("1.5万亿参数模型预训练", "gpuplan：1500B（1.5T 参数）"),
+        ("70b full", "gpuplan: 70B (69.9B parameters)"),
+    ],
+)
+def test_headline_writes_the_size_in_its_unit(capsys, question, headline):
+    """A trillion parameters is 1.03T (it had printed "1.03kB"), a small model 353M, not 0.35B."""
+    _, out, _ = run(capsys, question)
+    assert headline in out.splitlines()[0]

@@ -20,13 +20,15 @@ CASES = [
     (dict(model="llama-3-70b", method="infer", gpu="h100-80gb"), dict(fits=True, gpus=4)),  # 16 x 4k sequences
     (dict(model="llama-3-70b", method="infer", gpu="h100-80gb", micro_batch=1), dict(fits=True, gpus=2)),
     (dict(model="deepseek-v3", method="infer", gpu="h100-80gb"), dict(fits=True, gpus=16, precision="fp8")),
-    (
+    (  # 65.7 GiB of fp8 weights and 4 x 4k of KV cache pass the 71.6 GiB vLLM takes of one card
         dict(model="llama-3-70b", method="infer", gpu="h100-80gb", precision="fp8", micro_batch=4),
-        dict(fits=True, gpus=1),
+        dict(fits=True, gpus=2),
     ),
     (dict(model="llama-3-70b", method="infer", gpu="h100-80gb", precision="fp8"), dict(fits=True, gpus=2)),
     (dict(model="llama-3.1-405b", method="infer", gpu="h100-80gb", precision="fp8"), dict(fits=True, gpus=8)),
     (dict(model="deepseek-v3", method="infer", gpu="h200-141gb", precision="fp8"), dict(fits=True, gpus=8)),
+    # Moonshot's deploy guidance: 16 H200 is the smallest unit for Kimi K2's FP8 weights (1.03 TB)
+    (dict(model="kimi-k2", method="infer", gpu="h200-141gb", precision="fp8"), dict(fits=True, gpus=16)),
     (dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb"), dict(fits=True)),
     (dict(params_b=175, method="pretrain", train_tokens=300e9, gpu="a100-80gb"), dict(fits=True, min_gpus=512)),
     (dict(model="qwen2.5-7b", method="dpo", gpu="a100-80gb"), dict(fits=True)),
@@ -330,11 +332,28 @@ def test_sharded_plans_say_what_stays_gathered_and_what_goes_to_the_host():
     assert "sharded_gathers" not in {a.code for a in unsharded.assumptions}
 
 
+def test_serving_fits_in_the_share_an_engine_takes():
+    """Llama 3 70B in fp8 on one H100 (79.6 GiB): 65.7 GiB of weights, one sequence's KV cache and
+    the overhead pass the 71.6 GiB vLLM takes by default (0.9) but not the whole card: no fit,
+    and the answer says how far gpu_memory_utilization would have to go."""
+    one = estimate(
+        Request(model="llama-3-70b", method="infer", gpu="h100-80gb", gpus=1, precision="fp8", micro_batch=1)
+    )
+    assert one.memory.engine_limit_gib == pytest.approx(0.9 * one.memory.capacity_gib)
+    assert one.memory.engine_limit_gib < one.memory.per_gpu_gib < one.memory.capacity_gib
+    assert not one.memory.fits
+    warning = next(w for w in one.warnings if w.code == "does_not_fit_engine")
+    assert 0.9 < warning.params["needed"] <= 0.98
+    training = estimate(Request(model="llama-3-8b", method="full", gpu="h100-80gb", gpus=8))
+    assert training.memory.engine_limit_gib is None  # training fits in the whole card
+
+
 def test_default_concurrency_shrinks_to_the_gpus_the_question_fixes():
-    """Llama 3.1 8B in bf16 on one L4 (22.5 GiB): 15 GiB of weights leave room for eight 4k
-    sequences (0.5 GiB of KV cache each), not the default sixteen; said, and a fixed mbs stays."""
+    """Llama 3.1 8B in bf16 on one L4 (22.5 GiB, of which a serving engine takes 20.25): 15 GiB of
+    weights leave room for four 4k sequences (0.5 GiB of KV cache each), not the default sixteen;
+    said, and a fixed mbs stays."""
     one_l4 = estimate(Request(model="llama-3.1-8b", method="infer", gpu="l4-24gb", gpus=1))
-    assert one_l4.memory.fits and one_l4.resolved.micro_batch == 8
+    assert one_l4.memory.fits and one_l4.resolved.micro_batch == 4
     assert "fitted_concurrency" in [a.code for a in one_l4.assumptions]
     fixed = estimate(Request(model="llama-3.1-8b", method="infer", gpu="l4-24gb", gpus=1, micro_batch=16))
     assert not fixed.memory.fits and fixed.resolved.micro_batch == 16
