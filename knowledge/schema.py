@@ -413,6 +413,9 @@ class FaqRule(_Strict):
     # words that mean something else: with one of them and no trigger phrase, the classifier's
     # guess of this topic is dropped ("gradient checkpointing" is not checkpoint saving)
     unless: BilingualList | None = None
+    # a symptom a served model shows as well (it does not load, a deployment question): a question
+    # with it and no word of training is read as serving the model
+    serving_symptom: bool = False
     when: list[list[Condition]] = []
     applies: list[Condition] = []
     probes: dict[str, dict[str, Any]] = {}

@@ -385,6 +385,25 @@ EN = [
     # a family with a bare number: billions when a model of that size exists, else millions
     ("Do you recommend train mpt125 only with `4800 ba`?", dict(model="mpt-125m")),
     ("pythia 410 full finetune", dict(params_b=None)),  # no Pythia-410M in the catalog: not a 410B model
+    # the count times the memory after a card's name is the count ("A10(4* 24GB)" had planned 64)
+    ("how to train qwen2.5-32b with A10(4* 24GB)", dict(gpu="a10-24gb", gpus=4)),
+    ("train qwen2.5-32b with A100 (8*80GB)", dict(gpu="a100-80gb", gpus=8)),
+    ("lora on 3090 (2*24G)", dict(gpu="rtx-3090-24gb", gpus=2)),
+    ("RTX4090 24Gx2张 lora 7b", dict(gpu="rtx-4090-24gb", gpus=2)),
+    # a command found for other cards is someone else's setup; DeepSeek V3.2 has V3's shape
+    (
+        "How to run DeepSeek-V3.2 on 2 H100 nodes?\nI only found the cmd for H200/B200:\n"
+        "vllm serve deepseek-ai/DeepSeek-V3.2 -tp 8",
+        dict(model="deepseek-v3", gpu="h100-80gb", nodes=2, gpus=16),
+    ),
+    # a gap before 我 starts the user's own clause after a quoted setup
+    (
+        "官方给出的设备 8 * Nvidia A800 80 GB + DeepSpeed  我想问是否能用 nvidia 4090 24GB 进行lora微调",
+        dict(gpu="rtx-4090-24gb", method="lora"),
+    ),
+    # an OOM with no word of training is a model that does not load: serving
+    ("webglm10B 是否支持双卡24G的2张？结果报显存不足；单卡要多少G才够？", dict(method="infer", gpus=2)),
+    ("I tried the fp8 version, why is it slower than bf16 on H100?", dict(method=None)),
     # a size with its unit after a family the catalog lacks is that model's size, also before the name
     ("pythia 410m lora", dict(params_b=0.41, method="lora")),
     ("opt 350m lora on a T4", dict(params_b=0.35)),

@@ -359,7 +359,8 @@ def _in_question(text: str, span: tuple[int, int]) -> bool:
     return bool(_QUESTION.search(sentence.lower()))
 
 
-_CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]")
+# punctuation, or a gap: two spaces, or a space before 我 ("... + DeepSpeed  我想问是否能用 4090")
+_CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]|\s{2,}|\s(?=我)")
 # a possessive right before a name: the user's own ("my 3090", "我的3090", "our A100s")
 _MINE_BEFORE = re.compile(r"(?:\bmy|\bour|我的|我们的|我这边的?|我这里的?|自己的|本人的)\s*(?:own\s+)?$")
 
@@ -878,6 +879,7 @@ class Reader:
                 self._dgx_servers(start, words, found_id)
             else:
                 self._gpu_count(start, match.end(), words, memory_span, found_id)
+                self._count_in_memory(match, memory_span, before, words)
             if not kept:  # the counts written with a GPU set aside are set aside with it
                 self._restore_counts(before)
             self._remember_mention(found_id, match.span(), start)
@@ -888,14 +890,24 @@ class Reader:
                 found.append(found_id)
         return found
 
-    # "A100 (40G)", "4090-24G", "V100 * 32G", "A100/40GB", "RTX4090 24Gx2张" (an x after the unit is the count's)
+    # "A100 (40G)", "4090-24G", "V100 * 32G", "A100/40GB", "RTX4090 24Gx2张" (an x after the unit is the count's);
+    # "A10(4* 24GB)", "A100 (8*80G)": the count times the memory after the name
     _MEMORY_AFTER = (
-        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=*×/]|with|w/)?\s*(?:\d{1,2}\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
+        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=*×/]|with|w/)?\s*(?:(\d{1,2})\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
         r"\s*(?:显存|vram|memory)?\s*[)）]?"
     )
     _MEMORY_BEFORE = (
         r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
     )
+
+    def _count_in_memory(self, match: re.Match, memory_span, before, words: str) -> None:
+        """'A10(4* 24GB)': a count times the memory written after the name is the count, when
+        nothing before the name counted the cards."""
+        if not memory_span or memory_span[0] < match.end() or self._counts_now()[0]["gpus"] != before[0]["gpus"]:
+            return
+        inner = _rx(self._MEMORY_AFTER).match(self.scan.original[memory_span[0] : memory_span[1]])
+        if inner and inner.group(1) and int(inner.group(1)) >= 1:
+            self.set("gpus", int(inner.group(1)), words + " " + inner.group(0).strip())
 
     # a number without its unit between a count and the name ("三张24 3090"), one of the card's memories
     _BARE_MEMORY_BEFORE = r"(?:张|块|个|[x×*])\s*(\d{2,3})\s+$"
@@ -905,7 +917,7 @@ class Reader:
         3090") a GPU name."""
         after = _rx(self._MEMORY_AFTER).search(self.scan.text[match.end() : match.end() + 16])
         if after:
-            return float(after.group(1)), (match.end() + after.start(), match.end() + after.end())
+            return float(after.group(2)), (match.end() + after.start(), match.end() + after.end())
         head = self.scan.text[max(0, match.start() - 14) : match.start()]
         before = _rx(self._MEMORY_BEFORE).search(head)
         if before:

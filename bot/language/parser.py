@@ -89,7 +89,7 @@ def parse(text: str, cat: Catalog | None = None, previous: Request | None = None
         parsed.intent, parsed.topics, parsed.ask = verdict.intent, verdict.topics, verdict.ask
         parsed.memory_asked = intent.hits("memory_ask", evidence.prose, most=1) > 0
         if previous is None:  # a follow-up keeps the method of the request it changes
-            _serving_by_default(parsed, evidence.raw)  # after the verdict: an assumption, not a reading
+            _serving_by_default(parsed, evidence.raw, evidence.prose)  # after the verdict: an assumption
     return parsed
 
 
@@ -523,16 +523,19 @@ SERVING_PRECISION = {"bf16-mixed": "bf16", "fp16-mixed": "fp16", "fp8-mixed": "f
 _ASKS = re.compile(r"[?？]|吗|么|呢|多少|多大|几张|几块|\b(?:how|what|which|can|could|would)\b")
 
 
-def _serving_by_default(parsed: Parsed, raw: str) -> None:
+def _serving_by_default(parsed: Parsed, raw: str, prose: str) -> None:
     """A question in words that names no method and no word of training anywhere, pasted text
     included ("How much VRAM does llama-3-8b need?", "R1 的各个版本的显存占用情况有文档不？"), asks
     about running the model: every such labelled question with a method (train/questions/) was
-    about serving. A terse request ("70b", "llama 70b gpus=8") keeps the full fine-tune default."""
+    about serving, also when it reports a symptom a served model shows too (an OOM: "结果报显存不足",
+    a model that does not load); a training symptom (FP8 slower, loss, NCCL) keeps the fine-tune
+    default, as does a terse request ("70b", "llama 70b gpus=8") or a pasted log alone."""
     if parsed.request.method or "method" in parsed.fixed:
         return
     text, voc = raw.lower(), extract.vocabulary()
     trains = voc.training.search(text) or voc.finetune.search(text) or voc.any_method.search(text)
-    if _ASKS.search(text) and not trains and not intent.triggered(text):  # a symptom: of any job
+    training_symptom = any(rule not in voc.serving_symptoms for rule in intent.triggered(text))
+    if _ASKS.search(prose.lower()) and not trains and not training_symptom:  # asked in words, not a log's
         precision = SERVING_PRECISION.get(parsed.request.precision, parsed.request.precision)  # "fp8" read for training
         parsed.request = parsed.request.model_copy(update={"method": "infer", "precision": precision})
         parsed.notes.append(Note(code="no_training_word_serving"))

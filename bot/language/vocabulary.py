@@ -50,6 +50,7 @@ class Vocabulary:
     concurrency: list[re.Pattern]
     triggers: dict[str, re.Pattern]
     topic_vetoes: dict[str, re.Pattern]  # a troubleshooting topic -> words that mean something else
+    serving_symptoms: frozenset[str]  # rule ids whose symptom a served model shows too
 
 
 def _any(patterns: list[str]) -> re.Pattern:
@@ -165,6 +166,7 @@ def vocabulary() -> Vocabulary:
         concurrency=[re.compile(p) for p in lex.concurrency.en + lex.concurrency.zh],
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
         topic_vetoes={rule.topic: _any(rule.unless.en + rule.unless.zh) for rule in cat.rules if rule.unless},
+        serving_symptoms=frozenset(rule.id for rule in cat.rules if rule.serving_symptom),
     )
 
 
