@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from gpuplan.knowledge import ModelSpec
@@ -398,8 +398,46 @@ def generic(params_b: float) -> Arch:
     )
 
 
-def describe_generic(arch: Arch) -> dict[str, int]:
-    return {"layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads, "ffn": arch.ffn_hidden}
+# fine-grained experts as DeepSeek-V3 and Kimi K2 route them (config.json: 8 routed of 256 or 384
+# plus 1 shared expert per token), the shape a generic MoE of a given total and active size takes
+GENERIC_MOE_TOP_K = 8
+GENERIC_MOE_SHARED = 1
+
+
+def generic_moe(params_b: float, active_b: float) -> Arch:
+    """A Mixture-of-Experts decoder of about `params_b` billion parameters, `active_b` of them
+    active per token: the generic dense shape of the active size (attention, layers, widths), its
+    MLP split into experts of width ffn / (top-k + shared) routed top-8 with one shared expert,
+    and as many experts as make up the total (a multiple of 8). A total too close to the active
+    size for more experts than are routed is the dense model of that total."""
+    dense = generic(active_b)
+    expert_ffn = max(GENERIC_HEAD_DIM, _round_to(dense.ffn_hidden / (GENERIC_MOE_TOP_K + GENERIC_MOE_SHARED), 128))
+    per_expert = dense.layers * 3 * dense.hidden * expert_ffn  # SwiGLU: gate, up and down
+    extra = (params_b - active_b) * 1e9 / per_expert
+    experts = int(_round_to(GENERIC_MOE_TOP_K + extra, 8))
+    if experts <= GENERIC_MOE_TOP_K:
+        return generic(params_b)
+    return replace(
+        dense,
+        name=(f"{params_b / 1000:g}T" if params_b >= 1000 else f"{params_b:g}B") + f"-A{active_b:g}B (MoE)",
+        experts=experts,
+        experts_per_token=GENERIC_MOE_TOP_K,
+        moe_ffn_hidden=expert_ffn,
+        shared_experts=GENERIC_MOE_SHARED,
+    )
+
+
+def describe_generic(arch: Arch) -> dict[str, int | float]:
+    shape: dict[str, int | float] = {
+        "layers": arch.layers,
+        "hidden": arch.hidden,
+        "heads": arch.heads,
+        "ffn": arch.ffn_hidden,
+    }
+    if arch.is_moe:
+        shape |= {"experts": arch.experts, "top_k": arch.experts_per_token, "expert_ffn": arch.moe_ffn_hidden}
+        shape |= {"shared": arch.shared_experts, "active_b": arch.active_params / 1e9}
+    return shape
 
 
 def billions(n: int) -> float:

@@ -177,6 +177,8 @@ def _resolve_model(req: Request, cat: Catalog) -> tuple[Arch, str | None]:
         return architecture.for_spec(spec), spec.id
     if req.params_b is None:
         raise RequestError([Note(code="model_missing")])
+    if req.active_params_b and req.active_params_b < req.params_b:
+        return architecture.generic_moe(req.params_b, req.active_params_b), None
     return architecture.generic(req.params_b), None
 
 
@@ -243,7 +245,7 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
     if arch.generic:
         assumptions.append(
             Note(
-                code="generic_arch",
+                code="generic_moe_arch" if arch.is_moe else "generic_arch",
                 params={"params_b": req.params_b, **architecture.describe_generic(arch), "vocab": arch.vocab},
             )
         )

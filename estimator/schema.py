@@ -55,6 +55,7 @@ class Request(BaseModel):
 
     model: str | None = None
     params_b: float | None = None
+    active_params_b: float | None = None  # a Mixture-of-Experts model's parameters per token ("32B active")
     method: Method | None = None
     seq_len: int | None = None
     micro_batch: int | None = None

@@ -217,6 +217,8 @@ def _choose(ctx: Context, scored: search.Scored, fixed: search.Fixed) -> Pick:
     choice = search.choose(scored, objective, deadline, req.budget_usd, offload_fixed=fixed.offload is not None)
     t, i = (int(x) for x in np.unravel_index(choice.index, scored.fits.shape))
     for code, params in choice.shortfalls:
+        if code == "deadline":  # the user's deadline, or the target a pretraining run is sized to
+            params = {**params, "given": req.deadline_days is not None}
         ctx.warn(f"short_{code}", **params)
     gpu, region = scored.options.gpus[t], scored.options.regions[t]
     return Pick(scored, t, i, gpu, region, objective, choice.alternatives)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpuplan.estimator.architecture import from_spec, generic
+from gpuplan.estimator.architecture import from_spec, generic, generic_moe
 
 
 def test_llama2_7b_parameters_by_hand(cat):
@@ -70,3 +70,20 @@ def test_generic_sizes_land_near_the_request(size):
     assert a.heads * a.head_dim == a.hidden
     if a.hidden >= 2048:
         assert a.heads % 8 == 0  # tensor parallel can split 8 ways
+
+
+@pytest.mark.parametrize("total_b, active_b", [(1000, 32), (671, 37), (235, 22), (30, 3)])
+def test_generic_moe_meets_its_total_and_active_sizes(total_b, active_b):
+    """A generic MoE of a total and an active size: 8 routed and 1 shared expert per token, as many
+    experts (a multiple of 8) as make up the total; both sizes within 5% (Kimi K2 is 1.03T-A32B,
+    DeepSeek-V3 671B-A37B, Qwen3 235B-A22B and 30B-A3B in their config.json)."""
+    arch = generic_moe(total_b, active_b)
+    assert arch.is_moe and arch.experts % 8 == 0 and arch.experts_per_token == 8 and arch.shared_experts == 1
+    assert arch.params / 1e9 == pytest.approx(total_b, rel=0.05)
+    assert arch.active_params / 1e9 == pytest.approx(active_b, rel=0.05)
+
+
+def test_generic_moe_too_dense_for_experts_is_the_dense_model():
+    """8B with 7B active leaves no room for more experts than are routed: the dense 8B."""
+    arch = generic_moe(8, 7)
+    assert not arch.is_moe and arch.params / 1e9 == pytest.approx(8, rel=0.05)

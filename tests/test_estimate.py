@@ -405,3 +405,15 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits():
     est = estimate(Request(model="gpt-oss-120b", method="infer"))
     assert est.resolved.precision == "int4"
     assert 50 < est.serving.weights_gib < 70
+
+
+def test_a_generic_moe_is_planned_as_one():
+    """1T parameters with 32B active: the generic MoE (said), its FLOPs those of the active size,
+    far fewer than a dense 1T model's on the same GPUs."""
+    moe = estimate(Request(params_b=1000, active_params_b=32, method="pretrain", gpu="h100-80gb", gpus=1024))
+    dense = estimate(
+        Request(params_b=1000, method="pretrain", gpu="h100-80gb", gpus=1024, train_tokens=moe.compute.train_tokens)
+    )
+    assert "generic_moe_arch" in [a.code for a in moe.assumptions]
+    assert moe.resolved.active_params_b == pytest.approx(32, rel=0.05)
+    assert moe.compute.flops_per_token < dense.compute.flops_per_token / 10

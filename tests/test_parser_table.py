@@ -385,6 +385,11 @@ EN = [
     # a family with a bare number: billions when a model of that size exists, else millions
     ("Do you recommend train mpt125 only with `4800 ba`?", dict(model="mpt-125m")),
     ("pythia 410 full finetune", dict(params_b=None)),  # no Pythia-410M in the catalog: not a 410B model
+    # an MoE's active size is its own reading, not a second model's; the word for parameters before a size
+    ("train a 1T MoE with 32B active on 1024 H100", dict(params_b=1000, active_params_b=32, gpus=1024)),
+    ("总参数1T、激活32B的MoE模型预训练要多少卡", dict(params_b=1000, active_params_b=32, method="pretrain")),
+    ("pretrain a 235B-A22B model", dict(params_b=235, active_params_b=22)),
+    ("参数量 70B 的模型全参微调", dict(params_b=70, active_params_b=None)),
     # the count times the memory after a card's name is the count ("A10(4* 24GB)" had planned 64)
     ("how to train qwen2.5-32b with A10(4* 24GB)", dict(gpu="a10-24gb", gpus=4)),
     ("train qwen2.5-32b with A100 (8*80GB)", dict(gpu="a100-80gb", gpus=8)),

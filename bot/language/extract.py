@@ -86,6 +86,16 @@ def count_value(text: str) -> float:
         return 0.0
 
 
+# the parameters an MoE activates per token: "32B active", "32b activated", "激活32B", "A22B" after a size
+_ACTIVE_SIZE = (
+    r"(\d+(?:\.\d+)?)\s*b(?:illion)?\s*(?:params?|parameters?)?\s*(?:active|activated)(?![a-z])"
+    r"|激活(?:参数)?(?:量)?\s*(\d+(?:\.\d+)?)\s*b|(?<=\db-)a(\d+(?:\.\d+)?)b(?![a-z0-9])"
+)
+# the word for parameters before the size: "总参数1T", "参数量 70B", "total parameters: 1.5T"
+_PARAMS_THEN_SIZE = (
+    r"(?:总参数量?|参数量|参数规模|total param(?:eter)?s?\s*(?:count)?)\s*(?:为|是|[:：=])?\s*"
+    r"(\d+(?:\.\d+)?)\s*(t|b|万亿|亿)(?![a-z])"
+)
 # a size written right after a family name the catalog does not have ("pythia 410m", "smollm 1.7b")
 _SIZE_AFTER_NAME = re.compile(r"[\s\-_]*(\d+(?:\.\d+)?\s*[bm])(?![a-z0-9]|\.\d)")
 
@@ -682,8 +692,16 @@ class Reader:
         self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
 
     def read_sizes(self) -> None:
+        self.active_size()
         self.size_readings = self.sizes()
         self.unknown_models(self.size_readings)
+
+    def active_size(self) -> None:
+        """The parameters a Mixture-of-Experts model activates per token ("32B active", "激活32B",
+        "235B-A22B"): a size of its own, not a second model's."""
+        for match in self.scan.finditer(_ACTIVE_SIZE):
+            number = next(g for g in match.groups() if g)
+            self.set("active_params_b", float(number), self.scan.take(match))
 
     def set(self, name: str, value: Any, words: str) -> bool:
         """Record a reading. Of two different readings of one field the first written stands,
@@ -1383,12 +1401,16 @@ class Reader:
         pattern = (
             r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿"
             # "1.5T parameters", "125M model", "6738.4 Million params": T and M only before such a word
-            r"|(?:t|m|million)(?=\s*(?:参数|params?|parameters?|model|模型|" + self.voc.family_names + ")))"
+            r"|(?:t|m|million)(?=\s*(?:参数|params?|parameters?|model|模型|moe|" + self.voc.family_names + ")))"
             r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?:(?![a-z])|(?=(?:"
             + self.voc.family_names
             + ")))"
         )
         found = []
+        for match in self.scan.finditer(_PARAMS_THEN_SIZE):  # "总参数1T", "parameters: 1.5T"
+            size = values.model_size_b(match.group(1) + match.group(2))
+            self.mention(("params_b", size), match.span())
+            found.append((size, self.scan.take(match)))
         for match in self.scan.finditer(pattern):
             if _TOKENS_AFTER.match(self.scan.original, match.end()):
                 continue  # read by tokens() when it can be, else not a size
