@@ -789,7 +789,8 @@ def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed:
         allowed = (scored.fits & scored.options.usable & expert_parallel_ok(scored.ep, scored.options)).ravel()
         if not allowed.any():
             per_gpu = np.broadcast_to(scored.per_gpu, scored.fits.shape).ravel()
-            return int(np.argmin(per_gpu)), False, False
+            least = int(np.argmin(per_gpu))  # nothing fits: the answer says so, not that it is slow
+            return least, False, bool(interactive[least])
     fast_enough = bool((allowed & interactive).any())
     if fast_enough:
         allowed = allowed & interactive
