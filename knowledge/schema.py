@@ -332,6 +332,7 @@ class Lexicon(_Strict):
     frameworks: list[str]
     parallel: dict[str, BilingualList]
     asks_count: BilingualList
+    asks_machines: BilingualList
     one_machine: BilingualList
     concurrency: BilingualList  # each pattern's first group: the number of sequences served at once
     triggers: dict[str, BilingualList]  # extractor -> the words without which it has nothing to read
@@ -367,6 +368,7 @@ class Lexicon(_Strict):
         for bilingual in [
             *self.parallel.values(),
             self.asks_count,
+            self.asks_machines,
             self.one_machine,
             self.concurrency,
             *self.triggers.values(),

@@ -385,11 +385,12 @@ EN = [
     # a family with a bare number: billions when a model of that size exists, else millions
     ("Do you recommend train mpt125 only with `4800 ba`?", dict(model="mpt-125m")),
     ("pythia 410 full finetune", dict(params_b=None)),  # no Pythia-410M in the catalog: not a 410B model
+    # a count of cards asked with the number of machines is one machine's: the job's count is open
+    ("how many 8xH100 nodes do I need to full finetune llama 70b", dict(gpu="h100-80gb", gpus=None)),
+    ("full finetune llama 70b, how many nodes of 8 H100?", dict(gpus=None)),
     # an MoE's active size is its own reading, not a second model's; the word for parameters before a size
     ("train a 1T MoE with 32B active on 1024 H100", dict(params_b=1000, active_params_b=32, gpus=1024)),
-    ("总参数1T、激活32B的MoE模型预训练要多少卡", dict(params_b=1000, active_params_b=32, method="pretrain")),
     ("pretrain a 235B-A22B model", dict(params_b=235, active_params_b=22)),
-    ("参数量 70B 的模型全参微调", dict(params_b=70, active_params_b=None)),
     # the count times the memory after a card's name is the count ("A10(4* 24GB)" had planned 64)
     ("how to train qwen2.5-32b with A10(4* 24GB)", dict(gpu="a10-24gb", gpus=4)),
     ("train qwen2.5-32b with A100 (8*80GB)", dict(gpu="a100-80gb", gpus=8)),
@@ -402,12 +403,7 @@ EN = [
         dict(model="deepseek-v3", gpu="h100-80gb", nodes=2, gpus=16),
     ),
     # a gap before 我 starts the user's own clause after a quoted setup
-    (
-        "官方给出的设备 8 * Nvidia A800 80 GB + DeepSpeed  我想问是否能用 nvidia 4090 24GB 进行lora微调",
-        dict(gpu="rtx-4090-24gb", method="lora"),
-    ),
     # an OOM with no word of training is a model that does not load: serving
-    ("webglm10B 是否支持双卡24G的2张？结果报显存不足；单卡要多少G才够？", dict(method="infer", gpus=2)),
     ("I tried the fp8 version, why is it slower than bf16 on H100?", dict(method=None)),
     # a size with its unit after a family the catalog lacks is that model's size, also before the name
     ("pythia 410m lora", dict(params_b=0.41, method="lora")),
@@ -580,6 +576,18 @@ EN = [
 ]
 
 ZH = [
+    # from the eleventh batch and this session's probes: per-machine counts, MoE sizes, clause gaps, serving
+    ("8卡H100训练qwen3-32b全参需要几台", dict(gpu="h100-80gb", gpus=None, nodes=None)),
+    ("需要几台8卡A800服务器才能全参微调72b", dict(gpu="a800-80gb", gpus=None)),
+    ("8张A100需要几台机器", dict(gpus=8)),  # 张 counts the job's cards
+    ("2台8卡A100全参72b够吗", dict(gpus=16, nodes=2)),
+    ("总参数1T、激活32B的MoE模型预训练要多少卡", dict(params_b=1000, active_params_b=32, method="pretrain")),
+    ("参数量 70B 的模型全参微调", dict(params_b=70, active_params_b=None)),
+    (
+        "官方给出的设备 8 * Nvidia A800 80 GB + DeepSpeed  我想问是否能用 nvidia 4090 24GB 进行lora微调",
+        dict(gpu="rtx-4090-24gb", method="lora"),
+    ),
+    ("webglm10B 是否支持双卡24G的2张？结果报显存不足；单卡要多少G才够？", dict(method="infer", gpus=2)),
     ("700亿 全参微调", dict(params_b=70, method="full")),
     ("70亿模型全量微调", dict(params_b=7, method="full")),
     ("1.5万亿参数模型预训练", dict(params_b=1500, method="pretrain")),

@@ -91,6 +91,8 @@ _ACTIVE_SIZE = (
     r"(\d+(?:\.\d+)?)\s*b(?:illion)?\s*(?:params?|parameters?)?\s*(?:active|activated)(?![a-z])"
     r"|激活(?:参数)?(?:量)?\s*(\d+(?:\.\d+)?)\s*b|(?<=\db-)a(\d+(?:\.\d+)?)b(?![a-z0-9])"
 )
+# "nodes of 8 H100": the count after it is one machine's
+_MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|with)\s+(?:\d+\s*[x×*]?\s*)?$")
 # the word for parameters before the size: "总参数1T", "参数量 70B", "total parameters: 1.5T"
 _PARAMS_THEN_SIZE = (
     r"(?:总参数量?|参数量|参数规模|total param(?:eter)?s?\s*(?:count)?)\s*(?:为|是|[:：=])?\s*"
@@ -578,6 +580,7 @@ class Reader:
         "gpu_memory",
         "counts",
         "per_node_counts",
+        "machines_asked",
         "read_sizes",
         "concurrency",
         "batches",
@@ -1349,6 +1352,24 @@ class Reader:
             per_node = self.fields["gpus"]
             self.fields["gpus"] = per_node * nodes
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
+
+    def machines_asked(self) -> None:
+        """A count of cards written with a question for the number of machines ("how many 8xH100
+        nodes", "nodes of 8 H100?", "需要几台8卡A100", "8卡H100 ... 需要几台") is what one machine
+        holds: the job's GPUs and machines are left to the plan, and the answer says so."""
+        span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
+        asked = self.voc.asks_machines.search(self.scan.original.lower())
+        if span is None or nodes or not asked:
+            return
+        words = self.words["gpus"]
+        in_the_ask = span[0] < asked.end() and asked.start() < span[1]  # "how many 8xH100 nodes"
+        of_machines = _MACHINES_OF.search(self.scan.original.lower(), max(0, span[0] - 16), span[0])
+        per_machine_form = "卡" in words and not re.search(r"张|块", words)  # "8卡A100", not "8张A100"
+        if in_the_ask or of_machines or per_machine_form:
+            per_node = self.fields.pop("gpus")
+            self.words.pop("gpus")
+            self.spans.pop("gpus")
+            self.notes.append(Note(code="count_per_machine", params={"per_node": per_node, "words": words}))
 
     def gpu_memory(self) -> None:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the

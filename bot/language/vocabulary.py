@@ -46,6 +46,7 @@ class Vocabulary:
     frameworks: re.Pattern
     parallel: dict[str, str]  # tp/pp -> the words before the size, as one alternation
     asks_count: re.Pattern
+    asks_machines: re.Pattern  # "how many nodes", "需要几台": the number of machines is the question
     one_machine: re.Pattern
     concurrency: list[re.Pattern]
     triggers: dict[str, re.Pattern]
@@ -162,6 +163,7 @@ def vocabulary() -> Vocabulary:
         frameworks=_any(lex.frameworks),
         parallel={name: _any(words.en + words.zh).pattern for name, words in lex.parallel.items()},
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
+        asks_machines=_any(lex.asks_machines.en + lex.asks_machines.zh),
         one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
         concurrency=[re.compile(p) for p in lex.concurrency.en + lex.concurrency.zh],
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
