@@ -396,6 +396,12 @@ EN = [
     ("train qwen2.5-32b with A100 (8*80GB)", dict(gpu="a100-80gb", gpus=8)),
     ("lora on 3090 (2*24G)", dict(gpu="rtx-3090-24gb", gpus=2)),
     ("RTX4090 24Gx2张 lora 7b", dict(gpu="rtx-4090-24gb", gpus=2)),
+    ("you mentioned 8 H100 in the blog post, we have 2 A100 80GB, lora 13b", dict(gpu="a100-80gb", gpus=2)),
+    # the count in the sentence that asks, over one in a statement no more the user's own
+    (
+        "One H100 will oom when using megatron to train llama2-70b. How to use two H100 to train llama2-70b?",
+        dict(gpus=2, model="llama-2-70b"),
+    ),
     # a command found for other cards is someone else's setup; DeepSeek V3.2 has V3's shape
     (
         "How to run DeepSeek-V3.2 on 2 H100 nodes?\nI only found the cmd for H200/B200:\n"
@@ -577,6 +583,12 @@ EN = [
 
 ZH = [
     # from the eleventh batch and this session's probes: per-machine counts, MoE sizes, clause gaps, serving
+    # the twelfth batch: a size asked about as tokens is none; a setup the maintainer wrote is theirs
+    ("请问10B是指token的数量吗？如果要continue pretraining 13B这个规模的模型，大概需要多少卡", dict(params_b=13)),
+    (
+        "我看您在里面写到6卡H800 25h就可以完成sft过程，我这边使用2卡A800理论上75小时能够完成训练",
+        dict(gpu="a800-80gb", gpus=2),
+    ),
     ("8卡H100训练qwen3-32b全参需要几台", dict(gpu="h100-80gb", gpus=None, nodes=None)),
     ("需要几台8卡A800服务器才能全参微调72b", dict(gpu="a800-80gb", gpus=None)),
     ("8张A100需要几台机器", dict(gpus=8)),  # 张 counts the job's cards

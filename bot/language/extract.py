@@ -213,7 +213,7 @@ _RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 # a size that counts tokens: "10B 说的是 token 数", "1B tokens", "1B * 8 epochs = 8B" (data times
 # passes, worked out; "7b x 3 epochs" alone stays a model trained three times over its data)
 _TOKENS_AFTER = re.compile(
-    r"\s*(?:(?:说的是|指的是|是|指|of|的)?\s*tokens?(?![a-z])|[*x×]\s*\d+\s*(?:epochs?|epoches|轮|个\s*epoch)\s*[=≈])"
+    r"\s*(?:(?:说的是|指的是|是指|是|指|of|的)?\s*tokens?(?![a-z])|[*x×]\s*\d+\s*(?:epochs?|epoches|轮|个\s*epoch)\s*[=≈])"
 )
 # what joins a count to the thing counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB"),
 # an instance ("2 x p4d.24xlarge", "2x ml.g5"), a DGX ("96 DGX-A100", "2台DGX")
@@ -361,6 +361,12 @@ def _power_of_two(value: float) -> bool:
 _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that names its size
 _SENTENCE_END = re.compile(r"[.!?。！？\n]")
 _QUESTION = re.compile(r"[?？]|^\s*(?:can|could|how|what|which|is|are|do|does|will|would)\b|吗|多少|能否|可否|怎么")
+
+
+def _asked_over(text: str, asked: tuple[int, int], other: tuple[int, int]) -> bool:
+    """A count in the sentence that asks, against one in a statement that is no more the user's own
+    ("One H100 will oom ... How to use two H100?"; not "我有4个gpu ... 应该选择多卡还是单卡？")."""
+    return _in_question(text, asked) and not _in_question(text, other) and owner(text, asked) >= owner(text, other)
 
 
 def _in_question(text: str, span: tuple[int, int]) -> bool:
@@ -756,6 +762,8 @@ class Reader:
             or (_bounded(text, first) and not _bounded(text, second))  # "9 or more H100s ... I have 2x8"
             or (name in ("gpus", "nodes") and _totalled(text, second) and not _totalled(text, first))  # a total
             or (name == "gpu" and _refines(second, first))  # "v100 ... Gpu: Nvidia v100 16GB"
+            # "One H100 will oom ... How to use two H100 to train llama2-70b?": the setup asked about
+            or (name in ("gpus", "nodes") and _asked_over(text, second[0], first[0]))
         )
 
     def _counts_now(self) -> tuple[dict[str, tuple], int]:
