@@ -397,6 +397,10 @@ EN = [
     ("lora on 3090 (2*24G)", dict(gpu="rtx-3090-24gb", gpus=2)),
     ("RTX4090 24Gx2张 lora 7b", dict(gpu="rtx-4090-24gb", gpus=2)),
     ("you mentioned 8 H100 in the blog post, we have 2 A100 80GB, lora 13b", dict(gpu="a100-80gb", gpus=2)),
+    # workers, hosts and instances each with their GPUs are machines
+    ("I fully finetune TinyLlama with FSDP on three workers each with two GPUs.", dict(gpus=6, nodes=3)),
+    ("2 hosts with 8 GPUs each, llama 70b lora", dict(gpus=16, nodes=2)),
+    ("num_workers 4 with 8 GPUs lora 7b", dict(gpus=8, nodes=None)),
     # the count in the sentence that asks, over one in a statement no more the user's own
     (
         "One H100 will oom when using megatron to train llama2-70b. How to use two H100 to train llama2-70b?",

@@ -221,7 +221,7 @@ _CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
 # the counts() readings: "2台8卡" and "4 nodes with totally 32 gpus" (nodes, then cards)
 _NODES_OF_CARDS = (
     NUM
-    + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with|each with|,)?\s*"
+    + r"\s*(台|机器?|nodes?|servers?|machines?|boxes|workers?|hosts?|instances?)\s*(?:of|x|×|with|each with|,)?\s*"
     + r"(?:(totally|in total|a total of|in all)\s*)?"  # "4 nodes with totally 32 gpus": a total
     + NUM
     + r"\s*(?:张|块)?\s*(?:卡|显卡|gpus?|cards?)(?:\s*each)?"
