@@ -272,4 +272,48 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
         raise RequestError(problems)
     if method == "infer":
         return estimate_serving(ctx, seq)
-    return estimate_training(ctx, seq)
+    planned = estimate_training(ctx, seq)
+    _friendlier_count(req, cat, planned)
+    return planned
+
+
+def friendly_count(gpus: int) -> int:
+    """The largest count up to `gpus` of the form 2^k or 3 x 2^k (k >= 3): one that tensor,
+    pipeline, expert and data parallel sizes in powers of two divide (98,304 of 100,000)."""
+    best = 8
+    k = 3
+    while 2**k <= gpus:
+        best = max(best, 2**k, 3 * 2 ** (k - 1) if 3 * 2 ** (k - 1) <= gpus else 0)
+        k += 1
+    return best if best <= gpus else gpus
+
+
+def _friendlier_count(req: Request, cat: Catalog, planned: Estimate) -> None:
+    """A fixed count of GPUs that parallel sizes in powers of two do not divide (100,000 = 2^5 x
+    5^5 leaves expert parallelism 4 at most): the plan on the largest count of them they do
+    divide, said when it finishes a fifth sooner or more."""
+    if not req.gpus or req.gpus < 64 or (req.nodes and req.nodes > 1) or planned.compute.days is None:
+        return
+    fewer = friendly_count(req.gpus)
+    if fewer == req.gpus or fewer < 0.75 * req.gpus:
+        return
+    try:
+        probe = _estimate(req.model_copy(update={"gpus": fewer, "nodes": None}), cat)
+    except RequestError:
+        return
+    if probe.memory.fits and probe.compute.days < 0.8 * planned.compute.days:
+        planned.warnings.append(
+            Note(
+                code="friendlier_count",
+                params={
+                    "gpus": req.gpus,
+                    "fewer": fewer,
+                    "days": probe.compute.days,
+                    "planned_days": planned.compute.days,
+                    "mfu": probe.compute.mfu,
+                    "tp": probe.resolved.tp,
+                    "pp": probe.resolved.pp,
+                    "ep": probe.resolved.ep,
+                },
+            )
+        )

@@ -3,7 +3,7 @@
 import pytest
 
 from gpuplan.estimator.errors import RequestError
-from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.estimate import estimate, friendly_count
 from gpuplan.estimator.schema import Request
 
 CASES = [
@@ -425,3 +425,17 @@ def test_a_serving_plan_that_does_not_fit_is_not_called_slow():
     est = estimate(Request(model="qwen3-235b-a22b", method="infer", gpu="h100-80gb", gpus=8, micro_batch=200))
     codes = [w.code for w in est.warnings]
     assert not est.memory.fits and "does_not_fit_engine" in codes and "slow_serving" not in codes
+
+
+def test_a_count_parallel_sizes_hardly_divide_gets_the_count_they_do():
+    """100,000 H100 (2^5 x 5^5) leave a 1T MoE expert parallelism 4 at most; 98,304 of them
+    (3 x 2^15) divide into far better layouts, and the plan says how much sooner they finish."""
+    req = Request(
+        params_b=1000, active_params_b=32, method="pretrain", gpu="h100-80gb", gpus=100_000, train_tokens=15e12
+    )
+    est = estimate(req)
+    note = next(w for w in est.warnings if w.code == "friendlier_count")
+    assert note.params["fewer"] == 98_304 and note.params["days"] < 0.8 * est.compute.days
+    assert friendly_count(98_304) == 98_304 and friendly_count(1_000) == 768 and friendly_count(16_384) == 16_384
+    power_of_two = estimate(req.model_copy(update={"gpus": 65_536}))
+    assert "friendlier_count" not in [w.code for w in power_of_two.warnings]

@@ -397,6 +397,10 @@ EN = [
     ("lora on 3090 (2*24G)", dict(gpu="rtx-3090-24gb", gpus=2)),
     ("RTX4090 24Gx2张 lora 7b", dict(gpu="rtx-4090-24gb", gpus=2)),
     ("you mentioned 8 H100 in the blog post, we have 2 A100 80GB, lora 13b", dict(gpu="a100-80gb", gpus=2)),
+    # thousands of cards after a word that puts the job on them; "8k" alone may be a context
+    ("train a 405b on 16k H100", dict(gpus=16_000)),
+    ("pretrain 70b with 100k H100s, 15T tokens", dict(gpus=100_000)),
+    ("llama 8b 8k a100 lora", dict(gpus=None, seq_len=8192)),
     # workers, hosts and instances each with their GPUs are machines
     ("I fully finetune TinyLlama with FSDP on three workers each with two GPUs.", dict(gpus=6, nodes=3)),
     ("2 hosts with 8 GPUs each, llama 70b lora", dict(gpus=16, nodes=2)),

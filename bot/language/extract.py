@@ -91,6 +91,9 @@ _ACTIVE_SIZE = (
     r"(\d+(?:\.\d+)?)\s*b(?:illion)?\s*(?:params?|parameters?)?\s*(?:active|activated)(?![a-z])"
     r"|激活(?:参数)?(?:量)?\s*(\d+(?:\.\d+)?)\s*b|(?<=\db-)a(\d+(?:\.\d+)?)b(?![a-z0-9])"
 )
+# thousands of cards, after a word that puts the job on them ("on 16k H100", "with 100k H100s",
+# "用1万张"): "8k a100" alone may be a context length and is not read
+_THOUSANDS_BEFORE = r"(?:\bon|\bwith|\busing|\bacross|\bof)\s+(\d+(?:\.\d+)?)\s*k\s*[x×]?\s*$"
 # "nodes of 8 H100": the count after it is one machine's
 _MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|with)\s+(?:\d+\s*[x×*]?\s*)?$")
 # the word for parameters before the size: "总参数1T", "参数量 70B", "total parameters: 1.5T"
@@ -1012,6 +1015,9 @@ class Reader:
         elif after:
             self.set("gpus", int(after.group(1)), words + after.group(0))
             self.scan.blank(tail_start + after.start(), tail_start + after.end())
+        elif thousands := _rx(_THOUSANDS_BEFORE).search(*head):  # "on 16k H100": a cluster's count
+            self.set("gpus", int(float(thousands.group(1)) * 1000), thousands.group(0).strip() + " " + words)
+            self.scan.blank(thousands.start(1), thousands.end())
         elif _rx(r"(?:\b(?:one|single)\s+|(?:单张|一张|一块|单卡)\s*)$").search(*head):
             self.set("gpus", 1, words)  # "on a single A6000": one card, said as such
         elif (
