@@ -279,13 +279,10 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
 
 def friendly_count(gpus: int) -> int:
     """The largest count up to `gpus` of the form 2^k or 3 x 2^k (k >= 3): one that tensor,
-    pipeline, expert and data parallel sizes in powers of two divide (98,304 of 100,000)."""
-    best = 8
-    k = 3
-    while 2**k <= gpus:
-        best = max(best, 2**k, 3 * 2 ** (k - 1) if 3 * 2 ** (k - 1) <= gpus else 0)
-        k += 1
-    return best if best <= gpus else gpus
+    pipeline, expert and data parallel sizes in powers of two divide (98,304 of 100,000); `gpus`
+    itself below 8."""
+    counts = [c for k in range(3, 40) for c in (2**k, 3 * 2**k) if c <= gpus]
+    return max(counts, default=gpus)
 
 
 def _friendlier_count(req: Request, cat: Catalog, planned: Estimate) -> None:

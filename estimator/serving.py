@@ -202,6 +202,7 @@ def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, IOEs
             gpu=gpu.name,
             capacity=gpu.memory_gib,
             limit=mem.engine_limit_gib,
+            per_gpu=mem.per_gpu_gib,
             fraction=share,
             needed=mem.per_gpu_gib / gpu.memory_gib,
         )
