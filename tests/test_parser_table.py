@@ -397,6 +397,11 @@ EN = [
     ("lora on 3090 (2*24G)", dict(gpu="rtx-3090-24gb", gpus=2)),
     ("RTX4090 24Gx2张 lora 7b", dict(gpu="rtx-4090-24gb", gpus=2)),
     ("you mentioned 8 H100 in the blog post, we have 2 A100 80GB, lora 13b", dict(gpu="a100-80gb", gpus=2)),
+    # "full" before a length is the length's, not the method ("with full 8K context using LoRA")
+    ("fine-tuning Llama 3 8B with full 8K context using LoRA on 1 A100 80GB", dict(method="lora", seq_len=8192)),
+    ("llama 8b full 8k", dict(method="full", seq_len=8192)),
+    # a prompt's and a response's lengths written apart: a sequence holds both
+    ("PPO of a 72B model on 32 nodes. Prompt length: 40K tokens, response length: 10K tokens", dict(seq_len=51_200)),
     # thousands of cards after a word that puts the job on them; "8k" alone may be a context
     ("train a 405b on 16k H100", dict(gpus=16_000)),
     ("pretrain 70b with 100k H100s, 15T tokens", dict(gpus=100_000)),
@@ -592,6 +597,7 @@ EN = [
 ZH = [
     # from the eleventh batch and this session's probes: per-machine counts, MoE sizes, clause gaps, serving
     # the twelfth batch: a size asked about as tokens is none; a setup the maintainer wrote is theirs
+    ("GRPO训练qwen2.5-7b，输入长度2048，输出长度4096，需要几张卡", dict(seq_len=6144, method="ppo")),
     ("请问10B是指token的数量吗？如果要continue pretraining 13B这个规模的模型，大概需要多少卡", dict(params_b=13)),
     (
         "我看您在里面写到6卡H800 25h就可以完成sft过程，我这边使用2卡A800理论上75小时能够完成训练",

@@ -94,6 +94,18 @@ _ACTIVE_SIZE = (
 # thousands of cards, after a word that puts the job on them ("on 16k H100", "with 100k H100s",
 # "用1万张"): "8k a100" alone may be a context length and is not read
 _THOUSANDS_BEFORE = r"(?:\bon|\bwith|\busing|\bacross|\bof)\s+(\d+(?:\.\d+)?)\s*k\s*[x×]?\s*$"
+# a prompt's and a response's lengths, each the first group present ("Prompt length: 40K",
+# "max_response_length=4096", "输出长度 2048"): a sequence is both
+_LENGTH_VALUE = r"\s*(?:of|=|:|is|为|是|：)?\s*(\d+(?:\.\d+)?\s*k?)(?![a-z0-9])"
+_PROMPT_LENGTH = (
+    r"(?:max[_ ]?)?prompt[_ ]?(?:length|len)" + _LENGTH_VALUE + r"|(?:输入|提示词?|prompt)\s*长度" + _LENGTH_VALUE
+)
+_RESPONSE_LENGTH = (
+    r"(?:max[_ ]?)?(?:response|output|generation|completion)[_ ]?(?:length|len)"
+    + _LENGTH_VALUE
+    + r"|(?:输出|回复|回答|生成|response)\s*长度"
+    + _LENGTH_VALUE
+)
 # "nodes of 8 H100": the count after it is one machine's
 _MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|with)\s+(?:\d+\s*[x×*]?\s*)?$")
 # the word for parameters before the size: "总参数1T", "参数量 70B", "total parameters: 1.5T"
@@ -583,6 +595,7 @@ class Reader:
         "unknown_gpu_names",
         "fabric",
         "read_model_names",
+        "prompt_and_response",
         "tokens",
         "dataset",
         "sequence",
@@ -1269,6 +1282,22 @@ class Reader:
                     continue
                 if 16 <= seq <= 100_000_000:
                     self.set("seq_len", seq, self.scan.take(match))
+
+    def prompt_and_response(self) -> None:
+        """A prompt's and a response's lengths written apart ("Prompt length: 40K tokens / Response
+        length: 10K tokens", verl's max_prompt_length and max_response_length, 输入长度/输出长度):
+        a sequence holds both, so its length is their sum."""
+        prompt = self.scan.search(_PROMPT_LENGTH)
+        response = self.scan.search(_RESPONSE_LENGTH)
+        if not (prompt and response):
+            return
+        try:
+            total = values.length(next(g for g in prompt.groups() if g))
+            total += values.length(next(g for g in response.groups() if g))
+        except ValueError:
+            return
+        words = self.scan.take(prompt) + " + " + self.scan.take(response)
+        self.set("seq_len", int(total), words)
 
     def counts(self) -> None:
         """GPU and node counts: "2台8卡", "2机16卡", "two nodes of 8", "8 GPUs", "8张卡", "单卡"."""
