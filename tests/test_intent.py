@@ -228,3 +228,11 @@ def test_question_words_are_read_from_the_users_prose_not_a_pasted_command():
     parsed, evidence = parser.read(asked_in_prose)
     values = dict(zip(names, intent.dense(evidence, parsed), strict=True))
     assert values["words:out_of_scope"] > 0.0
+
+
+@pytest.mark.parametrize(
+    "question", ["从A100换到H100值得吗，训练 70b", "is it worth upgrading from A100 to H100 for 70b training?"]
+)
+def test_whether_a_change_of_cards_is_worth_it_is_a_comparison(question):
+    """Two cards and 'worth' / 值得: the refits had moved the Chinese one to a plan."""
+    assert parser.parse(question).intent == "compare"

@@ -394,11 +394,17 @@ def _vetoed(topic: str, prose: str) -> bool:
 MODEL_FAMILY_NOTES = ("model_family_sizes", "unknown_model_name")
 
 
+# whether a change of one thing for another pays ("worth upgrading", "值得吗", "值不值")
+_WORTH = re.compile(r"\bworth\b|upgrad\w*|值得|值不值|划算")
+
+
 def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool = False) -> str:
     """Where the form of a question says more than its words: rules over the classifier (`sure`:
     the classifier gives its verdict a majority of the probability)."""
     if parsed.compare and parsed.compare_direct:
         return "compare"  # "A100 vs H100 for 13b"
+    if intent == "plan" and parsed.compare and parsed.compare["kind"] == "gpu" and _WORTH.search(prose.lower()):
+        return "compare"  # "从A100换到H100值得吗": two cards and whether the change is worth it
     if intent == "compare" and either_enough(prose):
         return "plan"  # "8张V100或者8张3090够用吗": is either enough, not which is better
     if intent == "compare" and not parsed.compare and _SLOWER_THAN_ONE.search(prose):
