@@ -125,6 +125,10 @@ CASES = [
     (OOM_NEW, dict(gpu_memory_gib=79.33)),
     (SUMMARY, dict(seq_len=128, micro_batch=None)),
     ("```\nModel: Llama 2 7B\nMicro batch size: 2\nMax seq len: 2k\n```", dict(micro_batch=2, seq_len=2048)),
+    # a rollout's prompt and response lengths (verl, OpenRLHF, TRL): one sequence of both, a total wins
+    ("python3 -m verl.trainer.main_ppo data.max_prompt_length=1024 data.max_response_length=4096", dict(seq_len=5120)),
+    ("--prompt_max_len 1024 --generate_max_len 1024 --max_len 4096", dict(seq_len=4096)),
+    ("--prompt_max_len 1024 --generate_max_len 2048", dict(seq_len=3072)),
 ]
 WRAPS = {
     "en": "Getting OOM with this setup, what do I need?\n{artifact}",

@@ -56,6 +56,9 @@ def to_request(found: Artifacts, reader: Reader, cat: Catalog, method: str | Non
     _serving(got, method)
     for field, reading in (("seq_len", "seq_len"), ("epochs", "epochs"), ("optimizer", "optimizer")):
         got.put(field, got.value(reading), got.words(reading))
+    prompt, response = got.value("prompt_len"), got.value("response_len")
+    if prompt or response:  # a total written wins; else a rollout holds its prompt and its response
+        got.put("seq_len", int((prompt or 0) + (response or 0)), got.words("prompt_len", "response_len"))
     _notes_only(got)
     return got.fields, got.read
 
