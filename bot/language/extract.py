@@ -681,7 +681,7 @@ class Reader:
             return
         for match in self.scan.finditer(self.voc.gpu_like):
             words = self.scan.take(match)
-            memory, span = self._gpu_memory_near(match, None)
+            memory, span, _ = self._gpu_memory_near(match, None)
             named = gpu_id(f"{words} {memory:g}g", self.voc, self.cat) if memory else None
             if named:  # "16GB VRAM 5060 TI": a card the catalog names only with its memory
                 self.scan.blank(*span)
@@ -896,7 +896,7 @@ class Reader:
             start = vendor.start() if vendor else match.start()  # "nvidia a100": the vendor's name too
             server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
             words = self.scan.text[start : match.end()].strip()
-            memory, memory_span = self._gpu_memory_near(match, found_id)
+            memory, memory_span, inner_count = self._gpu_memory_near(match, found_id)
             total = None  # "4xA100 160Gb": the memory of all the cards, told apart once the count is read
             if memory:
                 variant = variant_with_memory(found_id, memory, self.cat)
@@ -924,7 +924,7 @@ class Reader:
                 self._dgx_servers(start, words, found_id)
             else:
                 self._gpu_count(start, match.end(), words, memory_span, found_id)
-                self._count_in_memory(match, memory_span, before, words)
+                self._count_in_memory(inner_count, memory_span, before, words)
             if not kept:  # the counts written with a GPU set aside are set aside with it
                 self._restore_counts(before)
             self._remember_mention(found_id, match.span(), start)
@@ -945,34 +945,35 @@ class Reader:
         r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
     )
 
-    def _count_in_memory(self, match: re.Match, memory_span, before, words: str) -> None:
+    def _count_in_memory(self, count: int | None, memory_span, before, words: str) -> None:
         """'A10(4* 24GB)': a count times the memory written after the name is the count, when
         nothing before the name counted the cards."""
-        if not memory_span or memory_span[0] < match.end() or self._counts_now()[0]["gpus"] != before[0]["gpus"]:
-            return
-        inner = _rx(self._MEMORY_AFTER).match(self.scan.original[memory_span[0] : memory_span[1]])
-        if inner and inner.group(1) and int(inner.group(1)) >= 1:
-            self.set("gpus", int(inner.group(1)), words + " " + inner.group(0).strip())
+        if count and self._counts_now()[0]["gpus"] == before[0]["gpus"]:
+            said = self.scan.original[memory_span[0] : memory_span[1]].strip()
+            self.set("gpus", count, words + " " + said)
 
     # a number without its unit between a count and the name ("三张24 3090"), one of the card's memories
     _BARE_MEMORY_BEFORE = r"(?:张|块|个|[x×*])\s*(\d{2,3})\s+$"
 
-    def _gpu_memory_near(self, match: re.Match, found_id: str | None) -> tuple[float | None, tuple[int, int] | None]:
+    def _gpu_memory_near(
+        self, match: re.Match, found_id: str | None
+    ) -> tuple[float | None, tuple[int, int] | None, int | None]:
         """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
-        3090") a GPU name."""
+        3090") a GPU name, its span, and a count written times it after the name ("A10(4* 24GB)")."""
         after = _rx(self._MEMORY_AFTER).search(self.scan.text[match.end() : match.end() + 16])
         if after:
-            return float(after.group(2)), (match.end() + after.start(), match.end() + after.end())
+            count = int(after.group(1)) if after.group(1) and int(after.group(1)) >= 1 else None
+            return float(after.group(2)), (match.end() + after.start(), match.end() + after.end()), count
         head = self.scan.text[max(0, match.start() - 14) : match.start()]
         before = _rx(self._MEMORY_BEFORE).search(head)
         if before:
             offset = match.start() - len(head)
-            return float(before.group(1)), (offset + before.start(), offset + before.end())
+            return float(before.group(1)), (offset + before.start(), offset + before.end()), None
         bare = _rx(self._BARE_MEMORY_BEFORE).search(head)
         if bare and found_id and variant_with_memory(found_id, float(bare.group(1)), self.cat):
             offset = match.start() - len(head)
-            return float(bare.group(1)), (offset + bare.start(1), offset + bare.end(1))
-        return None, None
+            return float(bare.group(1)), (offset + bare.start(1), offset + bare.end(1)), None
+        return None, None, None
 
     def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str) -> None:
         """The count written before the GPU name (or after it: "24GB *2"), with nodes when given."""
@@ -1401,17 +1402,16 @@ class Reader:
         nodes", "nodes of 8 H100?", "需要几台8卡A100", "8卡H100 ... 需要几台") is what one machine
         holds: the job's GPUs and machines are left to the plan, and the answer says so."""
         span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
-        asked = self.voc.asks_machines.search(self.scan.original.lower())
+        asked = self.voc.asks_machines.search(self.scan.original)
         if span is None or nodes or not asked:
             return
         words = self.words["gpus"]
         in_the_ask = span[0] < asked.end() and asked.start() < span[1]  # "how many 8xH100 nodes"
-        of_machines = _MACHINES_OF.search(self.scan.original.lower(), max(0, span[0] - 16), span[0])
+        of_machines = _MACHINES_OF.search(self.scan.original, max(0, span[0] - 16), span[0])
         per_machine_form = "卡" in words and not re.search(r"张|块", words)  # "8卡A100", not "8张A100"
         if in_the_ask or of_machines or per_machine_form:
-            per_node = self.fields.pop("gpus")
-            self.words.pop("gpus")
-            self.spans.pop("gpus")
+            per_node = self.fields["gpus"]
+            self._drop_counts_read_at(span)
             self.notes.append(Note(code="count_per_machine", params={"per_node": per_node, "words": words}))
 
     def gpu_memory(self) -> None:
