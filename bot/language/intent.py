@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
 # read by the rules only, not classifier features
-RULE_SECTIONS = ("choice", "yes_no", "earlier", "lacking", "also_seen", "memory_ask")
+RULE_SECTIONS = ("choice", "worth", "yes_no", "earlier", "lacking", "also_seen", "memory_ask")
 INTENTS = ("plan", "troubleshoot", "compare", "other")
 MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
 TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own trigger phrase
@@ -394,16 +394,12 @@ def _vetoed(topic: str, prose: str) -> bool:
 MODEL_FAMILY_NOTES = ("model_family_sizes", "unknown_model_name")
 
 
-# whether a change of one thing for another pays ("worth upgrading", "值得吗", "值不值")
-_WORTH = re.compile(r"\bworth\b|upgrad\w*|值得|值不值|划算")
-
-
 def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool = False) -> str:
     """Where the form of a question says more than its words: rules over the classifier (`sure`:
     the classifier gives its verdict a majority of the probability)."""
     if parsed.compare and parsed.compare_direct:
         return "compare"  # "A100 vs H100 for 13b"
-    if intent == "plan" and parsed.compare and parsed.compare["kind"] == "gpu" and _WORTH.search(prose.lower()):
+    if intent == "plan" and parsed.compare and parsed.compare["kind"] == "gpu" and hits("worth", prose, most=1):
         return "compare"  # "从A100换到H100值得吗": two cards and whether the change is worth it
     if intent == "compare" and either_enough(prose):
         return "plan"  # "8张V100或者8张3090够用吗": is either enough, not which is better
