@@ -237,6 +237,7 @@ def _users_servers(req: Request, cat: Catalog, gpu: GPU | None, assumptions: lis
 
 
 def _estimate(req: Request, cat: Catalog) -> Estimate:
+    given = cat  # the catalog asked with, before the request's own servers and stock are applied
     problems = check_request(req, cat)
     if problems:
         raise RequestError(problems)
@@ -273,7 +274,7 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
     if method == "infer":
         return estimate_serving(ctx, seq)
     planned = estimate_training(ctx, seq)
-    _friendlier_count(req, cat, planned)
+    _friendlier_count(req, given, planned)
     return planned
 
 
@@ -295,7 +296,7 @@ def _friendlier_count(req: Request, cat: Catalog, planned: Estimate) -> None:
     if fewer == req.gpus or fewer < 0.75 * req.gpus:
         return
     try:
-        probe = _estimate(req.model_copy(update={"gpus": fewer, "nodes": None}), cat)
+        probe = estimate(req.model_copy(update={"gpus": fewer, "nodes": None}), cat)  # memoised
     except RequestError:
         return
     if probe.memory.fits and probe.compute.days < 0.8 * planned.compute.days:
