@@ -581,3 +581,12 @@ def test_serving_exports_ask_for_the_kv_cache_the_plan_counts():
     with pytest.raises(ConfigError) as refused:
         export(answer("llama-3.1-70b infer gpu=h100 gpus=2 kv=int4"), "vllm")
     assert refused.value.code == "config_kv_cache"
+
+
+def test_a_serving_plan_a_little_over_the_engine_share_launches_with_the_share_it_needs():
+    """Llama 3 70B fp8 with one sequence on one H100 needs 90.3% of the card: the answer says
+    'raised to 0.91', and the vLLM script launches with 0.91, not the default 0.9 it would not fit."""
+    tight = launch_from(answer("serve llama-3-70b on 1 h100 precision=fp8 mbs=1"))
+    assert tight.memory_fraction == 0.91
+    roomy = launch_from(answer("llama-3.1-70b infer gpu=h100 gpus=2 precision=fp8"))
+    assert roomy.memory_fraction == 0.9

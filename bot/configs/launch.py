@@ -119,10 +119,19 @@ def launch_from(plan: Plan) -> Launch:
         save_every_steps=save_every,
         checkpoint_minutes=interval if save_every else None,
         max_num_seqs=(serving.max_concurrency or serving.concurrency) if serving else None,
-        memory_fraction=cat.defaults.number("inference", "engine_memory_fraction"),
+        memory_fraction=_engine_fraction(est, cat.defaults.number("inference", "engine_memory_fraction")),
         loss=r.loss or "chunked",
         kv_cache=r.kv_cache,
     )
+
+
+def _engine_fraction(est, default: float) -> float:
+    """The engine's share of GPU memory to launch with: the default, or, when the plan misses it
+    by a little (up to 98% of the card, the share the answer's warning names), that share."""
+    m = est.memory
+    if m.engine_limit_gib is None or m.fits or m.per_gpu_gib > 0.98 * m.capacity_gib:
+        return default
+    return math.ceil(m.per_gpu_gib / m.capacity_gib * 100) / 100
 
 
 def hf_id(spec: ModelSpec) -> str | None:
