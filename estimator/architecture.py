@@ -51,6 +51,8 @@ class Arch:
     moe_ffn_hidden: int = 0
     shared_experts: int = 0
     dense_layers: int = 0
+    expert_groups: int = 1  # node-limited routing: a token's experts come from groups_per_token groups
+    groups_per_token: int = 1
     residual_ffn_hidden: int = 0  # a dense MLP beside the experts in every MoE layer (Snowflake Arctic)
     # DeepSeek MLA (0 = standard attention)
     q_lora_rank: int = 0
@@ -350,6 +352,8 @@ def from_spec(spec: ModelSpec) -> Arch:
         moe_ffn_hidden=spec.moe_ffn_hidden or 0,
         shared_experts=spec.shared_experts,
         dense_layers=spec.dense_layers if spec.experts > 1 else 0,
+        expert_groups=spec.expert_groups,
+        groups_per_token=spec.groups_per_token,
         residual_ffn_hidden=spec.residual_ffn_hidden or 0,
         q_lora_rank=mla.q_lora_rank if mla else 0,
         kv_lora_rank=mla.kv_lora_rank if mla else 0,

@@ -206,9 +206,13 @@ def step_traffic(
     return traffic
 
 
-def step_comm_seconds(traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1) -> dict[str, np.ndarray]:
+def step_comm_seconds(
+    traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1, arch: Arch | None = None
+) -> dict[str, np.ndarray]:
     """Seconds per step on each dimension: tp inside a node, dp/pp across nodes when the job spans
-    nodes, ep inside a node while tp x ep GPUs fit in one (expert groups are placed there first)."""
+    nodes, ep inside a node while tp x ep GPUs fit in one (expert groups are placed there first);
+    an expert group over several nodes sends `arch`'s expert_fabric_share of its copies over the
+    fabric and forwards all of them over NVLink beside it."""
     gpus, tp = np.asarray(gpus, dtype=float), np.asarray(tp, dtype=float)
     per_node = np.asarray(links.gpus_per_node, dtype=float)
     multi_node = gpus > per_node
@@ -216,13 +220,32 @@ def step_comm_seconds(traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep
     outer_bw = np.where(multi_node, links.inter_node, links.intra_node)
     seconds = {"tp": traffic["tp"] / tp_bw, "dp": traffic["dp"] / outer_bw, "pp": traffic["pp"] / outer_bw}
     if "ep" in traffic:
-        group = tp * np.asarray(ep, dtype=float)
-        in_node = group <= per_node
-        seconds["ep"] = traffic["ep"] / np.where(in_node, links.intra_node, outer_bw) * _beyond_pod(group, links)
+        ep = np.asarray(ep, dtype=float)
+        group = tp * ep
+        nvlink = traffic["ep"] / links.intra_node
+        share = expert_fabric_share(arch, group / per_node, ep) if arch is not None else 1.0
+        fabric = traffic["ep"] * share / outer_bw * _beyond_pod(group, links)
+        seconds["ep"] = np.where(group <= per_node, nvlink, np.maximum(fabric, nvlink))
     if "cp" in traffic:
         in_node = tp * np.asarray(cp, dtype=float) <= per_node
         seconds["cp"] = traffic["cp"] / np.where(in_node, links.intra_node, outer_bw)
     return seconds
+
+
+def expert_fabric_share(a: Arch, nodes, ep) -> np.ndarray:
+    """Share of an expert all-to-all's copies that cross the fabric when its group spans `nodes`
+    nodes. DeepEP's dispatch and combine (Megatron-Core's flex dispatcher) send a token once to each
+    other node that holds one of its k experts and forward it over NVLink there (DeepSeek-V3,
+    arXiv:2412.19437, Sec. 3.2.2): n(1 - (1 - 1/n)^k) nodes under uniform routing, of which (n-1)/n
+    are other nodes; node-limited routing (config.json n_group / topk_group) caps the nodes at the
+    groups a token may use, times the nodes one group spans."""
+    nodes, ep = np.maximum(np.asarray(nodes, dtype=float), 1.0), np.asarray(ep, dtype=float)
+    k = a.experts_per_token
+    reached = nodes * (1.0 - (1.0 - 1.0 / nodes) ** k)
+    if a.expert_groups > 1:
+        reached = np.minimum(reached, a.groups_per_token * np.maximum(1.0, nodes / a.expert_groups))
+    copies = k * _ring(ep)
+    return np.where((nodes > 1) & (copies > 0), reached * (nodes - 1) / nodes / np.maximum(copies, 1e-9), 1.0)
 
 
 def _beyond_pod(group: np.ndarray, links: Links) -> np.ndarray:
@@ -244,14 +267,29 @@ def pipeline_exposed_share(pp, vpp, micro_batches) -> np.ndarray:
     return np.where(vpp > 1, np.minimum(1.0, (pp - 1) / (vpp * np.maximum(m, 1.0))), 1.0)
 
 
+def paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt) -> np.ndarray:
+    """Share of a step's compute beside which another micro-batch's expert all-to-alls run under
+    Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm: one micro-batch's dispatch and
+    combine beside an adjacent one's forward or backward; DeepSeek-V3's DualPipe pairs them the same
+    way). It needs expert parallelism, two micro-batches or more, no full recomputation and, with a
+    pipeline, an interleaved one (Megatron-Bridge's checks); the pipeline's warm-up and cool-down,
+    pp / (v m) of the micro-batches, run unpaired."""
+    ep, pp, vpp, m = (np.asarray(x, dtype=float) for x in (ep, pp, vpp, micro_batches))
+    able = (ep > 1) & (m >= 2) & (np.asarray(ckpt) != 2) & ((pp == 1) | (vpp > 1))
+    return np.where(able, np.clip(1.0 - pp / (vpp * np.maximum(m, 1.0)), 0.0, 1.0), 0.0)
+
+
 @dataclass(frozen=True)
 class Overlap:
-    """What a step's communication runs beside, per layout (scalars or arrays): seconds of shared-
-    expert compute beside the MoE all-to-all; the share of tensor-parallel collectives issued
-    asynchronously (tensor_parallel_async_share) and the seconds of column-parallel backward GEMMs
-    they hide behind; the share of pipeline hops that waits (pipeline_exposed_share)."""
+    """What a step's communication runs beside, per layout (scalars or arrays): seconds of compute
+    beside the MoE all-to-all (the shared experts', or an adjacent micro-batch's), and the share of
+    the GPU's SMs that all-to-all takes from that compute while it runs; the share of tensor-parallel
+    collectives issued asynchronously (tensor_parallel_async_share) and the seconds of column-
+    parallel backward GEMMs they hide behind; the share of pipeline hops that waits
+    (pipeline_exposed_share)."""
 
     ep_hidden: np.ndarray | float = 0.0
+    ep_sm_share: np.ndarray | float = 0.0
     tp_async: np.ndarray | float = 0.0
     tp_hidden: np.ndarray | float = 0.0
     pp_share: np.ndarray | float = 1.0
@@ -270,16 +308,18 @@ def exposed_comm(
 
     Context-parallel transfers sit on the critical path; tensor-parallel ones but for the
     asynchronous share that hides behind the column-parallel backward GEMMs; pipeline hops for their
-    `pp_share`, the rest beside compute; expert-parallel all-to-alls but for the shared-expert compute
-    that runs beside them; data-parallel traffic overlaps the backward pass (2/3 of compute), or all
-    of it under ZeRO-3 prefetching.
+    `pp_share`, the rest beside compute; expert-parallel all-to-alls but for the compute that runs
+    beside them, which slows by the SMs they take; data-parallel traffic overlaps the backward pass
+    (2/3 of compute), or all of it under ZeRO-3 prefetching.
     """
     overlap_dp = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
     dp_exposed = np.maximum(0.0, comm["dp"] - overlap_dp * t_compute)
     tp_exposed = _beside(comm["tp"], overlap.tp_async, overlap.tp_hidden)
     pp_exposed = _beside(comm["pp"], 1.0 - np.asarray(overlap.pp_share, dtype=float), t_compute)
     ep, cp = comm.get("ep", 0.0), comm.get("cp", 0.0)
-    serial = tp_exposed + pp_exposed + cp + np.maximum(0.0, ep - overlap.ep_hidden)
+    ep_beside = np.minimum(ep, overlap.ep_hidden)
+    ep_exposed = ep - ep_beside + ep_beside * np.asarray(overlap.ep_sm_share, dtype=float)
+    serial = tp_exposed + pp_exposed + cp + ep_exposed
     return serial + dp_exposed, comm["tp"] + comm["pp"] + cp + ep + comm["dp"]
 
 
@@ -296,9 +336,10 @@ def _single_node(
     t_compute: float,
     other: float,
     overlap: Overlap,
+    arch: Arch | None = None,
 ) -> NetworkEstimate:
     """One node: every transfer stays on the GPUs' own links; no fabric to choose."""
-    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
+    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     step = other + float(exposed)
     return NetworkEstimate(
@@ -330,6 +371,7 @@ def compare_fabrics(
     cp: int = 1,
     overlap: Overlap = Overlap(),
     owned: bool = False,
+    arch: Arch | None = None,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
     the slowest (cheapest) fabric whose step stays within 5% of the best fabric's, or `assumed`, the
@@ -351,6 +393,7 @@ def compare_fabrics(
             t_compute=t_compute,
             other=other_seconds,
             overlap=overlap,
+            arch=arch,
         )
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
@@ -359,7 +402,7 @@ def compare_fabrics(
         np.array([[_pod(f)[0]] for f in fabrics]),
         np.array([[_pod(f)[1]] for f in fabrics]),
     )
-    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp)
+    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
     total = np.broadcast_to(total, (len(fabrics), 1)).ravel()

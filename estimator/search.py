@@ -23,6 +23,7 @@ from gpuplan.knowledge import GPU, Catalog
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)
 PIPELINE_PARALLEL = (1, 2, 4, 8, 16)
+MIN_LAYERS_PER_STAGE = 2  # layers per pipeline stage, at least, where they do not split evenly
 EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 CONTEXT_PARALLEL = (1, 2, 4, 8, 16)
 # Context parallelism is searched for long sequences only, each rank keeping at least this many
@@ -138,7 +139,9 @@ def _training_grid(
     if fixed.pp:
         pps = [fixed.pp]
     elif pipeline_allowed:
-        pps = [p for p in PIPELINE_PARALLEL if layers % p == 0]
+        # stages of unequal depth too (DeepSeek-V3's 61 layers over 16: Megatron-Core's uneven last
+        # stage or --pipeline-model-parallel-layout), each stage two layers or more
+        pps = [p for p in PIPELINE_PARALLEL if layers % p == 0 or layers // p >= MIN_LAYERS_PER_STAGE]
     offloads = [OFFLOAD_CODE[fixed.offload]] if fixed.offload else ([0] if adapters else [0, OFFLOAD_CODE["cpu"]])
     axes = [
         gpus,

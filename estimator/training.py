@@ -292,6 +292,8 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     grid, i = pick.scored.grid, pick.i
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
+    if ctx.req.mfu is None and grid.ep[i] > 1:
+        _state_experts(ctx, pick)
     if ctx.req.mfu is None and (grid.tp[i] > 1 or grid.pp[i] > 1):
         _state_schedule(ctx, pick)
     else:
@@ -321,6 +323,28 @@ def _state_schedule(ctx: Context, pick: Pick) -> None:
         micro_batches=int(pick.scored.micro_batches[i]),
         bubble=pick.at(step.bubble) / seconds,
         waiting=pick.at(step.comm_exposed) / seconds,
+    )
+
+
+def _state_experts(ctx: Context, pick: Pick) -> None:
+    """How the time counts the expert all-to-alls: the nodes a token crosses the fabric to when
+    an expert group spans nodes (network.expert_fabric_share) and what compute hides them
+    (network.paired_micro_batch_share: combined 1F1B, or only the shared experts)."""
+    grid, i, a = pick.scored.grid, pick.i, ctx.arch
+    ep, tp = float(grid.ep[i]), float(grid.tp[i])
+    nodes = tp * ep / pick.gpu.gpus_per_node
+    share = float(network.expert_fabric_share(a, nodes, ep)) if nodes > 1 else 0.0
+    micro_batches = pick.scored.micro_batches[i]
+    paired = network.paired_micro_batch_share(grid.ep[i], grid.pp[i], grid.vpp[i], micro_batches, grid.ckpt[i])
+    ctx.assume(
+        "expert_dispatch",
+        ep=int(ep),
+        nodes=int(math.ceil(nodes)) if nodes > 1 else 1,
+        other_nodes=share * a.experts_per_token * (ep - 1) / ep,
+        top_k=a.experts_per_token,
+        limit=a.groups_per_token if a.expert_groups > 1 else 0,
+        paired=bool(float(paired) > 0),
+        sm_share=ctx.cat.defaults.number("moe", "comm_sm_share"),
     )
 
 
@@ -514,6 +538,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         cp=int(g.cp[i]),
         overlap=network.Overlap(**{k: pick.at(v) for k, v in vars(step.overlap).items()}),
         owned=ctx.req.fabric is not None,
+        arch=ctx.arch,
     )
     waiting = report.assumed_comm_fraction if report.assumed_comm_fraction is not None else report.comm_fraction
     if waiting > 0.3:

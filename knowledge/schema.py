@@ -100,6 +100,10 @@ class ModelSpec(_Strict):
     moe_ffn_hidden: int | None = None
     shared_experts: int = 0
     dense_layers: int = 0
+    # node-limited routing (DeepSeek's config.json n_group / topk_group): the routed experts form
+    # expert_groups groups and a token's experts come from groups_per_token of them (1 / 1: no limit)
+    expert_groups: int = Field(default=1, ge=1)
+    groups_per_token: int = Field(default=1, ge=1)
     # a dense MLP run in parallel with the experts in every MoE layer (Snowflake Arctic's
     # residual MLP), counted by estimator/architecture.py
     residual_ffn_hidden: int | None = Field(default=None, ge=1)
@@ -119,6 +123,8 @@ class ModelSpec(_Strict):
             raise ValueError(f"{self.id}: experts_per_token exceeds experts")
         if self.kv_heads > self.heads or self.heads % self.kv_heads:
             raise ValueError(f"{self.id}: heads must be a multiple of kv_heads")
+        if self.experts % self.expert_groups or self.groups_per_token > self.expert_groups:
+            raise ValueError(f"{self.id}: expert_groups must divide experts and hold groups_per_token")
         if self.residual_ffn_hidden is not None and self.experts == 1:
             raise ValueError(f"{self.id}: residual_ffn_hidden belongs to mixture-of-experts layers")
         return self

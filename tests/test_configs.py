@@ -590,3 +590,38 @@ def test_a_serving_plan_a_little_over_the_engine_share_launches_with_the_share_i
     assert tight.memory_fraction == 0.91
     roomy = launch_from(answer("llama-3.1-70b infer gpu=h100 gpus=2 precision=fp8"))
     assert roomy.memory_fraction == 0.9
+
+
+def test_megatron_dispatches_experts_as_the_plan_times_them():
+    """DeepSeek-V3 over 64 GPUs of expert parallelism spans 8 nodes: the flex dispatcher on DeepEP
+    (a token sent once per node), the checkpoint's node-limited routing (8 groups, 4 per token),
+    and with 16 micro-batches and selective recomputation one micro-batch's all-to-all beside
+    another's compute. Mixtral's 4 expert ranks inside a node keep the plain all-to-all; a single
+    micro-batch cannot be paired."""
+    question = "pretrain model=deepseek-v3 tokens=1T gpu=h800 gpus=1024 tp=1 pp=1 ep=64 zero=3 ckpt=selective gbs=16384"
+    wide = export(answer(question), "megatron")["pretrain_megatron.sh"]
+    (command,) = script_commands(wide)
+    assert command[command.index("--moe-token-dispatcher-type") + 1] == "flex"
+    assert command[command.index("--moe-flex-dispatcher-backend") + 1] == "deepep"
+    assert command[command.index("--moe-router-num-groups") + 1] == "8"
+    assert command[command.index("--moe-router-group-topk") + 1] == "4"
+    assert "--overlap-moe-expert-parallel-comm" in command
+    narrow = export(answer("pretrain mixtral-8x7b tokens=1B gpus=8 gpu=h100 tp=1 pp=1 ep=4 gbs=8 mbs=1"), "megatron")
+    (command,) = script_commands(narrow["pretrain_megatron.sh"])
+    assert command[command.index("--moe-token-dispatcher-type") + 1] == "alltoall"
+    assert "--overlap-moe-expert-parallel-comm" not in command and "--moe-router-num-groups" not in command
+
+
+def test_an_uneven_interleaved_pipeline_exports_megatron_cores_layout():
+    """DeepSeek-V3's 61 layers on 16 stages x 3 chunks: 48 chunks in model order (chunk s on stage s
+    mod 16), the first 13 with two layers, the embedding in the first and the loss in the last; every
+    stage holds 3 or 4 layers (Megatron-Core's --pipeline-model-parallel-layout, as its docs lay out
+    DeepSeek-V3 on PP16 VPP2)."""
+    plan = answer("pretrain model=deepseek-v3 tokens=1T gpu=h800 gpus=2048 tp=1 pp=16 ep=64 zero=1 ckpt=full")
+    (command,) = script_commands(export(plan, "megatron")["pretrain_megatron.sh"])
+    chunks = command[command.index("--pipeline-model-parallel-layout") + 1].split("|")
+    assert "--num-virtual-stages-per-pipeline-rank" not in command
+    assert len(chunks) == 48 and chunks[0] == "Ett" and chunks[-1] == "tL"
+    assert sum(c.count("t") for c in chunks) == 61
+    per_stage = [sum(chunks[s].count("t") for s in range(stage, 48, 16)) for stage in range(16)]
+    assert set(per_stage) == {3, 4}

@@ -65,7 +65,8 @@ def test_moe_configs_match_the_catalog(cat, repo, model_id):
     spec, known = hub.spec_from_config(repo, CONFIGS[repo]), cat.models[model_id]
     assert spec.params_b == pytest.approx(known.params_b, rel=0.01)
     assert from_spec(spec).active_params == pytest.approx(from_spec(known).active_params, rel=0.01)
-    for field in ("experts", "experts_per_token", "moe_ffn_hidden", "shared_experts", "dense_layers", "mla", "qk_norm"):
+    fields = ("experts", "experts_per_token", "moe_ffn_hidden", "shared_experts", "dense_layers", "mla", "qk_norm")
+    for field in (*fields, "expert_groups", "groups_per_token"):  # DeepSeek-V3's n_group 8, topk_group 4
         assert getattr(spec, field) == getattr(known, field), field
     assert spec.weights_dtype == known.weights_dtype  # DeepSeek-V3: fp8 from quantization_config
 

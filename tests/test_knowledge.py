@@ -509,3 +509,21 @@ def test_fabric_words_name_known_networks(cat):
     assert set(cat.lexicon.fabrics) <= set(cat.fabrics) | set(UNSTATED_SPEED)
     assert set(UNSTATED_SPEED.values()) <= set(cat.fabrics)
     assert {f.id for f in cat.fabrics.values() if not f.offered} == {"eth-10", "eth-1"}
+
+
+def test_router_groups_must_divide_the_experts(cat):
+    """Node-limited routing as config.json gives it: n_group divides the routed experts and a token
+    uses topk_group of them; DeepSeek-V3 routes over 8 groups, 4 a token, V2 over 8, 3 a token."""
+    from pydantic import ValidationError
+
+    from gpuplan.knowledge import ModelSpec
+
+    v3 = cat.models["deepseek-v3"]
+    assert (v3.expert_groups, v3.groups_per_token) == (8, 4)
+    assert (cat.models["deepseek-v2"].expert_groups, cat.models["deepseek-v2"].groups_per_token) == (8, 3)
+    assert cat.models["deepseek-r1"].expert_groups == 8  # a variant keeps its base's routing
+    fields = v3.model_dump()
+    with pytest.raises(ValidationError):
+        ModelSpec(**{**fields, "expert_groups": 7})
+    with pytest.raises(ValidationError):
+        ModelSpec(**{**fields, "groups_per_token": 9})

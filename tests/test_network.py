@@ -193,3 +193,67 @@ def test_pipeline_hops_beyond_the_compute_they_hide_behind_wait(cat):
     assert float(exposed_comm(comm, 1.0, 1, interleaved)[0]) == pytest.approx(1.0)
     assert float(exposed_comm(comm, 10.0, 1)[0]) == pytest.approx(2.0)  # plain 1F1B: all of it
     assert float(exposed_comm(comm, 10.0, 1, interleaved)[1]) == pytest.approx(2.0)  # total unchanged
+
+
+def test_a_token_crosses_the_fabric_once_per_other_node_its_experts_are_on():
+    """DeepEP's dispatch over an expert group of 8 nodes: a token's 8 experts under uniform routing
+    land on 8 x (1 - (7/8)^8) = 5.25 nodes, 7/8 of them others: 4.59 fabric copies of the 8 x 63/64
+    an all-to-all without forwarding sends. DeepSeek-V3 routes to 4 of 8 groups (a node each):
+    4 x 7/8 = 3.5. Inside one node nothing crosses (share 1: all on NVLink)."""
+    from gpuplan.estimator.network import expert_fabric_share
+
+    mixtral_like = for_model("qwen3-235b-a22b")  # top-8 of 128, no router groups
+    v3 = for_model("deepseek-v3")  # top-8 of 256, 8 groups, 4 per token
+    copies = 8 * 63 / 64
+    uniform = 8 * (1 - (7 / 8) ** 8) * 7 / 8
+    assert float(expert_fabric_share(mixtral_like, 8, 64)) == pytest.approx(uniform / copies)
+    assert float(expert_fabric_share(v3, 8, 64)) == pytest.approx(3.5 / copies)
+    # 16 nodes: a group spans two of them, so up to 4 x 2 = 8 nodes; uniform reaches 16 x (1 - (15/16)^8) = 6.0
+    reached16 = 16 * (1 - (15 / 16) ** 8)
+    assert float(expert_fabric_share(v3, 16, 128)) == pytest.approx(reached16 * 15 / 16 / (8 * 127 / 128))
+    assert float(expert_fabric_share(v3, 1, 8)) == 1.0
+
+
+def test_an_expert_group_over_nodes_waits_on_the_fabric_or_on_nvlink_whichever_is_slower(cat):
+    """100 GB of copies over 8 nodes for DeepSeek-V3: 3.5 / 7.875 of them over a 50 GB/s fabric
+    (0.89 s) beside all of them on 400 GB/s NVLink (0.25 s); without the model's routing the
+    whole 100 GB goes over the fabric, as before."""
+    from gpuplan.estimator.network import Links, step_comm_seconds
+
+    links = Links(intra_node=400e9, inter_node=50e9, gpus_per_node=8)
+    traffic = {"tp": 0.0, "dp": 0.0, "pp": 0.0, "ep": 100e9}
+    v3 = for_model("deepseek-v3")
+    routed = step_comm_seconds(traffic, links, 512, 1, ep=64, arch=v3)["ep"]
+    assert float(routed) == pytest.approx(100e9 * 3.5 / (8 * 63 / 64) / 50e9)
+    assert float(step_comm_seconds(traffic, links, 512, 1, ep=64)["ep"]) == pytest.approx(100e9 / 50e9)
+    fast_fabric = Links(intra_node=400e9, inter_node=400e9, gpus_per_node=8)
+    assert float(step_comm_seconds(traffic, fast_fabric, 512, 1, ep=64, arch=v3)["ep"]) == pytest.approx(100e9 / 400e9)
+
+
+@pytest.mark.parametrize(
+    "ep, pp, vpp, micro_batches, ckpt, share",
+    [
+        (8, 1, 1, 16, 1, 15 / 16),  # one micro-batch of 16 runs unpaired
+        (8, 1, 1, 1, 0, 0.0),  # nothing to pair with
+        (8, 1, 1, 16, 2, 0.0),  # full recomputation: Megatron-Bridge advises against it
+        (8, 4, 1, 16, 0, 0.0),  # a plain 1F1B pipeline: Megatron asks for interleaving
+        (8, 4, 2, 16, 0, 1 - 4 / 32),  # interleaved: warm-up and cool-down unpaired
+        (1, 1, 1, 16, 0, 0.0),  # no expert parallelism, no all-to-all
+    ],
+)
+def test_combined_1f1b_pairs_micro_batches_where_megatron_allows_it(ep, pp, vpp, micro_batches, ckpt, share):
+    from gpuplan.estimator.network import paired_micro_batch_share
+
+    assert float(paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt)) == pytest.approx(share)
+
+
+def test_an_all_to_all_beside_compute_costs_the_sms_it_takes():
+    """4 s of all-to-all beside 10 s of compute that may hide it: 15% of the SMs for those 4 s, 0.6 s;
+    beside 3 s only: 1 s waits and the 3 s cost 0.45 s."""
+    from gpuplan.estimator.network import Overlap, exposed_comm
+
+    comm = {"tp": 0.0, "dp": 0.0, "pp": 0.0, "ep": 4.0}
+    exposed, total = exposed_comm(comm, 10.0, 1, Overlap(ep_hidden=10.0, ep_sm_share=0.15))
+    assert float(exposed) == pytest.approx(0.6) and float(total) == pytest.approx(4.0)
+    exposed, _ = exposed_comm(comm, 10.0, 1, Overlap(ep_hidden=3.0, ep_sm_share=0.15))
+    assert float(exposed) == pytest.approx(1.0 + 0.45)

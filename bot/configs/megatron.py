@@ -11,6 +11,8 @@ from __future__ import annotations
 from gpuplan.bot.configs import common
 from gpuplan.bot.configs.launch import ConfigError, Launch
 from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag
+from gpuplan.estimator import network
+from gpuplan.estimator.memory import CKPT_CODE
 
 # what pretrain_gpt.py trains: next-token prediction from random or loaded weights
 METHODS = ("pretrain", "continue", "full")
@@ -28,7 +30,7 @@ def check(launch: Launch) -> None:
         raise ConfigError("config_megatron_zero", zero=launch.zero, offload=launch.offload)
     if launch.optimizer not in ("adamw", "sgd"):
         raise ConfigError("config_megatron_optimizer", optimizer=launch.optimizer)
-    if launch.vpp > 1 and _interleaved_layers(launch) % (launch.pp * launch.vpp):
+    if launch.vpp > 1 and _interleaved_layers(launch) < launch.pp * launch.vpp:
         raise ConfigError("config_megatron_layers", layers=launch.arch.layers, pp=launch.pp, vpp=launch.vpp)
     common.even_nodes(launch, "megatron")
 
@@ -46,13 +48,13 @@ def _interleaved_layers(launch: Launch) -> int:
 
 
 def parallel_args(launch: Launch) -> list[str]:
-    args = [
-        flag("--tensor-model-parallel-size", launch.tp),
-        flag("--pipeline-model-parallel-size", launch.pp),
-        *_uneven_stages(launch),
-    ]
-    if launch.vpp > 1:
-        args.append(flag("--num-virtual-stages-per-pipeline-rank", launch.vpp))
+    args = [flag("--tensor-model-parallel-size", launch.tp), flag("--pipeline-model-parallel-size", launch.pp)]
+    if launch.vpp > 1 and _interleaved_layers(launch) % (launch.pp * launch.vpp):
+        args.append(flag("--pipeline-model-parallel-layout", _chunk_layout(launch)))
+    else:
+        args += _uneven_stages(launch)
+        if launch.vpp > 1:
+            args.append(flag("--num-virtual-stages-per-pipeline-rank", launch.vpp))
     if launch.tp > 1:
         args.append(flag("--sequence-parallel"))
     if launch.ep > 1:
@@ -77,6 +79,18 @@ def _uneven_stages(launch: Launch) -> list[str]:
     if layers - (pp - 1) * share < 1:
         share = layers // pp
     return [flag("--decoder-last-pipeline-num-layers", layers - (pp - 1) * share)]
+
+
+def _chunk_layout(launch: Launch) -> str:
+    """An interleaved pipeline whose layers do not split evenly (DeepSeek-V3's 61 over 16 stages):
+    Megatron-Core's --pipeline-model-parallel-layout, the model's chunks in order split by '|'
+    (chunk s on stage s mod pp), E the embedding in the first, L the loss in the last, t a decoder
+    layer; the first layers % chunks chunks hold one layer more, so stages differ by one at most."""
+    chunks = launch.pp * launch.vpp
+    base, extra = divmod(launch.arch.layers, chunks)
+    parts = ["t" * (base + (1 if s < extra else 0)) for s in range(chunks)]
+    parts[0], parts[-1] = "E" + parts[0], parts[-1] + "L"
+    return "|".join(parts)
 
 
 def sharding_args(launch: Launch) -> list[str]:
@@ -165,14 +179,38 @@ def _moe_args(launch: Launch) -> list[str]:
         flag("--moe-router-topk", spec.experts_per_token),
         flag("--moe-ffn-hidden-size", spec.moe_ffn_hidden),
         flag("--moe-grouped-gemm"),
-        flag("--moe-token-dispatcher-type", "alltoall"),
+        *_dispatch_args(launch),
         flag("--moe-aux-loss-coeff", "$MOE_AUX_LOSS_COEFF"),
     ]
+    if spec.expert_groups > 1:  # node-limited routing, as the checkpoint's config.json routes
+        args += [
+            flag("--moe-router-num-groups", spec.expert_groups),
+            flag("--moe-router-group-topk", spec.groups_per_token),
+        ]
     if spec.shared_experts:
         args.append(flag("--moe-shared-expert-intermediate-size", spec.shared_experts * spec.moe_ffn_hidden))
     if spec.dense_layers:
         dense, moe = spec.dense_layers, spec.layers - spec.dense_layers
         args.append(flag("--moe-layer-freq", f"([0]*{dense}+[1]*{moe})"))
+    return args
+
+
+def _dispatch_args(launch: Launch) -> list[str]:
+    """The token dispatcher the plan's time assumes: DeepEP (the flex dispatcher) when an expert
+    group spans nodes, sending a token once per node (network.expert_fabric_share); one
+    micro-batch's all-to-all beside another's compute when the layout allows it
+    (network.paired_micro_batch_share: combined 1F1B)."""
+    if launch.ep <= 1:
+        return [flag("--moe-token-dispatcher-type", "alltoall")]
+    spans_nodes = launch.tp * launch.ep > launch.per_node
+    args = (
+        [flag("--moe-token-dispatcher-type", "flex"), flag("--moe-flex-dispatcher-backend", "deepep")]
+        if spans_nodes
+        else [flag("--moe-token-dispatcher-type", "alltoall")]
+    )
+    ckpt = CKPT_CODE.get(launch.ckpt, 0)
+    if network.paired_micro_batch_share(launch.ep, launch.pp, launch.vpp, launch.grad_accum, ckpt) > 0:
+        args.append(flag("--overlap-moe-expert-parallel-comm"))
     return args
 
 

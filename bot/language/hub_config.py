@@ -401,8 +401,16 @@ def _moe(model_type: str, cfg: dict[str, Any], fields: dict[str, Any]) -> dict[s
         "moe_ffn_hidden": width,
         "shared_experts": _shared_experts(model_type, cfg, width),
         "dense_layers": layers - _moe_layers(model_type, cfg, layers),
-    }
+    } | _routing_groups(cfg, experts)
     return moe | ({"residual_ffn_hidden": residual} if residual else {})
+
+
+def _routing_groups(cfg: dict[str, Any], experts: int) -> dict[str, int]:
+    # DeepseekV2Config/DeepseekV3Config n_group, topk_group: node-limited routing; kept only when consistent
+    groups, per_token = _count(cfg, "n_group", default=1), _count(cfg, "topk_group", default=1)
+    if groups <= 1 or experts % groups or per_token > groups:
+        return {}
+    return {"expert_groups": groups, "groups_per_token": per_token}
 
 
 def _shared_experts(model_type: str, cfg: dict[str, Any], width: int) -> int:
