@@ -129,13 +129,15 @@ def _step_at_mfu(model_flops_gpu, hw: Hardware, mfu: float, tokens_step, traffic
     return StepTime(seconds, seconds, zero_arr, zero_arr, zero_arr, zero_arr, tokens_step, seconds * 0 + mfu, traffic)
 
 
-def step_overlap(a: Arch, lay: Layout, t_compute, backward_share, micro_batches, sm_share: float) -> Overlap:
+def step_overlap(
+    a: Arch, lay: Layout, t_compute, backward_share, micro_batches, sm_share: float, sixteen_bit: bool = True
+) -> Overlap:
     """What a training step's communication runs beside: the shared experts' compute or, paired
     under combined 1F1B, an adjacent micro-batch's (MoE; the all-to-all takes `sm_share` of the SMs
     meanwhile), the column-parallel layers' backward GEMMs (`backward_share` of the compute is the
     backward pass) for Megatron-Core's asynchronous tensor-parallel collectives, and the pipeline's
     schedule."""
-    paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt)
+    paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt, sixteen_bit)
     return Overlap(
         ep_hidden=t_compute * np.maximum(a.shared_flops_share, paired),
         ep_sm_share=sm_share if a.is_moe else 0.0,
@@ -189,7 +191,8 @@ def training_step(
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a)
     backward = (flops.model - flops.forward) * tokens_step / gpus / (model_flops_gpu + recompute)
-    overlap = step_overlap(a, lay, t_compute, backward, micro_batches, defaults.number("moe", "comm_sm_share"))
+    sm_share = defaults.number("moe", "comm_sm_share")
+    overlap = step_overlap(a, lay, t_compute, backward, micro_batches, sm_share, job.precision != "fp32")
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, overlap)
 
     t_offload = offload_seconds(job, lay, defaults)

@@ -133,14 +133,25 @@ def _stored_per_token_layer(a: Arch, ckpt: np.ndarray) -> np.ndarray:
 # --- training --------------------------------------------------------------------------------
 
 
+def stage_layers(a: Arch, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Decoder layers on the first and the last pipeline stage: layers that do not split evenly put
+    one more on the first stages (the Megatron export's --pipeline-model-parallel-layout), so the
+    first holds ceil(layers / pp) and the last floor(layers / pp)."""
+    return np.ceil(a.layers / pp), np.floor(a.layers / pp)
+
+
 def _stage_params(a: Arch, pp: np.ndarray, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Parameters per GPU on the first and the last pipeline stage (embedding vs head)."""
-    stack = a.layer_stack_params / pp
+    first_layers, last_layers = stage_layers(a, pp)
+    # a pipelined MoE stage may hold MoE layers only (DeepSeek-V3's first 3 dense layers sit on one
+    # stage): each stage is sized at the largest layer's parameters, the whole stack without stages
+    widest = max(a.dense_layer_params, a.moe_layer_params) if a.is_moe else a.layer_stack_params / a.layers
+    per_layer = np.where(pp > 1, widest, a.layer_stack_params / a.layers)
     head = a.head_params + a.final_norm_params
     # Megatron-LM keeps a copy of tied embeddings on the last stage for the output layer
     head_last = np.where(pp > 1, head + (a.vocab * a.hidden if a.tied else 0), head)
-    first = (stack + a.embed_params + np.where(pp == 1, head, 0)) / tp
-    last = (stack + head_last + np.where(pp == 1, a.embed_params, 0)) / tp
+    first = (first_layers * per_layer + a.embed_params + np.where(pp == 1, head, 0)) / tp
+    last = (last_layers * per_layer + head_last + np.where(pp == 1, a.embed_params, 0)) / tp
     return first, last
 
 
@@ -373,17 +384,18 @@ def _stage_memory(
     has_loss: np.ndarray | bool,
     mbs: np.ndarray,
     ones: np.ndarray,
+    layers: np.ndarray,
     vision: np.ndarray | float = 0.0,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Bytes per GPU on one pipeline stage holding `params` (and `vision` encoder parameters,
-    frozen in 16-bit), with `inflight` micro-batches' activations."""
-    a, pp = job.arch, place.pp
+    frozen in 16-bit), with `inflight` micro-batches' activations over its `layers`."""
+    pp = place.pp
     weights, weights_host = _stage_weights(job, place, params)
     weights = weights + vision * 2.0 / place.tp / place.shard_w
     states = _adapter_states if job.method in ADAPTER_METHODS else _trained_states
     gradients, optimizer, adapters, host_state = states(job, place, params)
     host_state = host_state + weights_host
-    activations = inflight * (a.layers / pp) * act.stored_per_layer
+    activations = inflight * layers * act.stored_per_layer
     activations = activations + np.maximum(np.where(has_loss, act.loss_peak, 0.0), act.recompute_peak)
     kv_cache = _rollout_kv_cache(job, params, mbs, pp, place.tp)
     parts = {
@@ -443,12 +455,13 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     inflight_first = np.minimum(pp, np.maximum(micro_batches, 1)) * interleave_memory_factor(pp, lay.vpp)
     # a vision-language model's image encoder runs before the first decoder layer, frozen
     # (LLaMA-Factory's freeze_vision_tower default)
-    stage_list = [(first_p, inflight_first, pp == 1, a.vision_params)]
+    first_layers, last_layers = stage_layers(a, pp)
+    stage_list = [(first_p, inflight_first, pp == 1, first_layers, a.vision_params)]
     if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
-        stage_list.append((last_p, 1.0, True, np.where(pp > 1, 0.0, a.vision_params)))
+        stage_list.append((last_p, 1.0, True, last_layers, np.where(pp > 1, 0.0, a.vision_params)))
     stages = [
-        _stage_memory(job, place, act, p, inflight, has_loss, mbs, ones, vision)
-        for p, inflight, has_loss, vision in stage_list
+        _stage_memory(job, place, act, p, inflight, has_loss, mbs, ones, layers, vision)
+        for p, inflight, has_loss, layers, vision in stage_list
     ]
 
     parts, host_state = _larger_stage(stages)

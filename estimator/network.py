@@ -25,6 +25,7 @@ class Links:
     gpus_per_node: np.ndarray | int
     pod_gpus: np.ndarray | float = np.inf  # full bisection inside a pod of this many GPUs
     oversubscription: np.ndarray | float = 1.0  # of the fabric above a pod
+    rdma: np.ndarray | bool = True  # the fabric carries RDMA (DeepEP's node-deduplicated dispatch)
 
 
 def _pod(fabric: Fabric) -> tuple[float, float]:
@@ -38,7 +39,11 @@ def intra_node_bandwidth(gpu: GPU, efficiency: float) -> float:
 
 def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
     return Links(
-        intra_node_bandwidth(gpu, efficiency), fabric.gb_s * 1e9 * efficiency, gpu.gpus_per_node, *_pod(fabric)
+        intra_node_bandwidth(gpu, efficiency),
+        fabric.gb_s * 1e9 * efficiency,
+        gpu.gpus_per_node,
+        *_pod(fabric),
+        rdma=fabric.rdma,
     )
 
 
@@ -51,6 +56,7 @@ def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -
         np.array([[g.gpus_per_node] for g in gpus], dtype=float),
         np.array([[_pod(f)[0]] for f in fabrics]),
         np.array([[_pod(f)[1]] for f in fabrics]),
+        np.array([[f.rdma] for f in fabrics]),
     )
 
 
@@ -210,9 +216,12 @@ def step_comm_seconds(
     traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1, arch: Arch | None = None
 ) -> dict[str, np.ndarray]:
     """Seconds per step on each dimension: tp inside a node, dp/pp across nodes when the job spans
-    nodes, ep inside a node while tp x ep GPUs fit in one (expert groups are placed there first);
-    an expert group over several nodes sends `arch`'s expert_fabric_share of its copies over the
-    fabric and forwards all of them over NVLink beside it."""
+    nodes, ep inside a node while tp x ep GPUs fit in one (expert groups are placed there first).
+    Every tensor-parallel rank of an expert takes its tokens (Megatron-Core's expert tensor
+    parallelism, TP by default: the flex dispatcher's tp x top-k copies, the all-to-all dispatcher's
+    all-gather), so NVLink carries tp times the dispatched bytes; an expert group over several nodes
+    sends `arch`'s expert_fabric_share of its copies over an RDMA fabric (all of them over TCP) and
+    forwards them over NVLink beside it."""
     gpus, tp = np.asarray(gpus, dtype=float), np.asarray(tp, dtype=float)
     per_node = np.asarray(links.gpus_per_node, dtype=float)
     multi_node = gpus > per_node
@@ -222,8 +231,9 @@ def step_comm_seconds(
     if "ep" in traffic:
         ep = np.asarray(ep, dtype=float)
         group = tp * ep
-        nvlink = traffic["ep"] / links.intra_node
+        nvlink = traffic["ep"] * tp / links.intra_node
         share = expert_fabric_share(arch, group / per_node, ep) if arch is not None else 1.0
+        share = np.where(np.asarray(links.rdma, dtype=bool), share, 1.0)
         fabric = traffic["ep"] * share / outer_bw * _beyond_pod(group, links)
         seconds["ep"] = np.where(group <= per_node, nvlink, np.maximum(fabric, nvlink))
     if "cp" in traffic:
@@ -267,16 +277,18 @@ def pipeline_exposed_share(pp, vpp, micro_batches) -> np.ndarray:
     return np.where(vpp > 1, np.minimum(1.0, (pp - 1) / (vpp * np.maximum(m, 1.0))), 1.0)
 
 
-def paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt) -> np.ndarray:
+def paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt, sixteen_bit=True) -> np.ndarray:
     """Share of a step's compute beside which another micro-batch's expert all-to-alls run under
     Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm: one micro-batch's dispatch and
     combine beside an adjacent one's forward or backward; DeepSeek-V3's DualPipe pairs them the same
-    way). It needs expert parallelism, two micro-batches or more, no full recomputation and, with a
-    pipeline, an interleaved one (Megatron-Bridge's checks); the pipeline's warm-up and cool-down,
-    pp / (v m) of the micro-batches, run unpaired."""
+    way). It needs expert parallelism, two micro-batches or more, no full recomputation, bf16 or fp16
+    and, with a pipeline, an interleaved one (Megatron-Core's checks). The first stage's warm-up runs
+    2(p-1) + (v-1)p + 1 forward chunks unpaired of its v m (schedules.py, micro-batch groups of p
+    per virtual stage) and the cool-down as many backward ones; 1 of m without a pipeline."""
     ep, pp, vpp, m = (np.asarray(x, dtype=float) for x in (ep, pp, vpp, micro_batches))
-    able = (ep > 1) & (m >= 2) & (np.asarray(ckpt) != 2) & ((pp == 1) | (vpp > 1))
-    return np.where(able, np.clip(1.0 - pp / (vpp * np.maximum(m, 1.0)), 0.0, 1.0), 0.0)
+    able = (ep > 1) & (m >= 2) & (np.asarray(ckpt) != 2) & ((pp == 1) | (vpp > 1)) & bool(sixteen_bit)
+    unpaired = (2 * (pp - 1) + (vpp - 1) * pp + 1) / (vpp * np.maximum(m, 1.0))
+    return np.where(able, np.clip(1.0 - unpaired, 0.0, 1.0), 0.0)
 
 
 @dataclass(frozen=True)
@@ -401,6 +413,7 @@ def compare_fabrics(
         gpu.gpus_per_node,
         np.array([[_pod(f)[0]] for f in fabrics]),
         np.array([[_pod(f)[1]] for f in fabrics]),
+        np.array([[f.rdma] for f in fabrics]),
     )
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)

@@ -293,7 +293,7 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
     if ctx.req.mfu is None and grid.ep[i] > 1:
-        _state_experts(ctx, pick)
+        _state_experts(ctx, pick, precision)
     if ctx.req.mfu is None and (grid.tp[i] > 1 or grid.pp[i] > 1):
         _state_schedule(ctx, pick)
     else:
@@ -326,7 +326,7 @@ def _state_schedule(ctx: Context, pick: Pick) -> None:
     )
 
 
-def _state_experts(ctx: Context, pick: Pick) -> None:
+def _state_experts(ctx: Context, pick: Pick, precision: str) -> None:
     """How the time counts the expert all-to-alls: the nodes a token crosses the fabric to when
     an expert group spans nodes (network.expert_fabric_share) and what compute hides them
     (network.paired_micro_batch_share: combined 1F1B, or only the shared experts)."""
@@ -334,8 +334,10 @@ def _state_experts(ctx: Context, pick: Pick) -> None:
     ep, tp = float(grid.ep[i]), float(grid.tp[i])
     nodes = tp * ep / pick.gpu.gpus_per_node
     share = float(network.expert_fabric_share(a, nodes, ep)) if nodes > 1 else 0.0
-    micro_batches = pick.scored.micro_batches[i]
-    paired = network.paired_micro_batch_share(grid.ep[i], grid.pp[i], grid.vpp[i], micro_batches, grid.ckpt[i])
+    layout = (grid.ep[i], grid.pp[i], grid.vpp[i], pick.scored.micro_batches[i], grid.ckpt[i])
+    paired = network.paired_micro_batch_share(*layout, sixteen_bit=precision != "fp32")
+    fabric = ctx.cat.fabrics.get(fabric_for(ctx, pick.gpu))
+    rdma = fabric.rdma if fabric is not None else True
     ctx.assume(
         "expert_dispatch",
         ep=int(ep),
@@ -345,6 +347,8 @@ def _state_experts(ctx: Context, pick: Pick) -> None:
         limit=a.groups_per_token if a.expert_groups > 1 else 0,
         paired=bool(float(paired) > 0),
         sm_share=ctx.cat.defaults.number("moe", "comm_sm_share"),
+        shared=a.shared_experts > 0,
+        rdma=rdma,
     )
 
 

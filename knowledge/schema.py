@@ -243,6 +243,7 @@ class Fabric(_Strict):
     pod_gpus: int | None = Field(default=None, ge=1)  # full bisection inside; None: non-blocking
     oversubscription: float = Field(default=1.0, ge=1)  # of the links above a pod
     offered: bool = True  # compared as a choice for a cluster; False: planned only when the user has it
+    rdma: bool = True  # InfiniBand or RoCE; False: TCP sockets (DeepEP's inter-node kernels need RDMA)
     source: str
 
 

@@ -625,3 +625,8 @@ def test_an_uneven_interleaved_pipeline_exports_megatron_cores_layout():
     assert sum(c.count("t") for c in chunks) == 61
     per_stage = [sum(chunks[s].count("t") for s in range(stage, 48, 16)) for stage in range(16)]
     assert set(per_stage) == {3, 4}
+    # plain 1F1B (8 sequences per pipeline: too few micro-batches to interleave): 13 stages of 4, 3 of 3
+    plain = answer("pretrain model=deepseek-v3 tokens=1T gpu=h800 gpus=2048 tp=1 pp=16 ep=64 zero=1 ckpt=full gbs=1024")
+    (command,) = script_commands(export(plain, "megatron")["pretrain_megatron.sh"])
+    stages = command[command.index("--pipeline-model-parallel-layout") + 1].split("|")
+    assert [s.count("t") for s in stages] == [4] * 13 + [3] * 3 and stages[0][0] == "E" and stages[-1][-1] == "L"

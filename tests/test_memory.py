@@ -327,3 +327,13 @@ def test_qlora_loads_the_nf4_model_into_host_ram():
     lora = Job(a, "lora", "bf16-mixed", "adamw", 2048)
     assert loaded_model_bytes(qlora) == pytest.approx(L3_LINEAR * 4.127 / 8 + L3_REST * 2.0)
     assert loaded_model_bytes(lora) == pytest.approx(a.params * 2.0)
+
+
+def test_an_uneven_pipeline_sizes_its_deepest_stage():
+    """61 layers on 16 stages: the first holds ceil(61/16) = 4 decoder layers, the last 3, as the
+    Megatron export lays them out; an even split has 61/16 on both."""
+    from gpuplan.estimator.architecture import for_model
+    from gpuplan.estimator.memory import stage_layers
+
+    first, last = stage_layers(for_model("deepseek-v3"), np.array([16.0, 1.0]))
+    assert first.tolist() == [4.0, 61.0] and last.tolist() == [3.0, 61.0]

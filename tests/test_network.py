@@ -237,7 +237,7 @@ def test_an_expert_group_over_nodes_waits_on_the_fabric_or_on_nvlink_whichever_i
         (8, 1, 1, 1, 0, 0.0),  # nothing to pair with
         (8, 1, 1, 16, 2, 0.0),  # full recomputation: Megatron-Bridge advises against it
         (8, 4, 1, 16, 0, 0.0),  # a plain 1F1B pipeline: Megatron asks for interleaving
-        (8, 4, 2, 16, 0, 1 - 4 / 32),  # interleaved: warm-up and cool-down unpaired
+        (8, 4, 2, 16, 0, 1 - 11 / 32),  # interleaved: 2 x 3 + 4 + 1 of 32 chunks warm up unpaired
         (1, 1, 1, 16, 0, 0.0),  # no expert parallelism, no all-to-all
     ],
 )
@@ -245,6 +245,21 @@ def test_combined_1f1b_pairs_micro_batches_where_megatron_allows_it(ep, pp, vpp,
     from gpuplan.estimator.network import paired_micro_batch_share
 
     assert float(paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt)) == pytest.approx(share)
+    assert float(paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt, sixteen_bit=False)) == 0.0  # fp32
+
+
+def test_over_tcp_every_copy_crosses_and_tensor_parallel_ranks_share_nvlink():
+    """DeepEP's per-node dispatch needs RDMA: over TCP sockets the 100 GB all go over the fabric.
+    Inside a node the two tensor-parallel ranks of each expert both take its tokens: 2 x 100 GB on
+    400 GB/s NVLink."""
+    from gpuplan.estimator.network import Links, step_comm_seconds
+
+    traffic = {"tp": 0.0, "dp": 0.0, "pp": 0.0, "ep": 100e9}
+    v3 = for_model("deepseek-v3")
+    tcp = Links(intra_node=400e9, inter_node=50e9, gpus_per_node=8, rdma=False)
+    assert float(step_comm_seconds(traffic, tcp, 512, 1, ep=64, arch=v3)["ep"]) == pytest.approx(100e9 / 50e9)
+    nvlink = Links(intra_node=400e9, inter_node=50e9, gpus_per_node=8)
+    assert float(step_comm_seconds(traffic, nvlink, 64, 2, ep=4, arch=v3)["ep"]) == pytest.approx(2 * 100e9 / 400e9)
 
 
 def test_an_all_to_all_beside_compute_costs_the_sms_it_takes():

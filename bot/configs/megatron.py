@@ -13,6 +13,7 @@ from gpuplan.bot.configs.launch import ConfigError, Launch
 from gpuplan.bot.configs.text import CHANGE_ME, Script, Words, flag
 from gpuplan.estimator import network
 from gpuplan.estimator.memory import CKPT_CODE
+from gpuplan.knowledge import catalog
 
 # what pretrain_gpt.py trains: next-token prediction from random or loaded weights
 METHODS = ("pretrain", "continue", "full")
@@ -49,10 +50,10 @@ def _interleaved_layers(launch: Launch) -> int:
 
 def parallel_args(launch: Launch) -> list[str]:
     args = [flag("--tensor-model-parallel-size", launch.tp), flag("--pipeline-model-parallel-size", launch.pp)]
-    if launch.vpp > 1 and _interleaved_layers(launch) % (launch.pp * launch.vpp):
+    if _interleaved_layers(launch) % (launch.pp * launch.vpp):
         args.append(flag("--pipeline-model-parallel-layout", _chunk_layout(launch)))
     else:
-        args += _uneven_stages(launch)
+        args += _balanced_ends(launch)
         if launch.vpp > 1:
             args.append(flag("--num-virtual-stages-per-pipeline-rank", launch.vpp))
     if launch.tp > 1:
@@ -64,28 +65,21 @@ def parallel_args(launch: Launch) -> list[str]:
     return args + sharding_args(launch)
 
 
-def _uneven_stages(launch: Launch) -> list[str]:
-    """Layers that do not split evenly over the stages: the embedding and the loss take a layer's
-    place each where the plan interleaves them so (Megatron-Core's first chunk of the first stage then
-    holds only the embedding, the last chunk of the last stage only the loss: Llama 3's balanced
-    stages), else the last stage takes the difference (Megatron asks the other stages to hold equal
-    shares)."""
-    layers, pp = launch.arch.layers, launch.pp
-    if pp == 1 or layers % pp == 0:
+def _balanced_ends(launch: Launch) -> list[str]:
+    """The embedding and the loss taking a layer's place each where the plan interleaves them so
+    (Megatron-Core's first chunk of the first stage then holds only the embedding, the last chunk of
+    the last stage only the loss: Llama 3's balanced stages)."""
+    if not _balanced(launch):
         return []
-    if _balanced(launch):
-        return [flag("--account-for-embedding-in-pipeline-split"), flag("--account-for-loss-in-pipeline-split")]
-    share = -(-layers // pp)
-    if layers - (pp - 1) * share < 1:
-        share = layers // pp
-    return [flag("--decoder-last-pipeline-num-layers", layers - (pp - 1) * share)]
+    return [flag("--account-for-embedding-in-pipeline-split"), flag("--account-for-loss-in-pipeline-split")]
 
 
 def _chunk_layout(launch: Launch) -> str:
-    """An interleaved pipeline whose layers do not split evenly (DeepSeek-V3's 61 over 16 stages):
-    Megatron-Core's --pipeline-model-parallel-layout, the model's chunks in order split by '|'
-    (chunk s on stage s mod pp), E the embedding in the first, L the loss in the last, t a decoder
-    layer; the first layers % chunks chunks hold one layer more, so stages differ by one at most."""
+    """A pipeline whose layers do not split evenly (DeepSeek-V3's 61 over 16 stages), interleaved
+    or not: Megatron-Core's --pipeline-model-parallel-layout, the model's chunks in order split by
+    '|' (chunk s on stage s mod pp), E the embedding in the first, L the loss in the last, t a
+    decoder layer; the first layers % chunks chunks hold one layer more, so stages differ by one at
+    most (memory.stage_layers, compute.stage_imbalance)."""
     chunks = launch.pp * launch.vpp
     base, extra = divmod(launch.arch.layers, chunks)
     parts = ["t" * (base + (1 if s < extra else 0)) for s in range(chunks)]
@@ -202,14 +196,15 @@ def _dispatch_args(launch: Launch) -> list[str]:
     (network.paired_micro_batch_share: combined 1F1B)."""
     if launch.ep <= 1:
         return [flag("--moe-token-dispatcher-type", "alltoall")]
-    spans_nodes = launch.tp * launch.ep > launch.per_node
+    fabric = catalog().fabrics.get(launch.fabric or "")
+    deepep = launch.tp * launch.ep > launch.per_node and (fabric is None or fabric.rdma)
     args = (
         [flag("--moe-token-dispatcher-type", "flex"), flag("--moe-flex-dispatcher-backend", "deepep")]
-        if spans_nodes
+        if deepep
         else [flag("--moe-token-dispatcher-type", "alltoall")]
     )
-    ckpt = CKPT_CODE.get(launch.ckpt, 0)
-    if network.paired_micro_batch_share(launch.ep, launch.pp, launch.vpp, launch.grad_accum, ckpt) > 0:
+    ckpt, sixteen_bit = CKPT_CODE.get(launch.ckpt, 0), launch.precision != "fp32"
+    if network.paired_micro_batch_share(launch.ep, launch.pp, launch.vpp, launch.grad_accum, ckpt, sixteen_bit) > 0:
         args.append(flag("--overlap-moe-expert-parallel-comm"))
     return args
 
