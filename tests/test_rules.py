@@ -177,3 +177,25 @@ def test_oom_answer_speaks_of_what_the_method_holds(question, said, not_said, ca
         assert words in out
     for words in not_said:
         assert words not in out
+
+
+@pytest.mark.parametrize(
+    "text, topic",
+    [
+        ("The loss decreased to around 0.7X at 0.02, but it suddenly spiked to over 20", "loss_instability"),
+        ("KL loss will get extremely high at some steps", "loss_instability"),
+        ("KL loss peak", "loss_instability"),
+        ("DefaultCPUAllocator: can't allocate memory: you tried to allocate 21474836480 bytes", "offload_host_ram"),
+        ("Insufficient CPU Memory for ZeRO-Inference with SSD Offloading", "offload_host_ram"),
+        ("Llama-3.3-70B-Instruct Infernce speed too slow", "inference_deployment"),
+        ("it took too much time to generate an answer (almost an hour)", "inference_deployment"),
+        ("generation is extremely slow on one A100", "inference_deployment"),
+        ("loss 突然飙升到 20", "loss_instability"),
+    ],
+)
+def test_symptoms_in_their_users_words_raise_their_topic(text, topic):
+    """Phrasings from the fourteenth batch of real questions: the loss far from the word 'spike', the
+    host allocator's own message, generation that takes an hour."""
+    from gpuplan.bot.language.intent import triggered
+
+    assert topic in triggered(text)
