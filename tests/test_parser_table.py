@@ -592,6 +592,10 @@ EN = [
     ("llama 70b 6.0bpw exl2 on 2x3090", dict(method="infer", precision="int8", gpus=2)),
     # torchtitan's flavour names of Llama 4
     ("Minimum number of GPUs needed to pretrain llama4_17bx16e - 8 ?", dict(model="llama-4-scout", method="pretrain")),
+    # the fourteenth batch: "pre-trained" describes a model, it does not train one
+    ("fine-tune a pre-trained llama 7b model on 2 a100", dict(method="full", gpus=2)),
+    ("a chatbot on the pre-trained 3B model, 10 short answers per second", dict(params_b=3, method=None)),
+    ("model = AutoModel.from_pretrained('llama-7b') OOM on a 4090", dict(method=None)),
 ]
 
 ZH = [
@@ -1015,6 +1019,11 @@ ZH = [
     # 非 before a method negates it ("在非lora的情况下"); 非常 and 除非 do not
     ("非常想用lora微调7b", dict(method="lora")),
     ("除非用lora，否则7b要几张卡", dict(method="lora")),
+    # the fourteenth batch's English reading in Chinese: a pretrained model's weights are no pretraining
+    ("用预训练好的7B模型做微调，2张A100", dict(method="full", gpus=2)),
+    ("在预训练模型的基础上微调qwen 7b", dict(model="qwen-7b", method="full")),
+    ("加载预训练权重后用lora微调llama 7b", dict(method="lora")),
+    ("预训练一个7B模型需要多少卡", dict(params_b=7, method="pretrain")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
