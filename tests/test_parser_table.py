@@ -1024,6 +1024,11 @@ ZH = [
     ("在预训练模型的基础上微调qwen 7b", dict(model="qwen-7b", method="full")),
     ("加载预训练权重后用lora微调llama 7b", dict(method="lora")),
     ("预训练一个7B模型需要多少卡", dict(params_b=7, method="pretrain")),
+    # a count whose cards a 的-phrase describes; nodes and months are not cards
+    ("如果是4个没有NVLink的V100（32G显存），只能当成4倍速的32G显存来微调吗", dict(gpus=4, gpu="v100-32gb")),
+    ("两张二手的3090能微调7b吗", dict(gpus=2, gpu="rtx-3090-24gb")),
+    ("2个节点上的A100训练很慢", dict(gpus=None)),
+    ("租了3个月的A100跑训练", dict(gpus=None)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

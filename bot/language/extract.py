@@ -300,6 +300,9 @@ _PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
 )
 # a count with the word GPU before a GPU's name ("8 GPU A100", "8-GPU A800"; not "cuda 12.0\ngpu A100")
 _GPU_WORD_COUNT = re.compile(r"(?<![\w.])(\d{1,5})[^\S\n]*-?[^\S\n]*gpus?[^\S\n]+$", re.I)
+# a Chinese count whose cards a 的-phrase describes ("4个没有NVLink的V100", "两张二手的3090"); not
+# machines, nodes or spans of time ("2个节点上的A100", "3个月的A100")
+_COUNT_THEN_DESCRIBED = r"\s*(?:张|块|个)\s*(?:(?!节点|机|台|服务器|月|天|小时|周|年)[^\s\d，。,.;；：:、]){1,12}的\s*$"
 # one server word after a count in digits: the server's GPUs ("an 8 GPU server"; "two gpu server(s)" are servers)
 _ONE_SERVER_AFTER = re.compile(r"\s+(?:node|server|machine|box)(?![a-z])")
 # a GPU count's word followed by a server word without a hyphen: servers counted ("two gpu servers")
@@ -991,7 +994,7 @@ class Reader:
             + r"\s*(?:x|×|张|块)?\s*$"
         ).search(*head)
         before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:x|×|\*|张|块|台|个|-way)?\s*$").search(*head)
-        before = before or _GPU_WORD_COUNT.search(*head)
+        before = before or _GPU_WORD_COUNT.search(*head) or _rx(NUM + _COUNT_THEN_DESCRIBED).search(*head)
         after = _rx(r"^\s*(?:gpus?|cards?)?\s*[*x×]\s*(\d{1,5})(?![\d.])").search(self.scan.text[tail_start:])
         if product or nodes_of:  # "3*8*A100", "two nodes of 8 H100", "2台8卡H100"
             m = product or nodes_of
