@@ -342,6 +342,7 @@ class Lexicon(_Strict):
     asks_machines: BilingualList
     one_machine: BilingualList
     concurrency: BilingualList  # each pattern's first group: the number of sequences served at once
+    users: BilingualList  # each pattern's first group: the users a service is for, taken as concurrency
     triggers: dict[str, BilingualList]  # extractor -> the words without which it has nothing to read
     multipliers: Multipliers
 
@@ -378,6 +379,7 @@ class Lexicon(_Strict):
             self.asks_machines,
             self.one_machine,
             self.concurrency,
+            self.users,
             *self.triggers.values(),
         ]:
             groups.append(bilingual.en + bilingual.zh)

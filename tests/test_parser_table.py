@@ -596,6 +596,9 @@ EN = [
     ("fine-tune a pre-trained llama 7b model on 2 a100", dict(method="full", gpus=2)),
     ("a chatbot on the pre-trained 3B model, 10 short answers per second", dict(params_b=3, method=None)),
     ("model = AutoModel.from_pretrained('llama-7b') OOM on a 4090", dict(method=None)),
+    # users a service is for, none said to be at once: all of them at once, said in the answer
+    ("serve llama 70b for 32 users", dict(method="infer", micro_batch=32, notes=["users_as_concurrency"])),
+    ("serve llama 8b, 100 concurrent requests", dict(micro_batch=100, not_notes=["users_as_concurrency"])),
 ]
 
 ZH = [
@@ -1029,6 +1032,9 @@ ZH = [
     ("两张二手的3090能微调7b吗", dict(gpus=2, gpu="rtx-3090-24gb")),
     ("2个节点上的A100训练很慢", dict(gpus=None)),
     ("租了3个月的A100跑训练", dict(gpus=None)),
+    ("企业知识库，200人使用，int4，需要什么服务器", dict(micro_batch=200, notes=["users_as_concurrency"])),
+    ("部署qwen 14b，支持50个用户", dict(micro_batch=50, notes=["users_as_concurrency"])),
+    ("部署qwen 72b，支持200个用户同时使用", dict(micro_batch=200, not_notes=["users_as_concurrency"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -1379,14 +1379,24 @@ class Reader:
         self.set("fabric", fabric, words)
 
     def concurrency(self) -> None:
-        """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency."""
-        if not self.voc.triggers["concurrency"].search(self.scan.text):
+        """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency; else
+        the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so."""
+        if self.voc.triggers["concurrency"].search(self.scan.text):
+            for pattern in self.voc.concurrency:
+                for match in self.scan.finditer(pattern):
+                    value = int(match.group(1))
+                    if 1 <= value <= 1_000_000:
+                        self.set("micro_batch", value, self.scan.take(match))
+        if "micro_batch" in self.fields:
             return
-        for pattern in self.voc.concurrency:
-            for match in self.scan.finditer(pattern):
-                value = int(match.group(1))
-                if 1 <= value <= 1_000_000:
-                    self.set("micro_batch", value, self.scan.take(match))
+        for pattern in self.voc.users:
+            match = next(self.scan.finditer(pattern), None)
+            users = int(match.group(1)) if match else 0
+            if 1 <= users <= 1_000_000:
+                words = self.scan.take(match)
+                self.set("micro_batch", users, words)
+                self.notes.append(Note(code="users_as_concurrency", params={"users": users, "words": words}))
+                return
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8

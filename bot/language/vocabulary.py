@@ -49,6 +49,7 @@ class Vocabulary:
     asks_machines: re.Pattern  # "how many nodes", "需要几台": the number of machines is the question
     one_machine: re.Pattern
     concurrency: list[re.Pattern]
+    users: list[re.Pattern]
     triggers: dict[str, re.Pattern]
     topic_vetoes: dict[str, re.Pattern]  # a troubleshooting topic -> words that mean something else
     serving_symptoms: frozenset[str]  # rule ids whose symptom a served model shows too
@@ -166,6 +167,7 @@ def vocabulary() -> Vocabulary:
         asks_machines=_any(lex.asks_machines.en + lex.asks_machines.zh),
         one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
         concurrency=[re.compile(p) for p in lex.concurrency.en + lex.concurrency.zh],
+        users=[re.compile(p) for p in lex.users.en + lex.users.zh],
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
         topic_vetoes={rule.topic: _any(rule.unless.en + rule.unless.zh) for rule in cat.rules if rule.unless},
         serving_symptoms=frozenset(rule.id for rule in cat.rules if rule.serving_symptom),
