@@ -6,6 +6,7 @@ from typing import Any
 
 from gpuplan.bot.render import diagnoses, notes_text
 from gpuplan.estimator.schema import Plan
+from gpuplan.knowledge import catalog
 
 
 def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, Any]:
@@ -15,7 +16,7 @@ def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, An
     out: dict[str, Any] = {
         "intent": plan.intent,
         "lang": lang,
-        "request": est.resolved.model_dump() if est else plan.request.model_dump(exclude_none=True),
+        "request": est.resolved.model_dump() if est else _asked(plan),
         "assumptions": notes_text(plan.notes + (est.assumptions if est else []), lang),
         "read": notes_text(plan.read, lang),
         "clarify": notes_text(plan.clarify, lang),
@@ -39,3 +40,13 @@ def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, An
     if configs is not None:
         out["configs"] = configs
     return out
+
+
+def _asked(plan: Plan) -> dict[str, Any]:
+    """The request as read, when no plan was made (a diagnosis, a question outside the field, a
+    question back), with the size of a catalog model it names, as a plan's request would give it."""
+    request = plan.request.model_dump(exclude_none=True)
+    model = catalog().models.get(request.get("model", ""))
+    if model is not None and "params_b" not in request:
+        request["params_b"] = model.params_b
+    return request

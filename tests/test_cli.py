@@ -275,6 +275,15 @@ def test_troubleshoot_without_model_needs_no_size(capsys):
     assert "gpu_starved_io" in data["topics"]
 
 
+def test_an_answer_without_a_plan_gives_the_named_models_size(capsys):
+    """No plan is made for a question outside the field, but the model it names is still sized in
+    the request, as a plan's request would give it."""
+    code, out, _ = run(capsys, "--json", "Torch 1.13.1 doesn't support sm_90, trying llm-foundry to finetune mpt-7b")
+    data = json.loads(out)
+    assert code == 0 and data["memory"] is None
+    assert data["request"]["model"] == "mpt-7b" and data["request"]["params_b"] == pytest.approx(6.65, rel=0.02)
+
+
 def test_unknown_words_are_listed(capsys):
     _, out, _ = run(capsys, "--json", "train 7b on Gaudi2")
     data = json.loads(out)
