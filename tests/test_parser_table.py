@@ -599,6 +599,10 @@ EN = [
     # users a service is for, none said to be at once: all of them at once, said in the answer
     ("serve llama 70b for 32 users", dict(method="infer", micro_batch=32, notes=["users_as_concurrency"])),
     ("serve llama 8b, 100 concurrent requests", dict(micro_batch=100, not_notes=["users_as_concurrency"])),
+    # the fifteenth batch: a length's label with a comparison or 'to' before its value; a range's top
+    ("finetune an 8B model using the data with context_len > 50000, is 8 x 40GB A100 sufficient?", dict(seq_len=50000)),
+    ("is 16 H100 enough if I keep the max_seq_len to 32768", dict(seq_len=32768, gpus=16)),
+    ("generations are long context up to 16-32k tokens", dict(seq_len=32768)),
 ]
 
 ZH = [
@@ -1035,6 +1039,9 @@ ZH = [
     ("企业知识库，200人使用，int4，需要什么服务器", dict(micro_batch=200, notes=["users_as_concurrency"])),
     ("部署qwen 14b，支持50个用户", dict(micro_batch=50, notes=["users_as_concurrency"])),
     ("部署qwen 72b，支持200个用户同时使用", dict(micro_batch=200, not_notes=["users_as_concurrency"])),
+    ("序列长度大于4096时显存不够，qwen 7b lora", dict(seq_len=4096)),
+    ("上下文长度不超过32k，qwen 7b lora", dict(seq_len=32768)),
+    ("最大长度约8192，llama 13b全参", dict(seq_len=8192)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

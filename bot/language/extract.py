@@ -1265,8 +1265,14 @@ class Reader:
             r"|上下文(?:长度|窗口)?|序列长度|最大长度|文本长度|长度)"
         )
         value = r"(\d+(?:\.\d+)?\s*[km]?)"
+        # "context_len > 50000", "keep the max_seq_len to 32768", "max length of up to 4k", "长度不超过32k"
+        joiner = (
+            r"(?:of up to|up to|of|=|:|is|to|at|around|about|~|[<>]=?|[≤≥]"
+            r"|为|是|到|达到|不超过|超过|大于|小于|约|大约|在)?"
+        )
         patterns = (
-            label + r"\s*(?:of|=|:|is|为|是|到|达到)?\s*" + value + r"(?:\s*tokens?)?",
+            # a range's first end is not the length ("up to 16-32k": the tokens reader takes its top)
+            label + r"`?\s*" + joiner + r"\s*`?\s*" + value + r"(?![\d.]|\s*[-~–到至])(?:\s*tokens?)?",
             value + r"\s*(?:tokens?\s*)?(?:of\s+|的\s*)?" + label,  # "8k context", "用4096的max_length"
             value + r"\s*(?:tokens?\s*)?的?\s*(?:输入|input)(?!\s*[a-z])",  # "接受200k输入": a length of input
             # a bare "8k" is a context length only when it is one: a power of two (4k, 8k, 32k, 128k)
