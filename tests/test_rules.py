@@ -192,6 +192,12 @@ def test_oom_answer_speaks_of_what_the_method_holds(question, said, not_said, ca
         ("it took too much time to generate an answer (almost an hour)", "inference_deployment"),
         ("generation is extremely slow on one A100", "inference_deployment"),
         ("loss 突然飙升到 20", "loss_instability"),
+        # the fifteenth batch
+        ("Very high grad norm with megatron SFT on Qwen3-Next-80B-A3B", "loss_instability"),
+        ("Exploding pre-clip gradient norms during LoRA fine-tuning", "loss_instability"),
+        ("继续预训练loss训飞", "loss_instability"),
+        ("grad_norm 很大，训练不动", "loss_instability"),
+        ("训练时内存一直增长，用memory_profiler看到", "offload_host_ram"),
     ],
 )
 def test_symptoms_in_their_users_words_raise_their_topic(text, topic):
