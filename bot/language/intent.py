@@ -379,7 +379,7 @@ def verdict(
     """The classifier's probabilities made an answer's kind: what judge returns at run time and
     what training measures."""
     best = max(scores, key=scores.get)
-    intent = overruled(best, parsed, ask, prose, sure=scores[best] >= SURE)
+    intent = overruled(best, parsed, ask, prose, sure=scores[best] >= SURE, fired=fired)
     topics = [t for t in _rank_topics(topic_scores, fired, intent) if t in fired or not _vetoed(t, prose)]
     return Verdict(intent=intent, topics=topics, ask=ask, scores=scores)
 
@@ -394,7 +394,9 @@ def _vetoed(topic: str, prose: str) -> bool:
 MODEL_FAMILY_NOTES = ("model_family_sizes", "unknown_model_name")
 
 
-def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool = False) -> str:
+def overruled(
+    intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool = False, fired: tuple[str, ...] = ()
+) -> str:
     """Where the form of a question says more than its words: rules over the classifier (`sure`:
     the classifier gives its verdict a majority of the probability)."""
     if parsed.compare and parsed.compare_direct:
@@ -419,6 +421,8 @@ def overruled(intent: str, parsed: Parsed, ask: str, prose: str = "", sure: bool
         return "plan"  # only a model family is named ("LLaMA 3", "mistral"): ours, asked back for its size
     if ask != "plan" and intent != "compare":
         return "plan"  # the hardware itself asked about: a plan of its own kind
+    if intent == "troubleshoot" and not sure and not fired and hits("out_of_scope", prose, most=1):
+        return "other"  # a symptom outside gpuplan's field ("the answers are much worse after gptq")
     return intent
 
 
