@@ -44,9 +44,10 @@ def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, An
 
 def _asked(plan: Plan) -> dict[str, Any]:
     """The request as read, when no plan was made (a diagnosis, a question outside the field, a
-    question back), with the size of a catalog model it names, as a plan's request would give it."""
+    question back), with the published size of a catalog model it names (a vision-language model's
+    encoder included, as a plan counts it)."""
     request = plan.request.model_dump(exclude_none=True)
     model = catalog().models.get(request.get("model", ""))
     if model is not None and "params_b" not in request:
-        request["params_b"] = model.params_b
+        request["params_b"] = model.params_b + model.vision_params_b
     return request

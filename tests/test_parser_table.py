@@ -603,6 +603,13 @@ EN = [
     ("finetune an 8B model using the data with context_len > 50000, is 8 x 40GB A100 sufficient?", dict(seq_len=50000)),
     ("is 16 H100 enough if I keep the max_seq_len to 32768", dict(seq_len=32768, gpus=16)),
     ("generations are long context up to 16-32k tokens", dict(seq_len=32768)),
+    ("scale the context length to 32 GPUs", dict(seq_len=None, gpus=32)),
+    ("seq len at 64 nodes", dict(seq_len=None, nodes=64)),
+    ("context 32k-64k", dict(seq_len=32768)),
+    # users are concurrency only when the question is serving, and what is said to be at once wins
+    ("fine-tune llama 7b for 20 people, batch size 4", dict(micro_batch=4, not_notes=["users_as_concurrency"])),
+    ("serve qwen 7b for 2000 users, 100 at once", dict(micro_batch=100, not_notes=["users_as_concurrency"])),
+    ("serve qwen 7b for 500 users per day", dict(not_notes=["users_as_concurrency"])),
 ]
 
 ZH = [
@@ -1042,6 +1049,16 @@ ZH = [
     ("序列长度大于4096时显存不够，qwen 7b lora", dict(seq_len=4096)),
     ("上下文长度不超过32k，qwen 7b lora", dict(seq_len=32768)),
     ("最大长度约8192，llama 13b全参", dict(seq_len=8192)),
+    ("序列长度在64卡上，llama 13b全参", dict(seq_len=None, gpus=64)),
+    ("过滤掉序列长度小于128的样本，llama 13b全参", dict(seq_len=None)),
+    ("200人规模的团队预训练一个7b模型", dict(method="pretrain", not_notes=["users_as_concurrency"])),
+    ("服务200个用户，其中同时在线50人，部署qwen 7b", dict(micro_batch=50, not_notes=["users_as_concurrency"])),
+    ("每天200人使用，部署qwen 14b", dict(not_notes=["users_as_concurrency"])),
+    ("2个版本的A100", dict(gpus=None)),
+    ("租了2个星期的A100", dict(gpus=None)),
+    ("8块钱的A100一小时", dict(gpus=None)),
+    ("预训练参数怎么设置，7b模型64张H100", dict(method="pretrain", gpus=64)),
+    ("预训练checkpoint多大", dict(method="pretrain")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

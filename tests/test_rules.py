@@ -144,6 +144,13 @@ def test_a_trigger_starting_with_a_number_starts_only_where_the_number_does(cat)
         ("pod OOMKilled during training", ["oom_large_model"], []),
         ("训练时显存oom了", ["oom_large_model"], []),
         ("dataloader_num_workers=0, gpu利用率很低", ["gpu_starved_io"], []),
+        # a review of the fourteenth and fifteenth batches' phrases: other metrics, settings, GPU memory
+        ("the loss is fine, but GPU memory usage jumped to 80GB", [], ["loss_instability"]),
+        ("loss 3.1 -> 2.9, then mfu jumped to 45%", [], ["loss_instability"]),
+        ("max_grad_norm设得很大会怎样", [], ["loss_instability"]),
+        ("显卡内存一直增长", [], ["offload_host_ram"]),
+        ("GPU内存泄漏", [], ["offload_host_ram"]),
+        ("训练时内存一直在增长", ["offload_host_ram"], []),
     ],
 )
 def test_a_trigger_starting_with_a_letter_starts_a_word(text, fires, not_fires):

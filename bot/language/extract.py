@@ -300,9 +300,18 @@ _PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
 )
 # a count with the word GPU before a GPU's name ("8 GPU A100", "8-GPU A800"; not "cuda 12.0\ngpu A100")
 _GPU_WORD_COUNT = re.compile(r"(?<![\w.])(\d{1,5})[^\S\n]*-?[^\S\n]*gpus?[^\S\n]+$", re.I)
-# a Chinese count whose cards a 的-phrase describes ("4个没有NVLink的V100", "两张二手的3090"); not
-# machines, nodes or spans of time ("2个节点上的A100", "3个月的A100")
-_COUNT_THEN_DESCRIBED = r"\s*(?:张|块|个)\s*(?:(?!节点|机|台|服务器|月|天|小时|周|年)[^\s\d，。,.;；：:、]){1,12}的\s*$"
+# after a number read as a length: more digits or a "k" (backtracking), a range's dash ("16-32k": the
+# tokens reader takes its top), a count of GPUs or nodes ("context length to 32 GPUs") or a filter's
+# threshold ("序列长度小于128的样本")
+_NOT_A_LENGTH_AFTER = (
+    r"(?![\d.]|\s*[km](?![a-z])|\s*[-~–到至]"
+    r"|\s*(?:gpus?|cards?|nodes?|servers?|machines?|卡|张|台|节点|机|的样本|的数据|samples?|examples?)(?![a-z]))"
+)
+# a Chinese count whose cards a 的-phrase describes by what they have or their state ("4个没有NVLink的
+# V100", "两张二手的3090"); 个 counts any noun ("2个版本的A100", "3个月的A100"), so only these openings
+_COUNT_THEN_DESCRIBED = (
+    r"\s*(?:张|块|个)\s*(?:没有|不带|带|有|支持|二手|全新|闲置|空闲|可用|坏掉?|旧|新)[^\s\d，。,.;；：:、]{0,10}的\s*$"
+)
 # one server word after a count in digits: the server's GPUs ("an 8 GPU server"; "two gpu server(s)" are servers)
 _ONE_SERVER_AFTER = re.compile(r"\s+(?:node|server|machine|box)(?![a-z])")
 # a GPU count's word followed by a server word without a hyphen: servers counted ("two gpu servers")
@@ -622,6 +631,7 @@ class Reader:
         self.words: dict[str, str] = {}  # field -> the words it was read from (to name them later)
         self.spans: dict[str, tuple[int, int]] = {}  # field -> where those words stand
         self.weak_fields: dict[str, tuple[Any, str]] = {}
+        self.users_read: tuple[int, str] | None = None  # "for 32 users": concurrency if this is serving
         self.option_spans: dict[str, list[tuple[int, int]]] = {"gpu": [], "model": [], "method": []}
         self.mentions: dict[tuple[str, Any], int] = {}  # ("model", id) or ("params_b", size) -> weight
         self.notes: list[Note] = []
@@ -1272,7 +1282,7 @@ class Reader:
         )
         patterns = (
             # a range's first end is not the length ("up to 16-32k": the tokens reader takes its top)
-            label + r"`?\s*" + joiner + r"\s*`?\s*" + value + r"(?![\d.]|\s*[-~–到至])(?:\s*tokens?)?",
+            label + r"`?\s*" + joiner + r"\s*`?\s*" + value + _NOT_A_LENGTH_AFTER + r"(?:\s*tokens?)?",
             value + r"\s*(?:tokens?\s*)?(?:of\s+|的\s*)?" + label,  # "8k context", "用4096的max_length"
             value + r"\s*(?:tokens?\s*)?的?\s*(?:输入|input)(?!\s*[a-z])",  # "接受200k输入": a length of input
             # a bare "8k" is a context length only when it is one: a power of two (4k, 8k, 32k, 128k)
@@ -1399,9 +1409,7 @@ class Reader:
             match = next(self.scan.finditer(pattern), None)
             users = int(match.group(1)) if match else 0
             if 1 <= users <= 1_000_000:
-                words = self.scan.take(match)
-                self.set("micro_batch", users, words)
-                self.notes.append(Note(code="users_as_concurrency", params={"users": users, "words": words}))
+                self.users_read = (users, self.scan.take(match))
                 return
 
     def per_node_counts(self) -> None:

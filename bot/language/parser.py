@@ -51,6 +51,7 @@ class Parsed:
     ask: str = "plan"  # plan | largest (the biggest model that fits) | price (what hardware costs)
     memory_asked: bool = False  # "how much VRAM does it need": the answer adds the least memory per method
     observed: dict[str, Any] = field(default_factory=dict)  # figures the user's logs state (OOM, NCCL)
+    users_read: tuple[int, str] | None = None  # "for 32 users": the sequences at once if this is serving
     fixed: set[str] = field(default_factory=set)  # Request fields given as gpuplan settings (never dropped)
     gpus_named: list[str] = field(default_factory=list)  # every GPU type the prose names
 
@@ -90,7 +91,19 @@ def parse(text: str, cat: Catalog | None = None, previous: Request | None = None
         parsed.memory_asked = intent.hits("memory_ask", evidence.prose, most=1) > 0
         if previous is None:  # a follow-up keeps the method of the request it changes
             _serving_by_default(parsed, evidence.raw, evidence.prose)  # after the verdict: an assumption
+        _users_as_concurrency(parsed)
     return parsed
+
+
+def _users_as_concurrency(parsed: Parsed) -> None:
+    """The users a service is for ("for 32 users", "200人使用") once the question is serving (a team
+    of 20 that fine-tunes is no concurrency) and nothing else set the sequences at once: all of them."""
+    request = parsed.request
+    if parsed.users_read is None or request.method != "infer" or request.micro_batch is not None:
+        return
+    users, words = parsed.users_read
+    request.micro_batch = users
+    parsed.notes.append(Note(code="users_as_concurrency", params={"users": users, "words": words}))
 
 
 def read(text: str, cat: Catalog | None = None, previous: Request | None = None) -> tuple[Parsed, intent.Evidence]:
@@ -279,6 +292,7 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     comparing = bool(reader.voc.compare.search(prose.lower()))  # vocabularies are lower case
     _compare_or_set_aside(parsed, reader, gpus, models, sizes, comparing)
     reader.method(comparing)
+    parsed.users_read = reader.users_read
     reader.context()
     hub_id = reader.hub_id(prose) if not models else None
     if hub_id is None:
