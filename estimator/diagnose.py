@@ -32,7 +32,6 @@ CHINCHILLA_TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022
 def facts(request: Request, est: Estimate | None, cat: Catalog) -> dict[str, Any]:
     """Everything a rule may test or an answer may quote, flat and JSON-friendly."""
     f: dict[str, Any] = {"has_plan": est is not None, "method": request.method or "none"}
-    f["one_node_plan"] = est is not None and est.resolved.nodes <= 1  # no network between nodes to choose
     if est is None:
         return f
     f |= _plan_facts(est, cat)
