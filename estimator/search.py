@@ -139,8 +139,8 @@ def _training_grid(
     if fixed.pp:
         pps = [fixed.pp]
     elif pipeline_allowed:
-        # stages of unequal depth too (DeepSeek-V3's 61 layers over 16: Megatron-Core's uneven last
-        # stage or --pipeline-model-parallel-layout), each stage two layers or more
+        # stages of unequal depth too (DeepSeek-V3's 61 layers over 16, a layer apart at most as
+        # Megatron-Core's --pipeline-model-parallel-layout writes them), each stage two layers or more
         pps = [p for p in PIPELINE_PARALLEL if layers % p == 0 or layers // p >= MIN_LAYERS_PER_STAGE]
     offloads = [OFFLOAD_CODE[fixed.offload]] if fixed.offload else ([0] if adapters else [0, OFFLOAD_CODE["cpu"]])
     axes = [
