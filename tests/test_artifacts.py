@@ -129,6 +129,11 @@ CASES = [
     ("python3 -m verl.trainer.main_ppo data.max_prompt_length=1024 data.max_response_length=4096", dict(seq_len=5120)),
     ("--prompt_max_len 1024 --generate_max_len 1024 --max_len 4096", dict(seq_len=4096)),
     ("--prompt_max_len 1024 --generate_max_len 2048", dict(seq_len=3072)),
+    # a known setting set to a value in a sentence, in backticks or not (English "to", Chinese 设置为)
+    ("I set per_device_train_batch_size to 8 for llama 7b lora", dict(micro_batch=8)),
+    ("I set `per_device_train_batch_size` to `8` for llama 7b lora", dict(micro_batch=8)),
+    ("is 16 H100 enough if I keep the `max_seq_len` to `32768`", dict(seq_len=32768)),
+    ("我把per_device_train_batch_size设置为8, llama 7b lora", dict(micro_batch=8)),
 ]
 WRAPS = {
     "en": "Getting OOM with this setup, what do I need?\n{artifact}",

@@ -123,6 +123,12 @@ _INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?
 # a known tool setting inside a sentence, `cutoff_len: 8192`, `max_words = 512`, `MODEL_MAX_Length设置为1024`
 # (`name=value` without spaces is _INLINE_ASSIGN's)
 _SET_TO_ZH = r"(?:设置为|设置成|设为|设成|改为|改成|调为|调成|调到)"
+# the same in English after the name: "I set per_device_train_batch_size to 8", "`max_model_len` to `32768`"
+_SET_TO_EN = r"(?:(?:is|was|are)\s+)?(?:(?:set|changed|increased|decreased|reduced|lowered|raised)\s+)?to(?=\s)"
+# a known setting's name and value around an English "to", either or both in backticks: one artifact
+_INLINE_SET_TO = re.compile(
+    r"(?<![A-Za-z0-9_\-./])`?([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)`?\s+" + _SET_TO_EN + r"\s+`?([\w.\-]+)`?"
+)
 _INLINE_SETTING = re.compile(
     r"(?<![A-Za-z0-9_\-./])([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)(?:\s*:|\s+=|=(?=\s)|\s*" + _SET_TO_ZH + r")\s*"
     r"([^\s,，。；\u4e00-\u9fff]+)"
@@ -159,6 +165,8 @@ def find_code(text: str) -> list[tuple[int, int]]:
     the flags and `name=value` tokens inside prose (gpuplan's own settings are taken out before)."""
     voc = vocabulary()
     spans: list[tuple[int, int]] = [m.span() for m in _FENCE.finditer(text)]
+    taken = blank(text, spans)
+    spans += [m.span() for m in _INLINE_SET_TO.finditer(taken) if lookup(fold(m.group(1)), voc)]
     taken = blank(text, spans)
     spans += [m.span() for m in _INLINE.finditer(taken)]
     taken = blank(text, spans)
@@ -298,7 +306,15 @@ _VALUE = r"""("[^"\n]*"|'[^'\n]*'|[\w.-]+:\d+(?:,\d+)+|\d+(?:\s*,\s*\d+)+(?![\w.
 _PAIR_FLAG = re.compile(r"(?<![\w\-./])(--?[A-Za-z][\w.\-]*)(?:(?:=|[ \t]+)(?!--?[A-Za-z])" + _VALUE + r")?")
 _PAIR_ASSIGN = re.compile(r"(?<![\w\-./])([A-Za-z_][\w.]*)\s*=\s*" + _VALUE)
 # (a Chinese word may touch the name: "我把MODEL_MAX_Length设置为1024"; \w would count it as the name's)
-_PAIR_SET_TO = re.compile(r"(?<![A-Za-z0-9_\-./])([A-Za-z_][A-Za-z0-9_.]*)\s*" + _SET_TO_ZH + r"\s*" + _VALUE)
+_PAIR_SET_TO = re.compile(
+    r"(?<![A-Za-z0-9_\-./])`?([A-Za-z_][A-Za-z0-9_.]*)`?\s*"
+    + r"(?:"
+    + _SET_TO_ZH
+    + r"|(?<=\s)"
+    + _SET_TO_EN
+    + r")\s*`?"
+    + _VALUE
+)
 _PAIR_COLON = re.compile(r"""(?<![\w\-./])["']?([A-Za-z_][\w.\-]*)["']?[ \t]*:[ \t]*(\{|""" + _VALUE + r")")
 
 
@@ -370,7 +386,7 @@ def _colon_pairs(code: str) -> list[tuple[int, Pair]]:
 def _unquote(value: str | None) -> str | None:
     if value is None:
         return None
-    return value.strip().strip("\"'").strip()
+    return value.strip().strip("\"'`").strip()
 
 
 # --- readings ------------------------------------------------------------------------------------
