@@ -236,3 +236,11 @@ def test_question_words_are_read_from_the_users_prose_not_a_pasted_command():
 def test_whether_a_change_of_cards_is_worth_it_is_a_comparison(question):
     """Two cards and 'worth' / 值得: the refits had moved the Chinese one to a plan."""
     assert parser.parse(question).intent == "compare"
+
+
+def test_a_symptom_phrase_keeps_troubleshooting_beside_out_of_scope_words_without_the_classifier(monkeypatch):
+    """Without the classifier the rules decide: a question whose symptom phrase fired ('OOM') stays
+    troubleshooting even beside out-of-scope words ('pip install'); with no phrase it would be other."""
+    monkeypatch.setattr(intent, "model", lambda: None)
+    text = "after pip install of the new version, training qwen 7b on a 4090 gives CUDA out of memory"
+    assert parser.parse(text).intent == "troubleshoot"

@@ -362,7 +362,7 @@ def judge(ev: Evidence, parsed: Parsed) -> Verdict:
     ask = asked(ev.prose, parsed)  # the question's own words, not a pasted log's
     trained = model()
     if trained is None:
-        intent = overruled(_rules(parsed, fired), parsed, ask, ev.prose)
+        intent = overruled(_rules(parsed, fired), parsed, ask, ev.prose, fired=fired)
         return Verdict(intent=intent, topics=list(fired), ask=ask, scores={})
     scores, topic_scores = trained.probabilities(trained.text_vector(text_for_ngrams(ev), dense(ev, parsed)))
     return verdict(scores, topic_scores, fired, parsed, ask, ev.prose)
