@@ -40,6 +40,7 @@ def facts(request: Request, est: Estimate | None, cat: Catalog) -> dict[str, Any
     f |= _serving_facts(est.serving)
     r = est.resolved
     f["cost_per_mtok"] = est.compute.cost_per_million_tokens_usd
+    f["replicas"] = r.gpus // est.serving.replica_gpus if est.serving else 1
     if r.pp > 1 and (est.compute.step_time_s or 0.0) > 0:
         micro = max(1, r.global_batch // max(1, r.dp * r.micro_batch))
         f["bubble_fraction"] = (r.pp - 1) / (r.vpp * micro + r.pp - 1)  # interleaved over vpp chunks
@@ -128,6 +129,7 @@ def _serving_facts(serving: ServingEstimate | None) -> dict[str, Any]:
     mig = serving.mig.model_dump() if serving and serving.mig else None
     return {
         "concurrency": serving.concurrency if serving else None,
+        "replica_gpus": serving.replica_gpus if serving else None,
         "tokens_per_s_per_sequence": serving.tokens_per_s_per_sequence if serving else None,
         "mig": mig,
         "mig_fits": bool(mig),

@@ -212,3 +212,24 @@ def test_symptoms_in_their_users_words_raise_their_topic(text, topic):
     from gpuplan.bot.language.intent import triggered
 
     assert topic in triggered(text)
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        (
+            "serve deepseek-v2 on 8 H800 in fp8, vllm deployment",
+            "Your replica is 4 x NVIDIA H800 SXM5 80GB (one of 2) serving",
+        ),
+        ("用8张H800 fp8部署deepseek-v2 vllm", "你的单个副本是 4 张 NVIDIA H800 SXM5 80GB（共 2 个副本）"),
+        ("serve llama-3.1-8b on 1 A100 80GB with vllm", "Your replica is 1 x NVIDIA A100"),
+    ],
+)
+def test_serving_answer_speaks_of_one_replica(question, said, capsys):
+    """The deployment answer's replica is the plan's replica shape, not all the GPUs the plan holds."""
+    from gpuplan.bot import cli
+
+    cli.main([question])
+    out = capsys.readouterr().out
+    assert said in out
+    assert "(one of 1)" not in out and "共 1 个副本" not in out
