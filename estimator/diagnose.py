@@ -82,6 +82,8 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
         "zero": r.zero,
         "ckpt": r.ckpt,
         "precision": r.precision,
+        # serving: the KV cache's element type (memory.kv_bytes_per_token's rule: fp8 beside fp8 weights)
+        "kv_cache": r.kv_cache or ("fp8" if r.precision == "fp8" else "bf16"),
         "seq_len": r.seq_len,
         "tp": r.tp,
         "pp": r.pp,
@@ -188,6 +190,7 @@ def probe_summary(est: Estimate) -> dict[str, Any]:
         "host_ram_gib": m.host_ram_gib,
         "days": c.days,
         "cost_usd": c.cost_usd,
+        "concurrency": est.serving.concurrency if est.serving else None,
     }
 
 

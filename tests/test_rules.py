@@ -233,3 +233,41 @@ def test_serving_answer_speaks_of_one_replica(question, said, capsys):
     out = capsys.readouterr().out
     assert said in out
     assert "(one of 1)" not in out and "共 1 个副本" not in out
+
+
+@pytest.mark.parametrize(
+    "question, said, not_said",
+    [
+        (
+            "serve qwen3-30b-a3b in fp8 on one 4090 at 32k context, CUDA out of memory",
+            ["serve weights in 4 bits (AWQ/GPTQ)", "serving 1 sequence of", "In INT4 it needs"],
+            ["keep the KV cache in fp8", "serve quantised weights (FP8", "In FP8 it needs"],
+        ),
+        (
+            "serve qwen3-30b-a3b on one 4090, CUDA out of memory",
+            ["keep the KV cache in fp8", "serve quantised weights (FP8", "for 16 sequences at once."],
+            ["sequences of 4,096 tokens at", "serving 1 sequences"],
+        ),
+        (
+            "serve qwen3-30b-a3b int4 on one 3060, CUDA out of memory",
+            ["keep the KV cache in fp8", "in United States.\n"],
+            ["in 4 bits (AWQ/GPTQ)", "In INT4 it needs", "States.."],
+        ),
+        (
+            "vllm 部署报显存不足，怎么调参数",
+            ["推理部署要放下权重和所有在途序列的 KV 缓存", "KV 缓存用 fp8"],
+            ["None", " - GiB"],
+        ),
+    ],
+)
+def test_serving_oom_answer_offers_what_the_plan_does_not_use_yet(question, said, not_said, capsys):
+    """The serving OOM advice and the deployment answer offer an fp8 KV cache and quantised weights
+    only where the plan does not use them already, and quote no figure without a plan."""
+    from gpuplan.bot import cli
+
+    cli.main([question])
+    out = capsys.readouterr().out
+    for words in said:
+        assert words in out
+    for words in not_said:
+        assert words not in out
