@@ -142,7 +142,10 @@ def _about_hardware(
     parsed: Parsed, request: Request, notes: list[Note], lang: str, cat: Catalog, extra: dict[str, Any]
 ) -> Plan:
     """ "The largest model 32 L40S can pretrain", "what 8 H100 cost for two weeks": no model to plan,
-    an answer about the hardware itself."""
+    an answer about the hardware itself (every method, or none: serving-by-default does not apply)."""
+    if any(n.code == "no_training_word_serving" for n in notes):
+        notes = [n for n in notes if n.code != "no_training_word_serving"]
+        request = request.model_copy(update={"method": None})
     if parsed.ask == "largest":
         largest = capacity.largest(request, cat)
         return Plan(

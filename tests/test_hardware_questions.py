@@ -267,3 +267,12 @@ def test_a_memory_that_makes_another_catalog_card_is_that_card():
     """gpu=a100-80gb written with 40 GB is the catalog's own A100 40GB, not a copy of the 80 GB card."""
     plan = answer("gpu=a100-80gb 每卡40G显存, lora llama 13b")
     assert plan.estimate.resolved.gpu == "a100-40gb" and "gpu_memory_as_written" not in [n.code for n in plan.notes]
+
+
+@pytest.mark.parametrize("question", ["8 H100 for two weeks in Tokyo, how much?", "8张H100在东京用两周多少钱？"])
+def test_a_price_answer_plans_no_method(question):
+    """A price is of the GPUs, whatever runs on them: the serving-by-default reading (a question in
+    words naming no training) is neither stated nor kept in the request."""
+    plan = answer(question)
+    assert plan.price and plan.request.method is None
+    assert "no_training_word_serving" not in {n.code for n in plan.notes}
