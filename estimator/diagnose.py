@@ -143,7 +143,11 @@ def observed_facts(observed: dict[str, Any]) -> dict[str, Any]:
     if not observed:
         return {}
     oom = observed.get("oom") or {}
-    out: dict[str, Any] = {"oom_seen": bool(oom), "nccl_timeout_s": observed.get("nccl_timeout_s")}
+    out: dict[str, Any] = {
+        "oom_seen": bool(oom),
+        "nccl_timeout_s": observed.get("nccl_timeout_s"),
+        "checkpoint_seen_s": observed.get("checkpoint_save_s"),
+    }
     for key in ("capacity_gib", "requested_gib", "free_gib", "in_use_gib"):
         out[f"oom_{key}"] = oom.get(key)
     if oom.get("requested_gib") is not None and oom.get("free_gib") is not None:
@@ -216,6 +220,8 @@ def diagnose(
     `observed` the figures the user's own logs state (a CUDA OOM message's capacity and request)."""
     f = facts(request, est, cat)
     f.update(observed_facts(observed or {}))
+    if f.get("checkpoint_seen_s") and f.get("checkpoint_gb"):  # the write rate the user's save reached
+        f["checkpoint_seen_gb_s"] = f["checkpoint_gb"] / f["checkpoint_seen_s"]
     found = []
     for order, rule in enumerate(cat.rules):
         by_question = rule.id in raised

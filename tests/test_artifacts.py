@@ -270,3 +270,52 @@ CONTINUED = "deepspeed --include localhost:0,1 train.py \\\n  --per_device_train
 def test_a_sentence_after_a_continued_command_line_is_prose(question, params_b):
     """A command whose last line ends with a backslash is over when a sentence follows, in either language."""
     assert parse(question).request.params_b == pytest.approx(params_b)
+
+
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("checkpoint save of our 34B run takes 25 minutes every time", 1500),
+        ("多机训练 保存checkpoint要40分钟 70b zero3", 2400),
+        ("saving the model takes over an hour with zero3", 3600),
+        ("save_checkpoint took 1.5h", 5400),
+        ("saving was slow, it took 20 minutes", 1200),
+        ("存ckpt需要两个多小时", 7200),
+        ("保存检查点要半小时", 1800),
+        ("saving a checkpoint: 90s", 90),
+        # an interval, another clause, or something else's duration is no save's
+        ("we save every 30 minutes", None),
+        ("每30分钟保存一次checkpoint", None),
+        ("保存模型后训练了3小时", None),
+        ("saving the checkpoint. Training takes 3 hours", None),
+        ("the checkpoint at step 500 after 3 hours of training", None),
+        ("it was saved as a safetensors file", None),
+    ],
+)
+def test_how_long_a_checkpoint_save_takes_is_read(text, seconds):
+    from gpuplan.bot.language.artifacts import read_checkpoint_save_s, vocabulary
+
+    assert read_checkpoint_save_s(text, vocabulary()) == seconds
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        (
+            "checkpoint save of our 34B run takes 25 minutes every time",
+            ["Yours takes about 25 minutes", "times longer"],
+        ),
+        (
+            "多机训练 保存checkpoint要40分钟 70b zero3",
+            ["你这边保存一次约 40 分钟", "stage3_gather_16bit_weights_on_model_save"],
+        ),
+    ],
+)
+def test_a_save_time_the_user_states_is_set_against_the_storage(question, said, capsys):
+    """The checkpoint answer sets the save time the user sees against what the plan's storage writes."""
+    from gpuplan.bot import cli
+
+    cli.main([question])
+    out = capsys.readouterr().out
+    for words in said:
+        assert words in out

@@ -38,6 +38,8 @@ class Vocabulary:
     launchers: list[tuple[str, re.Pattern]]
     negation: re.Pattern  # matched against the words right before a setting
     any_launcher: re.Pattern  # every launcher at once: is this line a command?
+    checkpoint_save: re.Pattern  # words a checkpoint save's duration follows
+    save_not_between: re.Pattern  # words that make the duration something else's (an interval)
 
 
 def fold(name: str) -> str:
@@ -64,7 +66,15 @@ def vocabulary() -> Vocabulary:
         r"(?:" + "|".join(data["negations"]) + r")(?:\s*(?:any|the|a|an|using|use|使用|用))?[\s:：,，]*$", re.I
     )
     any_launcher = _launcher([p for patterns in data["launchers"].values() for p in patterns])
-    return Vocabulary(by_name=by_name, launchers=launchers, negation=negation, any_launcher=any_launcher)
+    save = data["checkpoint_save"]
+    return Vocabulary(
+        by_name=by_name,
+        launchers=launchers,
+        negation=negation,
+        any_launcher=any_launcher,
+        checkpoint_save=re.compile("|".join(save["words"])),
+        save_not_between=re.compile("|".join(save["not_between"])),
+    )
 
 
 def lookup(qualified: str, voc: Vocabulary) -> Setting | None:
@@ -416,6 +426,7 @@ class Artifacts:
     launchers: list[str] = field(default_factory=list)
     oom: OomReport | None = None
     nccl_timeout_s: float | None = None
+    checkpoint_save_s: float | None = None  # how long the user says a checkpoint save takes
     smi_gpus: list[tuple[str, float | None]] = field(default_factory=list)  # (name, memory GiB) per row
     _first: dict[str, Reading] | None = field(default=None, repr=False)
 
@@ -525,6 +536,7 @@ def read(text: str, code: str) -> Artifacts:
     found.smi_gpus = read_nvidia_smi(text)  # "GPU 0: <name>" lines read as prose too
     found.oom = read_oom(text) if "allocate" in text or "total_gpu_memory" in text else None
     found.nccl_timeout_s = read_nccl_timeout(text)
+    found.checkpoint_save_s = read_checkpoint_save_s(text, voc)
     return found
 
 
@@ -589,6 +601,36 @@ def read_nccl_timeout(text: str) -> float | None:
         return None
     match = _NCCL_RAN.search(text) or _NCCL_LIMIT.search(text)
     return int(match.group(1)) / 1000 if match else None
+
+
+# a duration: "25 minutes", "40分钟", "1.5h", "an hour", "两个多小时", "半小时"
+_DURATION = re.compile(
+    r"(?<![a-z\d.])(\d+(?:\.\d+)?|half an?(?=\s)|an?(?=\s)|[一二两三四五六七八九十半]+)\s*(?:个)?多?\s*"
+    r"(hours?|hrs?|h|minutes?|mins?|seconds?|secs?|s|小时|钟头|分钟|秒)(?![a-z])"
+)
+_SECONDS = {"h": 3600, "hr": 3600, "hour": 3600, "小时": 3600, "钟头": 3600, "min": 60, "minute": 60, "分钟": 60}
+_CLAUSE_END = re.compile(r"[。!！?？;；\n]|\.(?!\d)")
+_SAVE_WINDOW = 48  # characters after the save word a duration may sit in
+
+
+def read_checkpoint_save_s(text: str, voc: Vocabulary) -> float | None:
+    """Seconds a checkpoint save takes as the user tells it: the first duration in the clause after
+    a save word with no interval word between."""
+    lowered = text.lower()
+    for word in voc.checkpoint_save.finditer(lowered):
+        window = lowered[word.end() : word.end() + _SAVE_WINDOW]
+        window = window[: m.start()] if (m := _CLAUSE_END.search(window)) else window
+        found = _DURATION.search(window)
+        if not found or voc.save_not_between.search(window[: found.start()]):
+            continue
+        amount, unit = found.groups()
+        count = {"a": 1.0, "an": 1.0, "half a": 0.5, "half an": 0.5, "半": 0.5}.get(amount)
+        try:
+            count = count if count is not None else values.number(amount)
+        except ValueError:
+            continue
+        return count * _SECONDS.get(unit.rstrip("s") if unit.endswith("s") and len(unit) > 1 else unit, 1)
+    return None
 
 
 _SMI_ROW = re.compile(r"\|\s*(\d{1,4})\s+((?:NVIDIA|Tesla|GeForce|Quadro|AMD)?[\w .\-]*?)\s+(?:On|Off)\s+\|")

@@ -574,3 +574,5 @@ def _observed(found: artifacts.Artifacts, parsed: Parsed) -> None:
         }
     if found.nccl_timeout_s:
         parsed.observed["nccl_timeout_s"] = found.nccl_timeout_s
+    if found.checkpoint_save_s:
+        parsed.observed["checkpoint_save_s"] = found.checkpoint_save_s
