@@ -96,7 +96,7 @@ EN = [
         "Dedicated GPU: NVIDIA T500. Which DeepSeek Coder V2 can I run?",
         dict(gpu=None, notes=["unsupported_hardware"], unknown=["nvidia t500"]),
     ),
-    ("can a GTX 1080 Ti fine-tune a 1b model?", dict(gpu=None, notes=["unsupported_hardware"])),
+    ("can a GTX 1080 Ti fine-tune a 1b model?", dict(gpu="gtx-1080ti-11gb", gpus=1)),
     ("nvidia 535 driver, 7b lora on a 4090", dict(gpu="rtx-4090-24gb", not_topics=[], unknown=[])),
     ("|   0  Tesla V100-PCIE-32GB  On | 8 of them, 13b lora", dict(gpu="v100-pcie-32gb")),
     ("a 100 GB dataset, 7b lora", dict(gpu=None, dataset_gb=100)),
@@ -610,6 +610,29 @@ EN = [
     ("fine-tune llama 7b for 20 people, batch size 4", dict(micro_batch=4, not_notes=["users_as_concurrency"])),
     ("serve qwen 7b for 2000 users, 100 at once", dict(micro_batch=100, not_notes=["users_as_concurrency"])),
     ("serve qwen 7b for 500 users per day", dict(not_notes=["users_as_concurrency"])),
+    # the sixteenth batch
+    (
+        "### Env\nGPU: 1x3090\nRAM: 32GB\ntrain with return code = -9",
+        dict(gpus=1, gpu="rtx-3090-24gb", topics=["offload_host_ram"]),
+    ),
+    (
+        "I want to convert a 70b llama to trt engine, I tried --enable_context_fmha=True  and --max_batch_size=1, but"
+        " it fails",
+        dict(params_b=70, method="infer"),
+    ),
+    ("lora llama 70b on 16 a100, I want to have a max length of 4096.", dict(seq_len=4096)),
+    (
+        "sample: https://github.com/x/y/blob/main/ds_pretrain_gpt_1.3B.sh, changed the model size into 7b",
+        dict(params_b=7),
+    ),
+    ("3090 steps of training on 8 a100", dict(gpu="a100-80gb", gpus=8)),
+    ("How long would training take on a Nvidia 1080Ti GPU", dict(gpu="gtx-1080ti-11gb", gpus=1)),
+    (
+        "GPU is at maybe 40% usage while one CPU thread is at 100%, underfeeding the GPU",
+        dict(topics=["gpu_starved_io"]),
+    ),
+    ("the model freezes (stuck) when using 4 or more GPUs; NCCL_P2P_DISABLE=1 fixes it", dict(topics=["nccl_timeout"])),
+    ("llama 70b build engine OOM with tp_size 4", dict(method="infer")),
 ]
 
 ZH = [
@@ -1059,6 +1082,17 @@ ZH = [
     ("8块钱的A100一小时", dict(gpus=None)),
     ("预训练参数怎么设置，7b模型64张H100", dict(method="pretrain", gpus=64)),
     ("预训练checkpoint多大", dict(method="pretrain")),
+    # the sixteenth batch
+    ("1650显卡 40G内存可以跑起来Baichuan-13B-chat吗？", dict(gpu="gtx-1650-4gb", gpus=1, host_ram_gib=40)),
+    ("Qwen3.5-35B-A3B GRPO zero3 2台H100 8-9分钟一步 慢的出奇", dict(gpus=16, nodes=2, topics=["scaling_efficiency"])),
+    ("两台4090微调7b", dict(gpus=2, nodes=None)),
+    ("chatglm ptuning微调，全程一张3080ti 12G显存", dict(model="chatglm-6b", gpus=1)),
+    ("显卡：2*4090\n内存：128G\n微调qwen 7b", dict(gpus=2, gpu="rtx-4090-24gb")),
+    ("多机训练 保存checkpoint要40分钟 70b zero3", dict(topics=["checkpoint_slow"])),
+    ("存ckpt需要两个多小时", dict(topics=["checkpoint_slow"])),
+    ("训练后模型一直重复输出同一句话", dict(intent="other")),
+    ("1650条样本 lora 7b 8张a100", dict(gpu="a100-80gb", gpus=8)),
+    ("每30分钟保存一次checkpoint，qwen 7b全参", dict(not_topics=["checkpoint_slow"])),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -109,6 +109,9 @@ def _counts(got: Collected, found: Artifacts, reader: Reader) -> None:
     instance = reader.code_names.get("instance")
     if total is None and instance:
         total, words = instance[0][1], instance[0][0]
+    labelled = reader.code_names.get("gpu_count")
+    if total is None and labelled:  # "GPU: 1x3090" in an environment list
+        total, words = labelled[0][1], f"{labelled[0][1]} x {labelled[0][0]}"
     serving = any(tool in SERVING_LAUNCHERS for tool in found.launchers)
     if total is None and (got.value("tp") or got.value("pp") or (serving and got.value("dp"))):
         # a server's GPUs: tensor x pipeline, times its data-parallel replicas (a server's flag

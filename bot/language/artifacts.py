@@ -119,14 +119,21 @@ def _is_code_line(line: str, voc: Vocabulary) -> bool:
     stripped = line.strip()
     if not stripped:
         return False
-    if stripped.endswith("\\") or len(_FLAG.findall(line)) >= 2:
-        return True
     launcher = voc.any_launcher.match(line)
+    if stripped.endswith("\\") or (len(_FLAG.findall(line)) >= 2 and (launcher or not _flags_in_a_sentence(line))):
+        return True
     if launcher:
         return not _prose_after_launcher(line[launcher.end() :])
     if values.CJK.search(line):  # Chinese text is prose unless it starts like a command (`--max_len 512 # 另一台`)
         return bool(re.match(r"^\s*(?:--?[A-Za-z]|[|+]-)", line))
     return bool(_CODE_LINE.match(line))
+
+
+def _flags_in_a_sentence(line: str) -> bool:
+    """Flags a sentence mentions ("I tried --enable_context_fmha=True and --max_batch_size=1, but it
+    still fails"): five words of prose before the first flag, the first a capital."""
+    first = _FLAG.search(line)
+    return bool(first and _SENTENCE_START.match(line[: first.start()]))
 
 
 _INLINE_FLAG = re.compile(r"(?<![\w\-./])--?[A-Za-z][\w.\-]*(?:=\S+|[ \t]+(?!--?[A-Za-z])[^\s\u4e00-\u9fff，。；]+)?")

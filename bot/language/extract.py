@@ -304,7 +304,7 @@ _GPU_WORD_COUNT = re.compile(r"(?<![\w.])(\d{1,5})[^\S\n]*-?[^\S\n]*gpus?[^\S\n]
 # tokens reader takes its top), a count of GPUs or nodes ("context length to 32 GPUs") or a filter's
 # threshold ("序列长度小于128的样本")
 _NOT_A_LENGTH_AFTER = (
-    r"(?![\d.]|\s*[km](?![a-z])|\s*[-~–到至]"
+    r"(?!\d|\.\d|\s*[km](?![a-z])|\s*[-~–到至]"
     r"|\s*(?:gpus?|cards?|nodes?|servers?|machines?|卡|张|台|节点|机|的样本|的数据|samples?|examples?)(?![a-z]))"
 )
 # a Chinese count whose cards a 的-phrase describes by what they have or their state ("4个没有NVLink的
@@ -329,6 +329,11 @@ _MOVE_TO = re.compile(
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
 # a script or config file whose name may say the method ("train_ppo.sh", "llama3_lora_sft.yaml",
 # "run_dpo.py"), or a module run with `python -m` ("openrlhf.cli.train_ppo_ray"): what it is for
+_LINK = re.compile(r"https?://\S+")
+# a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
+_LABELLED_COUNT = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:gpus?|graphics cards?|显卡|gpu型号)\s*[:：]\s*(\d{1,4})\s*[x×*]\s*(?:nvidia\s+)?$", re.M
+)
 _SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])|(?<=-m )[a-z_][\w]*(?:\.[a-z_]\w*)+")
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
 # network: the older generation (HDR 200 Gb/s InfiniBand, 200 GbE RoCE), the cautious reading
@@ -641,6 +646,7 @@ class Reader:
         self._method_spans: list[tuple[int, int]] = []  # every method word's place, negated or not
         self.adapter_negated = ""  # "非lora", "without LoRA": the words, when adapters are ruled out
         self.code_names: dict[str, list[str]] = {}
+        self._links: list[tuple[int, int]] | None = None  # where the text holds URLs
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
         # GPU and node counts by ("gpus" | "nodes" | "weak", the span of the GPU name read with them)
@@ -866,8 +872,14 @@ class Reader:
         clause quoting another setup or an earlier one ("原来用1张A100训练7b") and a bare family name
         ("Llama-2", no size) weigh nothing."""
         text = self.scan.original
-        weight = (2 if _in_question(text, span) else 1) if counts and owner(text, span) >= 0 else 0
+        in_link = any(a <= span[0] < b for a, b in self._link_spans())  # a script's name, not the run's size
+        weight = (2 if _in_question(text, span) else 1) if counts and owner(text, span) >= 0 and not in_link else 0
         self.mentions[key] = self.mentions.get(key, 0) + weight
+
+    def _link_spans(self) -> list[tuple[int, int]]:
+        if self._links is None:
+            self._links = [m.span() for m in _LINK.finditer(self.scan.original)]
+        return self._links
 
     # each extractor reads one kind of thing and blanks it -----------------------------------
     def unsupported_hardware(self) -> None:
@@ -1030,7 +1042,11 @@ class Reader:
             before
             and before.group(1) not in ("a", "an")
             and not re.search(r"[x×*张块]|gpu", before.group(0))  # "4xA100 server", "8 GPU A100 server": GPUs
-            and _MACHINES_AFTER.match(self.scan.text, tail_start)
+            # "2台H100": 台 counts machines, and an NVLink card comes in servers ("两台4090" may be two cards)
+            and (
+                _MACHINES_AFTER.match(self.scan.text, tail_start)
+                or ("台" in before.group(0) and self._server_card(gpu))
+            )
         ):
             self._servers(count_value(before.group(1)), before.group(0).strip() + " " + words, gpu)
             self.scan.blank(*before.span())
@@ -1054,6 +1070,13 @@ class Reader:
             ).search(self.scan.text[tail_start:])
         ):
             self.weak("gpus", 1, words)  # "my 4090", "titanxp显卡": one card unless a count is written
+
+    def _server_card(self, gpu: str) -> bool:
+        """A Hopper or Blackwell SXM module, which comes only in servers: "4台H100", "4台H800" count
+        servers in the labelled questions (3 of 3), while "8台V100 * 32G", "四台V100，一共128G" and
+        "一台v100" count cards (train/questions/zh.yaml)."""
+        card = self.cat.gpus.get(gpu)
+        return bool(card and card.link == "nvlink" and card.family in ("hopper", "blackwell"))
 
     def _memory_in_all(self, gpu: str, total: float, words: str) -> str:
         """A memory larger than the card's, written beside a count ("4xA100 160Gb"): the memory of
@@ -1117,7 +1140,12 @@ class Reader:
         """GPU types and catalog models named inside pasted artifacts (names only: in a log,
         "GPU 0" counts nothing)."""
         lowered = code.lower()
-        gpus = [gpu_id(m.group(1), self.voc, self.cat) for m in self.voc.gpu_alias.finditer(lowered)]
+        gpus, counted = [], []
+        for m in self.voc.gpu_alias.finditer(lowered):
+            gpus.append(gpu_id(m.group(1), self.voc, self.cat))
+            line_start = lowered.rfind("\n", 0, m.start()) + 1
+            if gpus[-1] and (count := _LABELLED_COUNT.search(lowered, line_start, m.start())):
+                counted.append((gpus[-1], int(count.group(1))))  # "GPU: 1x3090" in an environment list
         models = [model_id(m.group(1), self.cat) for m in self.voc.model_alias.finditer(lowered)]
         instances = [
             (instance.gpu, int(m.group(1)) if instance.gpus == "count" else instance.gpus)
@@ -1134,6 +1162,7 @@ class Reader:
             "gpu": list(dict.fromkeys(g for g in gpus if g)),
             "model": list(dict.fromkeys(m for m in models if m)),
             "instance": instances[:1],
+            "gpu_count": counted[:1],
             "method": list(dict.fromkeys(methods)),
             "script": scripts,
         }
