@@ -77,7 +77,8 @@ def duration(days: float, lang: str = "en") -> str:
         return "-"
     hours = days * 24
     if hours < 1:
-        return f"{hours * 60:.0f} 分钟" if lang == "zh" else f"{hours * 60:.0f} minutes"
+        minutes = f"{hours * 60:.0f}"
+        return f"{minutes} 分钟" if lang == "zh" else f"{minutes} minute" + ("" if minutes == "1" else "s")
     if days < 2:
         return f"{_trim(hours)} 小时" if lang == "zh" else f"{_trim(hours)} hours"
     return f"{_trim(days)} 天" if lang == "zh" else f"{_trim(days)} days"

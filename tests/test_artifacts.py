@@ -319,3 +319,31 @@ def test_a_save_time_the_user_states_is_set_against_the_storage(question, said, 
     out = capsys.readouterr().out
     for words in said:
         assert words in out
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        (
+            "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800086 milliseconds before timing"
+            " out. 2 nodes, llama 13b full",
+            "waited 30 minutes, the default of the Hugging Face Trainer",
+        ),
+        (
+            "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, Timeout(ms)=600000) ran for 600018"
+            " milliseconds before timing out. 8卡 qwen 7b 全参",
+            "等了 10 分钟，这是 PyTorch 2.2 起 NCCL 的默认超时",
+        ),
+        (
+            "NCCL watchdog Timeout(ms)=60000 ran for 60012 milliseconds, llama 7b lora on 8 a100",
+            "waited 1 minute: a limit",
+        ),
+    ],
+)
+def test_the_answer_reads_how_long_the_collective_waited(question, said, capsys):
+    """The NCCL answer says how long the log's collective waited, which default that is, and what a
+    wait of minutes (a missing rank) or of seconds (a limit too short) means."""
+    from gpuplan.bot import cli
+
+    cli.main([question])
+    assert said in capsys.readouterr().out
