@@ -147,6 +147,7 @@ def observed_facts(observed: dict[str, Any]) -> dict[str, Any]:
         "oom_seen": bool(oom),
         "nccl_timeout_s": observed.get("nccl_timeout_s"),
         "checkpoint_seen_s": observed.get("checkpoint_save_s"),
+        "workers_seen": observed.get("dataloader_workers"),
     }
     for key in ("capacity_gib", "requested_gib", "free_gib", "in_use_gib"):
         out[f"oom_{key}"] = oom.get(key)

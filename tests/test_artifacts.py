@@ -347,3 +347,34 @@ def test_the_answer_reads_how_long_the_collective_waited(question, said, capsys)
 
     cli.main([question])
     assert said in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "question, workers, said",
+    [
+        (
+            "训练速度很慢，GPU利用率只有30%，8卡A100 lora qwen2 7b，dataloader num_workers=0",
+            0,
+            "你设置了 num_workers=0",
+        ),
+        (
+            "GPU utilization only 40%, llama 7b lora on 4 A100, --dataloader_num_workers 1",
+            1,
+            "Your setting has 1 DataLoader worker,",
+        ),
+        ("low gpu utilization, llama 7b lora on 4 A100, --dataloader_num_workers 8", 8, None),
+        ("low gpu utilization, llama 7b lora on 4 A100", None, None),
+    ],
+)
+def test_the_dataloader_workers_a_setting_gives_are_set_against_the_plan(question, workers, said, capsys):
+    """DataLoader workers from a pasted setting (PyTorch num_workers, HF --dataloader_num_workers,
+    Megatron --num-workers) are said back, and the data-pipeline answer says when they are too few."""
+    from gpuplan.bot import cli
+
+    assert parse(question).observed.get("dataloader_workers") == workers
+    cli.main([question])
+    out = capsys.readouterr().out
+    if said:
+        assert said in out
+    else:
+        assert "Your setting has" not in out and "num_workers=0" not in out

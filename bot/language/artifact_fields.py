@@ -250,7 +250,7 @@ def _serving_parallel(got: Collected) -> None:
 def _notes_only(got: Collected) -> None:
     """The KV cache's element type (`--kv-cache-dtype fp8`, lmdeploy's `--quant-policy 8`), and the
     settings gpuplan reads but does not plan with, said back so the user knows they were seen."""
-    noted = ["gpu_memory_utilization"]
+    noted = ["gpu_memory_utilization", "dataloader_workers"]
     kv = got.value("kv_cache_dtype")
     if kv in ("fp8", "int8", "int4"):
         got.put("kv_cache", kv, got.words("kv_cache_dtype"))

@@ -576,3 +576,6 @@ def _observed(found: artifacts.Artifacts, parsed: Parsed) -> None:
         parsed.observed["nccl_timeout_s"] = found.nccl_timeout_s
     if found.checkpoint_save_s:
         parsed.observed["checkpoint_save_s"] = found.checkpoint_save_s
+    workers = found.first("dataloader_workers")
+    if workers is not None:
+        parsed.observed["dataloader_workers"] = workers.value
