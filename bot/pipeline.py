@@ -297,8 +297,9 @@ def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: d
                 update.update(gpus=own, nodes=None)
         plans.append((option, _advise(parsed, request.model_copy(update=update), lang, label, cat)))
     rows = [_comparison_row(kind, option, plan) for option, plan in plans]
-    fitting = [i for i, r in enumerate(rows) if r["fits"]] or list(range(len(rows)))
-    _mark_winners(rows, fitting)
+    fits = [i for i, r in enumerate(rows) if r["fits"]]
+    _mark_winners(rows, fits)  # none fits: no option is the fastest or the cheapest way to run it
+    fitting = fits or list(range(len(rows)))
     # setups written with their own counts ("8张A100 还是 4张H100") lead with the first that fits, the
     # user's own as a rule; GPU types alone ("A100 or H100") with the cheapest
     best = fitting[0] if "counts" in parsed.compare else min(fitting, key=lambda i: rows[i]["cost_usd"])
@@ -306,12 +307,26 @@ def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: d
 
 
 def _mark_winners(rows: list[dict[str, Any]], fitting: list[int]) -> None:
-    """Of the options that fit, the fastest and the cheapest, said on their rows."""
-    for flag, key in (("fastest", "days"), ("cheapest", "cost_usd")):
-        known = [i for i in fitting if rows[i][key] is not None]
-        best = min(known, key=lambda i: rows[i][key], default=None) if len(rows) > 1 else None
+    """Of the options that fit, the fastest and the cheapest, said on their rows: for training the
+    shortest run and the lowest cost, for serving the fastest stream per sequence and the lowest cost
+    per generated token (a day of serving costs what it costs whatever it serves)."""
+    serving = all(row["method"] == "infer" for row in rows)
+    measures = (_SERVING_MEASURES if serving else _TRAINING_MEASURES).items()
+    for flag, measure in measures:
+        known = [i for i in fitting if measure(rows[i]) is not None]
+        best = min(known, key=lambda i: measure(rows[i]), default=None) if len(rows) > 1 else None
         for i, row in enumerate(rows):
             row[flag] = i == best
+
+
+def _slowness(row: dict[str, Any]) -> float | None:
+    speed = row["tokens_per_s_per_sequence"]
+    return 1 / speed if speed else None
+
+
+# what the least of is the fastest and the cheapest option
+_TRAINING_MEASURES = {"fastest": lambda row: row["days"], "cheapest": lambda row: row["cost_usd"]}
+_SERVING_MEASURES = {"fastest": _slowness, "cheapest": lambda row: row["usd_per_million_tokens"]}
 
 
 def _comparison_row(kind: str, option: Any, plan: Plan) -> dict[str, Any]:
@@ -330,4 +345,6 @@ def _comparison_row(kind: str, option: Any, plan: Plan) -> dict[str, Any]:
         "days": est.compute.days,
         "cost_usd": est.compute.cost_usd,
         "tokens_per_s_per_gpu": est.compute.tokens_per_s_per_gpu,
+        "tokens_per_s_per_sequence": est.serving.tokens_per_s_per_sequence if est.serving else None,
+        "usd_per_million_tokens": est.compute.cost_per_million_tokens_usd if est.serving else None,
     }

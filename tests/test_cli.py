@@ -268,6 +268,24 @@ def test_compare_json(capsys):
     assert {c["gpu"] for c in data["comparison"]} == {"a100-80gb", "h100-80gb"}
 
 
+def test_serving_options_are_weighed_by_speed_per_sequence_and_cost_per_token(capsys):
+    """A day of serving costs what it costs whatever it serves: the fastest serving option streams
+    fastest per sequence and the cheapest generates a million tokens for least."""
+    _, out, _ = run(capsys, "--json", "H20和H100推理deepseek-r1哪个划算")
+    rows = json.loads(out)["comparison"]
+    fastest = max(rows, key=lambda r: r["tokens_per_s_per_sequence"])
+    cheapest = min(rows, key=lambda r: r["usd_per_million_tokens"])
+    assert [r["fastest"] for r in rows] == [r is fastest for r in rows]
+    assert [r["cheapest"] for r in rows] == [r is cheapest for r in rows]
+
+
+def test_no_option_that_does_not_fit_is_the_fastest_or_cheapest(capsys):
+    _, out, _ = run(capsys, "--json", "4090还是A6000全参微调13b")
+    rows = json.loads(out)["comparison"]
+    assert rows and not any(r["fits"] for r in rows)
+    assert not any(r["fastest"] or r["cheapest"] for r in rows)
+
+
 def test_troubleshoot_without_model_needs_no_size(capsys):
     code, out, _ = run(capsys, "--json", "8张卡还是喂不满怎么办")
     data = json.loads(out)
