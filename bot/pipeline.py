@@ -301,8 +301,11 @@ def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: d
     _mark_winners(rows, fits)  # none fits: no option is the fastest or the cheapest way to run it
     fitting = fits or list(range(len(rows)))
     # setups written with their own counts ("8张A100 还是 4张H100") lead with the first that fits, the
-    # user's own as a rule; GPU types alone ("A100 or H100") with the cheapest
-    best = fitting[0] if "counts" in parsed.compare else min(fitting, key=lambda i: rows[i]["cost_usd"])
+    # user's own as a rule; GPU types alone ("A100 or H100") with the cheapest (per token for serving)
+    cheapest = next((i for i, row in enumerate(rows) if row["cheapest"]), None)
+    if cheapest is None:  # nothing fits: the least costly of them
+        cheapest = min(fitting, key=lambda i: rows[i]["cost_usd"])
+    best = fitting[0] if "counts" in parsed.compare else cheapest
     return plans[best][1].model_copy(update={"comparison": rows, **extra})
 
 

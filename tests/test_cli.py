@@ -272,11 +272,13 @@ def test_serving_options_are_weighed_by_speed_per_sequence_and_cost_per_token(ca
     """A day of serving costs what it costs whatever it serves: the fastest serving option streams
     fastest per sequence and the cheapest generates a million tokens for least."""
     _, out, _ = run(capsys, "--json", "H20和H100推理deepseek-r1哪个划算")
-    rows = json.loads(out)["comparison"]
+    data = json.loads(out)
+    rows = data["comparison"]
     fastest = max(rows, key=lambda r: r["tokens_per_s_per_sequence"])
     cheapest = min(rows, key=lambda r: r["usd_per_million_tokens"])
     assert [r["fastest"] for r in rows] == [r is fastest for r in rows]
     assert [r["cheapest"] for r in rows] == [r is cheapest for r in rows]
+    assert data["request"]["gpu"] == cheapest["gpu"]  # the plan shown is the cheapest per token
 
 
 def test_no_option_that_does_not_fit_is_the_fastest_or_cheapest(capsys):
