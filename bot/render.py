@@ -72,16 +72,26 @@ def pct(value: float) -> str:
 
 
 def duration(days: float, lang: str = "en") -> str:
-    """0.3 days -> '7.2 hours' / '7.2 小时'; 45 days -> '45 days' / '45 天'."""
+    """0.3 days -> '7.2 hours' / '7.2 小时'; 45 days -> '45 days' / '45 天'; under an hour in minutes,
+    under a minute in seconds."""
     if days is None or not math.isfinite(days):
         return "-"
-    hours = days * 24
-    if hours < 1:
-        minutes = f"{hours * 60:.0f}"
-        return f"{minutes} 分钟" if lang == "zh" else f"{minutes} minute" + ("" if minutes == "1" else "s")
+    seconds = days * 86400
+    if seconds < 59.5:
+        return _count(f"{seconds:.0f}", "second", "秒", lang)
+    if seconds < 3600:
+        minutes = seconds / 60
+        return _count(_trim(round(minutes, 1)) if minutes < 10 else f"{minutes:.0f}", "minute", "分钟", lang)
     if days < 2:
-        return f"{_trim(hours)} 小时" if lang == "zh" else f"{_trim(hours)} hours"
-    return f"{_trim(days)} 天" if lang == "zh" else f"{_trim(days)} days"
+        return _count(_trim(days * 24), "hour", "小时", lang)
+    return _count(_trim(days), "day", "天", lang)
+
+
+def _count(number: str, unit: str, zh_unit: str, lang: str) -> str:
+    """'1 hour', '2.5 hours', '3 小时'."""
+    if lang == "zh":
+        return f"{number} {zh_unit}"
+    return f"{number} {unit}" + ("" if number == "1" else "s")
 
 
 def rate(mb_s: float) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplan.estimator.errors import RequestError
-from gpuplan.estimator.memory import NF4_BYTES_PER_PARAM, state_bytes
+from gpuplan.estimator.memory import NF4_BYTES_PER_PARAM, kv_element, state_bytes
 from gpuplan.estimator.schema import (
     ADAPTER_METHODS,
     Estimate,
@@ -82,8 +82,7 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
         "zero": r.zero,
         "ckpt": r.ckpt,
         "precision": r.precision,
-        # serving: the KV cache's element type (memory.kv_bytes_per_token's rule: fp8 beside fp8 weights)
-        "kv_cache": r.kv_cache or ("fp8" if r.precision == "fp8" else "bf16"),
+        "kv_cache": kv_element(r.precision, r.kv_cache),  # serving: the KV cache's element type
         "seq_len": r.seq_len,
         "tp": r.tp,
         "pp": r.pp,
@@ -146,7 +145,7 @@ def observed_facts(observed: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "oom_seen": bool(oom),
         "nccl_timeout_s": observed.get("nccl_timeout_s"),
-        "checkpoint_seen_s": observed.get("checkpoint_save_s"),
+        "checkpoint_seen_s": observed.get("checkpoint_seen_s"),
         "workers_seen": observed.get("dataloader_workers"),
     }
     for key in ("capacity_gib", "requested_gib", "free_gib", "in_use_gib"):

@@ -491,11 +491,15 @@ SERVE_WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4":
 KV_ELEMENT_BYTES = {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 
 
+def kv_element(precision: str, kv: str | None = None) -> str:
+    """The KV cache's element type: the one asked for, else fp8 beside fp8 weights, 16-bit otherwise."""
+    return kv or ("fp8" if precision == "fp8" else "bf16")
+
+
 def kv_bytes_per_token(a: Arch, precision: str, kv: str | None = None) -> float:
-    """KV cache bytes per token for the whole model (vLLM, Kwon et al. 2023, Sec. 3): the element
-    type asked for, else fp8 beside fp8 weights and 16-bit otherwise."""
-    elem = KV_ELEMENT_BYTES[kv] if kv else (1.0 if precision == "fp8" else 2.0)
-    return a.layers * a.kv_cache_elems_per_token_layer * elem
+    """KV cache bytes per token for the whole model (vLLM, Kwon et al. 2023, Sec. 3), in the element
+    type kv_element gives."""
+    return a.layers * a.kv_cache_elems_per_token_layer * KV_ELEMENT_BYTES[kv_element(precision, kv)]
 
 
 def serving_weight_bytes(a: Arch, precision: str, tp=1.0, pp=1.0, ep=1.0) -> np.ndarray:

@@ -290,6 +290,15 @@ def test_a_sentence_after_a_continued_command_line_is_prose(question, params_b):
         ("saving the checkpoint. Training takes 3 hours", None),
         ("the checkpoint at step 500 after 3 hours of training", None),
         ("it was saved as a safetensors file", None),
+        # a GPU's name after a number is no hour; parts add up; '100s of GB' is no duration
+        ("checkpoint save on an H100 takes 5 minutes", 300),
+        ("checkpoint saving on 8 h100s takes 10 minutes", 600),
+        ("保存检查点大概1个半小时", 5400),
+        ("保存检查点要两个半小时", 9000),
+        ("saving takes 1 hour 30 minutes", 5400),
+        ("checkpoints are 100s of GB and saving is slow", None),
+        ("we checkpoint at 2 hours intervals", None),
+        ("the checkpoint save takes 20 seconds", 20),
     ],
 )
 def test_how_long_a_checkpoint_save_takes_is_read(text, seconds):
@@ -378,3 +387,19 @@ def test_the_dataloader_workers_a_setting_gives_are_set_against_the_plan(questio
         assert said in out
     else:
         assert "Your setting has" not in out and "num_workers=0" not in out
+
+
+def test_a_save_faster_than_the_storage_allows_is_not_the_bottleneck(capsys):
+    from gpuplan.bot import cli
+
+    cli.main(["Full fine-tune llama 3 70b on 32 H100, the checkpoint save takes 20 seconds, is that ok?"])
+    out = capsys.readouterr().out
+    assert "Yours takes about 20 seconds" in out and "the save is not what slows the run" in out
+
+
+def test_a_card_pasted_in_a_list_is_quoted_as_written():
+    from gpuplan.bot.language.parser import parse
+
+    parsed = parse("```\n- GPU: 2x RTX 3090\n```\nLoRA on llama 3 8b OOMs")
+    assert parsed.request.gpus == 2
+    assert {n.params["words"] for n in parsed.read} >= {"- GPU: 2x RTX 3090", "RTX 3090"}

@@ -633,6 +633,15 @@ EN = [
     ),
     ("the model freezes (stuck) when using 4 or more GPUs; NCCL_P2P_DISABLE=1 fixes it", dict(topics=["nccl_timeout"])),
     ("llama 70b build engine OOM with tp_size 4", dict(method="infer")),
+    ("LoRA llama 3 8b with max_len 1650 on an A100", dict(gpu="a100-80gb", seq_len=1650)),
+    ("the dataset has 1650 files, fine-tune llama 3 8b on 8 A100", dict(gpu="a100-80gb", gpus=8)),
+    ("What is the H100 tokens/s for serving llama 3 70b?", dict(gpu="h100-80gb")),
+    ("GPU memory shows 80% usage during lora finetune of llama 3 8b on A100", dict(not_topics=["gpu_starved_io"])),
+    (
+        "I want to LoRA https://huggingface.co/Qwen/Qwen2-72B on 4 A100, it is like Qwen2 7B but bigger",
+        dict(model="qwen2-72b"),
+    ),
+    ("- GPU type: 8x Tesla V100\nfull fine-tune llama 13b", dict(gpus=8)),
 ]
 
 ZH = [
@@ -1093,6 +1102,11 @@ ZH = [
     ("训练后模型一直重复输出同一句话", dict(intent="other")),
     ("1650条样本 lora 7b 8张a100", dict(gpu="a100-80gb", gpus=8)),
     ("每30分钟保存一次checkpoint，qwen 7b全参", dict(not_topics=["checkpoint_slow"])),
+    ("16台H100卡，训练llama 3 70b", dict(gpus=16)),
+    ("在4090条件下能lora微调qwen2 7b吗", dict(gpu="rtx-4090-24gb")),
+    ("两张4090轮流跑qwen2 7b推理", dict(gpu="rtx-4090-24gb", gpus=2)),
+    ("4台机器训练llama 3 8b，loss下降很正常，想估算下时间", dict(not_topics=["scaling_efficiency"])),
+    ("预算1650元每月，部署qwen2 7b用什么卡", dict(gpu=None)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

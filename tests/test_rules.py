@@ -240,12 +240,16 @@ def test_serving_answer_speaks_of_one_replica(question, said, capsys):
     [
         (
             "serve qwen3-30b-a3b in fp8 on one 4090 at 32k context, CUDA out of memory",
-            ["serve weights in 4 bits (AWQ/GPTQ)", "serving 1 sequence of", "In INT4 it needs"],
+            [
+                "serve weights in 4 bits (AWQ/GPTQ)",
+                "serving 1 sequence of",
+                "For 16 sequences at once, in INT4 it needs",
+            ],
             ["keep the KV cache in fp8", "serve quantised weights (FP8", "In FP8 it needs"],
         ),
         (
             "serve qwen3-30b-a3b on one 4090, CUDA out of memory",
-            ["keep the KV cache in fp8", "serve quantised weights (FP8", "for 16 sequences at once."],
+            ["keep the KV cache in fp8", "serve quantised weights (FP8", "For 16 sequences at once, in FP8 it needs"],
             ["sequences of 4,096 tokens at", "serving 1 sequences"],
         ),
         (

@@ -111,7 +111,7 @@ def _counts(got: Collected, found: Artifacts, reader: Reader) -> None:
         total, words = instance[0][1], instance[0][0]
     labelled = reader.code_names.get("gpu_count")
     if total is None and labelled:  # "GPU: 1x3090" in an environment list
-        total, words = labelled[0][1], f"{labelled[0][1]} x {labelled[0][0]}"
+        _, total, words = labelled[0]
     serving = any(tool in SERVING_LAUNCHERS for tool in found.launchers)
     if total is None and (got.value("tp") or got.value("pp") or (serving and got.value("dp"))):
         # a server's GPUs: tensor x pipeline, times its data-parallel replicas (a server's flag
@@ -131,7 +131,8 @@ def _hardware(got: Collected, reader: Reader, cat: Catalog) -> None:
     names = reader.code_names.get("gpu", []) + [gpu for gpu, _ in reader.code_names.get("instance", [])]
     smi = next((g for g in (_smi_gpu(name, memory, cat) for name, memory in found.smi_gpus) if g), None)
     if smi or names:
-        got.put("gpu", smi or names[0], "nvidia-smi" if smi else names[0])
+        written = reader.code_names.get("gpu_written") or names  # a card's name as pasted, else an instance
+        got.put("gpu", smi or names[0], "nvidia-smi" if smi else written[0])
         return
     memory = found.smi_gpus[0][1] if found.smi_gpus else None
     if found.oom and found.oom.capacity_gib:

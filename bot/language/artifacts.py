@@ -610,34 +610,61 @@ def read_nccl_timeout(text: str) -> float | None:
     return int(match.group(1)) / 1000 if match else None
 
 
-# a duration: "25 minutes", "40分钟", "1.5h", "an hour", "两个多小时", "半小时"
-_DURATION = re.compile(
-    r"(?<![a-z\d.])(\d+(?:\.\d+)?|half an?(?=\s)|an?(?=\s)|[一二两三四五六七八九十半]+)\s*(?:个)?多?\s*"
-    r"(hours?|hrs?|h|minutes?|mins?|seconds?|secs?|s|小时|钟头|分钟|秒)(?![a-z])"
+# one part of a duration: "25 minutes", "40分钟", "1.5h", "an hour", "两个多小时", "1个半小时", "半小时";
+# parts written together add up ("1 hour 30 minutes", "1h30m"); a bare "s" only right after the
+# number and not before "of" ("90s", not "100s of GB")
+_DURATION_PART = re.compile(
+    r"(?<![a-z\d.])(\d+(?:\.\d+)?|half an?(?=\s)|an?(?=\s)|[一二两三四五六七八九十]+|半)\s*(?:个)?(半)?多?\s*"
+    r"(hours?|hrs?|h|minutes?|mins?|(?<=\d)m|seconds?|secs?|(?<=\d)s(?!\s+of\b)|小时|钟头|分钟|秒)(?![a-z\d])"
 )
-_SECONDS = {"h": 3600, "hr": 3600, "hour": 3600, "小时": 3600, "钟头": 3600, "min": 60, "minute": 60, "分钟": 60}
+_PART_JOINER = re.compile(r"\s*(?:and\s+)?")
+_INTERVAL_AFTER = re.compile(r"\s*(?:intervals?|apart|一次|间隔)")
+_SECONDS = {
+    "h": 3600,
+    "hr": 3600,
+    "hour": 3600,
+    "小时": 3600,
+    "钟头": 3600,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "分钟": 60,
+}
+_COUNT_WORDS = {"a": 1.0, "an": 1.0, "half a": 0.5, "half an": 0.5, "半": 0.5}
 _CLAUSE_END = re.compile(r"[。!！?？;；\n]|\.(?!\d)")
 _SAVE_WINDOW = 48  # characters after the save word a duration may sit in
 
 
 def read_checkpoint_save_s(text: str, voc: Vocabulary) -> float | None:
     """Seconds a checkpoint save takes as the user tells it: the first duration in the clause after
-    a save word with no interval word between."""
+    a save word, with no interval word between or after it ("every 30 minutes", "at 2 hours intervals")."""
     lowered = text.lower()
     for word in voc.checkpoint_save.finditer(lowered):
         window = lowered[word.end() : word.end() + _SAVE_WINDOW]
         window = window[: m.start()] if (m := _CLAUSE_END.search(window)) else window
-        found = _DURATION.search(window)
-        if not found or voc.save_not_between.search(window[: found.start()]):
+        first = _DURATION_PART.search(window)
+        if not first or voc.save_not_between.search(window[: first.start()]):
             continue
-        amount, unit = found.groups()
-        count = {"a": 1.0, "an": 1.0, "half a": 0.5, "half an": 0.5, "半": 0.5}.get(amount)
-        try:
-            count = count if count is not None else values.number(amount)
-        except ValueError:
-            continue
-        return count * _SECONDS.get(unit.rstrip("s") if unit.endswith("s") and len(unit) > 1 else unit, 1)
+        seconds, end = _duration_from(window, first)
+        if seconds is not None and not _INTERVAL_AFTER.match(window, end):
+            return seconds
     return None
+
+
+def _duration_from(window: str, part: re.Match) -> tuple[float | None, int]:
+    """The seconds of a duration starting with `part`, adding the parts written right after it."""
+    total = 0.0
+    while part:
+        amount, half, unit = part.groups()
+        try:
+            count = _COUNT_WORDS.get(amount) or values.number(amount)
+        except ValueError:
+            return None, part.end()
+        unit = unit.rstrip("s") if unit.endswith("s") and len(unit) > 1 else unit
+        total += (count + (0.5 if half else 0.0)) * _SECONDS.get(unit, 1)
+        joined = _PART_JOINER.match(window, part.end()).end()
+        end, part = part.end(), _DURATION_PART.match(window, joined)
+    return total, end
 
 
 _SMI_ROW = re.compile(r"\|\s*(\d{1,4})\s+((?:NVIDIA|Tesla|GeForce|Quadro|AMD)?[\w .\-]*?)\s+(?:On|Off)\s+\|")

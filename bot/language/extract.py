@@ -327,13 +327,21 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
-# a script or config file whose name may say the method ("train_ppo.sh", "llama3_lora_sft.yaml",
-# "run_dpo.py"), or a module run with `python -m` ("openrlhf.cli.train_ppo_ray"): what it is for
-_LINK = re.compile(r"https?://\S+")
+_CARDS_AFTER = re.compile(r"\s*(?:卡|显卡|张|gpus?\b|cards?\b)")  # "16台H100卡": the 台 counts cards
+# what a bare card number counts when it is a number of things instead ("3090 steps", "1650条样本")
+_QUANTITY_AFTER = re.compile(
+    r"\s*(?:steps?|samples?|examples?|tokens?|iterations?|iters?|epochs?|rows?|records?|items?|sentences?|"
+    r"documents?|files?|queries|requests?|images?|条(?!件)|步(?!骤)|个样本|轮(?!流)|次(?!数)|张图)(?![a-z])"
+)
+_LINK = re.compile(r"https?://[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")  # up to a space or CJK text
 # a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
 _LABELLED_COUNT = re.compile(
-    r"^\s*(?:[-*]\s*)?(?:gpus?|graphics cards?|显卡|gpu型号)\s*[:：]\s*(\d{1,4})\s*[x×*]\s*(?:nvidia\s+)?$", re.M
+    r"^\s*(?:[-*]\s*)?(?:gpus?(?:\s*(?:type|model))?|graphics cards?|显卡|gpu型号)\s*[:：]\s*(\d{1,4})\s*[x×*]\s*"
+    r"(?:(?:nvidia|tesla|geforce)\s+)*$",
+    re.M,
 )
+# a script or config file whose name may say the method ("train_ppo.sh", "llama3_lora_sft.yaml",
+# "run_dpo.py"), or a module run with `python -m` ("openrlhf.cli.train_ppo_ray"): what it is for
 _SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])|(?<=-m )[a-z_][\w]*(?:\.[a-z_]\w*)+")
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
 # network: the older generation (HDR 200 Gb/s InfiniBand, 200 GbE RoCE), the cautious reading
@@ -872,7 +880,9 @@ class Reader:
         clause quoting another setup or an earlier one ("原来用1张A100训练7b") and a bare family name
         ("Llama-2", no size) weigh nothing."""
         text = self.scan.original
-        in_link = any(a <= span[0] < b for a, b in self._link_spans())  # a script's name, not the run's size
+        # a size inside a link is a script's or a repository's name ("ds_pretrain_gpt_1.3B.sh"), not the
+        # run's; a model a link names (a Hugging Face URL) still counts
+        in_link = key[0] == "params_b" and any(a <= span[0] < b for a, b in self._link_spans())
         weight = (2 if _in_question(text, span) else 1) if counts and owner(text, span) >= 0 and not in_link else 0
         self.mentions[key] = self.mentions.get(key, 0) + weight
 
@@ -915,8 +925,8 @@ class Reader:
         found: list[str] = []
         for match in self.scan.finditer(self.voc.gpu_alias):
             found_id = gpu_id(match.group(1), self.voc, self.cat)
-            if found_id is None:
-                continue
+            if found_id is None or (match.group(1).isdigit() and _QUANTITY_AFTER.match(self.scan.text, match.end())):
+                continue  # "3090 steps", "1650条样本": a number of things, not a card
             vendor = VENDOR_BEFORE.search(self.scan.text, max(0, match.start() - 24), match.start())
             start = vendor.start() if vendor else match.start()  # "nvidia a100": the vendor's name too
             server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
@@ -964,6 +974,8 @@ class Reader:
     # "A10(4* 24GB)", "A100 (8*80G)": the count times the memory after the name
     _MEMORY_AFTER = (
         r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=*×/]|with|w/)?\s*(?:(\d{1,2})\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
+        # the host's RAM written after the card is not the card's ("1650显卡 40G内存", "4090, 64GB RAM")
+        r"(?!\s*(?:内存|ram\b|ddr|system memory|cpu memory|host memory))"
         r"\s*(?:显存|vram|memory)?\s*[)）]?"
     )
     _MEMORY_BEFORE = (
@@ -1045,7 +1057,11 @@ class Reader:
             # "2台H100": 台 counts machines, and an NVLink card comes in servers ("两台4090" may be two cards)
             and (
                 _MACHINES_AFTER.match(self.scan.text, tail_start)
-                or ("台" in before.group(0) and self._server_card(gpu))
+                or (
+                    "台" in before.group(0)
+                    and self._sold_in_servers(gpu)
+                    and not _CARDS_AFTER.match(self.scan.text, tail_start)
+                )
             )
         ):
             self._servers(count_value(before.group(1)), before.group(0).strip() + " " + words, gpu)
@@ -1071,7 +1087,7 @@ class Reader:
         ):
             self.weak("gpus", 1, words)  # "my 4090", "titanxp显卡": one card unless a count is written
 
-    def _server_card(self, gpu: str) -> bool:
+    def _sold_in_servers(self, gpu: str) -> bool:
         """A Hopper or Blackwell SXM module, which comes only in servers: "4台H100", "4台H800" count
         servers in the labelled questions (3 of 3), while "8台V100 * 32G", "四台V100，一共128G" and
         "一台v100" count cards (train/questions/zh.yaml)."""
@@ -1140,12 +1156,14 @@ class Reader:
         """GPU types and catalog models named inside pasted artifacts (names only: in a log,
         "GPU 0" counts nothing)."""
         lowered = code.lower()
-        gpus, counted = [], []
+        gpus, counted, written = [], [], {}
         for m in self.voc.gpu_alias.finditer(lowered):
             gpus.append(gpu_id(m.group(1), self.voc, self.cat))
+            written.setdefault(gpus[-1], code[m.start(1) : m.end(1)])  # the name as the paste spells it
             line_start = lowered.rfind("\n", 0, m.start()) + 1
             if gpus[-1] and (count := _LABELLED_COUNT.search(lowered, line_start, m.start())):
-                counted.append((gpus[-1], int(count.group(1))))  # "GPU: 1x3090" in an environment list
+                # "GPU: 1x3090" in an environment list: the card, the count, the words as written
+                counted.append((gpus[-1], int(count.group(1)), code[count.start() : m.end()].strip()))
         models = [model_id(m.group(1), self.cat) for m in self.voc.model_alias.finditer(lowered)]
         instances = [
             (instance.gpu, int(m.group(1)) if instance.gpus == "count" else instance.gpus)
@@ -1163,6 +1181,7 @@ class Reader:
             "model": list(dict.fromkeys(m for m in models if m)),
             "instance": instances[:1],
             "gpu_count": counted[:1],
+            "gpu_written": [written[g] for g in dict.fromkeys(g for g in gpus if g)],
             "method": list(dict.fromkeys(methods)),
             "script": scripts,
         }

@@ -575,7 +575,7 @@ def _observed(found: artifacts.Artifacts, parsed: Parsed) -> None:
     if found.nccl_timeout_s:
         parsed.observed["nccl_timeout_s"] = found.nccl_timeout_s
     if found.checkpoint_save_s:
-        parsed.observed["checkpoint_save_s"] = found.checkpoint_save_s
+        parsed.observed["checkpoint_seen_s"] = found.checkpoint_save_s
     workers = found.first("dataloader_workers")
     if workers is not None:
         parsed.observed["dataloader_workers"] = workers.value

@@ -210,13 +210,6 @@ ORG_BEFORE = re.compile(r"(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-
 _GPU_NAME_START = r"(?<=\d)|(?<=\d[x×*])|(?<=\dg)|(?<=\dgb)|(?<![a-z0-9])"
 
 
-# a card's model number followed by what it counts is that many of those ("3090 steps", "1650条样本")
-_NOT_A_QUANTITY = (
-    r"(?!\s*(?:steps?|samples?|examples?|tokens?|iterations?|iters?|epochs?|rows?|records?|items?|"
-    r"sentences?|documents?|queries|requests?|images?|条|步|个样本|轮|次|张图))"
-)
-
-
 def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pattern, re.Pattern]:
     """(GPU by alias, model by alias, a pattern of every GPU name, one of every model name)."""
     gpu_by_alias = {name.lower(): gpu.id for gpu in cat.gpus.values() for name in [gpu.id, *gpu.aliases]}
@@ -235,8 +228,7 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
     gpu_alias = re.compile(
         "("
         + _trie_pattern(own, hyphen_before_digits=True, guard=_GPU_NAME_START)
-        + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))"
-        + _NOT_A_QUANTITY,  # "4090gpu" glued
+        + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
     )
     model_alias = re.compile(  # the organisation before a name ("meta-llama/") is ORG_BEFORE's
         "("
