@@ -176,14 +176,7 @@ def test_a_trigger_starting_with_a_letter_starts_a_word(text, fires, not_fires):
 )
 def test_oom_answer_speaks_of_what_the_method_holds(question, said, not_said, capsys):
     """A LoRA plan that does not fit is told of its frozen base weights, not of a full fine-tune's state."""
-    from gpuplan.bot import cli
-
-    cli.main([question])
-    out = capsys.readouterr().out
-    for words in said:
-        assert words in out
-    for words in not_said:
-        assert words not in out
+    _answer_says(question, said, not_said, capsys)
 
 
 @pytest.mark.parametrize(
@@ -267,6 +260,11 @@ def test_serving_answer_speaks_of_one_replica(question, said, capsys):
 def test_serving_oom_answer_offers_what_the_plan_does_not_use_yet(question, said, not_said, capsys):
     """The serving OOM advice and the deployment answer offer an fp8 KV cache and quantised weights
     only where the plan does not use them already, and quote no figure without a plan."""
+    _answer_says(question, said, not_said, capsys)
+
+
+def _answer_says(question: str, said: list[str], not_said: list[str], capsys) -> None:
+    """The CLI's answer to `question` holds every phrase of `said` and none of `not_said`."""
     from gpuplan.bot import cli
 
     cli.main([question])
