@@ -64,6 +64,14 @@ def with_memory(gpu: GPU, gib: float) -> GPU:
     )
 
 
+def is_memory_class(gpu: GPU) -> bool:
+    """A GPU made up from its memory alone (memory_class_gpu): its other properties are a stand-in's."""
+    return gpu.id.startswith(MEMORY_CLASS_PREFIX)
+
+
+MEMORY_CLASS_PREFIX = "gpu-"
+
+
 def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tuple[GPU, str]:
     """(the made-up GPU, the id of the catalog type it is modelled on). The model is the cheapest
     stocked type within 15% of that memory, else the cheapest catalog type that close with tensor
@@ -77,7 +85,7 @@ def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tup
     size = _gb_text(gib)
     made = like.model_copy(
         update={
-            "id": f"gpu-{size}gb",
+            "id": f"{MEMORY_CLASS_PREFIX}{size}gb",
             "name": f"{size} GB GPU (≈ {like.name})",  # read in either language: the assumption says what ≈ means
             "aliases": [],
             "memory_gib": float(gib),

@@ -17,6 +17,7 @@ from gpuplan.estimator.context import (
     fabric_for,
     stock_warning,
 )
+from gpuplan.estimator.hardware import is_memory_class
 from gpuplan.estimator.memory import GIB
 from gpuplan.estimator.schema import (
     ComputeEstimate,
@@ -97,8 +98,12 @@ def _precision(ctx: Context) -> str:
     """The weights' precision: the request's, else the published checkpoint's, else 16-bit."""
     default = str(ctx.cat.defaults.precision["infer"].value)
     precision = ctx.req.precision or _published_precision(ctx, ctx.gpu) or default
+    known = ctx.gpu is not None and not is_memory_class(ctx.gpu)  # a card named by its memory may have bf16
+    if precision == "bf16" and known and not ctx.gpu.supports_bf16:
+        precision = "fp16"  # V100, T4, Pascal: engines load bf16 checkpoints as fp16 (vLLM's dtype auto), same bytes
     if not ctx.req.precision:
-        ctx.assume("default_serve_precision", precision=precision)
+        fp8 = bool(ctx.gpu is None or ctx.gpu.fp8_tflops or ctx.gpu.family.startswith("ampere"))
+        ctx.assume("default_serve_precision", precision=precision, fp8=fp8)
     return precision
 
 

@@ -439,3 +439,24 @@ def test_a_count_parallel_sizes_hardly_divide_gets_the_count_they_do():
     assert friendly_count(98_304) == 98_304 and friendly_count(1_000) == 768 and friendly_count(16_384) == 16_384
     power_of_two = estimate(req.model_copy(update={"gpus": 65_536}))
     assert "friendlier_count" not in [w.code for w in power_of_two.warnings]
+
+
+@pytest.mark.parametrize(
+    "gpu, precision, fp8_offered",
+    [("v100-32gb", "fp16", False), ("gtx-1080ti-11gb", "fp16", False), ("a100-80gb", "bf16", True)],
+)
+def test_serving_on_a_gpu_without_bf16_is_fp16_and_offers_no_fp8(gpu, precision, fp8_offered):
+    """A bf16 checkpoint is served in fp16 on a GPU without bf16 (the same bytes: what vLLM's dtype
+    auto does), and FP8 is suggested only where FP8 kernels exist."""
+    est = estimate(Request(model="llama-2-7b", method="infer", gpu=gpu, gpus=1))
+    assert est.resolved.precision == precision
+    said = [a for a in est.assumptions if a.code == "default_serve_precision"]
+    assert said and said[0].params["fp8"] is fp8_offered
+
+
+def test_a_card_named_by_its_memory_keeps_bf16():
+    """A card given only by its memory ('24G显存') is modelled on a stand-in that may lack bf16; the
+    user's card may not, so its weights keep the published bf16."""
+    from gpuplan.bot.pipeline import answer
+
+    assert answer("7b推理需要24G显存吗").estimate.resolved.precision == "bf16"
