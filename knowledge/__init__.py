@@ -82,6 +82,10 @@ def _load(name: str) -> dict:
     return read_yaml(text)
 
 
+class SettingError(ValueError):
+    """A deployer's setting (an environment variable) that gpuplan cannot use; the message names it."""
+
+
 @dataclass(frozen=True)
 class Catalog:  # frozen: cached_property writes to __dict__ directly
     gpus: dict[str, GPU]
@@ -190,7 +194,7 @@ def _check_references(
             raise ValueError(f"inventory region {region} names an unknown region or GPU")
     for region in region_prices:
         if region not in regions:
-            raise ValueError(f"GPUPLAN_PRICES names an unknown region {region!r}")
+            raise SettingError(f"GPUPLAN_PRICES names an unknown region {region!r}")
     for gpu in gpus.values():
         if gpu.node_fabric not in fabrics:
             raise ValueError(f"GPU {gpu.id} names an unknown fabric {gpu.node_fabric}")
@@ -222,10 +226,15 @@ def _price_overrides(gpus: dict[str, GPU]) -> tuple[dict[str, GPU], dict[str, di
     path = os.environ.get("GPUPLAN_PRICES")
     if not path:
         return gpus, {}
-    with open(path, encoding="utf-8") as fh:
-        table = read_yaml(fh.read()) or {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            table = read_yaml(fh.read()) or {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingError(f"GPUPLAN_PRICES file {path} cannot be read ({exc})") from exc
+    except yaml.YAMLError as exc:
+        raise SettingError(f"GPUPLAN_PRICES file {path} is not YAML ({exc})") from exc
     if not isinstance(table, dict):
-        raise ValueError(f"GPUPLAN_PRICES file {path} must map GPU ids to prices")
+        raise SettingError(f"GPUPLAN_PRICES file {path} must map GPU ids to prices")
 
     index = _index(gpus, "GPU")
 
@@ -233,12 +242,12 @@ def _price_overrides(gpus: dict[str, GPU]) -> tuple[dict[str, GPU], dict[str, di
         """A GPU id, alias or former id (`h100-sxm` before ids carried the memory) -> the id."""
         gpu_id = index.get(normalize_name(str(name)))
         if gpu_id is None:
-            raise ValueError(f"GPUPLAN_PRICES file {path}: unknown GPU id {name!r}")
+            raise SettingError(f"GPUPLAN_PRICES file {path}: unknown GPU id {name!r}")
         return gpu_id
 
     def checked(gpu_id: str, price: object) -> float:
         if not isinstance(price, int | float) or isinstance(price, bool) or price <= 0:
-            raise ValueError(f"GPUPLAN_PRICES file {path}: price of {gpu_id} must be a positive number")
+            raise SettingError(f"GPUPLAN_PRICES file {path}: price of {gpu_id} must be a positive number")
         return float(price)
 
     updated = dict(gpus)

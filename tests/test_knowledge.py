@@ -527,3 +527,26 @@ def test_router_groups_must_divide_the_experts(cat):
         ModelSpec(**{**fields, "expert_groups": 7})
     with pytest.raises(ValidationError):
         ModelSpec(**{**fields, "groups_per_token": 9})
+
+
+@pytest.mark.parametrize("content", [None, "h100-80gb: abc\n", "[unclosed\n", "- a list\n"])
+def test_a_price_list_gpuplan_cannot_use_is_named_not_a_crash(tmp_path, monkeypatch, capsys, content):
+    """A missing, unreadable or wrong GPUPLAN_PRICES file: every question exits 2 with the variable's
+    name (it had been 'Internal error' for every question), and the Slack server does not start."""
+    from gpuplan.bot import cli
+    from gpuplan.bot.slack.settings import SettingsError, load_settings
+    from gpuplan.knowledge import catalog
+
+    prices = tmp_path / "prices.yaml"
+    if content is not None:
+        prices.write_text(content)
+    monkeypatch.setenv("GPUPLAN_PRICES", str(prices))
+    catalog.cache_clear()
+    try:
+        assert cli.main(["70b full"]) == 2
+        assert "GPUPLAN_PRICES" in capsys.readouterr().err
+        with pytest.raises(SettingsError, match="GPUPLAN_PRICES"):
+            load_settings(environ={"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1"})
+    finally:
+        monkeypatch.delenv("GPUPLAN_PRICES")
+        catalog.cache_clear()

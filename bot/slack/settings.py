@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gpuplan.knowledge import SettingError, catalog
+
 # Where to find each value in Slack's app settings, for the start-up message
 WHERE = {
     "SLACK_BOT_TOKEN": "OAuth & Permissions > Bot User OAuth Token (xoxb-...)",
@@ -124,11 +126,15 @@ def load_settings(socket_mode: bool = False, environ: dict[str, str] | None = No
     needed = "SLACK_APP_TOKEN" if socket_mode else "SLACK_SIGNING_SECRET"
     if not env.get(needed) and not any(p.startswith(needed) for p in problems):
         problems.append(f"{needed} is not set ({WHERE[needed]})")
+    if settings is not None and settings.tier_base_url:  # the knowledge loader reads the same variable
+        os.environ["GPUPLAN_TIER_BASE_URL"] = settings.tier_base_url
+    try:  # the knowledge reads the deployer's price list (GPUPLAN_PRICES): a bad one stops the start too
+        catalog()
+    except SettingError as exc:
+        problems.append(str(exc))
     if problems or settings is None:
         mode = " in Socket Mode" if socket_mode else ""
         raise SettingsError(f"gpuplan cannot start{mode}: " + "; ".join(problems))
-    if settings.tier_base_url:  # the knowledge loader reads the same variable
-        os.environ["GPUPLAN_TIER_BASE_URL"] = settings.tier_base_url
     return settings
 
 
