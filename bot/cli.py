@@ -19,7 +19,7 @@ from gpuplan.bot.pipeline import QuestionError, answer
 from gpuplan.bot.slack import manifest, serve
 from gpuplan.bot.slack.serve import is_serve
 from gpuplan.estimator.schema import Note
-from gpuplan.knowledge import catalog
+from gpuplan.knowledge import SettingError, catalog
 
 EXIT_OK, EXIT_BUG, EXIT_UNREADABLE = 0, 1, 2
 
@@ -69,8 +69,23 @@ def _list_models() -> str:
     return "\n".join(rows)
 
 
+def _utf8(stream) -> bool:
+    """Whether a text stream holds any character: UTF-8, or in memory (io.StringIO has no encoding)."""
+    encoding = getattr(stream, "encoding", None)
+    return encoding is None or encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+
+
+def _tolerant_streams() -> None:
+    """An output stream that cannot hold Chinese (PYTHONIOENCODING=ascii, an old terminal) gets
+    escapes for what it cannot print instead of failing every answer; JSON is then ASCII-escaped."""
+    for stream in (sys.stdout, sys.stderr):
+        if not _utf8(stream) and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _tolerant_streams()
     if is_serve(argv):
         return serve.main(argv[1:])
     if is_serve(argv, word="manifest"):
@@ -79,17 +94,17 @@ def main(argv: list[str] | None = None) -> int:
         return _config(argv[1:])
     args = _build_parser().parse_args(argv)
     text = " ".join(args.question)
-    if text.strip().lower() in ("gpus", "models"):
-        print(_list_gpus() if text.strip().lower() == "gpus" else _list_models())
-        return EXIT_OK
     try:
+        if text.strip().lower() in ("gpus", "models"):
+            _print_to_pipe(_list_gpus() if text.strip().lower() == "gpus" else _list_models())
+            return EXIT_OK
         plan = answer(text, lang=args.lang)
         files = configs.export(plan, args.config) if args.config else None
         if args.ticket:
             reply, note = render.ticket(plan, text)
             output = reply + "\n" + "-" * 72 + "\n" + note
         elif args.json:
-            output = json.dumps(plan_json(plan, configs=files), ensure_ascii=False, indent=2)
+            output = json.dumps(plan_json(plan, configs=files), ensure_ascii=not _utf8(sys.stdout), indent=2)
         elif plan.intent == "help":
             output = render.help_text(plan.lang)
         elif plan.estimate is None:
@@ -104,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     except configs.ConfigError as exc:
         note = Note(code=exc.code, params=exc.params)
         print(render.message(note, args.lang or detect_lang(text)), file=sys.stderr)
+        return EXIT_UNREADABLE
+    except SettingError as exc:  # a deployer's environment variable gpuplan cannot use: named, not a bug
+        print(f"gpuplan: {exc}", file=sys.stderr)
         return EXIT_UNREADABLE
     except Exception:  # a bug: say so plainly, keep the traceback for debugging only
         lang = args.lang or detect_lang(text)

@@ -1,6 +1,8 @@
 """The command line: exit codes, the JSON contract, both languages."""
 
 import json
+import os
+import sys
 
 import pytest
 
@@ -428,3 +430,16 @@ def test_headline_writes_the_size_in_its_unit(capsys, question, headline):
     """A trillion parameters is 1.03T (it had printed "1.03kB"), a small model 353M, not 0.35B."""
     _, out, _ = run(capsys, question)
     assert headline in out.splitlines()[0]
+
+
+def test_an_output_that_cannot_hold_chinese_gets_escapes_not_a_crash():
+    """PYTHONIOENCODING=ascii (or an old terminal): the answer is printed with escapes, the JSON
+    ASCII-escaped and still valid, instead of every answer failing with UnicodeEncodeError."""
+    import subprocess
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "GPUPLAN_HF_LOOKUP": "0"}
+    run_ = [sys.executable, "-m", "gpuplan.bot.cli"]
+    text = subprocess.run([*run_, "70b 全参微调"], capture_output=True, text=True, env=env, timeout=120)
+    assert text.returncode == 0 and "\\u5168" in text.stdout
+    out = subprocess.run([*run_, "--json", "70b 全参微调"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and json.loads(out.stdout)["lang"] == "zh"
