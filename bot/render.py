@@ -156,6 +156,7 @@ def environment(trim: bool = True) -> jinja2.Environment:
         rate=rate,
         size=size,
         sci=sci,
+        short=_trim,  # 13.5, 96, 141: no trailing zeros
     )
     return env
 

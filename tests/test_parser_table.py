@@ -642,6 +642,18 @@ EN = [
         dict(model="qwen2-72b"),
     ),
     ("- GPU type: 8x Tesla V100\nfull fine-tune llama 13b", dict(gpus=8)),
+    # a form factor between a card's name and its memory; a memory written apart from the card
+    # that no variant of it has is something else's (what a model needs), not the card's
+    ("GPU type: NVIDIA A800-SXM4-40GB, qwen2-72b full sft", dict(gpu="a800-40gb", gpu_memory_gib=None)),
+    (
+        "The model needs about 13GB of VRAM in fp16, can I use a Tesla P40?",
+        dict(gpu="p40-24gb", gpu_memory_gib=None),
+    ),
+    (
+        "I plan to buy two RTX 3060 12GB to serve a 4-bit 30b that takes 20GB of VRAM",
+        dict(gpu="rtx-3060-12gb", gpus=2, gpu_memory_gib=None),
+    ),
+    ("llama 7b lora on my A100, memory of 40GB", dict(gpu="a100-80gb", gpu_memory_gib=40)),
 ]
 
 ZH = [
@@ -1107,6 +1119,18 @@ ZH = [
     ("两张4090轮流跑qwen2 7b推理", dict(gpu="rtx-4090-24gb", gpus=2)),
     ("4台机器训练llama 3 8b，loss下降很正常，想估算下时间", dict(not_topics=["scaling_efficiency"])),
     ("预算1650元每月，部署qwen2 7b用什么卡", dict(gpu=None)),
+    # 卡名和显存之间的规格（SXM4）；与卡分开写、这张卡也没有的显存不是它的（模型所需、别的配置）
+    ("8张A800-SXM4-40GB 全参微调 qwen2-72b", dict(gpu="a800-40gb", gpus=8, gpu_memory_gib=None)),
+    (
+        "ChatGLM2-6B 以 FP16 精度加载，需要大概 13GB 显存，显卡可以使用 英伟达（NVIDIA） Tesla P40 吗",
+        dict(gpu="p40-24gb", gpu_memory_gib=None, notes=["memory_apart_from_card"]),
+    ),
+    (
+        "qwen3-235B-moe在4台H100（80GB）上能否训练成功，因为我看官方给的样例是在96GB的卡上训练的",
+        dict(gpu="h100-80gb", gpus=32, nodes=4, gpu_memory_gib=None, notes=["memory_apart_from_card"]),
+    ),
+    ("我的4090显存是48G，能lora 14b吗", dict(gpu="rtx-4090-24gb", gpu_memory_gib=48)),
+    ("单卡A100，显存40G，微调7b", dict(gpu="a100-80gb", gpu_memory_gib=40)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

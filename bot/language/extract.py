@@ -167,11 +167,13 @@ def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
 
 
 _FORM = re.compile(r"\s*(?:sxm\d?|pcie|nvl)\s*", re.I)
+_FORM_FIRST = re.compile(r"[-\s]*(?:sxm\d?|pcie|nvl)(?![a-z])(?=[-\s]*\d)", re.I)
 
 
 def variant_with_form(found_id: str, form: str, cat: Catalog) -> str | None:
-    """The catalog type of the same GPU in another form factor: ("a800-80gb", "pcie") ->
-    "a800-pcie-80gb"; the same memory first."""
+    """The catalog type of the same GPU in another form factor with the same memory: ("a800-80gb",
+    "pcie") -> "a800-pcie-80gb"; none when the form comes with other memory only (an A800 SXM4 40GB
+    stays the 40 GB card: memory sizes the plan)."""
     gpu = cat.gpus[found_id]
     base = _FORM.sub(" ", re.sub(r"\s*\d+\s*gb.*$", "", gpu.name.lower())).strip()
     others = [
@@ -180,6 +182,7 @@ def variant_with_form(found_id: str, form: str, cat: Catalog) -> str | None:
         if g.family == gpu.family
         and _same_product(base, g.name.lower())
         and form in g.name.lower().replace("sxm4", "sxm").replace("sxm5", "sxm")
+        and abs(g.memory_gib - gpu.memory_gib) <= 0.1 * gpu.memory_gib
     ]
     others.sort(key=lambda g: abs(g.memory_gib - gpu.memory_gib))
     return others[0].id if others else None
@@ -588,24 +591,40 @@ _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w
 
 
 _SINGLE = r"(单卡|单张卡|单张显卡|单张|一张卡|一块卡|(?:a|one|single) )"
-# a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU)
+# words that make a memory written apart from a GPU's name the card's own ("单卡48G", "显存只有40G",
+# "8*24G"); without them a memory no catalog variant of the named card has is something else's:
+# what a model needs ("需要大概 13GB 显存 ... Tesla P40"), another setup's ("样例是在96GB的卡上")
+_OWN = True
+_OWN_IF_SAID = re.compile(r"每|为|是|有|只有|仅有|only|memory of")
+# a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU,
+# whether they make it a named card's own: _OWN, never (False) or when _OWN_IF_SAID matches)
 _MEMORY_PATTERNS = (
-    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True),
+    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True, _OWN),
     (
         r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|只有|仅有|就|only)?\s*"
         r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
         False,
+        _OWN_IF_SAID,
     ),
     (  # "24G的卡", "80GB GPUs"; a count before it ("8张24G的卡", "two 24GB cards") is _count_before's
         r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
         False,
+        False,
     ),
     # "8*24G", "2*24GB", "8x80GB", "2张24G": a count times a memory
-    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False, _OWN),
     # "8 card x 16GB", "8卡*32G": each card's memory after a count of cards (counts() reads the count)
-    (r"()(?:(?<=card)|(?<=cards)|(?<=gpu)|(?<=gpus)|(?<=卡))\s*[*x×]\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False),
+    (
+        r"()(?:(?<=card)|(?<=cards)|(?<=gpu)|(?<=gpus)|(?<=卡))\s*[*x×]\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])",
+        False,
+        _OWN,
+    ),
     # "20G 够不够", "24GB enough?": a memory asked about on its own
-    (r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)", False),
+    (
+        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)",
+        False,
+        False,
+    ),
 )
 
 
@@ -657,6 +676,7 @@ class Reader:
         self._links: list[tuple[int, int]] | None = None  # where the text holds URLs
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
+        self.mixed_types: list[str] = []  # types the user has together ("一台A100 服务器 和 一台 A800 服务器")
         # GPU and node counts by ("gpus" | "nodes" | "weak", the span of the GPU name read with them)
         self.counts_at: dict[tuple[str, tuple[int, int]], int] = {}
         self.gpu_mentions: list[tuple[str, tuple[int, int], int | None, int | None]] = []  # id, span, GPUs, nodes
@@ -689,6 +709,7 @@ class Reader:
         if not (added or all(owner(text, span) >= 1 for _, span, _, _ in group)):
             return  # "70b full on 8 H100 and 16 A100": either, unless "+" or the user's own ("I have")
         types = list(dict.fromkeys(g for g, _, _, _ in group))
+        self.mixed_types = types
         smallest = min(types, key=lambda g: self.cat.gpus[g].memory_gib)
         total = sum(count for _, _, count, _ in group)
         nodes = [n for _, _, _, n in group if n]
@@ -933,6 +954,7 @@ class Reader:
             words = self.scan.text[start : match.end()].strip()
             memory, memory_span, inner_count = self._gpu_memory_near(match, found_id)
             total = None  # "4xA100 160Gb": the memory of all the cards, told apart once the count is read
+            as_written = None  # a card with other memory than the catalog's ("4090 48G"), once it is the one used
             if memory:
                 variant = variant_with_memory(found_id, memory, self.cat)
                 found_id = variant or found_id
@@ -941,7 +963,7 @@ class Reader:
                 if not variant and memory > 1.15 * card.memory_gib and (said_total or not _DESKTOP.search(card.name)):
                     total = memory  # not on desktop cards unless said, their memory is modded ("4090 48G")
                 elif abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
-                    self.set("gpu_memory_gib", memory, words)  # a card with other memory than the catalog's
+                    as_written = memory
             form = _FORM_AFTER.search(self.scan.text[match.end() : match.end() + 16])
             if form:  # "A800单机8卡PCIE": the form factor written after the count
                 variant = variant_with_form(found_id, form.group(1).rstrip("0123456789"), self.cat)
@@ -952,6 +974,8 @@ class Reader:
             self.scan.blank(start, match.start())
             self.option_spans["gpu"].append((start, match.end()))
             kept = self.set("gpu", found_id, words)
+            if as_written and self.fields.get("gpu") == found_id:  # not a card compared or set aside
+                self.set("gpu_memory_gib", as_written, words)
             if memory_span:
                 self.scan.blank(*memory_span)
             before = self._counts_now()
@@ -997,7 +1021,10 @@ class Reader:
     ) -> tuple[float | None, tuple[int, int] | None, int | None]:
         """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
         3090") a GPU name, its span, and a count written times it after the name ("A10(4* 24GB)")."""
-        after = _rx(self._MEMORY_AFTER).search(self.scan.text[match.end() : match.end() + 16])
+        tail = self.scan.text[match.end() : match.end() + 16]
+        form = _FORM_FIRST.match(tail)  # "A800-SXM4-40GB": the form factor between name and memory
+        tail = " " * form.end() + tail[form.end() :] if form else tail
+        after = _rx(self._MEMORY_AFTER).search(tail)
         if after:
             count = int(after.group(1)) if after.group(1) and int(after.group(1)) >= 1 else None
             return float(after.group(2)), (match.end() + after.start(), match.end() + after.end()), count
@@ -1128,8 +1155,12 @@ class Reader:
         self.set("nodes", int(servers), words)
         per_node = self.cat.gpus[gpu].gpus_per_node
         self.weak("gpus", int(servers) * per_node, words)
-        params = {"servers": int(servers), "per_node": per_node, "gpu": self.cat.gpus[gpu].name}
-        self.notes.append(Note(code="servers_of_usual_size", params=params))
+        note = Note(
+            code="servers_of_usual_size",
+            params={"servers": int(servers), "per_node": per_node, "gpu": self.cat.gpus[gpu].name},
+        )
+        if note not in self.notes:  # said once (the parser drops it for a card set aside)
+            self.notes.append(note)
 
     def models(self) -> list[str]:
         found: list[str] = []
@@ -1499,12 +1530,15 @@ class Reader:
             gib = float(number) * (1024 if unit.startswith("t") else 1)
             if 4 <= gib <= 65_536:
                 self.set("host_ram_gib", gib, self.scan.take(match))
-        for pattern, one_gpu in _MEMORY_PATTERNS:
+        for pattern, one_gpu, own in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))
                 window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
                 if self._all_cards_memory(match, window, one_gpu):
                     self.scan.blank(*match.span())  # the cards' memory together, not one card's
+                    continue
+                if not (own is _OWN or (own and own.search(match.group(0)))) and self._no_named_cards(gib):
+                    self.scan.blank(*match.span())
                     continue
                 if 4 <= gib <= 512 and not _USAGE_BEFORE.search(*window):
                     before = (match.group(1) or "").strip()
@@ -1516,6 +1550,17 @@ class Reader:
                     self.set("gpu_memory_gib", gib, words)
                     enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
                     self._memory_count(before, one_gpu, words, enough)
+
+    def _no_named_cards(self, gib: float) -> bool:
+        """A memory written apart from the GPUs named that none of them comes with (no catalog
+        variant has it): not their memory, and said so."""
+        used = self.fields.get("gpu")
+        named = [used] if used in self.cat.gpus else [g for g in self.gpu_ids if g in self.cat.gpus]
+        if not named or any(variant_with_memory(g, gib, self.cat) for g in named):
+            return False
+        card = self.cat.gpus[named[0]]
+        self.notes.append(Note(code="memory_apart_from_card", params={"gib": gib, "gpu": card.name}))
+        return True
 
     def _all_cards_memory(self, match: re.Match, window: tuple[str, int, int], one_gpu: bool) -> bool:
         """A memory said of several cards together ("4 * A6000, i.e. 192 GB VRAM in total", "4张4090，

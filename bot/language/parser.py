@@ -291,6 +291,7 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     parsed.gpus_named = list(gpus)
     comparing = bool(reader.voc.compare.search(prose.lower()))  # vocabularies are lower case
     _compare_or_set_aside(parsed, reader, gpus, models, sizes, comparing)
+    _forget_servers_set_aside(parsed, reader)
     reader.method(comparing)
     parsed.users_read = reader.users_read
     reader.context()
@@ -310,6 +311,15 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
         parsed.notes.append(reader.contradiction)
     parsed.unknown += reader.unknown
     return reader
+
+
+def _forget_servers_set_aside(parsed: Parsed, reader: Reader) -> None:
+    """The usual servers' size is said of the cards planned ('4台H100'), not of a type set aside ('4 H20
+    (96GB) machines' that an official example used)."""
+    options = parsed.compare.get("options", []) if parsed.compare and parsed.compare["kind"] == "gpu" else []
+    planned = {reader.fields.get("gpu"), *reader.mixed_types, *options}
+    names = {reader.cat.gpus[g].name for g in planned if g in reader.cat.gpus}
+    reader.notes = [n for n in reader.notes if n.code != "servers_of_usual_size" or n.params["gpu"] in names]
 
 
 def _compare_or_set_aside(
