@@ -207,6 +207,7 @@ COMPLAINT_FIELDS = {
     "parallel_not_dividing": ("ep", "cp", "tp", "pp", "nodes", "gpus"),
     "ep_needs_moe": ("ep",),
     "ep_not_dividing_experts": ("ep",),
+    "serving_ep_with_tp": ("ep", "tp", "pp"),  # SGLang's "--tp 4 --dp 4 --enable-dp-attention --moe-a2a-backend deepep"
     "no_layout": ("tp", "pp", "ep", "cp", "micro_batch", "global_batch", "zero", "offload", "ckpt", "nodes", "gpus"),
     "bad_gpu_memory": ("gpu_memory_gib",),
     "tp_not_dividing_heads": ("tp",),

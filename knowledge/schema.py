@@ -318,6 +318,7 @@ class Lexicon(_Strict):
     methods: dict[str, list[str]]
     finetune: list[str]
     training: list[str]  # any training at all: a serving guess yields to these
+    trained_artifacts: list[str]  # what training made, named as a thing: served beside a serving word
     explicit_full: list[str]
     objectives: dict[str, list[str]]
     regions: dict[str, list[str]]

@@ -654,6 +654,15 @@ EN = [
         dict(gpu="rtx-3060-12gb", gpus=2, gpu_memory_gib=None),
     ),
     ("llama 7b lora on my A100, memory of 40GB", dict(gpu="a100-80gb", gpu_memory_gib=40)),
+    # what a training made, named as a thing, beside a serving word is served; a training job is not
+    ("Throughput degradation when serving llama-2-7b with a single LoRA adapter on A100 40 GB", dict(method="infer")),
+    ("I want to finetune a lora model of llama 7b and then serve it", dict(method="lora")),
+    # no count is read inside a link (an anchor "two-h208-nodes" had read 208 nodes)
+    (
+        "serving deepseek v3 failed, I followed https://github.com/sgl-project/sglang/tree/main/benchmark/"
+        "deepseek_v3#example-serving-with-two-h208-nodes",
+        dict(model="deepseek-v3", nodes=None, gpus=None),
+    ),
 ]
 
 ZH = [
@@ -894,7 +903,7 @@ ZH = [
     ("单张24gb4090 能训这个模型吗", dict(gpu="rtx-4090-24gb", gpus=1)),
     ("全参数微调要多少显存？想针对某个领域的知识做预训练，用全参数微调行不行？", dict(method="full")),
     ("llama13B + 中文lora 的 4-bit量化模型，能用 3090或4090 单卡在本地推理吗？", dict(method="infer")),
-    ("lora 微调后的模型推理需要多少显存", dict(method="lora")),
+    ("lora 微调后的模型推理需要多少显存", dict(method="infer")),  # the fine-tuned model, served
     ("deepseek-r1-distill-qwen-32b 部署需要几张卡，并发100", dict(micro_batch=100, method="infer")),
     ("100个并发 qwen2.5-7b 推理", dict(micro_batch=100, method="infer")),
     ("L40S 和 A100 跑 70b 推理哪个快", dict(compare={"kind": "gpu", "options": ["l40s-48gb", "a100-80gb"]})),
@@ -1131,6 +1140,14 @@ ZH = [
     ),
     ("我的4090显存是48G，能lora 14b吗", dict(gpu="rtx-4090-24gb", gpu_memory_gib=48)),
     ("单卡A100，显存40G，微调7b", dict(gpu="a100-80gb", gpu_memory_gib=40)),
+    # 训练出来的东西（lora模型、微调后的模型）在推理里是被部署的；环境清单里的 "DeepSpeed version" 不是训练
+    ("原始模型和lora模型批量推理速度差异，A100 40G", dict(method="infer", gpu="a100-40gb")),
+    ("LoRA微调后的模型推理很慢，qwen 7b，一张4090", dict(method="infer", model="qwen-7b", gpus=1)),
+    (
+        "- DeepSpeed version: 0.15.1\n- GPU type: NVIDIA A100-SXM4-40GB\nlora模型批量推理速度慢",
+        dict(method="infer", gpu="a100-40gb"),
+    ),
+    ("用lora微调qwen 7b，然后部署推理需要什么卡", dict(method="lora", model="qwen-7b")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

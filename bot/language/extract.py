@@ -686,9 +686,30 @@ class Reader:
         self.size_readings: list[tuple[float, str]] = []  # sizes written alone: (billions, words)
         self.model_words: dict[str, str] = {}  # catalog model -> the words that first named it
 
+    # steps that read no numbers inside a link: a URL's "two-h208-nodes" anchor is no 208 nodes
+    BLIND_TO_LINKS = ("counts", "per_node_counts")
+
     def read(self) -> None:
         for step in self.STEPS:
-            getattr(self, step)()
+            if step in self.BLIND_TO_LINKS:
+                with self._links_hidden():
+                    getattr(self, step)()
+            else:
+                getattr(self, step)()
+
+    @contextlib.contextmanager
+    def _links_hidden(self) -> Iterator[None]:
+        """The links' text blanked while a step runs, then put back as it was (the step cannot have
+        taken anything from blanks, so what it blanked elsewhere stays)."""
+        spans = self._link_spans()
+        kept = [self.scan.text[a:b] for a, b in spans]
+        for a, b in spans:
+            self.scan.blank(a, b)
+        try:
+            yield
+        finally:
+            for (a, b), text in zip(spans, kept, strict=True):
+                self.scan.text = self.scan.text[:a] + text + self.scan.text[b:]
 
     def read_gpu_names(self) -> None:
         self.gpu_ids = self.instances()
@@ -1754,8 +1775,8 @@ class Reader:
         if chosen and chosen[2] == "full":
             chosen = self._whole_model_method(chosen, strong)
         serving = next((m for m in strong if m[2] == "infer"), None)
-        if chosen and chosen[2] in ("lora", "qlora") and serving and not scan.search(voc.training):
-            chosen = serving  # "中文lora 的 4-bit量化模型 ... 推理": serving a model with adapters
+        if chosen and chosen[2] in ("lora", "qlora") and serving and not self._training_job():
+            chosen = serving  # "中文lora 的 4-bit量化模型 ... 推理", "lora模型批量推理速度": serving adapters
         if chosen and chosen[2] == "infer_weak" and scan.search(voc.training):
             chosen = None  # "可以做34B模型sft吗？...运行脚本": the training word says more than "run"
         elif chosen and chosen[2] == "pretrain_weak" and self._finetune_elsewhere(chosen):
@@ -1776,6 +1797,11 @@ class Reader:
             scan.blank(start, end)
         for match in scan.finditer(voc.finetune):
             scan.take(match)
+
+    def _training_job(self) -> bool:
+        """A training word outside the names of what training made ("微调后的模型", "LoRA adapter")."""
+        text = self.voc.trained_artifacts.sub(lambda m: " " * len(m.group(0)), self.scan.text)
+        return bool(self.voc.training.search(text))
 
     @staticmethod
     def _whole_model_method(full: tuple, strong: list[tuple]) -> tuple:

@@ -166,12 +166,35 @@ def find(text: str) -> list[re.Match]:
         indented = line.startswith(("\t", "    "))  # a code block or the body of a call
         if line.strip() and not indented and not _continues(previous):
             for match in TOKEN.finditer(text, position, position + len(line)):
-                if not any(a <= match.start() < b for a, b in fenced):
+                if not any(a <= match.start() < b for a, b in fenced) and not _prose_value(match):
                     found.append(match)
         if line.strip():
             previous = line
         position += len(line) + 1
     return found
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|inf)", re.I)  # as logs print them
+
+
+def _prose_value(match: re.Match) -> bool:
+    """A key's value that is a sentence's or a log's, not a setting: it runs into Chinese text and does
+    not read ("tp=8时推理时间为252s", "tp=1对比差距很大"; "tokens=1.4万亿" reads), or it is a number
+    where the key takes words ("loss=1.234" in a training log, "gpu=0")."""
+    key, raw = BY_NAME[match.group(1)], match.group(2)
+    if values.CJK.search(raw):
+        return not _reads(key, raw)
+    return bool(_NUMBER.fullmatch(raw)) and not _reads(key, raw) and not _reads(key, "1")
+
+
+def _reads(key: Key, raw: str) -> bool:
+    from gpuplan.knowledge import catalog
+
+    try:
+        key.read(raw, catalog())
+    except (ValueError, OverflowError):
+        return False
+    return key.name != "gpu" or catalog().find_gpu(raw) is not None  # a GPU's name is checked later
 
 
 def _continues(previous: str) -> bool:

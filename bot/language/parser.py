@@ -276,7 +276,8 @@ def _hint_misspelled_keys(text: str, parsed: Parsed) -> None:
             continue
         for match in _ASSIGNMENT.finditer(line):
             close = keys.close_key(match.group(1))
-            if close and match.group(1).lower() not in artifacts.vocabulary().by_name:
+            exact = match.group(1) in keys.BY_NAME  # a key whose value is prose ("loss=1.234"): no typo
+            if close and not exact and match.group(1).lower() not in artifacts.vocabulary().by_name:
                 parsed.notes.append(Note(code="not_a_setting", params={"words": match.group(0), "key": close}))
 
 

@@ -24,6 +24,7 @@ class Vocabulary:
     method_order: list[str]
     finetune: re.Pattern
     training: re.Pattern
+    trained_artifacts: re.Pattern
     explicit_full: re.Pattern
     tables: dict[str, list[tuple[str, re.Pattern]]]
     users_context: re.Pattern
@@ -142,6 +143,7 @@ def vocabulary() -> Vocabulary:
         method_order=[name for name, _ in methods],
         finetune=_any(lex.finetune),
         training=_any(lex.training),
+        trained_artifacts=_any(lex.trained_artifacts),
         explicit_full=_any(lex.explicit_full),
         tables=_tables(cat),
         users_context=_any(lex.users_context),
