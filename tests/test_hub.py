@@ -419,6 +419,15 @@ def test_an_id_with_a_size_in_its_name_is_sized_from_its_config(widget_hub, cat)
     assert WIDGET.lower() not in cat.models  # the process-wide catalog is not changed
 
 
+def test_an_id_quoted_in_backticks_is_looked_up(widget_hub):
+    """"using the `org/name` as the base model": a name people quote as code in a sentence."""
+    from gpuplan.bot.pipeline import answer
+
+    plan = answer(f"using the `{WIDGET}` as the base model, lora on 8 H100")
+    assert plan.estimate.resolved.params_b == pytest.approx(8.03, rel=0.01)
+    assert widget_hub.recorder.count(WIDGET) == 1
+
+
 def test_a_follow_up_keeps_the_looked_up_model(widget_hub):
     from gpuplan.bot.language.conversation import follow_up
     from gpuplan.bot.pipeline import answer, answer_parsed

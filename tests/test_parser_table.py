@@ -663,6 +663,8 @@ EN = [
         "deepseek_v3#example-serving-with-two-h208-nodes",
         dict(model="deepseek-v3", nodes=None, gpus=None),
     ),
+    # a Hugging Face id a sentence quotes in backticks is the model, sized from its name offline
+    ("using the `EleutherAI/pythia-12b` as the base model on 8 x A100", dict(params_b=12, gpus=8)),
 ]
 
 ZH = [
@@ -1148,6 +1150,7 @@ ZH = [
         dict(method="infer", gpu="a100-40gb"),
     ),
     ("用lora微调qwen 7b，然后部署推理需要什么卡", dict(method="lora", model="qwen-7b")),
+    ("用 `xverse/XVERSE-65B` 做 lora 微调，需要几张A100", dict(params_b=65, method="lora", gpu="a100-80gb")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

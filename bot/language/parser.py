@@ -297,6 +297,9 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     parsed.users_read = reader.users_read
     reader.context()
     hub_id = reader.hub_id(prose) if not models else None
+    if hub_id is None and not models:
+        hub_id = reader.hub_id(_backticked_names(code))
+        _size_in_name(reader, hub_id, cat)
     if hub_id is None:
         reader.misspelt_model()  # not inside a Hugging Face id: the id is looked up whole
     reader.leftovers()
@@ -312,6 +315,24 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
         parsed.notes.append(reader.contradiction)
     parsed.unknown += reader.unknown
     return reader
+
+
+_BACKTICKED = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")  # one name in backticks: "using the `EleutherAI/pythia-12b`"
+
+
+def _backticked_names(code: str) -> str:
+    """What a sentence names in backticks, one word each, as prose would hold it (a model's id
+    people quote so); the pasted commands and blocks around them are left out."""
+    return " ".join(m.group(1) for m in _BACKTICKED.finditer(code))
+
+
+def _size_in_name(reader: Reader, hub_id: str | None, cat: Catalog) -> None:
+    """The size a backticked id's name carries ("EleutherAI/pythia-12b"), read as the prose's would be:
+    what is planned when its config.json cannot be looked up."""
+    if hub_id and "params_b" not in reader.fields:
+        sizes = Reader(hub_id.split("/")[-1].lower(), cat).sizes()
+        if sizes:
+            reader.fields["params_b"], reader.words["params_b"] = sizes[0][0], hub_id
 
 
 def _forget_servers_set_aside(parsed: Parsed, reader: Reader) -> None:
