@@ -665,6 +665,7 @@ EN = [
     ),
     # a Hugging Face id a sentence quotes in backticks is the model, sized from its name offline
     ("using the `EleutherAI/pythia-12b` as the base model on 8 x A100", dict(params_b=12, gpus=8)),
+    ("Benchmarks on 2xA6000 Ada vs 2xA100 80GB (roughly same speed)", dict(gpu="rtx-6000-ada-48gb", gpus=2)),
 ]
 
 ZH = [
