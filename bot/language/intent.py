@@ -421,7 +421,8 @@ def overruled(
         return "plan"  # only a model family is named ("LLaMA 3", "mistral"): ours, asked back for its size
     if ask != "plan" and intent != "compare":
         return "plan"  # the hardware itself asked about: a plan of its own kind
-    if intent == "troubleshoot" and not sure and not fired and hits("out_of_scope", prose, most=1):
+    outside = not sure and not fired and hits("out_of_scope", prose, most=1) > 0
+    if outside and (intent == "troubleshoot" or (intent == "compare" and not parsed.compare)):
         return "other"  # a symptom outside gpuplan's field ("the answers are much worse after gptq")
     return intent
 
