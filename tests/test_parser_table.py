@@ -657,6 +657,7 @@ EN = [
     # what a training made, named as a thing, beside a serving word is served; a training job is not
     ("Throughput degradation when serving llama-2-7b with a single LoRA adapter on A100 40 GB", dict(method="infer")),
     ("I want to finetune a lora model of llama 7b and then serve it", dict(method="lora")),
+    ("Can I run the fine-tuned model on a single 3090?", dict(method="infer", gpus=1)),
     # no count is read inside a link (an anchor "two-h208-nodes" had read 208 nodes)
     (
         "serving deepseek v3 failed, I followed https://github.com/sgl-project/sglang/tree/main/benchmark/"
@@ -1151,6 +1152,7 @@ ZH = [
         dict(method="infer", gpu="a100-40gb"),
     ),
     ("用lora微调qwen 7b，然后部署推理需要什么卡", dict(method="lora", model="qwen-7b")),
+    ("用你们训练好的模型运行在云服务器上，服务器的最低配置要求是什么样的？", dict(method="infer")),
     ("用 `xverse/XVERSE-65B` 做 lora 微调，需要几张A100", dict(params_b=65, method="lora", gpu="a100-80gb")),
 ]
 

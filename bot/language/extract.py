@@ -1777,7 +1777,7 @@ class Reader:
         serving = next((m for m in strong if m[2] == "infer"), None)
         if chosen and chosen[2] in ("lora", "qlora") and serving and not self._training_job():
             chosen = serving  # "中文lora 的 4-bit量化模型 ... 推理", "lora模型批量推理速度": serving adapters
-        if chosen and chosen[2] == "infer_weak" and scan.search(voc.training):
+        if chosen and chosen[2] == "infer_weak" and self._training_job():
             chosen = None  # "可以做34B模型sft吗？...运行脚本": the training word says more than "run"
         elif chosen and chosen[2] == "pretrain_weak" and self._finetune_elsewhere(chosen):
             chosen = None  # "fine-tuning the 32B model? I tried training the 32B model": a fine-tune
