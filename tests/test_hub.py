@@ -420,7 +420,7 @@ def test_an_id_with_a_size_in_its_name_is_sized_from_its_config(widget_hub, cat)
 
 
 def test_an_id_quoted_in_backticks_is_looked_up(widget_hub):
-    """"using the `org/name` as the base model": a name people quote as code in a sentence."""
+    """ "using the `org/name` as the base model": a name people quote as code in a sentence."""
     from gpuplan.bot.pipeline import answer
 
     plan = answer(f"using the `{WIDGET}` as the base model, lora on 8 H100")

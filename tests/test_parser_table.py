@@ -658,6 +658,16 @@ EN = [
     ("Throughput degradation when serving llama-2-7b with a single LoRA adapter on A100 40 GB", dict(method="infer")),
     ("I want to finetune a lora model of llama 7b and then serve it", dict(method="lora")),
     ("Can I run the fine-tuned model on a single 3090?", dict(method="infer", gpus=1)),
+    # billions of training tokens and no method named: a pretraining run's size, said
+    (
+        "training takes longer than the paper said: on one L40 100 iterations of 4096 tokens take 37.8 s, "
+        "so 8B tokens will take far more than 8 hours",
+        dict(method="pretrain", train_tokens=8e9, gpus=1, notes=["tokens_read_as_pretraining"]),
+    ),
+    (
+        "fine-tune qwen 7b on 2B tokens, how long on 8 H100?",
+        dict(method="full", not_notes=["tokens_read_as_pretraining"]),
+    ),
     # no count is read inside a link (an anchor "two-h208-nodes" had read 208 nodes)
     (
         "serving deepseek v3 failed, I followed https://github.com/sgl-project/sglang/tree/main/benchmark/"
@@ -1153,6 +1163,11 @@ ZH = [
     ),
     ("用lora微调qwen 7b，然后部署推理需要什么卡", dict(method="lora", model="qwen-7b")),
     ("用你们训练好的模型运行在云服务器上，服务器的最低配置要求是什么样的？", dict(method="infer")),
+    (
+        "用一张L40训练，数据80亿token，跑100步要37.8秒，8小时够吗",
+        dict(method="pretrain", notes=["tokens_read_as_pretraining"]),
+    ),
+    ("微调qwen 7b，数据20亿token，要多久", dict(method="full", not_notes=["tokens_read_as_pretraining"])),
     ("用 `xverse/XVERSE-65B` 做 lora 微调，需要几张A100", dict(params_b=65, method="lora", gpu="a100-80gb")),
 ]
 

@@ -29,7 +29,9 @@ vocabulary = extract.vocabulary
 _SLACK_LINK = re.compile(r"<(https?://[^>|]+)(?:\|([^>]*))?>")
 _SLACK_TOKEN = re.compile(r"<[@#!][^>]*>")
 _LEADING_TOKENS = re.compile(r"(?m)^[ \t]*(?:<[@#!][^>]*>[ \t]*)+")
-PRETRAINING_TOKENS = 5e10  # fine-tuning sets are far smaller (the defaults use 1e8); 50B+ tokens is pretraining
+# fine-tuning sets are far smaller (the defaults use 1e8): of the labelled questions that state 1B
+# training tokens or more and name no method (or only a bare "训练"), 4 of 4 are (continued) pretraining
+PRETRAINING_TOKENS = 1e9
 MAX_TEXT = 20_000  # enough for a question with a long pasted log; the rest is not read
 MAX_PROSE = 4_000  # the sentences of a question are short; what is long is pasted (read as artifacts)
 
@@ -335,6 +337,14 @@ def _size_in_name(reader: Reader, hub_id: str | None, cat: Catalog) -> None:
             reader.fields["params_b"], reader.words["params_b"] = sizes[0][0], hub_id
 
 
+def _pretraining_sized(fields: dict[str, Any], parsed: Parsed, settings: dict[str, Any]) -> bool:
+    """Billions of training tokens and no method, or only a bare "训练" read as a full fine-tune (a fine-tune
+    word, "微调", "fine-tune", "sft", or method= keeps its method)."""
+    bare = [n for n in parsed.notes if n.code == "finetune_read_as_full" and n.params.get("words") == "训练"]
+    unnamed = not fields.get("method") or (bare and "method" not in settings)
+    return bool(unnamed and (fields.get("train_tokens") or 0) >= PRETRAINING_TOKENS)
+
+
 def _forget_servers_set_aside(parsed: Parsed, reader: Reader) -> None:
     """The usual servers' size is said of the cards planned ('4台H100'), not of a type set aside ('4 H20
     (96GB) machines' that an official example used)."""
@@ -552,8 +562,9 @@ def _merge(
         fields.pop("params_b", None)
     parsed.compare = _settled_compare(parsed.compare, settings)
     fields.update(settings)
-    if not fields.get("method") and (fields.get("train_tokens") or 0) >= PRETRAINING_TOKENS:
-        fields["method"] = "pretrain"  # "500B tokens": only pretraining reads that much
+    if _pretraining_sized(fields, parsed, settings):
+        fields["method"] = "pretrain"  # "500B tokens", "8B tokens": only pretraining reads that much
+        parsed.notes[:] = [n for n in parsed.notes if n.code != "finetune_read_as_full"]
         parsed.notes.append(Note(code="tokens_read_as_pretraining", params={"tokens": fields["train_tokens"]}))
     parsed.fixed = set(settings)
     if {"model", "params_b"} & set(settings) or "model" in text_fields:
