@@ -173,3 +173,9 @@ def test_owner_of_a_mention(text, words, expected):
 
     start = text.index(words)
     assert owner(text, (start, start + len(words))) == expected
+
+
+def test_a_path_in_backticks_is_no_hugging_face_id():
+    """Only a whole `org/name` quoted in a sentence is a model's id; a config file's path is not."""
+    assert parse("I am running `examples/train_lora/llama3_lora_sft.yaml` on 8 A100").hub_id is None
+    assert parse("using the `EleutherAI/pythia-12b` as the base model").hub_id == "EleutherAI/pythia-12b"

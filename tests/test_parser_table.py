@@ -654,6 +654,14 @@ EN = [
         dict(gpu="rtx-3060-12gb", gpus=2, gpu_memory_gib=None),
     ),
     ("llama 7b lora on my A100, memory of 40GB", dict(gpu="a100-80gb", gpu_memory_gib=40)),
+    ("a V100 server, 8 cards, vram 16GB per card, train 7b", dict(gpu="v100-32gb", gpu_memory_gib=16, gpus=8)),
+    ("my 3090 uses 20GB VRAM when running llama 8b", dict(gpu_memory_gib=None, not_notes=["memory_apart_from_card"])),
+    ("8x V100 32GB, and I have 32GB of VRAM per card", dict(gpu="v100-32gb", not_notes=["memory_apart_from_stated"])),
+    ("serve `someorg/brand-30B-A3B-Instruct` on 2 H100", dict(params_b=30, active_params_b=3, gpus=2)),
+    (
+        "What DeepSpeed version supports ZeRO++ for llama 70b on 16 H100?",
+        dict(gpus=16, not_notes=["no_training_word_serving"]),
+    ),
     # what a training made, named as a thing, beside a serving word is served; a training job is not
     ("Throughput degradation when serving llama-2-7b with a single LoRA adapter on A100 40 GB", dict(method="infer")),
     ("I want to finetune a lora model of llama 7b and then serve it", dict(method="lora")),
@@ -1150,10 +1158,19 @@ ZH = [
     ),
     (
         "qwen3-235B-moe在4台H100（80GB）上能否训练成功，因为我看官方给的样例是在96GB的卡上训练的",
-        dict(gpu="h100-80gb", gpus=32, nodes=4, gpu_memory_gib=None, notes=["memory_apart_from_card"]),
+        dict(gpu="h100-80gb", gpus=32, nodes=4, gpu_memory_gib=None, notes=["memory_apart_from_stated"]),
     ),
     ("我的4090显存是48G，能lora 14b吗", dict(gpu="rtx-4090-24gb", gpu_memory_gib=48)),
     ("单卡A100，显存40G，微调7b", dict(gpu="a100-80gb", gpu_memory_gib=40)),
+    ("8卡 V100 服务器，显存 16G，训练 7B", dict(gpu="v100-32gb", gpu_memory_gib=16)),
+    ("H100 服务器 8卡，显存 94G，推理 70B", dict(gpu="h100-80gb", gpu_memory_gib=94)),
+    ("4090，显存48G，能微调 32B 吗", dict(gpu="rtx-4090-24gb", gpu_memory_gib=48)),
+    (
+        "官方说需要显存为 60G，我有 4090，能跑吗",
+        dict(gpu="rtx-4090-24gb", gpu_memory_gib=None, notes=["memory_apart_from_card"]),
+    ),
+    ("我想用lora训练一个效果更好的模型，然后部署推理", dict(method="lora")),
+    ("用 qlora 微调完模型后部署推理需要什么配置", dict(method="qlora")),
     # 训练出来的东西（lora模型、微调后的模型）在推理里是被部署的；环境清单里的 "DeepSpeed version" 不是训练
     ("原始模型和lora模型批量推理速度差异，A100 40G", dict(method="infer", gpu="a100-40gb")),
     ("LoRA微调后的模型推理很慢，qwen 7b，一张4090", dict(method="infer", model="qwen-7b", gpus=1)),

@@ -19,6 +19,7 @@ from typing import Any
 from gpuplan.bot.language import values
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, vocabulary
+from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog, normalize_name
 
@@ -153,12 +154,17 @@ def _same_product(base: str, name: str) -> bool:
     return re.search(r"(?<![a-z0-9])" + re.escape(base) + r"(?![a-z0-9])", name) is not None
 
 
+def _product(name: str) -> str:
+    """A catalog GPU's name without its memory and form factor: "nvidia v100 sxm2 32gb" -> "nvidia v100"."""
+    return _FORM.sub(" ", re.sub(r"\s*\d+\s*gb.*$", "", name.lower())).strip()
+
+
 def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
     """The catalog type of the same GPU with `gib` of memory: ("a100-80gb", 40) -> "a100-40gb"."""
     gpu = cat.gpus[found_id]
     if abs(gpu.memory_gib - gib) <= 0.1 * gib:
         return found_id
-    base = re.sub(r"\s*\d+\s*gb.*$", "", gpu.name.lower()).replace("sxm4", "").replace("sxm", "").strip()
+    base = _product(gpu.name)
     for other in cat.gpus.values():
         name = other.name.lower()
         if other.family == gpu.family and _same_product(base, name) and abs(other.memory_gib - gib) <= 0.1 * gib:
@@ -175,7 +181,7 @@ def variant_with_form(found_id: str, form: str, cat: Catalog) -> str | None:
     "pcie") -> "a800-pcie-80gb"; none when the form comes with other memory only (an A800 SXM4 40GB
     stays the 40 GB card: memory sizes the plan)."""
     gpu = cat.gpus[found_id]
-    base = _FORM.sub(" ", re.sub(r"\s*\d+\s*gb.*$", "", gpu.name.lower())).strip()
+    base = _product(gpu.name)
     others = [
         g
         for g in cat.gpus.values()
@@ -268,6 +274,12 @@ _SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
 _JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
 # words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
 # what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
+# words of need before a memory: what a model or a recipe needs, not a card's ("需要显存为60G", "needs a
+# GPU memory of 26GB", "至少24G")
+_NEED_BEFORE = re.compile(
+    r"(?:\bneeds?|\brequires?|\brequired|\bminimum|\bat least|需要|要求|至少|最少|最低)"
+    r"[^\n，。,.;；!?！？]{0,12}$"
+)
 _USAGE_BEFORE = re.compile(
     r"(?:\bcosts?|\btakes?|\btook|\buses|consum\w*|occup\w*|\beats?|\breach\w*"
     r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
@@ -594,12 +606,11 @@ _SINGLE = r"(单卡|单张卡|单张显卡|单张|一张卡|一块卡|(?:a|one|s
 # words that make a memory written apart from a GPU's name the card's own ("单卡48G", "显存只有40G",
 # "8*24G"); without them a memory no catalog variant of the named card has is something else's:
 # what a model needs ("需要大概 13GB 显存 ... Tesla P40"), another setup's ("样例是在96GB的卡上")
-_OWN = True
 _OWN_IF_SAID = re.compile(r"每|为|是|有|只有|仅有|only|memory of")
 # a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU,
-# whether they make it a named card's own: _OWN, never (False) or when _OWN_IF_SAID matches)
+# whether they make it a named card's own: always (True), never (False) or when _OWN_IF_SAID matches)
 _MEMORY_PATTERNS = (
-    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True, _OWN),
+    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True, True),
     (
         r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|只有|仅有|就|only)?\s*"
         r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
@@ -612,12 +623,12 @@ _MEMORY_PATTERNS = (
         False,
     ),
     # "8*24G", "2*24GB", "8x80GB", "2张24G": a count times a memory
-    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False, _OWN),
+    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False, True),
     # "8 card x 16GB", "8卡*32G": each card's memory after a count of cards (counts() reads the count)
     (
         r"()(?:(?<=card)|(?<=cards)|(?<=gpu)|(?<=gpus)|(?<=卡))\s*[*x×]\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])",
         False,
-        _OWN,
+        True,
     ),
     # "20G 够不够", "24GB enough?": a memory asked about on its own
     (
@@ -676,6 +687,7 @@ class Reader:
         self._links: list[tuple[int, int]] | None = None  # where the text holds URLs
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
+        self.memory_written_with: set[str] = set()  # GPU types named with their memory beside them
         self.mixed_types: list[str] = []  # types the user has together ("一台A100 服务器 和 一台 A800 服务器")
         # GPU and node counts by ("gpus" | "nodes" | "weak", the span of the GPU name read with them)
         self.counts_at: dict[tuple[str, tuple[int, int]], int] = {}
@@ -974,6 +986,8 @@ class Reader:
             server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
             words = self.scan.text[start : match.end()].strip()
             memory, memory_span, inner_count = self._gpu_memory_near(match, found_id)
+            if memory or _MEMORY_SIZE.search(match.group(0)):  # "4台H100（80GB）", "3060 12gb" (an alias)
+                self.memory_written_with.add(found_id)  # no memory written apart is this card's
             total = None  # "4xA100 160Gb": the memory of all the cards, told apart once the count is read
             as_written = None  # a card with other memory than the catalog's ("4090 48G"), once it is the one used
             if memory:
@@ -1558,10 +1572,13 @@ class Reader:
                 if self._all_cards_memory(match, window, one_gpu):
                     self.scan.blank(*match.span())  # the cards' memory together, not one card's
                     continue
-                if not (own is _OWN or (own and own.search(match.group(0)))) and self._no_named_cards(gib):
-                    self.scan.blank(*match.span())
+                needed = _NEED_BEFORE.search(*window) is not None  # "需要显存为60G": what a model needs
+                said_own = not needed and (own if isinstance(own, bool) else bool(own.search(match.group(0))))
+                used = _USAGE_BEFORE.search(*window) is not None
+                if used or (not said_own and self._no_named_cards(gib, modded_ok=not needed)):
+                    self.scan.blank(*match.span())  # what a run uses, or no named card's memory
                     continue
-                if 4 <= gib <= 512 and not _USAGE_BEFORE.search(*window):
+                if 4 <= gib <= 512:
                     before = (match.group(1) or "").strip()
                     words = self.scan.take(match)
                     counted = None if before else self._count_before(_CARDS_JOINER, match.start())[0]
@@ -1572,14 +1589,24 @@ class Reader:
                     enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
                     self._memory_count(before, one_gpu, words, enough)
 
-    def _no_named_cards(self, gib: float) -> bool:
+    def _no_named_cards(self, gib: float, modded_ok: bool) -> bool:
         """A memory written apart from the GPUs named that none of them comes with (no catalog
-        variant has it): not their memory, and said so."""
+        variant has it; for a desktop card, not within what mods reach, `could_have`, unless it is
+        what something needs), or other than the memory written beside the card ("4台H100（80GB）...
+        样例是在96GB的卡上"): not their memory, and said so."""
         used = self.fields.get("gpu")
         named = [used] if used in self.cat.gpus else [g for g in self.gpu_ids if g in self.cat.gpus]
-        if not named or any(variant_with_memory(g, gib, self.cat) for g in named):
-            return False
+        if not named or any(variant_with_memory(g, gib, self.cat) == g for g in named):
+            return False  # none named, or the card's own memory said again
         card = self.cat.gpus[named[0]]
+        if any(g in self.memory_written_with for g in named):  # its memory was written beside it
+            self.notes.append(Note(code="memory_apart_from_stated", params={"gib": gib, "gpu": card.name}))
+            return True
+        if any(variant_with_memory(g, gib, self.cat) for g in named):
+            return False  # "A100，显存40G": the 40 GB A100
+        cards = [self.cat.gpus[g] for g in named]
+        if modded_ok and any(_DESKTOP.search(c.name) and could_have(c, gib) for c in cards):
+            return False  # "4090，显存48G", "2080ti 魔改22G显存"
         self.notes.append(Note(code="memory_apart_from_card", params={"gib": gib, "gpu": card.name}))
         return True
 

@@ -27,6 +27,8 @@ from gpuplan.estimator.schema import (
     OFFLOADS,
     OPTIMIZERS,
     REGIONS,
+    SERVE_PRECISIONS,
+    TRAIN_PRECISIONS,
     Note,
 )
 from gpuplan.knowledge import Catalog
@@ -177,24 +179,43 @@ def find(text: str) -> list[re.Match]:
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|inf)", re.I)  # as logs print them
 
 
+# keys whose names logs print with numbers: a training log's loss, a device index
+_LOG_KEYS = ("loss", "gpu")
+# another name=value on the line that is no gpuplan key: a log's or a config's line ("step=10 loss=1.2 lr=2e-5")
+_FOREIGN_ASSIGNMENT = re.compile(r"(?<![\w\-./])([A-Za-z_]\w*)=\S")
+
+
 def _prose_value(match: re.Match) -> bool:
     """A key's value that is a sentence's or a log's, not a setting: it runs into Chinese text and does
-    not read ("tp=8时推理时间为252s", "tp=1对比差距很大"; "tokens=1.4万亿" reads), or it is a number
-    where the key takes words ("loss=1.234" in a training log, "gpu=0")."""
+    not read ("tp=8时推理时间为252s", "model=qwen2-7b的推理"; "tokens=1.4万亿" reads), or it is a number
+    where the key takes words, on a log's line or of a key logs print ("loss=1.234", "gpu=0"); a
+    number alone for another such key ("users=100") stays a setting that does not read, and is said."""
     key, raw = BY_NAME[match.group(1)], match.group(2)
     if values.CJK.search(raw):
         return not _reads(key, raw)
-    return bool(_NUMBER.fullmatch(raw)) and not _reads(key, raw) and not _reads(key, "1")
+    if not _NUMBER.fullmatch(raw) or _reads(key, raw) or _reads(key, "1"):
+        return False
+    start, end = match.string.rfind("\n", 0, match.start()) + 1, match.string.find("\n", match.end())
+    line = match.string[start : end if end >= 0 else None]
+    foreign = any(m.group(1) not in NAMES for m in _FOREIGN_ASSIGNMENT.finditer(line))
+    return key.name in _LOG_KEYS or foreign
 
 
 def _reads(key: Key, raw: str) -> bool:
+    """Whether `raw` is a value `key` takes, names checked as the settings' readers later check them."""
+    from gpuplan.bot.language.hub import looks_like_repo_id
     from gpuplan.knowledge import catalog
 
+    cat = catalog()
     try:
-        key.read(raw, catalog())
+        key.read(raw, cat)
+        if key.name == "model" and not (cat.find_model(raw) or looks_like_repo_id(raw)):
+            values.model_size_b(raw)  # raises when it is no size either
     except (ValueError, OverflowError):
         return False
-    return key.name != "gpu" or catalog().find_gpu(raw) is not None  # a GPU's name is checked later
+    if key.name == "precision":
+        return raw.lower() in (*TRAIN_PRECISIONS, *SERVE_PRECISIONS)
+    return key.name != "gpu" or cat.find_gpu(raw) is not None
 
 
 def _continues(previous: str) -> bool:

@@ -300,8 +300,8 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     reader.context()
     hub_id = reader.hub_id(prose) if not models else None
     if hub_id is None and not models:
-        hub_id = reader.hub_id(_backticked_names(code))
-        _size_in_name(reader, hub_id, cat)
+        hub_id = reader.hub_id(_backticked_ids(code))
+        _sizes_of_quoted_id(reader, hub_id, cat)
     if hub_id is None:
         reader.misspelt_model()  # not inside a Hugging Face id: the id is looked up whole
     reader.leftovers()
@@ -319,22 +319,30 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     return reader
 
 
-_BACKTICKED = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")  # one name in backticks: "using the `EleutherAI/pythia-12b`"
+_BACKTICKED = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")  # one word in backticks: "using the `EleutherAI/pythia-12b`"
+_FILE_LIKE = re.compile(r"^[./~]|\.(?:ya?ml|json|py|sh|txt|md|bin|safetensors|gguf|pt|pth|ckpt)$", re.I)
 
 
-def _backticked_names(code: str) -> str:
-    """What a sentence names in backticks, one word each, as prose would hold it (a model's id
-    people quote so); the pasted commands and blocks around them are left out."""
-    return " ".join(m.group(1) for m in _BACKTICKED.finditer(code))
+def _backticked_ids(code: str) -> str:
+    """The words a sentence quotes in backticks that are a whole `org/name` (a model's id people quote
+    so), as prose would hold them; paths (`examples/train_lora/llama3_lora_sft.yaml`), branches of more
+    than one slash and the pasted commands and blocks around them are left out."""
+    words = [m.group(1) for m in _BACKTICKED.finditer(code)]
+    return " ".join(w for w in words if w.count("/") == 1 and not _FILE_LIKE.search(w))
 
 
-def _size_in_name(reader: Reader, hub_id: str | None, cat: Catalog) -> None:
-    """The size a backticked id's name carries ("EleutherAI/pythia-12b"), read as the prose's would be:
-    what is planned when its config.json cannot be looked up."""
-    if hub_id and "params_b" not in reader.fields:
-        sizes = Reader(hub_id.split("/")[-1].lower(), cat).sizes()
-        if sizes:
-            reader.fields["params_b"], reader.words["params_b"] = sizes[0][0], hub_id
+def _sizes_of_quoted_id(reader: Reader, hub_id: str | None, cat: Catalog) -> None:
+    """The sizes a backticked id's name carries ("EleutherAI/pythia-12b", "org/X-30B-A3B"), read as the
+    prose's would be: what is planned when its config.json cannot be looked up."""
+    if not hub_id or "params_b" in reader.fields:
+        return
+    name = Reader(hub_id.split("/")[-1].lower(), cat)
+    name.read_sizes()
+    sizes = name.size_readings
+    if sizes:
+        reader.fields["params_b"], reader.words["params_b"] = sizes[0][0], hub_id
+    if "active_params_b" in name.fields and "active_params_b" not in reader.fields:
+        reader.fields["active_params_b"], reader.words["active_params_b"] = name.fields["active_params_b"], hub_id
 
 
 def _pretraining_sized(fields: dict[str, Any], parsed: Parsed, settings: dict[str, Any]) -> bool:
