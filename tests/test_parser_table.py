@@ -666,6 +666,17 @@ EN = [
     ("Throughput degradation when serving llama-2-7b with a single LoRA adapter on A100 40 GB", dict(method="infer")),
     ("I want to finetune a lora model of llama 7b and then serve it", dict(method="lora")),
     ("Can I run the fine-tuned model on a single 3090?", dict(method="infer", gpus=1)),
+    # a method read from a weak word only ("train a 70B") yields to a pasted script's or flag's
+    (
+        "How much RAM is required to train a 70B Llama2 model with two 80G A800 nodes?\n"
+        'File "/tmp/ray/working_dir/examples/train_ppo_ray.py", line 289, in <module>\n'
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+        dict(method="ppo", nodes=2),
+    ),
+    (
+        "1. add --use_lora parameter\n2. change --deepspeed parameter\nfinetune llama 7b OOM on 2 16G A4000",
+        dict(method="lora"),
+    ),
     # billions of training tokens and no method named: a pretraining run's size, said
     (
         "training takes longer than the paper said: on one L40 100 iterations of 4096 tokens take 37.8 s, "
@@ -1180,6 +1191,7 @@ ZH = [
     ),
     ("用lora微调qwen 7b，然后部署推理需要什么卡", dict(method="lora", model="qwen-7b")),
     ("用你们训练好的模型运行在云服务器上，服务器的最低配置要求是什么样的？", dict(method="infer")),
+    ("训练一个7b模型，用的是 examples/train_lora/llama3_lora_sft.yaml，两张4090", dict(method="lora", gpus=2)),
     (
         "用一张L40训练，数据80亿token，跑100步要37.8秒，8小时够吗",
         dict(method="pretrain", notes=["tokens_read_as_pretraining"]),

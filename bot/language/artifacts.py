@@ -535,6 +535,8 @@ def read(text: str, code: str) -> Artifacts:
         if voc.negation.search(text[max(0, pair.start - 16) : pair.start]):
             continue
         value = read_value(setting, pair.value)
+        if value is None and setting.read == "bool" and pair.words.startswith("-"):
+            value = read_value(setting, None)  # "add --use_lora parameter": a switch, the next word not its value
         if value is not None:
             found.readings.append(Reading(setting.field, value, pair.words))
     if code.strip():

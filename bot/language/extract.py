@@ -687,6 +687,7 @@ class Reader:
         self._links: list[tuple[int, int]] | None = None  # where the text holds URLs
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
+        self.method_weak = False  # the method read from a weak word only ("train a 2B", "Instruct")
         self.memory_written_with: set[str] = set()  # GPU types named with their memory beside them
         self.mixed_types: list[str] = []  # types the user has together ("一台A100 服务器 和 一台 A800 服务器")
         # GPU and node counts by ("gpus" | "nodes" | "weak", the span of the GPU name read with them)
@@ -1809,6 +1810,7 @@ class Reader:
         elif chosen and chosen[2] == "pretrain_weak" and self._finetune_elsewhere(chosen):
             chosen = None  # "fine-tuning the 32B model? I tried training the 32B model": a fine-tune
         if chosen:
+            self.method_weak = chosen[2].endswith("_weak")  # "train a 70B", "run": a pasted method wins
             self.fields["method"] = chosen[2].removesuffix("_weak")
             self.words["method"] = chosen[3]
             self._contradiction(strong, chosen, comparing)

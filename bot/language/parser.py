@@ -131,7 +131,8 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
     said = None if weak else reader.fields.get("method")
     method = settings.get("method") or said or (previous.method if previous else None)
     text_fields = _precision_field(reader, method, parsed)
-    from_artifacts = _artifact_fields(found, reader, cat, parsed, method)
+    pasted = None if reader.method_weak and not settings.get("method") else method  # "run": the paste's own
+    from_artifacts = _artifact_fields(found, reader, cat, parsed, pasted)
     _merge(parsed, text_fields, from_artifacts, settings, settings_keys, reader)
     _observed(found, parsed)
     return parsed, evidence
@@ -549,8 +550,9 @@ def _merge(
 ) -> None:
     """Settings win over the prose, the prose over the artifacts; every override is said."""
     fields = dict(from_artifacts)
-    if "method" in from_artifacts and any(n.code == "finetune_read_as_full" for n in reader.notes):
-        text_fields = {k: v for k, v in text_fields.items() if k != "method"}  # "训练" < `finetuning_type: lora`
+    weak = reader.method_weak or any(n.code == "finetune_read_as_full" for n in reader.notes)
+    if "method" in from_artifacts and weak:  # "训练" < `finetuning_type: lora`, "train a 70B" < train_ppo_ray.py
+        text_fields = {k: v for k, v in text_fields.items() if k != "method"}
         parsed.notes[:] = [n for n in parsed.notes if n.code != "finetune_read_as_full"]
     if {"model", "params_b"} & set(text_fields):
         fields.pop("model", None)
