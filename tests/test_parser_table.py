@@ -696,6 +696,7 @@ EN = [
     # a Hugging Face id a sentence quotes in backticks is the model, sized from its name offline
     ("using the `EleutherAI/pythia-12b` as the base model on 8 x A100", dict(params_b=12, gpus=8)),
     ("Benchmarks on 2xA6000 Ada vs 2xA100 80GB (roughly same speed)", dict(gpu="rtx-6000-ada-48gb", gpus=2)),
+    ("How much do you cost on fine-tune starcoder? santacoder fit on a V100?", dict(model="starcoder-15b")),
 ]
 
 ZH = [
@@ -1198,6 +1199,7 @@ ZH = [
     ),
     ("微调qwen 7b，数据20亿token，要多久", dict(method="full", not_notes=["tokens_read_as_pretraining"])),
     ("用 `xverse/XVERSE-65B` 做 lora 微调，需要几张A100", dict(params_b=65, method="lora", gpu="a100-80gb")),
+    ("用starcoder2 7b做lora微调，一张4090够吗", dict(model="starcoder2-7b", method="lora", gpus=1)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [
