@@ -1200,6 +1200,9 @@ ZH = [
     ("微调qwen 7b，数据20亿token，要多久", dict(method="full", not_notes=["tokens_read_as_pretraining"])),
     ("用 `xverse/XVERSE-65B` 做 lora 微调，需要几张A100", dict(params_b=65, method="lora", gpu="a100-80gb")),
     ("用starcoder2 7b做lora微调，一张4090够吗", dict(model="starcoder2-7b", method="lora", gpus=1)),
+    ("run_finetune.sh 微调训练 需要多少张卡，用了4090 24G 4张 都报不足", dict(gpu="rtx-4090-24gb", gpus=4)),
+    ("A100 80G 8张，全参微调 qwen 14b", dict(gpus=8)),
+    ("在A100上跑了3张图就OOM，qwen-vl 推理", dict(gpus=None)),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

@@ -342,6 +342,9 @@ _MOVE_TO = re.compile(
 
 
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
+# a Chinese count written after a card and its memory ("用了4090 24G 4张", "A100 80G 8张"): the cards', not
+# images' or pages' ("3张图")
+_COUNT_AFTER_ZH = re.compile(r"\s*(\d{1,4})\s*(?:张|块)(?!\s*(?:图|照片|表|纸|显存|内存|的?样本))")
 _CARDS_AFTER = re.compile(r"\s*(?:卡|显卡|张|gpus?\b|cards?\b)")  # "16台H100卡": the 台 counts cards
 # what a bare card number counts when it is a number of things instead ("3090 steps", "1650条样本")
 _QUANTITY_AFTER = re.compile(
@@ -1093,6 +1096,7 @@ class Reader:
         before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:x|×|\*|张|块|台|个|-way)?\s*$").search(*head)
         before = before or _GPU_WORD_COUNT.search(*head) or _rx(NUM + _COUNT_THEN_DESCRIBED).search(*head)
         after = _rx(r"^\s*(?:gpus?|cards?)?\s*[*x×]\s*(\d{1,5})(?![\d.])").search(self.scan.text[tail_start:])
+        counted_after = None if after else _COUNT_AFTER_ZH.match(self.scan.text, tail_start)  # "4090 24G 4张"
         if product or nodes_of:  # "3*8*A100", "two nodes of 8 H100", "2台8卡H100"
             m = product or nodes_of
             nodes, count = count_value(m.group(1)), count_value(m.group(3) if nodes_of and not product else m.group(2))
@@ -1137,6 +1141,9 @@ class Reader:
         elif after:
             self.set("gpus", int(after.group(1)), words + after.group(0))
             self.scan.blank(tail_start + after.start(), tail_start + after.end())
+        elif counted_after:
+            self.set("gpus", int(counted_after.group(1)), words + counted_after.group(0))
+            self.scan.blank(*counted_after.span())
         elif thousands := _rx(_THOUSANDS_BEFORE).search(*head):  # "on 16k H100": a cluster's count
             self.set("gpus", int(float(thousands.group(1)) * 1000), thousands.group(0).strip() + " " + words)
             self.scan.blank(thousands.start(1), thousands.end())
