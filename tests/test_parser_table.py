@@ -697,6 +697,16 @@ EN = [
     ("using the `EleutherAI/pythia-12b` as the base model on 8 x A100", dict(params_b=12, gpus=8)),
     ("Benchmarks on 2xA6000 Ada vs 2xA100 80GB (roughly same speed)", dict(gpu="rtx-6000-ada-48gb", gpus=2)),
     ("How much do you cost on fine-tune starcoder? santacoder fit on a V100?", dict(model="starcoder-15b")),
+    # a size written right after a catalog name in a paste is another model's (StarCoderBase 3B is not 15B)
+    ("python serve.py --model bigcode/starcoderbase-3b", dict(model=None, params_b=3)),
+    ("ollama run starcoder:1b 4GB VRAM enough?", dict(model=None, params_b=1)),
+    # a weak serving word does not yield to a pasted adapter flag; a variable after a switch is no "on"
+    (
+        "concurrency 100, how many A100?\n```\npython -m vllm.entrypoints.openai.api_server --model "
+        "Qwen2-72B-Instruct-AWQ --quantization awq --enable-lora --tensor-parallel-size 2\n```",
+        dict(method="infer"),
+    ),
+    ("train llama 7b with --lora_enable ${USE_LORA} on 2 A100", dict(not_notes=["read_setting"])),
 ]
 
 ZH = [
@@ -1202,6 +1212,8 @@ ZH = [
     ("用starcoder2 7b做lora微调，一张4090够吗", dict(model="starcoder2-7b", method="lora", gpus=1)),
     ("run_finetune.sh 微调训练 需要多少张卡，用了4090 24G 4张 都报不足", dict(gpu="rtx-4090-24gb", gpus=4)),
     ("A100 80G 8张，全参微调 qwen 14b", dict(gpus=8)),
+    ("租的A100 80G 8块钱一小时，跑qwen2-72b推理要几张？", dict(gpus=None)),
+    ("qwen-vl 推理，A100 80G 1000张/秒 能做到吗", dict(gpus=None)),
     ("在A100上跑了3张图就OOM，qwen-vl 推理", dict(gpus=None)),
 ]
 

@@ -178,8 +178,9 @@ def _model(got: Collected, reader: Reader, cat: Catalog) -> None:
 
 
 def _alias_in(text: str, reader: Reader) -> str | None:
-    match = reader.voc.model_alias.search(text.lower())
-    return extract.model_id(match.group(1), reader.cat) if match else None
+    lowered = text.lower()
+    match = reader.voc.model_alias.search(lowered)
+    return extract.named_here(match, lowered, reader.cat) if match else None
 
 
 def _training(got: Collected, method: str | None) -> None:

@@ -149,6 +149,21 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     return min(candidates)[-1] if candidates else None
 
 
+_SIZE_AFTER = re.compile(r"[\s\-_:]*(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])")
+
+
+def named_here(match: re.Match, text: str, cat: Catalog) -> str | None:
+    """The catalog model an alias match names, unless a size written right after it is another model's
+    ("bigcode/starcoderbase-3b", "starcoder:1b" are not StarCoder 15B)."""
+    found = model_id(match.group(1), cat)
+    size = _SIZE_AFTER.match(text, match.end()) if found else None
+    if size:
+        written = float(size.group(1)) / (1000 if size.group(2) == "m" else 1)
+        if abs(written - cat.models[found].params_b) > 0.2 * written:
+            return None
+    return found
+
+
 def _same_product(base: str, name: str) -> bool:
     """Whether a catalog name is of the product `base` names: "nvidia h20" is not the H200."""
     return re.search(r"(?<![a-z0-9])" + re.escape(base) + r"(?![a-z0-9])", name) is not None
@@ -344,7 +359,9 @@ _MOVE_TO = re.compile(
 _DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
 # a Chinese count written after a card and its memory ("用了4090 24G 4张", "A100 80G 8张"): the cards', not
 # images' or pages' ("3张图")
-_COUNT_AFTER_ZH = re.compile(r"\s*(\d{1,4})\s*(?:张|块)(?!\s*(?:图|照片|表|纸|显存|内存|的?样本))")
+_COUNT_AFTER_ZH = re.compile(
+    r"\s*(\d{1,3})\s*(?:张|块)(?!\s*(?:图|照片|表|纸|显存|内存|的?样本|钱|多|元|/|每|一?小时|秒|截图|[a-z0-9]))"
+)  # not a price ("8块钱一小时", "2块多"), a rate ("1000张/秒") or the next card's count ("2张A100")
 _CARDS_AFTER = re.compile(r"\s*(?:卡|显卡|张|gpus?\b|cards?\b)")  # "16台H100卡": the 台 counts cards
 # what a bare card number counts when it is a number of things instead ("3090 steps", "1650条样本")
 _QUANTITY_AFTER = re.compile(
@@ -690,7 +707,7 @@ class Reader:
         self._links: list[tuple[int, int]] | None = None  # where the text holds URLs
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
-        self.method_weak = False  # the method read from a weak word only ("train a 2B", "Instruct")
+        self.method_weak = False  # the method read from a weak training word only ("train a 2B")
         self.memory_written_with: set[str] = set()  # GPU types named with their memory beside them
         self.mixed_types: list[str] = []  # types the user has together ("一台A100 服务器 和 一台 A800 服务器")
         # GPU and node counts by ("gpus" | "nodes" | "weak", the span of the GPU name read with them)
@@ -1238,7 +1255,7 @@ class Reader:
             if gpus[-1] and (count := _LABELLED_COUNT.search(lowered, line_start, m.start())):
                 # "GPU: 1x3090" in an environment list: the card, the count, the words as written
                 counted.append((gpus[-1], int(count.group(1)), code[count.start() : m.end()].strip()))
-        models = [model_id(m.group(1), self.cat) for m in self.voc.model_alias.finditer(lowered)]
+        models = [named_here(m, lowered, self.cat) for m in self.voc.model_alias.finditer(lowered)]
         instances = [
             (instance.gpu, int(m.group(1)) if instance.gpus == "count" else instance.gpus)
             for instance, pattern in self.voc.instances
@@ -1273,7 +1290,7 @@ class Reader:
         """A size right after a catalog name that is not its size ("BLOOM 1.1B"), also after a
         version written in between ("Qwen-VL-2.5-3B"). An expert's size times the experts
         ("Mixtral-7B*8") is the MoE's own name, written the other way round."""
-        after = _rx(r"^[\s\-_]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])(\s*[x×*]\s*\d+)?").search(
+        after = _rx(r"^[\s\-_:]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])(\s*[x×*]\s*\d+)?").search(
             self.scan.text[end : end + 20]
         )
         if not after or (after.group(3) and self.cat.models[found_id].experts > 1):
@@ -1817,7 +1834,7 @@ class Reader:
         elif chosen and chosen[2] == "pretrain_weak" and self._finetune_elsewhere(chosen):
             chosen = None  # "fine-tuning the 32B model? I tried training the 32B model": a fine-tune
         if chosen:
-            self.method_weak = chosen[2].endswith("_weak")  # "train a 70B", "run": a pasted method wins
+            self.method_weak = chosen[2] == "pretrain_weak"  # "train a 70B": a pasted script's method wins
             self.fields["method"] = chosen[2].removesuffix("_weak")
             self.words["method"] = chosen[3]
             self._contradiction(strong, chosen, comparing)
