@@ -707,6 +707,12 @@ EN = [
         dict(method="infer"),
     ),
     ("train llama 7b with --lora_enable ${USE_LORA} on 2 A100", dict(not_notes=["read_setting"])),
+    # adapters a serving engine loads are served, not trained
+    (
+        "```\nvllm serve meta-llama/Llama-2-7b-hf --enable-lora --lora-modules sql=/x/sql\n```\n"
+        "throughput drops with the adapter on A100 40GB",
+        dict(method="infer", model="llama-2-7b"),
+    ),
 ]
 
 ZH = [
@@ -1214,6 +1220,11 @@ ZH = [
     ("A100 80G 8张，全参微调 qwen 14b", dict(gpus=8)),
     ("租的A100 80G 8块钱一小时，跑qwen2-72b推理要几张？", dict(gpus=None)),
     ("qwen-vl 推理，A100 80G 1000张/秒 能做到吗", dict(gpus=None)),
+    (
+        "单卡部署多个lora，速度很慢\n```\npython -m vllm.entrypoints.openai.api_server --model /m/qwen3-0.6B "
+        "--enable-lora --max-loras 3 --tensor-parallel-size 1\n```",
+        dict(method="infer", model="qwen3-0.6b"),
+    ),
     ("在A100上跑了3张图就OOM，qwen-vl 推理", dict(gpus=None)),
 ]
 

@@ -69,13 +69,16 @@ def _method(got: Collected) -> str | None:
     specific = next((m for m in named if m != "finetune"), None)
     adapter = got.value("adapter") or specific in ADAPTER_METHODS
     four_bit = got.value("quant_bits") == 4 or bool(got.value("load_in_4bit"))
+    serving = any(tool in SERVING_LAUNCHERS for tool in got.found.launchers) or got.value("max_num_seqs")
     if specific and specific not in ADAPTER_METHODS:
         method = specific
+    elif adapter and serving and not specific:
+        method = "infer"  # "vllm serve X --enable-lora --lora-modules ...": adapters served, not trained
     elif adapter:
         method = "qlora" if four_bit or specific == "qlora" else "lora"
     elif "finetune" in named:
         method = "full"
-    elif any(tool in SERVING_LAUNCHERS for tool in got.found.launchers) or got.value("max_num_seqs"):
+    elif serving:
         method = "infer"
     else:
         return None
