@@ -446,7 +446,6 @@ class Artifacts:
         return self._first.get(name)
 
 
-_SENTENCE_WORD = re.compile(r"[A-Za-z\u4e00-\u9fff]+[,.;:，。]?")  # a sentence's word after a switch, not "$VAR"
 _TRUE = {"true", "1", "yes", "y", "on", "enable", "enabled"}
 _FALSE = {"false", "0", "no", "n", "off", "disable", "disabled", "none"}
 
@@ -540,9 +539,9 @@ def read(text: str, code: str) -> Artifacts:
             value is None
             and setting.read == "bool"
             and pair.words.startswith("-")
-            and _SENTENCE_WORD.fullmatch(pair.value or "")
+            and _PROSE_WORD.fullmatch(pair.value or "")
         ):
-            value = read_value(setting, None)  # "add --use_lora parameter": a switch, the next word not its value
+            value = read_value(setting, None)  # "add --use_lora parameter": a switch, then prose (not "$VAR")
         if value is not None:
             found.readings.append(Reading(setting.field, value, pair.words))
     if code.strip():

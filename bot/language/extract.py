@@ -149,19 +149,26 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     return min(candidates)[-1] if candidates else None
 
 
-_SIZE_AFTER = re.compile(r"[\s\-_:]*(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])")
-
-
 def named_here(match: re.Match, text: str, cat: Catalog) -> str | None:
     """The catalog model an alias match names, unless a size written right after it is another model's
     ("bigcode/starcoderbase-3b", "starcoder:1b" are not StarCoder 15B)."""
     found = model_id(match.group(1), cat)
-    size = _SIZE_AFTER.match(text, match.end()) if found else None
-    if size:
-        written = float(size.group(1)) / (1000 if size.group(2) == "m" else 1)
-        if abs(written - cat.models[found].params_b) > 0.2 * written:
-            return None
-    return found
+    return None if found and other_size_follows(text, match.end(), found, cat) else found
+
+
+# a size after a catalog name, a version between them allowed ("Qwen-VL-2.5-3B"), an expert count after
+_OTHER_SIZE_AFTER = re.compile(r"^[\s\-_:]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])(\s*[x×*]\s*\d+)?")
+
+
+def other_size_follows(text: str, end: int, found_id: str, cat: Catalog) -> bool:
+    """A size right after a catalog name that is not its size ("BLOOM 1.1B", "starcoder:1b"), also
+    after a version written in between ("Qwen-VL-2.5-3B"). An expert's size times the experts
+    ("Mixtral-7B*8") is the MoE's own name, written the other way round."""
+    after = _OTHER_SIZE_AFTER.search(text[end : end + 20])
+    if not after or (after.group(3) and cat.models[found_id].experts > 1):
+        return False
+    size = float(after.group(1)) / (1000 if after.group(2) == "m" else 1)
+    return abs(size - cat.models[found_id].params_b) > 0.2 * size
 
 
 def _same_product(base: str, name: str) -> bool:
@@ -1226,7 +1233,7 @@ class Reader:
         found: list[str] = []
         for match in self.scan.finditer(self.voc.model_alias):
             found_id = model_id(match.group(1), self.cat)
-            if found_id and self._other_size_follows(match.end(), found_id):
+            if found_id and other_size_follows(self.scan.text, match.end(), found_id, self.cat):
                 continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
             if not found_id:
                 continue
@@ -1285,18 +1292,6 @@ class Reader:
             if looks_like_repo_id(match.group(0)) and not self.cat.find_model(match.group(0)):
                 return match.group(0)
         return None
-
-    def _other_size_follows(self, end: int, found_id: str) -> bool:
-        """A size right after a catalog name that is not its size ("BLOOM 1.1B"), also after a
-        version written in between ("Qwen-VL-2.5-3B"). An expert's size times the experts
-        ("Mixtral-7B*8") is the MoE's own name, written the other way round."""
-        after = _rx(r"^[\s\-_:]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])(\s*[x×*]\s*\d+)?").search(
-            self.scan.text[end : end + 20]
-        )
-        if not after or (after.group(3) and self.cat.models[found_id].experts > 1):
-            return False
-        size = float(after.group(1)) / (1000 if after.group(2) == "m" else 1)
-        return abs(size - self.cat.models[found_id].params_b) > 0.2 * size
 
     def family_models(self) -> list[str]:
         """A family and a size the catalog has ("qwen 14b" -> a Qwen of 14B): that catalog model.

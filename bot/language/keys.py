@@ -181,8 +181,9 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|inf)", re.I)  # a
 
 # keys whose names logs print with numbers: a training log's loss, a device index
 _LOG_KEYS = ("loss", "gpu")
-# another name=value on the line that is no gpuplan key: a log's or a config's line ("step=10 loss=1.2 lr=2e-5")
-_FOREIGN_ASSIGNMENT = re.compile(r"(?<![\w\-./])([A-Za-z_]\w*)=\S")
+# a name=value written in text: on a line with one that is no gpuplan key, a log's or a config's line
+# ("step=10 loss=1.2 lr=2e-5"); the parser also points out near misses of keys with it ("sqe=4k")
+ASSIGNMENT = re.compile(r"(?<![\w\-./])([A-Za-z_]\w*)=\S+")
 
 
 def _prose_value(match: re.Match) -> bool:
@@ -197,7 +198,7 @@ def _prose_value(match: re.Match) -> bool:
         return False
     start, end = match.string.rfind("\n", 0, match.start()) + 1, match.string.find("\n", match.end())
     line = match.string[start : end if end >= 0 else None]
-    foreign = any(m.group(1) not in NAMES for m in _FOREIGN_ASSIGNMENT.finditer(line))
+    foreign = any(m.group(1) not in NAMES for m in ASSIGNMENT.finditer(line))
     return key.name in _LOG_KEYS or foreign
 
 

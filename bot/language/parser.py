@@ -268,16 +268,13 @@ def _model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None
     )
 
 
-_ASSIGNMENT = re.compile(r"(?<![\w\-./])([A-Za-z_]\w*)=\S+")
-
-
 def _hint_misspelled_keys(text: str, parsed: Parsed) -> None:
     """`sqe=4k` on a line of the question (not in pasted code, where names are the tool's) was
     probably meant as `seq=4k`: say so. `text` is the message with its settings blanked out."""
     for line in artifacts.blank(text, artifacts.quoted_spans(text)).split("\n"):
         if line.startswith(("\t", "    ")):
             continue
-        for match in _ASSIGNMENT.finditer(line):
+        for match in keys.ASSIGNMENT.finditer(line):
             close = keys.close_key(match.group(1))
             exact = match.group(1) in keys.BY_NAME  # a key whose value is prose ("loss=1.234"): no typo
             if close and not exact and match.group(1).lower() not in artifacts.vocabulary().by_name:
