@@ -102,6 +102,19 @@ EN = [
     ("a 100 GB dataset, 7b lora", dict(gpu=None, dataset_gb=100)),
     ("I used to train on 2 GPUs; with 8 A100 can I do 70b lora?", dict(gpus=8, gpu="a100-80gb", params_b=70)),
     ("previously 1 GPU was enough, now 8 H100 for a 13b full fine-tune", dict(gpus=8, params_b=13)),
+    # the hardware the user means to get is the setup asked about, over what they have now
+    (
+        "I've been using an A100 at work, but I'm planning to buy a 3060 for home. Can it fine-tune a 7b with lora?",
+        dict(gpu="rtx-3060-12gb", gpus=1, params_b=7, method="lora"),
+    ),
+    (
+        "We rent 8 H100 now; thinking of switching to 16 L40S for llama 70b lora, enough?",
+        dict(gpu="l40s-48gb", gpus=16),
+    ),
+    (
+        "my 4090 runs out of memory; would I get further if I upgrade to an A6000 for 13b lora?",
+        dict(gpu="rtx-a6000-48gb"),
+    ),
     ("need it done in 3 days, 13b lora", dict(params_b=13, deadline_days=3, method="lora")),
     ("7b lora budget of 2000 dollars", dict(params_b=7, budget_usd=2000)),
     ("70b lora bf16 zero3 gradient checkpointing", dict(params_b=70, precision="bf16-mixed", zero=3, ckpt="full")),
@@ -813,6 +826,10 @@ ZH = [
     # a setup the user had before loses to the one asked about
     ("以前都是单卡跑的glm6b，想用两张3090跑qwen72B-int4可行吗？", dict(gpu="rtx-3090-24gb", gpus=2)),
     ("原来用1张A100训练7b，现在想用8张A100训练70b全参", dict(gpus=8, params_b=70, method="full")),
+    # 打算买 / 准备换成: what the user means to get is what they ask about
+    ("我现在用的是3090，打算买一张4090，能跑qwen 14b的lora吗", dict(gpu="rtx-4090-24gb", gpus=1, method="lora")),
+    ("现在有8张V100，准备换成4张A800，全参微调qwen 14b要多久", dict(gpu="a800-80gb", gpus=4, method="full")),
+    ("实验室是两张2080ti，考虑入手一张A6000，微调7b的lora够不够", dict(gpu="rtx-a6000-48gb", gpus=1)),
     ("想用2张M40 24G微调7b可以吗", dict(gpu="m40-24gb", gpus=2, params_b=7)),
     ("4张 英伟达 H800 训练 13b", dict(gpu="h800-80gb", gpus=4)),
     ("有人试过72b需要多少张A100（80G）吗，32卡oom了", dict(gpus=32, gpu="a100-80gb")),

@@ -480,15 +480,18 @@ def lacked(text: str, span: tuple[int, int]) -> bool:
 
 
 def owner(text: str, span: tuple[int, int]) -> int:
-    """+2 right after "my" / "我的"; +1 when the clause around `span` speaks of the user's own setup
+    """+3 in a clause saying the user means to get it ("planning to buy", "打算买"); +2 right after
+    "my" / "我的"; +1 when the clause around `span` speaks of the user's own setup
     ("I have", "我这里"), -1 when it quotes someone else's (a paper, a README, the official
     benchmark), one the user had before ("以前", "previously"), one they lack ("没有") or one that
     shows the same thing too ("也会出现同样的情况"), else 0."""
     from gpuplan.bot.language.intent import section_pattern
 
+    clause = _clause(text, span)
+    if section_pattern("prospective").search(clause):
+        return 3  # "I have a 3090 ... planning to buy a 4090": what they mean to get is what they ask about
     if _MINE_BEFORE.search(text, max(0, span[0] - 12), span[0]):
         return 2  # "别人的2080ti比我的3090快": a possessive right before the name says more than the clause
-    clause = _clause(text, span)
     if any(section_pattern(s).search(clause) for s in ("earlier", "lacking", "also_seen")):
         return -1  # "I used to train on 1 GPU", "A100s aren't available", "also happens with": not what is asked about
     mine = section_pattern("first_person").search(clause) is not None
@@ -1117,7 +1120,10 @@ class Reader:
             + NUM
             + r"\s*(?:x|×|张|块)?\s*$"
         ).search(*head)
-        before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:x|×|\*|张|块|台|个|-way)?\s*$").search(*head)
+        # "8x H100", "8张", "8*(v100 16G)": a bracket may open after a multiplier
+        before = _rx(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:[x×*]\s*[(（]|x|×|\*|张|块|台|个|-way)?\s*$").search(
+            *head
+        )
         before = before or _GPU_WORD_COUNT.search(*head) or _rx(NUM + _COUNT_THEN_DESCRIBED).search(*head)
         after = _rx(r"^\s*(?:gpus?|cards?)?\s*[*x×]\s*(\d{1,5})(?![\d.])").search(self.scan.text[tail_start:])
         counted_after = None if after else _COUNT_AFTER_ZH.match(self.scan.text, tail_start)  # "4090 24G 4张"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
 # read by the rules only, not classifier features
-RULE_SECTIONS = ("choice", "worth", "yes_no", "earlier", "lacking", "also_seen", "memory_ask")
+RULE_SECTIONS = ("choice", "worth", "yes_no", "earlier", "lacking", "also_seen", "prospective", "memory_ask")
 INTENTS = ("plan", "troubleshoot", "compare", "other")
 MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
 TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own trigger phrase
