@@ -102,6 +102,16 @@ EN = [
     ("a 100 GB dataset, 7b lora", dict(gpu=None, dataset_gb=100)),
     ("I used to train on 2 GPUs; with 8 A100 can I do 70b lora?", dict(gpus=8, gpu="a100-80gb", params_b=70)),
     ("previously 1 GPU was enough, now 8 H100 for a 13b full fine-tune", dict(gpus=8, params_b=13)),
+    # a memory in brackets after the card is that card's ("A100(40G)": the 40 GB A100), and one written
+    # elsewhere is not; the same card named without its memory is no second card to weigh
+    (
+        "Can I use 8*A100(40G) to train LLaVA-v1.5-13B? I still get OOM. Does this mean it requires 80GB GPUs?",
+        dict(gpu="a100-40gb", gpus=8, gpu_memory_gib=None, notes=["memory_apart_from_stated"]),
+    ),
+    (
+        "The paper reports a 2x speedup on A100, I see none. test environment: GPU: A100 40GB, llama-7b awq",
+        dict(gpu="a100-40gb", compare=None),
+    ),
     # the hardware the user means to get is the setup asked about, over what they have now
     (
         "I've been using an A100 at work, but I'm planning to buy a 3060 for home. Can it fine-tune a 7b with lora?",
@@ -1243,6 +1253,12 @@ ZH = [
         dict(method="infer", model="qwen3-0.6b"),
     ),
     ("在A100上跑了3张图就OOM，qwen-vl 推理", dict(gpus=None)),
+    # 卡名后括号里的显存就是这张卡的（A100(40G) 是 40GB 的 A100），之后别处写的显存不是它的
+    (
+        "我用的是4张A100(40G)，全参微调13b还是OOM，是不是需要80G的卡？",
+        dict(gpu="a100-40gb", gpus=4, gpu_memory_gib=None, notes=["memory_apart_from_stated"]),
+    ),
+    ("论文说在A100上提速1.45倍，我测下来没有。测试环境：GPU: A100 40GB，llama-7b awq推理", dict(gpu="a100-40gb")),
 ]
 
 CASES = [pytest.param(q, e, id=f"en-{i}") for i, (q, e) in enumerate(EN)] + [

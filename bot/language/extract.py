@@ -717,6 +717,7 @@ class Reader:
         self._links: list[tuple[int, int]] | None = None  # where the text holds URLs
         self.contradiction: Note | None = None
         self.gpu_ids: list[str] = []  # GPU types named, in order (instances first)
+        self.said_less_exactly: set[str] = set()  # a bare type's default card, named with its memory too
         self.method_weak = False  # the method read from a weak training word only ("train a 2B")
         self.memory_written_with: set[str] = set()  # GPU types named with their memory beside them
         self.mixed_types: list[str] = []  # types the user has together ("一台A100 服务器 和 一台 A800 服务器")
@@ -757,6 +758,7 @@ class Reader:
     def read_gpu_names(self) -> None:
         self.gpu_ids = self.instances()
         self.gpu_ids += [g for g in self.gpus() if g not in self.gpu_ids]
+        self.gpu_ids = [g for g in self.gpu_ids if g not in self.said_less_exactly] or self.gpu_ids
         self.mixed_cluster()
 
     def mixed_cluster(self) -> None:
@@ -862,7 +864,9 @@ class Reader:
         keep = second if self._later_wins(name, first, second) else first
         other = second if keep is first else first
         self.fields[name], self.words[name], self.spans[name] = keep[1], keep[2], keep[0]
-        if not (name == "gpu" and _refines(keep, other)):  # the same card said twice is nothing set aside
+        if name == "gpu" and _refines(keep, other):  # the same card said twice is nothing set aside,
+            self.said_less_exactly.add(other[1])  # nor two cards to weigh ("on A100 ... GPU: A100 40GB")
+        else:
             self.set_aside.append(Note(code="set_aside", params={"field": name, "used": keep[2], "other": other[2]}))
         if name == "gpu" and keep is new:
             self._drop_counts_read_at(old[0])  # "needs 8xH100 ..., on a single 4090": the 8 went with the H100
@@ -1017,8 +1021,7 @@ class Reader:
             server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
             words = self.scan.text[start : match.end()].strip()
             memory, memory_span, inner_count = self._gpu_memory_near(match, found_id)
-            if memory or _MEMORY_SIZE.search(match.group(0)):  # "4台H100（80GB）", "3060 12gb" (an alias)
-                self.memory_written_with.add(found_id)  # no memory written apart is this card's
+            written_with = bool(memory or _MEMORY_SIZE.search(match.group(0)))  # "4台H100（80GB）", "3060 12gb"
             total = None  # "4xA100 160Gb": the memory of all the cards, told apart once the count is read
             as_written = None  # a card with other memory than the catalog's ("4090 48G"), once it is the one used
             if memory:
@@ -1030,6 +1033,8 @@ class Reader:
                     total = memory  # not on desktop cards unless said, their memory is modded ("4090 48G")
                 elif abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
                     as_written = memory
+            if written_with:  # the card its memory names ("A100(40G)": the 40 GB A100), whose memory no
+                self.memory_written_with.add(found_id)  # memory written apart from it is
             form = _FORM_AFTER.search(self.scan.text[match.end() : match.end() + 16])
             if form:  # "A800单机8卡PCIE": the form factor written after the count
                 variant = variant_with_form(found_id, form.group(1).rstrip("0123456789"), self.cat)
