@@ -35,7 +35,29 @@ if TYPE_CHECKING:
 
 SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
 # read by the rules only, not classifier features
-RULE_SECTIONS = ("choice", "worth", "yes_no", "earlier", "lacking", "also_seen", "prospective", "memory_ask")
+RULE_SECTIONS = (
+    "choice",
+    "worth",
+    "yes_no",
+    "earlier",
+    "lacking",
+    "also_seen",
+    "prospective",
+    "memory_ask",
+    "ask_fit",
+    "ask_time",
+    "ask_cost",
+    "ask_count",
+)
+# what a question asks to be told, most telling first: whether it fits, how long, what it costs, how
+# many or which GPUs, how much memory (the answer's first line says that first)
+QUESTION_KINDS = (
+    ("yes_no", "fit"),
+    ("ask_fit", "fit"),
+    ("ask_time", "time"),
+    ("ask_cost", "cost"),
+    ("ask_count", "count"),
+)
 INTENTS = ("plan", "troubleshoot", "compare", "other")
 MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
 TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own trigger phrase
@@ -467,6 +489,15 @@ def _rank_topics(probabilities: dict[str, float], fired: tuple[str, ...], intent
     if not chosen and intent == "troubleshoot" and ranked:
         chosen = ranked[:1]
     return chosen[:3]
+
+
+def question_kind(text: str) -> str:
+    """What the question's own words ask to be told: fit | time | cost | count | memory | plan (none
+    of them: the plan itself)."""
+    for section, kind in QUESTION_KINDS:
+        if hits(section, text, most=1):
+            return kind
+    return "memory" if hits("memory_ask", text, most=1) else "plan"
 
 
 def asked(text: str, parsed: Parsed) -> str:

@@ -52,6 +52,7 @@ class Parsed:
     hub_id: str | None = None  # a Hugging Face model id the catalog lacks (looked up by the pipeline)
     ask: str = "plan"  # plan | largest (the biggest model that fits) | price (what hardware costs)
     memory_asked: bool = False  # "how much VRAM does it need": the answer adds the least memory per method
+    question: str = "plan"  # what it asks to be told first: fit | time | cost | count | memory | plan
     observed: dict[str, Any] = field(default_factory=dict)  # figures the user's logs state (OOM, NCCL)
     users_read: tuple[int, str] | None = None  # "for 32 users": the sequences at once if this is serving
     fixed: set[str] = field(default_factory=set)  # Request fields given as gpuplan settings (never dropped)
@@ -91,6 +92,7 @@ def parse(text: str, cat: Catalog | None = None, previous: Request | None = None
         verdict = intent.judge(evidence, parsed)
         parsed.intent, parsed.topics, parsed.ask = verdict.intent, verdict.topics, verdict.ask
         parsed.memory_asked = intent.hits("memory_ask", evidence.prose, most=1) > 0
+        parsed.question = intent.question_kind(evidence.prose)
         if previous is None:  # a follow-up keeps the method of the request it changes
             _serving_by_default(parsed, evidence.raw, evidence.prose)  # after the verdict: an assumption
         _users_as_concurrency(parsed)
