@@ -38,6 +38,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
     p.add_argument("--lang", choices=("en", "zh"), help="answer language (default: the question's)")
     p.add_argument(
+        "--details",
+        action="store_true",
+        help="the whole plan: every assumption, data pipeline, storage, network, tiers, the full diagnosis",
+    )
+    p.add_argument(
         "--ticket",
         action="store_true",
         help="treat the text as a customer's message: print a reply for the customer and an internal note",
@@ -110,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         elif plan.estimate is None:
             output = render.short_answer(plan)
         else:
-            output = render.plan_text(plan)
+            output = render.plan_text(plan, details=args.details)
         if files is not None and not args.json:
             output += "\n\n" + config_cli.listing(files)
     except QuestionError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplan.bot.render import diagnoses, notes_text
+from gpuplan.bot.render import diagnoses, headline, notes_text
 from gpuplan.estimator.schema import Plan
 from gpuplan.knowledge import catalog
 
@@ -15,6 +15,8 @@ def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, An
     est = plan.estimate
     out: dict[str, Any] = {
         "intent": plan.intent,
+        "headline": headline(plan),
+        "verdict": plan.verdict.model_dump() if plan.verdict else None,
         "lang": lang,
         "request": est.resolved.model_dump() if est else _asked(plan),
         "assumptions": notes_text(plan.notes + (est.assumptions if est else []), lang),

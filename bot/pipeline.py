@@ -7,10 +7,10 @@ from dataclasses import asdict
 from typing import Any
 
 from gpuplan.bot.language.parser import Parsed, parse
-from gpuplan.estimator import capacity, hardware
+from gpuplan.estimator import capacity, hardware, verdict
 from gpuplan.estimator.advise import advise, advise_without_plan
 from gpuplan.estimator.errors import RequestError
-from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request
+from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request, estimate
 from gpuplan.estimator.footprint import footprint
 from gpuplan.estimator.schema import Note, Plan, Request
 from gpuplan.knowledge import GPU, Catalog, catalog
@@ -35,29 +35,39 @@ def answer(text: str, lang: str | None = None) -> Plan:
 
 
 def answer_parsed(parsed: Parsed, lang: str) -> Plan:
+    """The plan for a parsed question, with its verdict: the answer to what was asked, said first."""
+    plan, cat = _answered(parsed, lang)
+    estimate_fn = (lambda r: estimate(r, cat)) if plan.estimate is not None else None
+    return plan.model_copy(update={"verdict": verdict.judge(plan, parsed.question, estimate_fn, cat)})
+
+
+def _answered(parsed: Parsed, lang: str) -> tuple[Plan, Catalog]:
+    """The plan, and the catalog it was made with (with the question's Hub model or memory-only GPU)."""
     extra = _extra(parsed)
+    cat = catalog()
     if parsed.intent == "help":
-        return Plan(intent="help", lang=lang, request=parsed.request, notes=parsed.notes, **extra)
+        return Plan(intent="help", lang=lang, request=parsed.request, notes=parsed.notes, **extra), cat
     if parsed.intent == "other":  # outside gpuplan's field: say what it does, in the user's language
         notes = [Note(code="out_of_scope"), *parsed.notes]
-        return Plan(intent="other", lang=lang, request=parsed.request, notes=notes, **extra)
+        return Plan(intent="other", lang=lang, request=parsed.request, notes=notes, **extra), cat
     _check_settings(parsed, lang)
-    cat = _with_hub_model(parsed, catalog())
+    cat = _with_hub_model(parsed, cat)
     request = parsed.request
     if parsed.ask in ("largest", "price") and (request.gpu or request.gpu_memory_gib):
         request, cat = _memory_only_gpu(parsed, request, cat, any_stocked=True)
         if request.gpu:
-            return _retrying(parsed, request, lang, lambda r, n: _about_hardware(parsed, r, n, lang, cat, extra))
+            about = lambda r, n: _about_hardware(parsed, r, n, lang, cat, extra)  # noqa: E731
+            return _retrying(parsed, request, lang, about), cat
     has_model = request.model is not None or request.params_b is not None
     if not has_model and not (parsed.compare and parsed.compare["kind"] == "model"):
-        return _without_model(parsed, lang, extra, asked=_memory_only_gpu(parsed, request, cat)[0])
+        return _without_model(parsed, lang, extra, asked=_memory_only_gpu(parsed, request, cat)[0]), cat
     request, cat = _memory_only_gpu(parsed, request, cat)
     if parsed.compare:
-        return _compare(parsed, request, lang, cat, extra)
+        return _compare(parsed, request, lang, cat, extra), cat
     plan = _advise(parsed, request, lang, parsed.intent, cat)
     if parsed.memory_asked and plan.estimate:  # "how much VRAM does it need": every method's least
         extra["footprint"] = [asdict(row) for row in footprint(request, cat)]
-    return plan.model_copy(update=extra)
+    return plan.model_copy(update=extra), cat
 
 
 def _check_settings(parsed: Parsed, lang: str) -> None:
@@ -277,6 +287,7 @@ def _droppable(complaints: list[Note], fixed: set[str], request: Request) -> str
 
 
 COMPARE_FIELD = {"gpu": "gpu", "method": "method"}
+GPU_CHOICE_RULE = "gpu_choice_a100_h100"
 
 
 def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: dict[str, Any]) -> Plan:
@@ -307,7 +318,10 @@ def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: d
     if cheapest is None:  # nothing fits: the least costly of them
         cheapest = min(fitting, key=lambda i: rows[i]["cost_usd"])
     best = fitting[0] if "counts" in parsed.compare else cheapest
-    return plans[best][1].model_copy(update={"comparison": rows, **extra})
+    plan = plans[best][1]
+    if kind == "gpu":  # the comparison answers it: no generic "A100 or H100" note beside it
+        plan = plan.model_copy(update={"diagnoses": [d for d in plan.diagnoses if d["id"] != GPU_CHOICE_RULE]})
+    return plan.model_copy(update={"comparison": rows, **extra})
 
 
 def _mark_winners(rows: list[dict[str, Any]], fitting: list[int]) -> None:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from importlib import resources
 from typing import Any
 
 import jinja2
 
-from gpuplan.estimator.schema import Note, Plan
+from gpuplan.estimator.schema import METHODS, Note, Plan
 from gpuplan.knowledge import catalog, read_yaml
 
 LANGS = ("en", "zh")
@@ -84,7 +85,12 @@ def duration(days: float, lang: str = "en") -> str:
         return _count(_trim(round(minutes, 1)) if minutes < 10 else f"{minutes:.0f}", "minute", "分钟", lang)
     if days < 2:
         return _count(_trim(days * 24), "hour", "小时", lang)
+    if days >= 2 * DAYS_PER_YEAR:  # "3,761 days" reads better as years
+        return _count(_trim(days / DAYS_PER_YEAR), "year", "年", lang)
     return _count(_trim(days), "day", "天", lang)
+
+
+DAYS_PER_YEAR = 365.25
 
 
 def _count(number: str, unit: str, zh_unit: str, lang: str) -> str:
@@ -128,6 +134,15 @@ def bar(used: float, capacity: float, width: int = 20) -> str:
     return "█" * filled + "░" * (width - filled) + ("!" if share > 1 else "")
 
 
+_CARD_NOISE = re.compile(r"^(?:NVIDIA|AMD Instinct|AMD)\s+|\b(?:GeForce|Tesla)\s+|\s+SXM\d?\b|\s*\(.*\)$")
+
+
+def card(name: str | None) -> str:
+    """A GPU as people name it: 'NVIDIA A100 SXM4 80GB' -> 'A100 80GB', 'NVIDIA GeForce RTX 4090 24GB'
+    -> 'RTX 4090 24GB', 'NVIDIA A10 24GB (also AWS A10G)' -> 'A10 24GB'."""
+    return _CARD_NOISE.sub("", name or "").strip() or (name or "")
+
+
 def _template_dir() -> str:
     return str(resources.files("gpuplan.templates"))
 
@@ -157,6 +172,8 @@ def environment(trim: bool = True) -> jinja2.Environment:
         size=size,
         sci=sci,
         short=_trim,  # 13.5, 96, 141: no trailing zeros
+        card=card,
+        sentence=lambda text: text[:1].upper() + text[1:],
     )
     return env
 
@@ -237,16 +254,157 @@ def help_text(lang: str) -> str:
     return render("help.txt.j2", lang, examples=examples(lang))
 
 
-def plan_text(plan: Plan) -> str:
-    """The plan for a terminal."""
+def plan_text(plan: Plan, details: bool = False) -> str:
+    """The plan for a terminal: the headline, then one screen of what supports it; `details` adds
+    every assumption, the data pipeline, storage, network, tiers and the whole diagnosis."""
+    est = plan.estimate
+    notes = plan.notes + est.assumptions
+    if details:
+        return render(
+            "plan_details.txt.j2",
+            plan.lang,
+            plan=plan,
+            est=est,
+            headline=headline(plan),
+            diagnoses=diagnoses(plan),
+            notes=notes,
+            network_line=network_line(plan),
+        )
+    shown, hidden = key_notes(plan)
+    told, titled = diagnoses_shown(plan)
     return render(
         "plan.txt.j2",
         plan.lang,
         plan=plan,
-        est=plan.estimate,
-        diagnoses=diagnoses(plan),
-        notes=plan.notes + plan.estimate.assumptions,
+        est=est,
+        headline=headline(plan),
+        diagnoses=told,
+        also=titled,
+        key_notes=shown,
+        more_notes=hidden,
+        warnings=[message(w, plan.lang) for w in said_elsewhere_dropped(plan)],
+        fit_word=fit_word(est.memory, plan.lang),
+        network_line=network_line(plan),
+        **answer_options(plan),
     )
+
+
+def diagnoses_shown(plan: Plan) -> tuple[list[dict[str, Any]], list[str]]:
+    """(diagnoses told in full, titles of the others) for the one-screen answer: a troubleshooting
+    verdict tells its leading rule; the rest, and those the numbers raised beside another verdict,
+    are named (--details tells them); a rule on what the headline says is not named again."""
+    found = diagnoses(plan)
+    v = plan.verdict
+    leading = [d for d in found if v is not None and v.kind == "diagnosis" and d["id"] == v.cause]
+    said = {"oom_large_model"} if v is not None and v.kind == "does_not_fit" else set()
+    others = [d["title"] for d in found if d not in leading and d["id"] not in said]
+    return leading, others
+
+
+# the estimate's warnings a headline already says (a plan that does not fit, a limit it misses)
+SAID_BY_VERDICT = {
+    "does_not_fit": ("does_not_fit", "does_not_fit_engine", "fits_with_more_gpus", "fits_with_offload", "short_memory"),
+    "infeasible": ("short_deadline", "short_budget", "short_deadline_and_budget"),
+    "diagnosis": ("does_not_fit", "does_not_fit_engine", "fits_with_more_gpus", "fits_with_offload"),
+}
+
+
+def said_elsewhere_dropped(plan: Plan) -> list[Note]:
+    """The warnings worth a line of their own: not what the headline says, each once."""
+    said = SAID_BY_VERDICT.get(plan.verdict.kind if plan.verdict else "", ())
+    seen: set[str] = set()
+    out = []
+    for w in plan.estimate.warnings:
+        if w.code in said or w.code in seen:
+            continue
+        seen.add(w.code)
+        out.append(w)
+    return out
+
+
+# what a reader should check first, in order: how the question was read, then the defaults that move
+# the figures most (the model's shape, the data, the length, the load, the GPU chosen)
+KEY_ASSUMPTIONS = (
+    "generic_arch",
+    "generic_moe_arch",
+    "default_method",
+    "tokens_default",
+    "tokens_chinchilla",
+    "tokens_from_samples",
+    "tokens_from_dataset",
+    "default_seq",
+    "default_concurrency",
+    "fitted_concurrency",
+    "default_serve_precision",
+    "pretrain_target",
+    "chosen_gpu",
+    "gpu_memory_class",
+    "currency_converted",
+)
+# reading notes that change nothing in the figures
+ROUTINE_NOTES = ("framework_noted", "out_of_scope")
+MOST_NOTES = 4
+
+
+def key_notes(plan: Plan, most: int = MOST_NOTES) -> tuple[list[str], int]:
+    """The few assumptions that change the answer, rendered, and how many more --details lists: the
+    question's reading first (what was set aside, read as, not understood), then KEY_ASSUMPTIONS."""
+    est = plan.estimate
+    all_notes = plan.notes + (est.assumptions if est else [])
+    reading = [n for n in plan.notes if n.code not in ROUTINE_NOTES]
+    keyed = [n for code in KEY_ASSUMPTIONS for n in all_notes if n.code == code and n not in reading]
+    chosen = _unique(reading + keyed)[:most]
+    shown = [message(n, plan.lang) for n in chosen]
+    return shown, len(_unique(all_notes)) - len(chosen)
+
+
+def _unique(notes: list[Note]) -> list[Note]:
+    out: list[Note] = []
+    for n in notes:
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def fit_word(memory: Any, lang: str) -> str:
+    key = "tight" if memory.fits and getattr(memory, "tight", False) else "fits" if memory.fits else "no_fit"
+    return label("fit", key, lang)
+
+
+def network_line(plan: Plan) -> str:
+    """Traffic inside a server and between servers, named apart; one node only when the GPUs wait on
+    their own links for a tenth of the step or more."""
+    net, r = plan.estimate.network, plan.estimate.resolved
+    if net is None or (net.single_node and net.comm_fraction < 0.1):
+        return ""
+    return message(Note(code="network_line", params={**dict(net), "method": r.method, "nodes": r.nodes}), plan.lang)
+
+
+def answer_options(plan: Plan) -> dict[str, Any]:
+    """What else to weigh, by the verdict: the other ways to fit, the compared options side by side,
+    or the estimator's alternatives."""
+    v, lang, est = plan.verdict, plan.lang, plan.estimate
+    if plan.comparison:
+        rows = [message(Note(code="row.compare", params=_row_params(row, lang)), lang) for row in plan.comparison]
+        return {"options": rows, "options_title": label("ui", "compared", lang)}
+    if v is not None and v.remedies:
+        shown = 2 if v.kind == "does_not_fit" else 1  # the headline says these
+        rows = [remedy_text(r, lang) for r in v.remedies[shown:]]
+        return {"options": rows, "options_title": label("ui", "other_fixes", lang)}
+    if v is not None and v.kind in ("does_not_fit", "diagnosis"):
+        return {"options": [], "options_title": ""}
+    rows = [
+        message(Note(code="row.alternative", params={**a.model_dump(), "card": card(a.gpu_name)}), lang)
+        for a in est.alternatives[:3]
+    ]
+    return {"options": rows, "options_title": label("ui", "alternatives", lang)}
+
+
+def _row_params(row: dict[str, Any], lang: str) -> dict[str, Any]:
+    name = label("method", row["method"], lang) if row["kind"] == "method" else row["model_name"]
+    if row["kind"] == "gpu":
+        name = card(row["gpu_name"])
+    return {**row, "option_name": name, "card": card(row["gpu_name"])}
 
 
 @functools.cache
@@ -334,48 +492,134 @@ CUSTOMER_ASSUMPTIONS = (
 
 
 def ticket(plan: Plan, question: str) -> tuple[str, str]:
-    """(customer reply, internal note): plain text that pastes into any ticket system."""
+    """(customer reply, internal note): plain text that pastes into any ticket system. The reply opens
+    with the headline and quotes the assumptions in customer words (no gpuplan settings syntax)."""
     lang = plan.lang
     est = plan.estimate
     notes = plan.notes + (est.assumptions if est else [])
-    key = [message(n, lang) for code in CUSTOMER_ASSUMPTIONS for n in notes if n.code == code]
-    diag = diagnoses(plan)
+    key = [customer_words(message(n, lang)) for code in CUSTOMER_ASSUMPTIONS for n in notes if n.code == code]
+    told, _ = diagnoses_shown(plan)
+    fixes = [remedy_text(r, lang) for r in (plan.verdict.remedies or [])] if plan.verdict else []
     reply = render(
-        "ticket_reply.txt.j2", lang, plan=plan, est=est, diagnoses=diag, key_assumptions=key, rec=recommendation(plan)
+        "ticket_reply.txt.j2",
+        lang,
+        plan=plan,
+        est=est,
+        headline=headline(plan),
+        diagnoses=[{**d, "answer": customer_words(d["answer"])} for d in told],
+        key_assumptions=key,
+        fixes=fixes,
     )
-    note = render("ticket_note.txt.j2", lang, plan=plan, est=est, diagnoses=diag, notes=notes, question=question)
+    note = render(
+        "ticket_note.txt.j2", lang, plan=plan, est=est, diagnoses=diagnoses(plan), notes=notes, question=question
+    )
     return reply.strip() + "\n", note.strip() + "\n"
 
 
-def recommendation(plan: Plan) -> dict[str, Any] | None:
-    """What to recommend to a customer: the plan when it fits; when the customer's own setup does
-    not, the fewest GPUs that hold the job as the memory diagnosis re-estimated it."""
-    est = plan.estimate
-    if est is None:
-        return None
-    r, m, c = est.resolved, est.memory, est.compute
-    plan_rec = {
-        "gpus": r.gpus,
-        "gpu_name": r.gpu_name,
-        "zero": r.zero,
-        "tp": r.tp,
-        "pp": r.pp,
-        "ckpt": r.ckpt,
-        "offload": r.offload,
-        "per_gpu_gib": m.per_gpu_gib,
-        "capacity_gib": m.capacity_gib,
-        "days": c.days,
-        "cost_usd": c.cost_usd,
-        "nodes": r.nodes,
-        "from_plan": True,
-    }
-    if m.fits:
-        return plan_rec
-    for d in plan.diagnoses:
-        sharded = d["probes"].get("sharded")
-        if sharded and sharded["fits"]:
-            return {**sharded, "tp": None, "pp": None, "from_plan": False}
-    return plan_rec
+# a bracketed hint that names gpuplan's settings ("(set seq= to change it)", "（可用 seq= 修改）")
+_SETTINGS_HINT = re.compile(r"\s*[(（][^()（）]*\b[a-z_]+=[^()（）]*[)）]")
+
+
+def customer_words(text: str) -> str:
+    """A sentence for a customer: without the hints that name gpuplan's own settings."""
+    return _SETTINGS_HINT.sub("", text)
+
+
+# --- the headline: the answer to the question asked, the first line on every surface ----------------
+
+
+def headline(plan: Plan) -> str:
+    """The verdict of `plan` (estimator/verdict.py) as one sentence in its language."""
+    v = plan.verdict
+    if v is None:
+        return ""
+    lang = plan.lang
+    if v.kind == "other":
+        return _other_headline(plan)
+    ctx = _headline_context(plan)
+    if v.kind == "diagnosis":
+        return _diagnosis_headline(plan, ctx)
+    return message(Note(code=f"headline_{v.kind}", params=ctx), lang)
+
+
+def _headline_context(plan: Plan) -> dict[str, Any]:
+    """The verdict's values, with the words a sentence needs: the job, the GPU's short name, the
+    remedies as phrases, the options of a choice by their short names."""
+    v, lang = plan.verdict, plan.lang
+    ctx: dict[str, Any] = dict(v)
+    ctx.update(card=card(v.gpu_name), fixes=[remedy_text(r, lang) for r in v.remedies or []])
+    ctx["bounded"] = v.bounded or []
+    if v.model_name is not None and v.method is not None:
+        ctx["job"] = job_text(v.method, v.model_name, bool(v.generic), lang)
+    else:
+        ctx["job"] = ""
+    for key in ("pick", "other"):
+        if v.kind == "choice" and ctx[key]:
+            ctx[key] = _option_text(ctx[key], lang)
+    return ctx
+
+
+def job_text(method: str, model_name: str, generic: bool, lang: str) -> str:
+    """'a full fine-tune of Qwen2.5 7B', '部署推理 Llama 3 70B', 'pretraining a 3B model'."""
+    model = message(Note(code="model_generic", params={"size": model_name}), lang) if generic else model_name
+    return message(Note(code=f"job.{method}", params={"model": model}), lang)
+
+
+def remedy_text(remedy: Any, lang: str) -> str:
+    """A remedy as a phrase that completes "to fit, ..." / "First try: ...": a ladder of the run's own
+    settings or of what serving gives up names each step; a single change has its own phrase."""
+    params = {**dict(remedy), "card": card(remedy.gpu_name)}
+    steps = remedy.change.split("+")
+    if remedy.change in ("gpus", "offload", "method") or (remedy.change == "seq_len" and remedy.concurrency is None):
+        return message(Note(code=f"fix.{remedy.change}", params=params), lang)
+    kind = "serving" if remedy.concurrency is not None else "setting"
+    names = [message(Note(code=f"{kind}.{step}", params=params), lang) for step in dict.fromkeys(steps)]
+    key = "parts" if kind == "serving" else "settings"
+    return message(
+        Note(code=f"fix.{kind}s" if kind == "setting" else "fix.serving", params={**params, key: _joined(names, lang)}),
+        lang,
+    )
+
+
+def _joined(items: list[str], lang: str) -> str:
+    if lang == "zh":
+        return "、".join(items[:-1]) + ("和" if len(items) > 1 else "") + items[-1]
+    return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + items[-1]
+
+
+def _option_text(option: str, lang: str) -> str:
+    """A compared option by its short name: '8 x NVIDIA L40S 48GB' -> '8 x L40S 48GB'; a method by its label."""
+    if option in METHODS:
+        return label("method", option, lang)
+    count, sep, name = option.partition(" x ")
+    if not sep:
+        return option
+    return f"{count} 张 {card(name)}" if lang == "zh" else f"{count} x {card(name)}"
+
+
+def _diagnosis_headline(plan: Plan, ctx: dict[str, Any]) -> str:
+    """The leading rule's one-sentence answer: the most likely cause and the first thing to try."""
+    rule = next(r for r in catalog().rules if r.id == plan.verdict.cause)
+    template = environment().from_string(getattr(rule.headline, plan.lang))
+    probes = next((d["probes"] for d in plan.diagnoses if d["id"] == rule.id), {})
+    lang = plan.lang
+    return template.render(
+        f=_Absent(display_facts(plan.facts, lang)),
+        p=_Absent(probes),
+        v=_Absent(dict(plan.verdict)),
+        lang=lang,
+        label=lambda k, v: label(k, v, lang),
+        **{k: ctx[k] for k in ("job", "card", "fixes")},
+    ).strip()
+
+
+def _other_headline(plan: Plan) -> str:
+    """No verdict on figures: what gpuplan does (help, outside its field) or the question back."""
+    reason = plan.verdict.reason
+    if reason == "help":
+        return message(Note(code="headline_help"), plan.lang)
+    notes = plan.clarify if reason == "clarify" else [n for n in plan.notes if n.code == "out_of_scope"]
+    return message(notes[0], plan.lang) if notes else ""
 
 
 def error_text(notes: list[Note], lang: str) -> str:
@@ -387,14 +631,21 @@ def notes_text(notes: list[Note], lang: str) -> list[str]:
 
 
 def short_answer(plan: Plan) -> str:
-    """An answer without figures: a question back, the topics heard, what was not understood."""
+    """An answer without figures, headline first: the largest model or a price with its rows, the
+    diagnoses of a symptom, a question back, what was not understood; nothing the headline said."""
     lang = plan.lang
-    lines = notes_text(plan.findings, lang) + notes_text(plan.clarify, lang)
+    said = {"out_of_scope", "price_line"}
+    lines = [headline(plan)]
+    body = notes_text([n for n in plan.findings if n.code not in said], lang)
+    if plan.verdict is None or plan.verdict.reason != "clarify":
+        body += notes_text(plan.clarify, lang)
     for d in diagnoses(plan):
-        lines += ["", d["title"], d["answer"]] + [f"  - {check}" for check in d["checks"]]
+        body += ["", d["title"], d["answer"]] + [f"  - {check}" for check in d["checks"]]
     if plan.diagnoses:
-        lines.append("")
-    lines += notes_text(plan.notes, lang)
+        body.append("")
+    body += notes_text([n for n in plan.notes if n.code not in said], lang)
     if plan.not_understood:
-        lines.append(message(Note(code="not_understood", params={"words": plan.not_understood}), lang))
-    return "\n".join(lines)
+        body.append(message(Note(code="not_understood", params={"words": plan.not_understood}), lang))
+    if any(line.strip() for line in body):
+        lines += [""] + body
+    return "\n".join(lines).rstrip()

@@ -242,6 +242,19 @@ def step_comm_seconds(
     return seconds
 
 
+def between_nodes_gb(traffic: dict[str, float], gpus: int, tp: int, per_node: int, ep: int = 1, cp: int = 1) -> float:
+    """Of a step's traffic per GPU, the GB that crosses the fabric between nodes, by the placement
+    step_comm_seconds times: dp and pp across nodes when the job spans several, tp, ep and cp inside
+    a node while their groups fit in one (the rest stays on NVLink or PCIe)."""
+    if gpus <= per_node:
+        return 0.0
+    crossing = traffic.get("dp", 0.0) + traffic.get("pp", 0.0)
+    for dim, group in (("tp", tp), ("ep", tp * ep), ("cp", tp * cp)):
+        if group > per_node:
+            crossing += traffic.get(dim, 0.0)
+    return float(crossing) / 1e9
+
+
 def expert_fabric_share(a: Arch, nodes, ep) -> np.ndarray:
     """Share of an expert all-to-all's copies that cross the fabric when its group spans `nodes`
     nodes. DeepEP's dispatch and combine (Megatron-Core's flex dispatcher) send a token once to each
@@ -358,6 +371,7 @@ def _single_node(
         per_step_gb=float(sum(traffic.values())) / 1e9,
         fabric=gpu.link,
         single_node=True,
+        between_nodes_gb=0.0,
         comm_fraction=float(exposed) / step,
         comm_total_fraction=float(total) / step,
         by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},
@@ -437,6 +451,7 @@ def compare_fabrics(
         assumed_fabric=fabrics[here].id,
         assumed_comm_fraction=float(exposed[here] / steps[here]),
         single_node=False,
+        between_nodes_gb=between_nodes_gb(traffic, gpus, tp, gpu.gpus_per_node, ep, cp),
         comm_fraction=float(exposed[pick] / steps[pick]),
         comm_total_fraction=float(total[pick] / steps[pick]),
         by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},

@@ -243,7 +243,8 @@ class FabricOption(BaseModel):
 class NetworkEstimate(_Sparse):
     """Traffic per step and the share of the step spent waiting on it (estimator/network.py)."""
 
-    per_step_gb: float
+    per_step_gb: float  # every GPU's traffic per step, inside a node (NVLink, PCIe) and between nodes
+    between_nodes_gb: float | None = None  # of it, what crosses the fabric between nodes
     fabric: str
     assumed_fabric: str | None = None  # multi-node training: the fabric the plan's time assumes
     assumed_comm_fraction: float | None = None
@@ -315,6 +316,96 @@ class Estimate(BaseModel):
     warnings: list[Note] = Field(default_factory=list)
 
 
+VerdictKind = Literal[
+    "fits",
+    "does_not_fit",
+    "duration",
+    "count",
+    "choice",
+    "diagnosis",
+    "infeasible",
+    "largest",
+    "price",
+    "plan",
+    "other",
+]
+# what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
+# the parser tells apart on its own)
+Asked = Literal["fit", "time", "cost", "count", "memory", "plan", "choice", "why", "largest", "price", "other"]
+
+
+class Remedy(_Sparse):
+    """One change that makes a plan that does not fit fit, with the plan it gives (estimator/remedy.py)."""
+
+    # gpus | offload | method | seq_len, or the steps of a ladder joined by "+": loss, micro_batch, ckpt,
+    # zero (training), kv_cache, precision, micro_batch, seq_len (serving)
+    change: str
+    value: str | int | float
+    gpus: int
+    gpu_name: str
+    per_gpu_gib: float
+    usable_gib: float
+    days: float | None = None  # training: the whole run; serving: None
+    cost_usd: float | None = None
+    host_ram_gib: float | None = None  # offload: what the host must hold
+    concurrency: int | None = None  # serving: sequences at once
+    precision: str | None = None  # serving: the weights' precision it takes
+    kv_cache: str | None = None  # serving: the KV cache's element type it takes
+    seq_len: int | None = None  # the sequence (serving: context) length it takes
+
+
+class Verdict(_Sparse):
+    """What the answer's first line says, as data: its kind and the values the sentence quotes.
+    Every surface renders the same verdict (bot/render.py `headline`)."""
+
+    kind: VerdictKind
+    asked: Asked
+    reason: str | None = None  # other: help | out_of_scope | clarify; choice: why the pick
+    model_name: str | None = None
+    generic: bool | None = None  # a bare size, no catalog model: "a 70B model"
+    method: str | None = None
+    seq_len: int | None = None
+    gpu_name: str | None = None
+    gpus: int | None = None
+    nodes: int | None = None
+    gpus_given: bool | None = None  # the count is the user's own, not one gpuplan chose
+    per_gpu_gib: float | None = None
+    usable_gib: float | None = None
+    tight: bool | None = None
+    remedies: list[Remedy] | None = None  # smallest change first
+    as_run: bool | None = None  # diagnosis: the memory is the run's as the HF Trainer runs it by default
+    least_gib: float | None = None  # memory asked: the least one GPU needs for the method (footprint)
+    least_cards: list[str] | None = None  # the cheapest catalog cards of the least memory that hold it
+    least_card_gib: float | None = None  # their memory
+    days: float | None = None
+    cost_usd: float | None = None
+    train_tokens: float | None = None
+    data_given: bool | None = None  # the dataset's size was stated (tokens, samples, a dataset size)
+    epochs: float | None = None
+    hours_per_unit: float | None = None  # no data size given: hours per `unit_tokens` of training data
+    unit_tokens: float | None = None
+    concurrency: int | None = None  # serving
+    context: int | None = None
+    tokens_per_s_per_sequence: float | None = None
+    usd_per_million_tokens: float | None = None
+    usd_per_hour: float | None = None
+    pick: str | None = None  # choice: the option picked, as it is named
+    other: str | None = None  # choice: the option it is weighed against
+    pick_value: float | None = None  # choice: the figure that decided (days, $, $/Mtok, tokens/s)
+    other_value: float | None = None
+    other_days: float | None = None  # choice: the other option's time (training) or speed (serving)
+    cause: str | None = None  # diagnosis: the rule id of the most likely cause
+    limit: str | None = None  # infeasible: deadline | budget | both
+    deadline_days: float | None = None
+    budget_usd: float | None = None
+    tokens_within: float | None = None  # infeasible: the training tokens the limit affords
+    params_b: float | None = None  # largest: the size; plan: the model's
+    at_least: bool | None = None  # largest: the search reached its ceiling
+    figures: dict[str, float] | None = None  # largest: billions of parameters per method (infer_int4 too)
+    bounded: list[str] | None = None  # largest: the methods whose figure is the search's ceiling
+    hours: float | None = None  # price: the hours priced
+
+
 class Plan(BaseModel):
     """Everything one answer says. Figures are None when the reply asks a question back."""
 
@@ -339,6 +430,7 @@ class Plan(BaseModel):
     price: dict[str, Any] | None = None  # what given GPUs cost for a time
     footprint: list[dict[str, Any]] = Field(default_factory=list)  # the least memory per method on one GPU
     observed: dict[str, Any] = Field(default_factory=dict)  # figures the user's own logs state (OOM, NCCL)
+    verdict: Verdict | None = None  # the answer to the question asked: the first line on every surface
 
     @property
     def not_understood(self) -> list[str]:

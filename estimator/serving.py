@@ -324,6 +324,7 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
         by_dimension["ep"] = ep_bytes / 1e9
     return NetworkEstimate(
         per_step_gb=(tp_bytes + pp_bytes + ep_bytes) / 1e9,
+        between_nodes_gb=pp_bytes / 1e9 if pp > 1 else 0.0,  # a pipeline's stages are whole nodes
         fabric=fabric_for(ctx, gpu) if pp > 1 else gpu.link,
         single_node=pp == 1,
         comm_fraction=seconds / step_s if step_s > 0 else 0.0,  # the decode step includes its communication

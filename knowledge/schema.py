@@ -421,6 +421,10 @@ class FaqRule(_Strict):
     topic: str
     severity: int = Field(ge=0, le=5)
     title: Bilingual
+    # the answer in one sentence, the first line of a reply that leads with this rule: the most likely
+    # cause and the first thing to try (a symptom), or the recommendation (a choice); jinja with `f`,
+    # `p`, the verdict `v`, its remedies in words `fixes`, the job `job` and the GPU `card`
+    headline: Bilingual
     triggers: BilingualList
     # words that mean something else: with one of them and no trigger phrase, the classifier's
     # guess of this topic is dropped ("gradient checkpointing" is not checkpoint saving)

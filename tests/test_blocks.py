@@ -41,21 +41,22 @@ def texts(payload):
 
 
 def test_plan_message_structure():
-    msg = blocks.plan_message(answer("llama-3-70b full seq=4096 gpu=h100 gpus=8 zero=3"), plan_id="p123")
+    """The verdict is the header; the job, four fields with the memory bar, the tier with its link
+    and the buttons follow, in at most 12 blocks."""
+    plan = answer("llama-3-70b full seq=4096 gpu=h100 gpus=8 zero=3")
+    msg = blocks.plan_message(plan, plan_id="p123")
     kinds = [b["type"] for b in msg["blocks"]]
     assert kinds[0] == "header" and kinds[-1] == "actions" and "context" in kinds
-    assert kinds[1] == "context"  # the job: tokens, sequence length, precision
-    fields = msg["blocks"][2]["fields"]
+    assert msg["blocks"][0]["text"]["text"].startswith("Does not fit: a full fine-tune of Llama 3 70B")
+    assert len(msg["blocks"]) <= 12
+    fields = next(b for b in msg["blocks"] if "fields" in b)["fields"]
     assert 2 <= len(fields) <= 10
-    assert any(
-        "`" in b.get("text", {}).get("text", "") and "█" in b["text"]["text"]
-        for b in msg["blocks"]
-        if b["type"] == "section" and "text" in b
-    )
+    assert any("`" in f["text"] and "█" in f["text"] for f in fields)
     actions = msg["blocks"][-1]["elements"]
     assert [e["action_id"] for e in actions] == [
         "set_method",
         "set_gpu",
+        "show_details",
         "show_math",
         "show_configs",
         "share",
@@ -64,7 +65,7 @@ def test_plan_message_structure():
     assert all(e.get("value") == "p123" for e in actions if e["type"] == "button")
     tier = next(b for b in msg["blocks"] if b.get("accessory", {}).get("action_id") == "open_tier")
     assert tier["accessory"]["url"].startswith("https://")
-    assert msg["text"] and "does NOT fit" in msg["text"]
+    assert msg["text"].startswith("Does not fit")
     assert blocks.violations(msg) == []
 
 
@@ -99,7 +100,7 @@ def test_oversized_content_is_shortened_not_rejected():
         "zh",
     )
     assert blocks.violations(msg) == []
-    assert "更多内容见详情" in " ".join(texts(msg))
+    assert "更多内容见「查看详情」" in " ".join(texts(msg))
     assert msg["blocks"][-1]["type"] == "actions"
 
 
@@ -111,7 +112,7 @@ def test_user_text_comes_back_inert():
             "notes": [Note(code="unsupported_hardware", params={"value": n}) for n in NASTY],
         }
     )
-    rendered = "\n".join(texts(blocks.plan_message(plan)))
+    rendered = "\n".join(texts(blocks.plan_message(plan)) + texts(blocks.details_modal(plan)))
     for raw in ("<!channel>", "<!here>", "<@U123>", "<https://evil", "<#C1"):
         assert raw not in rendered
     assert "&lt;!channel&gt;" in rendered and "&amp;" in rendered and "{{7*7}}" in rendered

@@ -116,9 +116,9 @@ def test_a_ticket_reply_gives_the_memory_and_asks_what_serving_needs():
         (
             "How much VRAM does llama-3-8b need for our chatbot?",
             "The least memory the model needs",
-            "conversations run at once",
+            "16 concurrent sequences assumed.",
         ),
-        ("请问 qwen2.5-7b 部署需要多少显存？", "模型在单卡上最少需要的显存", "同时进行的对话数"),
+        ("请问 qwen2.5-7b 部署需要多少显存？", "模型在单卡上最少需要的显存", "按同时服务 16 条序列估算。"),
     ]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):

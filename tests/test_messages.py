@@ -40,7 +40,7 @@ def test_every_emitted_code_has_a_message():
 
 def test_chinese_messages_contain_chinese():
     for code, text in _catalog("zh").items():
-        if code.startswith(("ckpt.", "offload.", "method.")) and not re.search(r"[\u4e00-\u9fff]", text):
+        if code.startswith(("ckpt.", "offload.", "method.", "setting.")) and not re.search(r"[\u4e00-\u9fff]", text):
             continue  # labels such as "PPO / RLHF" are the same in both languages
         assert re.search(r"[\u4e00-\u9fff]", text), code
 

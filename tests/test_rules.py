@@ -264,10 +264,11 @@ def test_serving_oom_answer_offers_what_the_plan_does_not_use_yet(question, said
 
 
 def _answer_says(question: str, said: list[str], not_said: list[str], capsys) -> None:
-    """The CLI's answer to `question` holds every phrase of `said` and none of `not_said`."""
+    """The CLI's whole answer (--details: every diagnosis in full) to `question` holds every phrase of
+    `said` and none of `not_said`."""
     from gpuplan.bot import cli
 
-    cli.main([question])
+    cli.main(["--details", question])
     out = capsys.readouterr().out
     for words in said:
         assert words in out

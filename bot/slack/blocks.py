@@ -150,8 +150,10 @@ def assemble(named: list[tuple[str, str]], lang: str) -> tuple[list[dict], str]:
         elif name == "job":  # what was estimated, in small print under the header
             blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": text}]})
         elif name == "diagnosis":
-            blocks.append({"type": "divider"})
             blocks.append(section(text))
+        elif name == "notes":  # warnings and pointers, in small print
+            lines = [line for line in text.splitlines() if line.strip()]
+            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in lines]})
         else:
             blocks.append(section(text))
     flush_fields()
@@ -196,6 +198,7 @@ def actions(plan: Plan, plan_id: str | None) -> dict:
         "elements": [
             method_select,
             gpu_select,
+            button(_ui("show_details", lang), "show_details", ref),
             button(_ui("show_math", lang), "show_math", ref),
             button(_ui("config_files", lang), "show_configs", ref),
             button(_ui("share", lang), "share", ref, style="primary"),
@@ -246,38 +249,127 @@ def plan_body(plan: Plan, key: str | None = None) -> tuple[str, str]:
 
 def _render_plan_body(plan: Plan) -> tuple[str, str]:
     lang = plan.lang
+    head, rest = split_headline(render.headline(plan))
     if plan.estimate is None:
+        said = {"out_of_scope", "price_line"}
+        clarify = [] if plan.verdict is not None and plan.verdict.reason == "clarify" else plan.clarify
         named = parts(
             "slack_short.j2",
             lang,
-            findings=plan.findings,
-            clarify=plan.clarify,
+            head=head,
+            rest=rest,
+            findings=[n for n in plan.findings if n.code not in said],
+            clarify=clarify,
             diagnoses=render.diagnoses(plan),
-            notes=plan.notes,
+            notes=[n for n in plan.notes if n.code not in said],
             unknown=plan.not_understood,
         )
         blocks, fallback = assemble(named, lang)
     else:
-        est = plan.estimate
-        named = parts(
-            "slack_plan.j2",
-            lang,
-            plan=plan,
-            est=est,
-            diagnoses=render.diagnoses(plan),
-            notes=plan.notes + est.assumptions,
-        )
+        named = parts("slack_plan.j2", lang, **plan_context(plan), head=head, rest=rest)
         blocks, fallback = assemble(named, lang)
-        if plan.tier:
-            tier_block = next(
-                (b for b in blocks if b.get("text", {}).get("text", "").startswith(("*Tier:*", "*对应方案：*"))), None
-            )
-            if tier_block is not None:
-                url = plan.tier["url"]
-                tier_block["accessory"] = button(_ui("open_tier", lang), "open_tier", plan.tier["id"], url=url)
+        _tier_button(plan, blocks)
     # room for the buttons: fit as a message of 49 blocks so appending them stays within 50
     message = fit({"text": fallback, "blocks": blocks}, lang, max_blocks=LIMITS["blocks_message"] - 1)
     return message["text"], json.dumps(message["blocks"], ensure_ascii=False)
+
+
+def plan_context(plan: Plan) -> dict[str, Any]:
+    """What the one-screen plan shows, as the terminal's (bot/render.py) decides it."""
+    told, titled = render.diagnoses_shown(plan)
+    shown, hidden = render.key_notes(plan)
+    return {
+        "plan": plan,
+        "est": plan.estimate,
+        "headline": render.headline(plan),
+        "diagnoses": told,
+        "also": titled,
+        "key_notes": shown,
+        "more_notes": hidden,
+        "warnings": [render.message(w, plan.lang) for w in render.said_elsewhere_dropped(plan)],
+        "fit_word": render.fit_word(plan.estimate.memory, plan.lang),
+        "network_line": render.network_line(plan),
+        **render.answer_options(plan),
+    }
+
+
+def _tier_button(plan: Plan, blocks: list[dict]) -> None:
+    """The tier's link as a button beside its line."""
+    if not plan.tier:
+        return
+    tier_block = next(
+        (b for b in blocks if b.get("text", {}).get("text", "").startswith(("*Tier:*", "*对应方案：*"))), None
+    )
+    if tier_block is not None:
+        url = plan.tier["url"]
+        tier_block["accessory"] = button(_ui("open_tier", plan.lang), "open_tier", plan.tier["id"], url=url)
+
+
+# where a long headline splits into the header (150 characters at most) and a line below it: after a
+# sentence, else after a clause of some length, never inside brackets
+_SENTENCE_ENDS = (". ", "。")
+_CLAUSE_ENDS = ("; ", "；", ", ", "，")
+_SHORTEST_CLAUSE = 60
+
+
+def split_headline(text: str, limit: int = LIMITS["header_text"]) -> tuple[str, str]:
+    """(header, the rest): the headline whole when it fits a header, else cut after its last
+    sentence that does, else after its last clause of 60 characters or more that does, else at a
+    word with an ellipsis; the rest goes on the line below."""
+    if len(text) <= limit:
+        return text, ""
+    for ends, shortest in ((_SENTENCE_ENDS, 1), (_CLAUSE_ENDS, _SHORTEST_CLAUSE)):
+        cuts = [i + len(e) for e in ends for i in _positions(text, e, limit) if i >= shortest]
+        if cuts:
+            cut = max(cuts)
+            head = text[:cut].rstrip().rstrip(",，;；")
+            rest = text[cut:].strip()
+            return head, rest[:1].upper() + rest[1:]
+    spaces = [i for i in _positions(text, " ", limit - 1) if i > _SHORTEST_CLAUSE] or [text.rfind(" ", 0, limit - 1)]
+    cut = spaces[-1] if spaces[-1] > _SHORTEST_CLAUSE else limit - 1
+    return text[:cut].rstrip() + ELLIPSIS, ELLIPSIS + text[cut:].strip()
+
+
+def _positions(text: str, end: str, limit: int) -> list[int]:
+    """Where `end` occurs outside brackets, ending within `limit` characters."""
+    found, depth = [], 0
+    for i, ch in enumerate(text[:limit]):
+        depth += ch in "(（[" and 1 or 0
+        depth -= ch in ")）]" and 1 or 0
+        if depth == 0 and text.startswith(end, i) and i + len(end.rstrip()) <= limit:
+            found.append(i)
+    return found
+
+
+def details_modal(plan: Plan) -> dict:
+    """Everything the plan says (every assumption, data, storage, network, tiers, all diagnoses)."""
+    lang = plan.lang
+    head, rest = split_headline(render.headline(plan))
+    if plan.estimate is None:
+        return fit_modal(_modal("show_details", _ui("details_title", lang), plan_message(plan)["blocks"], lang), lang)
+    est = plan.estimate
+    named = parts(
+        "slack_details.j2",
+        lang,
+        plan=plan,
+        est=est,
+        head=head,
+        rest=rest,
+        diagnoses=render.diagnoses(plan),
+        notes=plan.notes + est.assumptions,
+    )
+    blocks, _ = assemble(named, lang)
+    return fit_modal(_modal("show_details", _ui("details_title", lang), blocks, lang), lang)
+
+
+def _modal(callback_id: str, title: str, blocks: list[dict], lang: str) -> dict:
+    return {
+        "type": "modal",
+        "callback_id": callback_id,
+        "title": {"type": "plain_text", "text": title},
+        "close": {"type": "plain_text", "text": _ui("close", lang)},
+        "blocks": blocks,
+    }
 
 
 def help_message(lang: str) -> dict:

@@ -341,6 +341,14 @@ class Replies:
             return Reply(message=blocks.plan_message(plan), outcome="page")
         return Reply(view=blocks.math_modal(plan), message=blocks.plan_message(plan), plan=plan, outcome="page")
 
+    def details(self, ref: str) -> Reply:
+        """The whole plan in a modal: every assumption, data, storage, network, all diagnoses."""
+        loaded = self.load(ref)
+        if loaded is None:
+            return Reply(message=pages.notice("expired_action", self.settings.default_lang), outcome="not_found")
+        plan, _ = loaded
+        return Reply(view=blocks.details_modal(plan), message=blocks.plan_message(plan), plan=plan, outcome="page")
+
     def ticket_for_plan(self, ref: str) -> Reply:
         loaded = self.load(ref)
         if loaded is None:

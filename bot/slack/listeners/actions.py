@@ -52,6 +52,16 @@ def share(ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltC
 
 
 @guarded("action")
+def show_details(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, context: BoltContext
+) -> None:
+    """The "Show details" button: the whole plan, every assumption included, in a modal."""
+    ack()
+    found = services(context)
+    _open(client, found.io, body, found.replies.details(_ref(action)))
+
+
+@guarded("action")
 def show_math(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: WebClient, context: BoltContext) -> None:
     ack()
     found = services(context)
@@ -154,6 +164,7 @@ def register(app: App) -> None:
     app.action({"action_id": "set_method"})(switch)
     app.action({"action_id": "set_gpu"})(switch)
     app.action("share")(share)
+    app.action("show_details")(show_details)
     app.action("show_math")(show_math)
     app.action("draft_ticket")(draft_ticket)
     app.action("show_plan")(show_plan)

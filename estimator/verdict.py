@@ -1,0 +1,312 @@
+"""What an answer says first: the verdict on the question that was asked, as data.
+
+The question's kind (does it fit, how long, how much, how many, which of two, why) and the plan's
+figures decide it, most pressing first: a diagnosis when the user reports a symptom, a choice when
+options are weighed, a deadline or budget that cannot be met, a plan that does not fit (with the
+smallest change that makes it fit), then the figure the question asked for. bot/render.py writes
+the sentence in the question's language; every surface (terminal, Slack, ticket, JSON) shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpuplan.estimator.remedy import remedies
+from gpuplan.estimator.schema import Estimate, Plan, Request, Verdict
+from gpuplan.knowledge import Catalog
+
+EstimateFn = Callable[[Request], Estimate]
+OOM_TOPIC = "oom_large_model"
+PRETRAINING = ("pretrain", "continue")
+# the assumptions that mean no dataset size was given: the time is then a rate per amount of data
+NO_DATA_SIZE = ("tokens_default", "tokens_chinchilla")
+# training data a rate is quoted per: a billion tokens for pretraining, 100M for a fine-tune's dataset
+RATE_UNIT_TOKENS = {"pretrain": 1e9, "continue": 1e9}
+FINE_TUNE_UNIT_TOKENS = 1e8
+# a pretraining run with no deadline given is sized to finish in about a month (knowledge/defaults.yaml
+# limits.pretrain_target_days); one that takes more than this many times that leads with it (our choice)
+TARGET_OVERRUN = 3.0
+
+
+def judge(plan: Plan, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
+    """The verdict of `plan` for a question of kind `question` (fit | time | cost | count | memory |
+    plan); `estimate_fn` re-estimates changed requests (None: no remedies are searched)."""
+    if plan.intent in ("help", "other"):
+        return Verdict(kind="other", asked="other", reason="help" if plan.intent == "help" else "out_of_scope")
+    if plan.largest:
+        return _largest(plan.largest, plan.request.method, cat)
+    if plan.price:
+        return _price(plan.price)
+    est = plan.estimate
+    if est is None:
+        if plan.diagnoses:
+            return Verdict(kind="diagnosis", asked="why", cause=plan.diagnoses[0]["id"])
+        return Verdict(kind="other", asked=_asked(question), reason="clarify")
+    if len(plan.comparison) > 1:
+        return _choice(plan, question)
+    leading = _leading_diagnosis(plan, question)
+    if leading is not None:
+        return _diagnosis(plan, leading, estimate_fn, cat)
+    return _for_plan(plan, est, question, estimate_fn, cat)
+
+
+def _leading_diagnosis(plan: Plan, question: str) -> dict[str, Any] | None:
+    """The rule the answer leads with: the most likely one of a troubleshooting question, or one the
+    question itself raised (a pasted NCCL error, "which network between nodes") when it asks for no
+    figure of its own (how long, how much, how many, whether it fits)."""
+    if plan.intent == "troubleshoot" and plan.diagnoses:
+        return plan.diagnoses[0]
+    if question == "plan":
+        return next((d for d in plan.diagnoses if d["fired_by"] in ("question", "both")), None)
+    return None
+
+
+def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
+    """A plan's verdict: what cannot be met or does not fit first, then the figure asked for."""
+    base = _base(plan, est, question)
+    missed = _missed_limit(est)
+    if missed:
+        return Verdict(**base, kind="infeasible", **missed)
+    if not est.memory.fits:
+        found = remedies(plan.request, est, estimate_fn, cat) if estimate_fn else []
+        return Verdict(**base, kind="does_not_fit", remedies=found)
+    serving = est.resolved.method == "infer"
+    if question == "fit" or (question == "plan" and base["gpus_given"]):
+        return Verdict(**base, kind="fits")
+    if question in ("time", "cost") and not serving:
+        return Verdict(**base, kind="duration", **_rate(est, plan))
+    if question in ("time", "cost"):
+        return Verdict(**base, kind="price")
+    if question == "memory":
+        return Verdict(**base, kind="count", **_least(plan, est.resolved.method))
+    return Verdict(**base, kind="count" if question == "count" else "plan")
+
+
+def _least(plan: Plan, method: str) -> dict[str, Any]:
+    """ "How much VRAM does it need": the least one GPU needs for the method planned (the footprint)."""
+    row = next((r for r in plan.footprint if r["method"] == method), None)
+    if row is None:
+        return {}
+    cards = list(row["cards"]) or None
+    return {
+        "least_gib": row["per_gpu_gib"],
+        "least_cards": cards,
+        "least_card_gib": row["smallest_gib"] if cards else None,
+    }
+
+
+def _asked(question: str) -> str:
+    return question if question in ("fit", "time", "cost", "count", "memory") else "plan"
+
+
+def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
+    """What every plan verdict quotes: the job, the hardware, memory, time and cost."""
+    r, m, c = est.resolved, est.memory, est.compute
+    out: dict[str, Any] = {
+        "asked": _asked(question),
+        "model_name": r.model_name,
+        "generic": r.model is None,
+        "params_b": r.params_b,
+        "method": r.method,
+        "seq_len": r.seq_len,
+        "gpu_name": r.gpu_name,
+        "gpus": r.gpus,
+        "nodes": r.nodes,
+        "gpus_given": plan.request.gpus is not None or plan.request.nodes is not None,
+        "per_gpu_gib": m.per_gpu_gib,
+        "usable_gib": m.usable_gib,
+        "tight": bool(getattr(m, "tight", False)),
+    }
+    if est.serving is None:
+        out.update(days=c.days, cost_usd=c.cost_usd, train_tokens=c.train_tokens)
+        return out
+    s = est.serving
+    out.update(
+        concurrency=s.concurrency,
+        context=s.context,
+        tokens_per_s_per_sequence=s.tokens_per_s_per_sequence,
+        usd_per_million_tokens=c.cost_per_million_tokens_usd,
+        usd_per_hour=c.price_usd_per_gpu_hour * r.gpus,
+    )
+    return out
+
+
+def _rate(est: Estimate, plan: Plan) -> dict[str, Any]:
+    """How long and how much; with no dataset size given, the rate per amount of data instead."""
+    codes = {n.code for n in [*plan.notes, *est.assumptions]}
+    if not codes & set(NO_DATA_SIZE):
+        return {"data_given": True, "epochs": plan.request.epochs}
+    r, c = est.resolved, est.compute
+    unit = RATE_UNIT_TOKENS.get(r.method, FINE_TUNE_UNIT_TOKENS)
+    hours = c.days * 24 * unit / c.train_tokens if c.train_tokens else None
+    return {"data_given": False, "hours_per_unit": hours, "unit_tokens": unit}
+
+
+def _missed_limit(est: Estimate) -> dict[str, Any] | None:
+    """A deadline or budget that no deliverable plan meets: which, by how much, and the training
+    tokens the limit affords at the plan's pace and price. With no deadline given, a pretraining
+    run sized to the usual target that still takes more than TARGET_OVERRUN times it ("target")."""
+    found = {w.code: w.params for w in est.warnings}
+    r, c = est.resolved, est.compute
+    deadline = found.get("short_deadline")
+    target = None
+    if deadline and not deadline.get("given", True):
+        target, deadline = deadline, None
+        if target["ratio"] < TARGET_OVERRUN:
+            target = None
+    budget = found.get("short_budget")
+    both = found.get("short_deadline_and_budget")
+    if not (deadline or budget or both or target):
+        return None
+    days_limit = r.deadline_days or (target["deadline"] if target else None)
+    share = 1.0
+    if days_limit and c.days > days_limit:
+        share = min(share, days_limit / c.days)
+    if r.budget_usd and c.cost_usd > r.budget_usd:
+        share = min(share, r.budget_usd / c.cost_usd)
+    limit = "both" if both or (deadline and budget) else "deadline" if deadline else "budget" if budget else "target"
+    return {
+        "limit": limit,
+        "deadline_days": days_limit,
+        "budget_usd": r.budget_usd,
+        "tokens_within": c.train_tokens * share,
+    }
+
+
+def _diagnosis(plan: Plan, leading: dict[str, Any], estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
+    """The most likely cause; for an out-of-memory report, the plan's numbers as the user likely
+    runs it (see `_as_run`) and the smallest change that makes it fit."""
+    est = plan.estimate
+    cause = leading["id"]
+    base = _base(plan, est, "plan") | {"asked": "why"}
+    if cause != OOM_TOPIC or estimate_fn is None:
+        return Verdict(**base, kind="diagnosis", cause=cause)
+    run_request = plan.request if not est.memory.fits else _as_run(plan.request, est)
+    run = est if not est.memory.fits else _estimate(estimate_fn, run_request)
+    if run is None or run.memory.fits:
+        return Verdict(**base, kind="diagnosis", cause=cause)
+    found = remedies(run_request, run, estimate_fn, cat, relaxed=plan.request)
+    return Verdict(
+        **base | {"per_gpu_gib": run.memory.per_gpu_gib, "usable_gib": run.memory.usable_gib},
+        kind="diagnosis",
+        cause=cause,
+        remedies=found,
+        as_run=run is not est,
+    )
+
+
+def _as_run(request: Request, est: Estimate) -> Request | None:
+    """A training plan that fits only by settings gpuplan chose, as a run reporting OOM most likely
+    has it: the Hugging Face Trainer's defaults where the question set nothing (no activation
+    checkpointing, Transformers' own cross-entropy over the whole sequence in fp32), on the same
+    GPUs and layout. None for serving, or when the question fixed both."""
+    r = est.resolved
+    if r.method == "infer" or (request.ckpt is not None and request.loss is not None):
+        return None
+    update: dict[str, Any] = {"gpus": r.gpus, "gpu": request.gpu or r.gpu, "zero": r.zero, "tp": r.tp, "pp": r.pp}
+    update["ckpt"] = request.ckpt or "none"
+    update["loss"] = request.loss or "unchunked"
+    return request.model_copy(update=update)
+
+
+def _estimate(estimate_fn: EstimateFn, request: Request | None) -> Estimate | None:
+    if request is None:
+        return None
+    try:
+        return estimate_fn(request)
+    except ValueError:  # RequestError is a ValueError
+        return None
+
+
+def _choice(plan: Plan, question: str) -> Verdict:
+    """The option to take and why: the only one that fits, else the cheaper (per generated token
+    when serving) and whether it is also the faster."""
+    rows = plan.comparison
+    fitting = [row for row in rows if row["fits"]]
+    kind_of = rows[0]["kind"]
+    if not fitting:
+        return Verdict(kind="choice", asked="choice", reason="none_fits", pick=None, **_option_names(rows, kind_of))
+    pick = next((row for row in fitting if row.get("cheapest")), fitting[0])
+    other = next(row for row in rows if row is not pick)
+    serving = pick["method"] == "infer"
+    if len(fitting) == 1:
+        reason = "only_fits"
+    elif pick.get("fastest"):
+        reason = "cheaper_and_faster"
+    else:
+        reason = "cheaper"
+    figure = "usd_per_million_tokens" if serving else "cost_usd"
+    return Verdict(
+        kind="choice",
+        asked="fit" if question == "fit" else "choice",
+        reason=reason,
+        pick=_option_name(pick),
+        other=_option_name(other),
+        pick_value=pick[figure],
+        other_value=other[figure] if other["fits"] else None,
+        other_days=(other.get("tokens_per_s_per_sequence") if serving else other["days"]) if other["fits"] else None,
+        method=pick["method"],
+        model_name=pick["model_name"],
+        gpus=pick["gpus"],
+        gpu_name=pick["gpu_name"],
+        days=pick["days"],
+        cost_usd=pick["cost_usd"],
+        per_gpu_gib=pick["per_gpu_gib"],
+        tokens_per_s_per_sequence=pick.get("tokens_per_s_per_sequence"),
+        usd_per_million_tokens=pick.get("usd_per_million_tokens"),
+    )
+
+
+def _option_names(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    return {"other": " / ".join(_option_name(row) for row in rows), "method": rows[0]["method"]}
+
+
+def _option_name(row: dict[str, Any]) -> str:
+    """An option as the question named it: a GPU with its count, a method, a model."""
+    if row["kind"] == "gpu":
+        return f"{row['gpus']} x {row['gpu_name']}"
+    if row["kind"] == "method":
+        return str(row["method"])
+    return str(row["model_name"])
+
+
+def _largest(largest: dict[str, Any], method: str | None, cat: Catalog) -> Verdict:
+    """The largest model on the GPUs asked about. For pretraining, the compute-optimal size that ends
+    in time (a model that only fits in memory would take far longer to pretrain); for another method
+    its row; with no method asked, every method's figure (`figures`), the full fine-tune's first."""
+    gpu = cat.gpus.get(largest["gpu"])
+    base = {"kind": "largest", "asked": "largest", "gpus": largest["gpus"], "gpu_name": gpu.name if gpu else None}
+    figures = {key: row["params_b"] for key, row in largest["methods"].items() if row}
+    bounded = {key for key, row in largest["methods"].items() if row and row.get("at_least")}
+    in_time = largest.get("pretrain_in_time")
+    if method in PRETRAINING and in_time:
+        return Verdict(
+            **base,
+            method=method,
+            params_b=in_time["params_b"],
+            days=in_time.get("deadline_days"),
+            figures=figures,
+            at_least=bool(in_time.get("at_least")),
+        )
+    key = method if method in figures else None
+    return Verdict(
+        **base,
+        method=key,
+        params_b=figures.get(key) if key else None,
+        figures=figures,
+        at_least=key in bounded if key else None,
+        bounded=sorted(bounded) or None,
+    )
+
+
+def _price(price: dict[str, Any]) -> Verdict:
+    return Verdict(
+        kind="price",
+        asked="price",
+        gpus=price.get("gpus"),
+        gpu_name=price.get("gpu_name"),
+        cost_usd=price.get("cost_usd"),
+        usd_per_hour=price["usd_per_gpu_hour"] * price["gpus"],
+        hours=price.get("hours"),
+    )

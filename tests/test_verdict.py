@@ -1,0 +1,147 @@
+"""The answer to the question asked comes first: each kind of question gets its verdict (estimator/verdict.py)
+and a headline in its language (bot/render.py), the same on every surface."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from gpuplan.bot import cli, render
+from gpuplan.bot.pipeline import answer
+from gpuplan.bot.slack import blocks
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUPLAN_HF_LOOKUP", "0")
+
+
+# (question, the verdict's kind, patterns the headline must match: the yes or no, the figure, the pick, the cause)
+CASES = [
+    # can it run / does it fit / is N enough
+    ("will llama-3-70b fit on 4 A6000 for inference?", "fits", [r"^Yes", r"4 x RTX A6000 48GB", r"GiB"]),
+    ("4张4090能跑qwen2.5-14b推理吗", "fits", [r"^可以", r"4 张 RTX 4090 24GB"]),
+    ("单张A100 80G能全参微调Qwen2.5-7B吗", "does_not_fit", [r"^不行", r"每卡需要约 [\d.]+ GiB", r"要装下，可以"]),
+    ("can I full fine-tune llama-3-8b on one 4090?", "does_not_fit", [r"^No:", r"to fit, "]),
+    ("llama-3-70b on 2 4090 for inference, will it fit?", "does_not_fit", [r"^No:", r"to fit, serve with .*int4 weights"]),
+    # how long / how much: the figure, or the rate and a question back when the data size is not given
+    ("8张4090 LoRA 微调 Qwen2.5-14B，5万条数据，要多久", "duration", [r"^约 [\d.]+ (小时|天)", r"3.07亿 token"]),
+    ("how long to full fine-tune llama-3-8b on 8 H100?", "duration", [r"per 100M training tokens", r"how much data"]),
+    ("全参微调 llama 3 8b 要多久", "duration", [r"每 1亿 训练 token 约需", r"你打算用多少数据"]),
+    ("how much will it cost to fine-tune llama 70b", "duration", [r"^About \$[\d,.]+ \(", r"per 100M"]),
+    ("how long to pretrain llama-3-8b on 1T tokens with 64 H100?", "duration", [r"^About [\d.]+ days", r"1T training"]),
+    # how many / which GPUs: the count and type
+    ("how many H100 to serve gpt-oss-120b?", "count", [r"^\d+ x H100 80GB", r"tokens/s each"]),
+    ("部署 qwen2.5-72b 需要几张卡", "count", [r"\d+ 张 ", r"token/s"]),
+    ("how much VRAM does llama-3-8b need?", "count", [r"^At least [\d.]+ GiB on one GPU", r"As planned"]),
+    ("llama 3 8b 全参微调需要多少显存", "count", [r"单卡至少需要 [\d.]+ GiB", r"按方案"]),
+    ("70b full", "plan", [r"^\d+ x H100 80GB", r"full fine-tune of a 70B model"]),
+    # X or Y: the pick and why in one clause
+    ("L40S or A100 for fine-tuning llama-3-8b?", "choice", [r"^\d+ x (L40S 48GB|A100 80GB):", r"cheaper"]),
+    ("H100 or H200 for serving llama-3.1-70b?", "choice", [r"^\d+ x H\d00", r"per token"]),
+    ("A100和H100哪个更适合训练13b？", "choice", [r"^选 \d+ 张 (A100|H100)", r"更省钱"]),
+    ("2x 3090 vs 1x 4090 for llama 13b lora", "choice", [r"^2 x RTX 3090 24GB: the only option that fits"]),
+    # why: the most likely cause and the first thing to try
+    ("my qwen2.5-7b lora on 2 A10 keeps OOMing at seq 8192", "diagnosis", [r"^Most likely cause", r"First try:"]),
+    ("GPU utilisation only 40% on 8 GPUs", "diagnosis", [r"^Most likely cause: the GPUs wait for data"]),
+    ("8张卡还是喂不满怎么办", "diagnosis", [r"^最可能的原因：GPU 在等数据", r"先试"]),
+    (
+        "NCCL watchdog Timeout(ms)=60000 ran for 60012 milliseconds, llama 7b lora on 8 a100",
+        "diagnosis",
+        [r"^Most likely cause: one rank never reached the collective"],
+    ),
+    # a deadline or budget that cannot be met: said first, with what the limit affords
+    (
+        "we have $10k to pretrain a 3B on 300B tokens",
+        "infeasible",
+        [r"^No: \$10,000 does not cover", r"about \d+B tokens"],
+    ),
+    ("pretrain a 1T model", "infeasible", [r"would take [\d.]+ years", r"In 30 days"]),
+    ("预算1万美元，预训练3B模型，3000亿token", "infeasible", [r"^做不到：\$10,000 不够", r"约能训练"]),
+    # largest model, price: the figure
+    ("we own 32 L40S, what is the largest model we could pretrain?", "largest", [r"^About [\d.]+B parameters"]),
+    ("现有8张A800，最大能全参微调多大的模型？", "largest", [r"^约 [\d.]+B 参数"]),
+    ("8 H100 for two weeks in Tokyo, how much?", "price", [r"^About \$[\d,]+: 8 x H100 80GB for 14 days"]),
+    ("租8张H100两周，在新加坡大概多少钱？", "price", [r"^约 \$[\d,]+：8 张 H100 80GB 用 14 天"]),
+    # no figures: what gpuplan does, or the question back
+    ('how do I fix "ImportError: libcudart.so.12"?', "other", [r"^That is outside what gpuplan does"]),
+    ("llama 3 full fine-tune", "other", [r"^Which model, or how large\?"]),
+]
+
+
+@pytest.mark.parametrize("question, kind, patterns", CASES)
+def test_the_headline_answers_the_question(question, kind, patterns):
+    plan = answer(question)
+    assert plan.verdict is not None and plan.verdict.kind == kind, plan.verdict
+    line = render.headline(plan)
+    for pattern in patterns:
+        assert re.search(pattern, line), (pattern, line)
+
+
+@pytest.mark.parametrize("question", [case[0] for case in CASES[::3]])
+def test_every_surface_says_the_headline_first(question, capsys):
+    """The terminal's first line, the JSON's headline, the Slack header and the ticket reply's first
+    line are one verdict."""
+    plan = answer(question)
+    line = render.headline(plan)
+    cli.main([question])
+    assert capsys.readouterr().out.splitlines()[0] == line
+    cli.main(["--json", question])
+    assert json.loads(capsys.readouterr().out)["headline"] == line
+    message = blocks.plan_message(plan)
+    head, rest = blocks.split_headline(line)
+    assert message["blocks"][0]["type"] == "header"
+    assert message["blocks"][0]["text"]["text"] == blocks.escape(head)
+    assert render.ticket(plan, question)[0].splitlines()[0] == line
+
+
+def test_the_json_verdict_holds_the_values_the_headline_quotes():
+    data = json.loads(_cli_json("单张A100 80G能全参微调Qwen2.5-7B吗"))
+    verdict = data["verdict"]
+    assert verdict["kind"] == "does_not_fit" and verdict["asked"] == "fit"
+    assert verdict["per_gpu_gib"] > verdict["usable_gib"]
+    assert verdict["remedies"], "the smallest change that makes it fit"
+    fix = verdict["remedies"][0]
+    assert fix["per_gpu_gib"] <= fix["usable_gib"]
+
+
+def test_remedies_start_with_the_smallest_change():
+    """A run's own settings come before hardware, hardware before a change of method."""
+    plan = answer("my qwen2.5-7b lora on 2 A10 keeps OOMing at seq 8192")
+    changes = [r.change for r in plan.verdict.remedies]
+    assert changes[0] in ("ckpt", "loss", "loss+ckpt", "loss+ckpt+zero", "ckpt+zero")
+    plan = answer("llama-3-70b on 2 4090 for inference, will it fit?")
+    assert plan.verdict.remedies[0].change.split("+")[-1] in ("kv_cache", "precision")
+
+
+@pytest.mark.parametrize(
+    "text, head_ends",
+    [
+        ("Short enough.", "Short enough."),
+        ("x" * 100 + ". " + "y" * 100 + ".", "x" * 100 + "."),
+        ("a" * 80 + ", " + "b" * 200, "a" * 80),
+        ("不行：" + "字" * 70 + "；" + "句" * 100 + "。", "不行：" + "字" * 70),
+    ],
+)
+def test_a_long_headline_splits_between_clauses(text, head_ends):
+    head, rest = blocks.split_headline(text)
+    assert head == head_ends and len(head) <= 150
+    assert (head + rest).replace(" ", "").replace("，", "") != ""
+
+
+def test_a_headline_never_splits_inside_brackets():
+    text = "No: " + "w" * 60 + " (one, two, three " + "z" * 90 + ") and more " + "q" * 40
+    head, _ = blocks.split_headline(text)
+    assert head.count("(") == head.count(")")
+
+
+def _cli_json(question: str) -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli.main(["--json", question])
+    return out.getvalue()
