@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplan.estimator import network, saturation, search
+from gpuplan.estimator import fit, network, saturation, search
 from gpuplan.estimator.context import Context, no_layout, overheads
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import GIB
@@ -97,7 +97,7 @@ def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None)
         region=replica.region,
         days=1.0,
         cost_usd=hourly * 24,
-        per_gpu_gib=gpu.memory_gib * ctx.number("inference", "engine_memory_fraction"),
+        per_gpu_gib=fit.usable(gpu.memory_gib, ctx.cat.defaults, serving=True),
         precision=replica.precision,
         tokens_per_s_per_gpu=best.tokens_per_s_per_gpu,
         cost_per_million_tokens_usd=hourly / (best.tokens_per_s_per_gpu * gpus * 3600) * 1e6,
