@@ -31,6 +31,9 @@ CONTEXT_PARALLEL = (1, 2, 4, 8, 16)
 CP_MIN_TOKENS_PER_RANK = 8192
 PIPELINE_FROM_PARAMS_B = 100  # below this, ZeRO/FSDP plus tensor parallel hold any model we plan for
 COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, the plain pipeline schedule, then faster
+# An alternative that takes more than this many times the plan's time is none anybody would take
+# (gpuplan's choice, no published figure: 1,441 days beside a plan of nine)
+ALTERNATIVE_SLOWDOWN = 10.0
 
 
 def gpu_counts(per_node: int, max_gpus: int) -> np.ndarray:
@@ -514,13 +517,13 @@ def choose(
         if everything.size == 1:  # a fully fixed layout on one GPU type has nothing to compare with
             return Choice(i, True)
         extra = everything & meets_deadline & meets_budget
-        return Choice(i, True, alternatives=alternatives(scored, objective, extra, i))
+        return Choice(i, True, alternatives=alternatives(scored, objective, extra, i, deadline, budget))
 
     if not ok_deliver.any():
         j, shortfalls = _undeliverable(scored, offload_fixed)
     else:
         j, shortfalls = _nearest_miss(scored, ok_deliver, meets_deadline, meets_budget, deadline, budget)
-    return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j))
+    return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j, deadline, budget))
 
 
 def _undeliverable(scored: Scored, offload_fixed: bool) -> tuple[int, list[tuple[str, dict]]]:
@@ -606,13 +609,26 @@ def _both_limits_shortfall(
     )
 
 
-def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: int) -> list[tuple[str, int]]:
-    """Up to three candidates that differ meaningfully from the chosen one."""
+def alternatives(
+    scored: Scored,
+    objective: str,
+    allowed: np.ndarray,
+    chosen: int,
+    deadline: float | None = None,
+    budget: float | None = None,
+) -> list[tuple[str, int]]:
+    """Up to three candidates that differ meaningfully from the chosen one. Beside a plan that
+    fits, none that misses the deadline or the budget by more than the plan does, nor one more
+    than ALTERNATIVE_SLOWDOWN times slower (a plan that does not fit keeps no time to compare)."""
     f = scored.flat
     allowed = allowed.ravel()
     t_chosen, l_chosen = np.unravel_index(chosen, scored.fits.shape)
     picks: list[tuple[str, int]] = []
-    wanted = [] if bool(scored.fits[t_chosen, l_chosen]) else [("with_offload", allowed & (f["offload"] > 0), "fewest")]
+    plan_fits = bool(scored.fits[t_chosen, l_chosen])
+    if plan_fits:
+        slow = f["days"] > ALTERNATIVE_SLOWDOWN * f["days"][chosen]
+        allowed = allowed & ~slow & within_plan_limits(f["days"], f["cost"], chosen, deadline, budget)
+    wanted = [] if plan_fits else [("with_offload", allowed & (f["offload"] > 0), "fewest")]
     wanted += [
         ("other_gpu", allowed & (f["type"] != t_chosen), objective),
         ("fewer_gpus_offload", allowed & (f["gpus"] < f["gpus"][chosen]) & (f["offload"] > 0), "cheapest"),
@@ -628,6 +644,19 @@ def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: in
             picks.append((reason, j))
             seen.add(j)
     return picks
+
+
+def within_plan_limits(
+    days: np.ndarray, cost: np.ndarray, plan: int, deadline: float | None, budget: float | None
+) -> np.ndarray:
+    """Candidates that meet the deadline and the budget, or miss each by no more than the plan
+    (`plan`: its index) does, within COST_TIE."""
+    keep = np.ones(days.shape, dtype=bool)
+    if deadline:
+        keep &= (days <= deadline) | (days <= days[plan] * COST_TIE)
+    if budget:
+        keep &= (cost <= budget) | (cost <= cost[plan] * COST_TIE)
+    return keep
 
 
 # --- serving -------------------------------------------------------------------------------

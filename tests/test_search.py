@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from gpuplan.bot.pipeline import answer
 from gpuplan.estimator import compute, fit, io, memory, network, reliability, search
 from gpuplan.estimator.architecture import for_model, generic
 from gpuplan.estimator.context import overheads
@@ -274,6 +275,49 @@ def test_choice_prefers_cheapest_then_fewer_gpus(cat):
     assert search.choose(scored, "cheapest", None, None).index == 0
     assert search.choose(scored, "fastest", None, None).index == 1
     assert search.choose(scored, "fewest", None, None).index == 0
+
+
+@pytest.mark.parametrize(
+    "days, cost, deadline, budget, kept",
+    [
+        # the plan (index 0) misses $30k by $10k and meets 10 days: 1,441 days and 281 days miss the
+        # deadline, $44,951 misses the budget by more than the plan; $40,039 is within 2% of its cost
+        ([8.68, 1441.0, 281.0, 4.34], [40014, 44951, 40453, 40039], 10, 30000, [True, False, False, True]),
+        ([12.0, 12.2, 12.5, 9.0], [100, 100, 100, 100], 10, None, [True, True, False, True]),  # plan misses by 2 days
+        ([5.0, 50.0], [100.0, 600.0], None, 500, [True, False]),
+        ([5.0, 50.0], [100.0, 600.0], None, None, [True, True]),  # no limits: the slowdown rule is apart
+    ],
+)
+def test_alternatives_miss_no_limit_by_more_than_the_plan(days, cost, deadline, budget, kept):
+    got = search.within_plan_limits(np.array(days, float), np.array(cost, float), 0, deadline, budget)
+    assert got.tolist() == kept
+
+
+@pytest.mark.parametrize(
+    "question, deadline, budget",
+    [
+        ("we have $30k and 10 days to pretrain a 3B model on 1T tokens deadline=10d budget=$30k", 10, 30000),
+        ("我们有3万美元和10天，想在1T token上预训练一个3B模型 deadline=10d budget=$30k", 10, 30000),
+        ("70b full", None, None),  # 4 x A100 with offload took 1.08 days beside the plan's hour
+        ("pretrain 7b tokens=300B gpu=h100 deadline=5d", 5, None),
+    ],
+)
+def test_alternatives_nobody_would_take_are_not_offered(question, deadline, budget):
+    """None misses the deadline or the budget by more than the plan does (2% counts as equal), and
+    none takes over ten times the plan's time ('1 x A100 ... 1,441 days' beside 8.7 days)."""
+    est = answer(question).estimate
+    plan = est.compute
+    assert est.memory.fits and est.alternatives
+    for alt in est.alternatives:
+        assert alt.days <= search.ALTERNATIVE_SLOWDOWN * plan.days, alt
+        assert not deadline or alt.days <= max(deadline, plan.days * search.COST_TIE), alt
+        assert not budget or alt.cost_usd <= max(budget, plan.cost_usd * search.COST_TIE), alt
+
+
+def test_a_plan_that_does_not_fit_keeps_its_way_out(cat):
+    """Offload is the fix for a plan over the memory, however slow: no time of the plan to compare with."""
+    est = estimate(Request(model="qwen2.5-72b", method="full", gpu="h100-80gb", gpus=16))
+    assert not est.memory.fits and [a for a in est.alternatives if a.reason == "with_offload"]
 
 
 def test_nothing_fits_any_gpu(cat):
