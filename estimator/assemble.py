@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplan.estimator import fit
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.context import SECONDS_PER_DAY, Context
 from gpuplan.estimator.schema import ArchitectureUsed, ComputeEstimate, MemoryBreakdown, MemoryEstimate, Resolved
-from gpuplan.knowledge import GPU
+from gpuplan.knowledge import GPU, Defaults
 
 
 def memory_estimate(
@@ -17,19 +18,22 @@ def memory_estimate(
     gpu: GPU,
     host_ram_gib: float,
     nvme_gib: float,
-    engine_share: float | None = None,
+    defaults: Defaults,
+    serving: bool = False,
 ) -> MemoryEstimate:
-    """Training fits in the whole card; serving in the share its engine takes (`engine_share`)."""
-    limit = gpu.memory_gib * engine_share if engine_share else None
+    """The memory per GPU against what a plan may fill of the card (fit.usable): a share of it for
+    training, the engine's share for serving (also reported as `engine_limit_gib`)."""
+    usable_gib = fit.usable(gpu.memory_gib, defaults, serving)
     return MemoryEstimate(
         per_gpu_gib=per_gpu_gib,
         capacity_gib=gpu.memory_gib,
-        usable_gib=gpu.memory_gib - breakdown_gib["overhead"],
-        fits=per_gpu_gib <= (limit or gpu.memory_gib),
+        usable_gib=usable_gib,
+        fits=fit.fits(per_gpu_gib, gpu.memory_gib, defaults, serving),
+        tight=fit.tight(per_gpu_gib, usable_gib, defaults),
         host_ram_gib=host_ram_gib,
         nvme_gib=nvme_gib,
         breakdown_gib=MemoryBreakdown(**breakdown_gib),
-        engine_limit_gib=limit,
+        engine_limit_gib=usable_gib if serving else None,
     )
 
 

@@ -26,10 +26,11 @@ DEFAULT_DEADLINE_DAYS = 30.0  # "could we pretrain it" without a deadline: in ab
 
 
 def largest(request: Request, cat: Catalog) -> dict[str, Any]:
-    """{method: {params_b, per_gpu_gib, capacity_gib, days}} for the GPUs of `request` (with the
-    settings it fixes: zero, tp, precision, ...), plus `pretrain_in_time` (the biggest pretraining
-    that ends by the deadline) and the hardware used. Raises RequestError when those settings
-    cannot hold any model."""
+    """{method: {params_b, at_least, per_gpu_gib, capacity_gib, usable_gib, days}} for the GPUs of
+    `request` (with the settings it fixes: zero, tp, precision, ...), plus `pretrain_in_time` (the
+    biggest pretraining that ends by the deadline) and the hardware used; `at_least` marks a row
+    whose size is the search's upper bound, LARGEST_B, which fits: the largest size is larger still.
+    Raises RequestError when those settings cannot hold any model."""
     base = _base(request, cat)
     problems = check_request(base, cat)  # the fixed settings on their own: errors are the user's
     if problems:
@@ -113,8 +114,10 @@ def _row(base: Request, method: str, size_b: float, cat: Catalog) -> dict[str, A
         "sequences": est.resolved.micro_batch,
         "seq_len": est.resolved.seq_len,
         "params_b": size_b,
+        "at_least": size_b >= LARGEST_B,  # the bound fits: no figure of the largest, only that it is larger
         "per_gpu_gib": est.memory.per_gpu_gib,
         "capacity_gib": est.memory.capacity_gib,
+        "usable_gib": est.memory.usable_gib,
         "days": est.compute.days,
         "zero": est.resolved.zero,
         "tp": est.resolved.tp,

@@ -69,9 +69,9 @@ def _plan_facts(est: Estimate, cat: Catalog) -> dict[str, Any]:
         "capacity_gib": m.capacity_gib,
         "per_gpu_gib": m.per_gpu_gib,
         "fits": m.fits,
-        # serving fits in the share its engine takes of the card, training in the whole card
-        "limit_gib": m.engine_limit_gib or m.capacity_gib,
-        "over_capacity_gib": max(0.0, m.per_gpu_gib - (m.engine_limit_gib or m.capacity_gib)),
+        # what the fit was judged against: the share of the card a plan may fill (fit.usable)
+        "limit_gib": m.usable_gib,
+        "over_capacity_gib": max(0.0, m.per_gpu_gib - m.usable_gib),
         "weights_gib": m.breakdown_gib.weights,
         "kv_cache_gib": m.breakdown_gib.kv_cache,
         "model_state_gb": trained / 1e9,
@@ -190,6 +190,7 @@ def probe_summary(est: Estimate) -> dict[str, Any]:
         "precision": r.precision,
         "per_gpu_gib": m.per_gpu_gib,
         "capacity_gib": m.capacity_gib,
+        "usable_gib": m.usable_gib,
         "fits": m.fits,
         "host_ram_gib": m.host_ram_gib,
         "days": c.days,

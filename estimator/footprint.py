@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplan.estimator import fit
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.schema import Request
@@ -59,7 +60,7 @@ def footprint(request: Request, cat: Catalog) -> list[FootprintRow]:
         if precision in EIGHT_BIT and rows and rows[-1].method == "infer" and rows[-1].precision in EIGHT_BIT:
             continue  # published in 8 bits already (DeepSeek-V3's fp8): the row above is it
         need = est.memory.per_gpu_gib
-        holding = _smallest_cards(cat, need)
+        holding = _smallest_cards(cat, need, serving=method == "infer")
         rows.append(
             FootprintRow(
                 method=method,
@@ -91,9 +92,14 @@ def _lean_request(request: Request, method: str, precision: str | None, cat: Cat
     )
 
 
-def _smallest_cards(cat: Catalog, need_gib: float) -> list[GPU]:
-    """The catalog cards of the least memory that still holds `need_gib`, cheapest first."""
-    holding = [g for g in cat.gpus.values() if g.memory_gib >= need_gib and g.family not in OLD_FAMILIES]
+def _smallest_cards(cat: Catalog, need_gib: float, serving: bool) -> list[GPU]:
+    """The catalog cards of the least memory whose usable memory (fit.usable) still holds
+    `need_gib`, cheapest first."""
+    holding = [
+        g
+        for g in cat.gpus.values()
+        if fit.fits(need_gib, g.memory_gib, cat.defaults, serving) and g.family not in OLD_FAMILIES
+    ]
     if not holding:
         return []
     least = min(g.memory_gib for g in holding)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplan.estimator import compute, network
+from gpuplan.estimator import compute, fit, network
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, kv_bytes_per_token, kv_share
 from gpuplan.estimator.search import ServingScored
@@ -35,7 +35,7 @@ class Saturation:
 def kv_budget_bytes(capacity_bytes: float, held_bytes: float, kv_bytes: float, defaults: Defaults) -> float:
     """Per GPU: the engine's share of the GPU less everything the replica holds besides its KV cache
     (`held_bytes` in all, `kv_bytes` of it KV cache at the planned concurrency)."""
-    return capacity_bytes * defaults.number("inference", "engine_memory_fraction") - (held_bytes - kv_bytes)
+    return fit.usable(capacity_bytes, defaults, serving=True) - (held_bytes - kv_bytes)
 
 
 def saturation(

@@ -146,8 +146,9 @@ class MemoryBreakdown(BaseModel):
 class MemoryEstimate(BaseModel):
     per_gpu_gib: float
     capacity_gib: float
-    usable_gib: float
-    fits: bool
+    usable_gib: float  # what a plan may fill: a share of the card for training, the engine's for serving (fit.py)
+    fits: bool  # per_gpu_gib <= usable_gib
+    tight: bool = False  # fits, within overhead.tight_fraction of usable_gib
     host_ram_gib: float
     nvme_gib: float
     breakdown_gib: MemoryBreakdown

@@ -14,11 +14,11 @@ from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
-from gpuplan.estimator import compute, io, memory, network, reliability
+from gpuplan.estimator import compute, fit, io, memory, network, reliability
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Catalog
+from gpuplan.knowledge import GPU, Catalog, Defaults
 
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)
@@ -31,6 +31,9 @@ CONTEXT_PARALLEL = (1, 2, 4, 8, 16)
 CP_MIN_TOKENS_PER_RANK = 8192
 PIPELINE_FROM_PARAMS_B = 100  # below this, ZeRO/FSDP plus tensor parallel hold any model we plan for
 COST_TIE = 1.02  # costs within 2% count as equal; then fewer GPUs, the plain pipeline schedule, then faster
+# An alternative that takes more than this many times the plan's time is none anybody would take
+# (gpuplan's choice, no published figure: 1,441 days beside a plan of nine)
+ALTERNATIVE_SLOWDOWN = 10.0
 
 
 def gpu_counts(per_node: int, max_gpus: int) -> np.ndarray:
@@ -326,15 +329,18 @@ class Scored:
         }
 
 
-def simplest_zero(job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capacity_bytes: float) -> int:
-    """The lowest ZeRO stage that still fits layout i (stages 0-2 take the same time)."""
+def simplest_zero(
+    job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capacity_bytes: float, defaults: Defaults
+) -> int:
+    """The lowest ZeRO stage that still fits layout i on a card of `capacity_bytes` (stages 0-2
+    take the same time)."""
     zero = int(grid.zero[i])
     if zero != 2:
         return zero
     one = grid.subset(np.array([i, i]))
     one.zero = np.array([0.0, 1.0])
     need = memory.per_gpu_total(memory.training_memory(job, layout_of(one, gbs), over))
-    fitting = np.flatnonzero(need <= capacity_bytes)
+    fitting = np.flatnonzero(fit.fits(need, capacity_bytes, defaults))
     return int(one.zero[fitting[0]]) if fitting.size else zero
 
 
@@ -356,9 +362,9 @@ def layout_of(grid: Grid, gbs: int) -> Layout:
     )
 
 
-def _viable(grid: Grid, per_gpu: np.ndarray, options: GpuOptions) -> np.ndarray:
+def _viable(grid: Grid, per_gpu: np.ndarray, options: GpuOptions, defaults: Defaults) -> np.ndarray:
     """Layouts some candidate GPU type can hold, plus the least-memory plain layout for the report."""
-    viable = per_gpu <= options.capacity.max()
+    viable = fit.fits(per_gpu, options.capacity.max(), defaults)
     plain = grid.offload == 0
     if plain.any() and not (viable & plain).any():
         viable[np.flatnonzero(plain)[np.argmin(per_gpu[plain])]] = True
@@ -366,10 +372,11 @@ def _viable(grid: Grid, per_gpu: np.ndarray, options: GpuOptions) -> np.ndarray:
 
 
 def _deliverable(
-    grid: Grid, options: GpuOptions, per_gpu: np.ndarray, explicit_gpus: bool
+    grid: Grid, options: GpuOptions, per_gpu: np.ndarray, explicit_gpus: bool, defaults: Defaults
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(fits, deliverable) per candidate (T, L): it fits, runs on the type, and is in stock."""
-    fits = per_gpu[None, :] <= options.capacity
+    """(fits, deliverable) per candidate (T, L): it fits in the usable memory, runs on the type,
+    and is in stock."""
+    fits = fit.fits(per_gpu[None, :], options.capacity, defaults)
     runs = options.usable & (grid.tp[None, :] <= options.per_node)
     in_stock = (grid.gpus[None, :] <= options.stock) | explicit_gpus
     return fits, fits & runs & in_stock
@@ -422,13 +429,13 @@ def score_training(
     layout = layout_of(grid, gbs)
     parts = memory.training_memory(job, layout, over)
     per_gpu = memory.per_gpu_total(parts)
-    viable = _viable(grid, per_gpu, options)
+    viable = _viable(grid, per_gpu, options, cat.defaults)
     if prune and viable.any() and not viable.all():  # layouts no candidate GPU can hold need no more work
         grid = grid.subset(viable)
         parts = {k: v[viable] for k, v in parts.items()}
         per_gpu = per_gpu[viable]
         layout = layout_of(grid, gbs)
-    fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus)
+    fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus, cat.defaults)
 
     micro_batches = np.asarray(layout.micro_batches)
     step, tokens_per_s_gpu, seconds = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
@@ -510,13 +517,13 @@ def choose(
         if everything.size == 1:  # a fully fixed layout on one GPU type has nothing to compare with
             return Choice(i, True)
         extra = everything & meets_deadline & meets_budget
-        return Choice(i, True, alternatives=alternatives(scored, objective, extra, i))
+        return Choice(i, True, alternatives=alternatives(scored, objective, extra, i, deadline, budget))
 
     if not ok_deliver.any():
         j, shortfalls = _undeliverable(scored, offload_fixed)
     else:
         j, shortfalls = _nearest_miss(scored, ok_deliver, meets_deadline, meets_budget, deadline, budget)
-    return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j))
+    return Choice(j, False, shortfalls, alternatives(scored, objective, everything, j, deadline, budget))
 
 
 def _undeliverable(scored: Scored, offload_fixed: bool) -> tuple[int, list[tuple[str, dict]]]:
@@ -602,13 +609,26 @@ def _both_limits_shortfall(
     )
 
 
-def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: int) -> list[tuple[str, int]]:
-    """Up to three candidates that differ meaningfully from the chosen one."""
+def alternatives(
+    scored: Scored,
+    objective: str,
+    allowed: np.ndarray,
+    chosen: int,
+    deadline: float | None = None,
+    budget: float | None = None,
+) -> list[tuple[str, int]]:
+    """Up to three candidates that differ meaningfully from the chosen one. Beside a plan that
+    fits, none that misses the deadline or the budget by more than the plan does, nor one more
+    than ALTERNATIVE_SLOWDOWN times slower (a plan that does not fit keeps no time to compare)."""
     f = scored.flat
     allowed = allowed.ravel()
     t_chosen, l_chosen = np.unravel_index(chosen, scored.fits.shape)
     picks: list[tuple[str, int]] = []
-    wanted = [] if bool(scored.fits[t_chosen, l_chosen]) else [("with_offload", allowed & (f["offload"] > 0), "fewest")]
+    plan_fits = bool(scored.fits[t_chosen, l_chosen])
+    if plan_fits:
+        slow = f["days"] > ALTERNATIVE_SLOWDOWN * f["days"][chosen]
+        allowed = allowed & ~slow & within_plan_limits(f["days"], f["cost"], chosen, deadline, budget)
+    wanted = [] if plan_fits else [("with_offload", allowed & (f["offload"] > 0), "fewest")]
     wanted += [
         ("other_gpu", allowed & (f["type"] != t_chosen), objective),
         ("fewer_gpus_offload", allowed & (f["gpus"] < f["gpus"][chosen]) & (f["offload"] > 0), "cheapest"),
@@ -624,6 +644,19 @@ def alternatives(scored: Scored, objective: str, allowed: np.ndarray, chosen: in
             picks.append((reason, j))
             seen.add(j)
     return picks
+
+
+def within_plan_limits(
+    days: np.ndarray, cost: np.ndarray, plan: int, deadline: float | None, budget: float | None
+) -> np.ndarray:
+    """Candidates that meet the deadline and the budget, or miss each by no more than the plan
+    (`plan`: its index) does, within COST_TIE."""
+    keep = np.ones(days.shape, dtype=bool)
+    if deadline:
+        keep &= (days <= deadline) | (days <= days[plan] * COST_TIE)
+    if budget:
+        keep &= (cost <= budget) | (cost <= cost[plan] * COST_TIE)
+    return keep
 
 
 # --- serving -------------------------------------------------------------------------------
@@ -745,7 +778,7 @@ def score_serving(
     )
     per_gpu = memory.per_gpu_total(parts)
     # an engine places weights, activations and KV cache in its share of the card (vLLM's default 0.9)
-    fits = per_gpu[None, :] <= options.capacity * d.number("inference", "engine_memory_fraction")
+    fits = fit.fits(per_gpu[None, :], options.capacity, d, serving=True)
     per_node = options.per_node
     # tensor parallel inside a node; pipeline stages only across nodes (vLLM / TensorRT-LLM practice)
     shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, io, memory, network, saturation, search
+from gpuplan.estimator import compute, fit, io, memory, network, saturation, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import (
     SECONDS_PER_DAY,
@@ -199,16 +199,16 @@ def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, IOEs
     ctx.assume("price_default", gpu=gpu.name, price=price, region=replica.region or "")
     breakdown = {k: float(scored.parts[k][i]) / GIB for k in memory.BREAKDOWN_KEYS}
     io_plan = io.serving_io(ctx.cat, ctx.arch, replica.precision, replica.gpus, gpu.gpus_per_node)
-    share = ctx.number("inference", "engine_memory_fraction")
-    mem = memory_estimate(breakdown, float(scored.per_gpu[i]) / GIB, gpu, io_plan.host_ram_gib, 0.0, share)
+    per_gpu_gib = float(scored.per_gpu[i]) / GIB
+    mem = memory_estimate(breakdown, per_gpu_gib, gpu, io_plan.host_ram_gib, 0.0, ctx.cat.defaults, serving=True)
     if not mem.fits:
         ctx.warn(
             "does_not_fit_engine",
             gpu=gpu.name,
             capacity=gpu.memory_gib,
-            limit=mem.engine_limit_gib,
+            limit=mem.usable_gib,
             per_gpu=mem.per_gpu_gib,
-            fraction=share,
+            fraction=fit.usable_share(ctx.cat.defaults, serving=True),
             needed=mem.per_gpu_gib / gpu.memory_gib,
         )
     return mem, io_plan
@@ -303,7 +303,7 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
         kv_cache=ctx.req.kv_cache,
     )
     if full is not None:
-        ctx.assume("full_load", fraction=ctx.number("inference", "engine_memory_fraction"))
+        ctx.assume("full_load", fraction=fit.usable_share(ctx.cat.defaults, serving=True))
         if ctx.arch.is_moe:
             ctx.warn("moe_full_load")
     return full
@@ -333,9 +333,10 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
 
 
 def _mig_fit(cat: Catalog, gpu: GPU, need_gib: float) -> MigSlice | None:
-    """The smallest MIG slice that holds one replica: on the chosen GPU, else on A100/H100/H200."""
+    """The smallest MIG slice that holds one replica within the engine's share of the slice: on the
+    chosen GPU, else on A100/H100/H200."""
     for candidate in [gpu, *(cat.gpus[g] for g in MIG_GPUS if g != gpu.id)]:
-        fitting = [p for p in candidate.mig_profiles if p.memory_gib >= need_gib]
+        fitting = [p for p in candidate.mig_profiles if fit.fits(need_gib, p.memory_gib, cat.defaults, serving=True)]
         if fitting:
             p = min(fitting, key=lambda p: (p.memory_gib, -p.count))
             if p.count > 1 or candidate.id != gpu.id:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuplan.estimator import network, saturation, search
+from gpuplan.estimator import fit, network, saturation, search
 from gpuplan.estimator.context import Context, no_layout, overheads
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import GIB
@@ -32,7 +32,31 @@ def serving_alternatives(ctx: Context, replica, full: saturation.Saturation | No
         _fewer_gpus(ctx, replica),
         _most_at_full_load(ctx, replica, full),
     ]
-    return [a for a in found if a is not None]
+    return [a for a in found if a is not None and _worth_offering(ctx, replica, a)]
+
+
+def _worth_offering(ctx: Context, replica, alt: Alternative) -> bool:
+    """Streams at least a tenth (1 / search.ALTERNATIVE_SLOWDOWN) of the plan's tokens/s per
+    sequence, and serves the plan's work within the deadline and the budget, or misses each by no
+    more than the plan does (search.within_plan_limits)."""
+    per_sequence = alt.tokens_per_s_per_gpu * alt.gpus / alt.micro_batch
+    if per_sequence * search.ALTERNATIVE_SLOWDOWN < replica.tokens_per_s_gpu * replica.gpus / replica.batch:
+        return False
+    plan_gpus = ctx.req.gpus or replica.gpus
+    plan_hourly = float(replica.scored.options.price[replica.t, 0]) * plan_gpus
+    plan_days = _work_days(ctx, replica.tokens_per_s_gpu * plan_gpus)
+    alt_days = _work_days(ctx, alt.tokens_per_s_per_gpu * alt.gpus)
+    days = np.array([plan_days, alt_days])
+    cost = days * 24 * np.array([plan_hourly, alt.cost_usd / 24])  # an alternative's cost_usd is a day's
+    return bool(search.within_plan_limits(days, cost, 0, ctx.req.deadline_days, ctx.req.budget_usd)[1])
+
+
+def _work_days(ctx: Context, tokens_per_s: float) -> float:
+    """Days the plan's work takes at `tokens_per_s`: the tokens asked for, else the service runs
+    for the deadline's days (a day without one) whatever it generates."""
+    if ctx.req.train_tokens:
+        return ctx.req.train_tokens / tokens_per_s / 86400
+    return ctx.req.deadline_days or 1.0
 
 
 def _other_type(replica) -> Alternative | None:
@@ -97,7 +121,7 @@ def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None)
         region=replica.region,
         days=1.0,
         cost_usd=hourly * 24,
-        per_gpu_gib=gpu.memory_gib * ctx.number("inference", "engine_memory_fraction"),
+        per_gpu_gib=fit.usable(gpu.memory_gib, ctx.cat.defaults, serving=True),
         precision=replica.precision,
         tokens_per_s_per_gpu=best.tokens_per_s_per_gpu,
         cost_per_million_tokens_usd=hourly / (best.tokens_per_s_per_gpu * gpus * 3600) * 1e6,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, conventions, io, memory, network, reliability, search
+from gpuplan.estimator import compute, conventions, fit, io, memory, network, reliability, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import Context, candidate_gpus, fabric_for, no_layout, overheads, stock_warning
 from gpuplan.estimator.errors import RequestError
@@ -57,7 +57,7 @@ def estimate_training(ctx: Context, seq: int) -> Estimate:
     _state_speed(ctx, pick, precision, job, zero)
     mem, io_plan = _memory_and_io(ctx, job, pick, parts, precision, tokens)
     if not mem.fits:
-        _suggest_fixes(ctx, job, fixed, pick.gpu, gbs)
+        _suggest_fixes(ctx, job, fixed, pick.gpu, gbs, mem.per_gpu_gib)
     net = _network_report(ctx, pick)
     return Estimate(
         resolved=_resolved(ctx, job, pick, zero, precision, gbs_used, tokens, net),
@@ -229,7 +229,8 @@ def _reported_zero(ctx: Context, job: Job, pick: Pick, gbs: int) -> tuple[int, d
     grid, i = pick.scored.grid, pick.i
     zero = int(grid.zero[i])
     if ctx.req.zero is None:
-        zero = search.simplest_zero(job, grid, i, gbs, overheads(ctx.cat), pick.gpu.memory_gib * GIB)
+        capacity = pick.gpu.memory_gib * GIB
+        zero = search.simplest_zero(job, grid, i, gbs, overheads(ctx.cat), capacity, ctx.cat.defaults)
     if zero == int(grid.zero[i]):
         return zero, {k: float(v[i]) for k, v in pick.scored.parts.items()}
     final = grid.subset(np.array([i]))
@@ -402,7 +403,8 @@ def _memory_and_io(
         nvme_gib_per_node=parts["nvme_offload"] / GIB,
     )
     breakdown = {k: parts[k] / GIB for k in memory.BREAKDOWN_KEYS}
-    mem = memory_estimate(breakdown, sum(breakdown.values()), gpu, io_plan.host_ram_gib, parts["nvme_offload"] / GIB)
+    nvme_gib = parts["nvme_offload"] / GIB
+    mem = memory_estimate(breakdown, sum(breakdown.values()), gpu, io_plan.host_ram_gib, nvme_gib, ctx.cat.defaults)
     if ctx.req.host_ram_gib and mem.host_ram_gib > ctx.req.host_ram_gib:
         ctx.warn("host_ram_short", host_ram=mem.host_ram_gib, have=ctx.req.host_ram_gib)
     elif not ctx.req.host_ram_gib and mem.host_ram_gib > ctx.number("offload", "host_ram_per_node_gib"):
@@ -550,10 +552,12 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
     return report
 
 
-def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: int) -> None:
-    """When what the user fixed cannot fit, quantify the two usual ways out on the same GPU type:
-    offload on the same GPUs, or more GPUs. Only memory decides these, so only memory is evaluated."""
-    ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib)
+def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: int, per_gpu_gib: float) -> None:
+    """When what the user fixed cannot fit (`per_gpu_gib` over the usable memory), quantify the two
+    usual ways out on the same GPU type: offload on the same GPUs, or more GPUs. Only memory
+    decides these, so only memory is evaluated."""
+    usable = fit.usable(gpu.memory_gib, ctx.cat.defaults)
+    ctx.warn("does_not_fit", gpu=gpu.name, capacity=gpu.memory_gib, usable=usable, per_gpu=per_gpu_gib)
     if job.method not in ADAPTER_METHODS and (fixed.offload in (None, "none")) and fixed.gpus and fixed.gpus > 1:
         _fits_with_offload(ctx, job, fixed, gpu, gbs)
     relaxed = search.Fixed(
@@ -569,7 +573,7 @@ def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: i
     max_gpus = int(ctx.number("limits", "max_gpus"))
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus, job.seq_len)
     need = memory.per_gpu_total(memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat)))
-    more = (need <= gpu.memory_gib * GIB) & (grid.gpus > (fixed.gpus or 0))
+    more = fit.fits(need, gpu.memory_gib * GIB, ctx.cat.defaults) & (grid.gpus > (fixed.gpus or 0))
     if more.any():
         ctx.warn("fits_with_more_gpus", gpus=int(grid.gpus[more].min()), gpu=gpu.name)
 
@@ -589,9 +593,9 @@ def _fits_with_offload(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gb
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus, job.seq_len)
     parts = memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat))
     need = memory.per_gpu_total(parts)
-    capacity = gpu.memory_gib * GIB
-    if grid.size and (need <= capacity).any():
-        i = int(np.argmin(np.where(need <= capacity, need, np.inf)))
+    fitting = fit.fits(need, gpu.memory_gib * GIB, ctx.cat.defaults)
+    if grid.size and fitting.any():
+        i = int(np.argmin(np.where(fitting, need, np.inf)))
         factor = ctx.number("offload", "host_buffer_factor")
         ctx.warn(
             "fits_with_offload",

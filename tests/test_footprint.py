@@ -9,6 +9,7 @@ import pytest
 
 from gpuplan.bot import cli
 from gpuplan.bot.language.parser import parse
+from gpuplan.estimator import fit
 from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.footprint import footprint
 from gpuplan.estimator.schema import Request
@@ -55,14 +56,16 @@ def test_bf16_serving_is_about_two_bytes_a_parameter_plus_one_sequence():
 
 
 def test_smallest_cards_hold_the_row_and_none_smaller_does():
-    """Cards of one memory class ("24 GB" cards report 23.6-24 GiB) count as one size."""
+    """A card holds a row within its usable memory (fit.usable: a training plan's share, or the
+    serving engine's); cards of one memory class ("24 GB" cards report 23.6-24 GiB) count as one size."""
     cat = catalog()
     modern = [g for g in cat.gpus.values() if g.family not in ("kepler", "maxwell", "pascal")]
     for row in footprint(Request(model="qwen2.5-14b"), cat):
+        holding = {g.id for g in modern if fit.fits(row.per_gpu_gib, g.memory_gib, cat.defaults, row.method == "infer")}
         named = [g for g in modern if g.name in row.cards]
-        assert named and all(g.memory_gib >= row.per_gpu_gib for g in named)
+        assert named and all(g.id in holding for g in named)
         least = min(g.memory_gib for g in named)
-        assert not [g for g in modern if row.per_gpu_gib <= g.memory_gib < least / 1.02]
+        assert not [g for g in modern if g.id in holding and g.memory_gib < least / 1.02]
 
 
 def test_no_single_card_for_a_671b_model_and_no_int8_row_for_an_fp8_checkpoint():

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from gpuplan.bot.pipeline import QuestionError, answer
+from gpuplan.bot.render import message
 from gpuplan.estimator import capacity
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
@@ -45,6 +46,42 @@ def test_largest_sizes_fit_and_a_little_more_does_not(cat):
             fits = estimate(Request(params_b=row["params_b"], **same), cat).memory.fits
             bigger = estimate(Request(params_b=row["params_b"] * 1.05, **same), cat)
             assert fits and not bigger.memory.fits, key
+
+
+@pytest.mark.parametrize(
+    "gpus, key, at_least",
+    [
+        (512, "qlora", True),  # 3,000B fits on 512 H100: the search's bound, not the answer
+        (512, "infer_int4", True),
+        (512, "full", False),  # about 1,850B: a size the bisection found below the bound
+        (8, "qlora", False),
+    ],
+)
+def test_a_row_at_the_search_bound_says_the_largest_is_larger(cat, gpus, key, at_least):
+    row = capacity.largest(Request(gpu="h100-80gb", gpus=gpus), cat)["methods"][key]
+    assert row["at_least"] is at_least
+    assert (row["params_b"] == capacity.LARGEST_B) is at_least
+    assert row["per_gpu_gib"] <= row["usable_gib"] < row["capacity_gib"]
+
+
+def test_the_bound_is_beyond_every_catalog_model(cat):
+    """The row at the bound says so in words ("beyond every model it knows"), which holds while the
+    catalog's largest model is smaller than LARGEST_B."""
+    assert max(m.params_b for m in cat.models.values()) < capacity.LARGEST_B
+
+
+@pytest.mark.parametrize(
+    "question, bound, size",
+    [
+        ("we own 512 H100, what is the largest model we could train?", "3,000B parameters or more", "1,850.0B"),
+        ("我们有512张H100，最大能训练多大的模型？", "3,000B 参数或更大", "约 1,850.0B"),
+    ],
+)
+def test_the_answer_says_the_bound_in_words_not_as_the_figure(question, bound, size):
+    plan = answer(question)
+    text = "\n".join(message(n, plan.lang) for n in plan.findings)
+    assert bound in text and size in text
+    assert "about 3,000" not in text and "约 3,000" not in text
 
 
 def test_largest_honours_the_settings_the_question_fixes(cat):

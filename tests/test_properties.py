@@ -108,6 +108,7 @@ def test_estimates_are_consistent_or_refused(req):
     m, c = est.memory, est.compute
     assert math.isclose(m.per_gpu_gib, sum(m.breakdown_gib.model_dump().values()), rel_tol=1e-9)
     assert all(v >= 0 for v in m.breakdown_gib.model_dump().values())
-    assert m.fits == (m.per_gpu_gib <= (m.engine_limit_gib or m.capacity_gib))  # serving: the engine's share
+    assert m.usable_gib < m.capacity_gib and m.engine_limit_gib in (None, m.usable_gib)  # serving: the engine's share
+    assert m.fits == (m.per_gpu_gib <= m.usable_gib) and (not m.tight or m.fits)
     assert c.days > 0 and c.gpu_hours > 0 and c.cost_usd > 0 and 0 < c.mfu < 1
     assert math.isfinite(c.total_flops)

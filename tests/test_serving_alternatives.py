@@ -58,3 +58,36 @@ def test_the_full_load_layout_is_the_best_shape_of_the_plans_gpus():
 def test_no_full_load_layout_when_the_plans_own_is_the_only_shape():
     est = estimate(Request(model="llama-3.1-8b", method="infer", gpu="h100-80gb", gpus=1))
     assert "full_load_layout" not in _by_reason(est)
+
+
+def _per_sequence(tokens_per_s_per_gpu: float, gpus: int, sequences: int) -> float:
+    return tokens_per_s_per_gpu * gpus / sequences
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        # at one sequence the full-load layout (1,168 sequences at about 11 tokens/s each) streams
+        # under a tenth of the plan's speed: not an alternative to it
+        dict(model="mixtral-8x7b", method="infer", micro_batch=1),
+        dict(model="qwen3-30b-a3b", method="infer", gpu="h100-80gb", gpus=8, micro_batch=1),
+        dict(model="deepseek-v3", method="infer", gpu="h200-141gb", gpus=8, micro_batch=1),
+        dict(model="llama-3-70b", method="infer"),
+    ],
+)
+def test_no_serving_alternative_streams_under_a_tenth_of_the_plan(fields):
+    est = estimate(Request(**fields))
+    plan = est.serving.tokens_per_s_per_sequence
+    for alt in est.alternatives:
+        assert _per_sequence(alt.tokens_per_s_per_gpu, alt.gpus, alt.micro_batch) * 10 >= plan, alt
+
+
+def test_serving_alternatives_keep_to_the_budget_as_the_plan_does():
+    """10B tokens of Llama 3 70B: the plan (4 A100) costs about $23k over a $5k budget; H100s
+    ($34k for the same tokens) and two A100s at two sequences cost more and are not offered."""
+    est = estimate(Request(model="llama-3-70b", method="infer", train_tokens=1e10, budget_usd=5000))
+    assert est.compute.cost_usd > 5000
+    for alt in est.alternatives:
+        hours = 1e10 / (alt.tokens_per_s_per_gpu * alt.gpus) / 3600
+        assert hours * alt.cost_usd / 24 <= est.compute.cost_usd * 1.02, alt
+    assert {a.reason for a in est.alternatives} == {"quantized"}
