@@ -63,6 +63,23 @@ def test_a_serving_plan_cites_the_deployment_section(question):
     assert answer(question).tier["id"] == "train-to-deploy"
 
 
+@pytest.mark.parametrize(
+    "question, lang, said",
+    [
+        ("8张4090 LoRA 微调 Qwen2.5-14B", "zh", '与之最接近的是我们的"入门微调方案（低成本）"'),
+        ("qwen2.5-14b full gpu=h100 gpus=8", "en", 'The closest of our offerings is "Growth plan: full fine-tune'),
+        ("qwen2.5-7b lora gpu=h100 gpus=1", "en", 'This matches our "Entry fine-tuning plan (low cost)" offering'),
+        ("llama-3.1-70b 全参微调 gpu=h100 gpus=16", "zh", '对应我们的"成长型全参微调/对齐方案"'),
+    ],
+)
+def test_a_ticket_says_when_the_tier_is_only_the_closest(question, lang, said):
+    from gpuplan.bot.pipeline import answer
+    from gpuplan.bot.render import ticket
+
+    reply, _ = ticket(answer(question, lang), question)
+    assert said in reply
+
+
 def test_70b_full_start_configuration_cannot_hold_it(cat):
     plan = advise(Request(params_b=70, method="full"), "en")
     start = plan.tier["start"]
@@ -120,3 +137,21 @@ def test_serving_plans_link_the_deployment_section(cat):
         plan = answer(question, lang)
         assert plan.tier["kind"] == "deployment" and plan.tier["title"] == title
         assert plan.tier["url"].endswith("#train-to-deploy") and "MIG" in plan.tier["summary"]
+
+
+@pytest.mark.parametrize(
+    "question, said, not_said",
+    [
+        ("qwen2.5-14b full gpu=h100 gpus=8", "Growth plan: full fine-tune and alignment (closest match)", None),
+        ("用一张 4090 对 qwen2.5-7b 做 LoRA 微调", "入门微调方案（低成本）（最接近的方案）", None),
+        ("qwen2.5-7b lora gpu=h100 gpus=1", "Entry fine-tuning plan (low cost)", "closest match"),
+    ],
+)
+def test_a_slack_plan_says_when_the_tier_is_only_the_closest(question, said, not_said):
+    import json
+
+    from gpuplan.bot.pipeline import answer
+    from gpuplan.bot.slack import blocks
+
+    text = json.dumps(blocks.plan_message(answer(question), with_actions=False), ensure_ascii=False)
+    assert said in text and (not_said is None or not_said not in text)
