@@ -13,9 +13,33 @@ from functools import cached_property
 
 from gpuplan.knowledge import ModelSpec
 
-GENERIC_VOCAB = 32000  # LLaMA tokenizer size (Touvron et al. 2023), the generic model's vocabulary
 GENERIC_ASPECT = 128  # hidden / layers of GPT-3's models (Brown et al. 2020, Table 2.1)
-GENERIC_HEAD_DIM = 128
+GENERIC_HEAD_DIM = 128  # head_dim of Llama 3.1 8B, 70B and 405B (config.json: hidden_size / num_attention_heads)
+GENERIC_SMALL_HEAD_DIM = 64  # below 2,048 wide: head_dim of Llama 3.2 1B, Qwen2.5-0.5B and SmolLM2 (config.json)
+# num_key_value_heads of Llama 3.2 1B/3B, Llama 3.1 8B/70B/405B and Qwen3 0.6B-32B (config.json)
+GENERIC_KV_HEADS = 8
+
+
+@dataclass(frozen=True)
+class VocabBand:
+    """The vocabulary a generic model below `below_b` billion parameters has, and whether its
+    output layer shares the embedding table (tie_word_embeddings)."""
+
+    below_b: float
+    vocab: int
+    tied: bool
+
+
+# each band from published config.json; an edge lies between the largest model of one kind and the
+# smallest of the next (estimate: no release sits on it)
+GENERIC_VOCAB_BANDS = (
+    # SmolLM2-135M and -360M: vocab_size 49,152, tied; a 128k table would be most of such a model
+    VocabBand(0.4, 49_152, True),
+    # Llama 3.2 1B and 3B: vocab_size 128,256, tied (Qwen2.5-0.5B to 3B and Qwen3-0.6B to 4B tie theirs too)
+    VocabBand(5.0, 128_256, True),
+    # Llama 3.1 8B, 70B and 405B: vocab_size 128,256, untied (as Qwen2.5-7B to 72B)
+    VocabBand(math.inf, 128_256, False),
+)
 
 
 @dataclass(frozen=True)
@@ -369,37 +393,56 @@ def _round_to(x: float, step: int) -> int:
     return max(step, int(round(x / step)) * step)
 
 
+def vocab_band(params_b: float) -> VocabBand:
+    return next(band for band in GENERIC_VOCAB_BANDS if params_b < band.below_b)
+
+
 @functools.lru_cache(maxsize=256)
 def generic(params_b: float) -> Arch:
-    """A LLaMA-style dense decoder with about `params_b` billion parameters.
+    """A dense decoder with about `params_b` billion parameters, shaped as current open models
+    (Llama 3, Qwen2.5): grouped-query attention with 8 KV heads and the vocabulary of its size band."""
+    band = vocab_band(params_b)
+    return _generic_dense(params_b, band.vocab, band.tied)
 
-    Shape ratios: hidden/layers = 128 (GPT-3, Table 2.1) with hidden rounded to whole groups of 8
-    heads, SwiGLU width 8/3 x hidden rounded to 256 (LLaMA), head size 128, full multi-head
-    attention, 32,000-token untied vocabulary; layers make up the parameter count.
-    """
+
+def _ideal_hidden(target: float, embedding_rows: int) -> float:
+    """The width h at which layers of 12 h^2 parameters (GPT-3's count, Kaplan et al. 2020 Table 1),
+    h / 128 of them, plus the embedding tables make up `target`: Newton's method from above."""
+    slope = 12 / GENERIC_ASPECT
+    hidden = (target / slope) ** (1 / 3)
+    for _ in range(20):
+        excess = slope * hidden**3 + embedding_rows * hidden - target
+        hidden -= excess / (3 * slope * hidden**2 + embedding_rows)
+    return hidden
+
+
+def _generic_dense(params_b: float, vocab: int, tied: bool) -> Arch:
+    """Shape ratios: hidden/layers = 128 (GPT-3, Table 2.1) with the embeddings counted, hidden
+    rounded to whole groups of 8 heads, SwiGLU width 8/3 x hidden rounded to 256 (LLaMA), heads of
+    128 (64 below 2,048 wide), 8 KV heads; layers make up the parameter count."""
     target = params_b * 1e9
-    ideal = (target * GENERIC_ASPECT / 12) ** (1 / 3)
-    # head counts that tensor parallelism can split 8 ways once models need it (>= 2048 wide)
-    hidden = _round_to(ideal, 8 * GENERIC_HEAD_DIM) if ideal >= 2048 else _round_to(ideal, GENERIC_HEAD_DIM)
-    hidden = max(hidden, 256)
-    ffn = _round_to(8 * hidden / 3, 256)
-    per_layer = 4 * hidden * hidden + 3 * hidden * ffn + 2 * hidden
-    embeddings = 2 * GENERIC_VOCAB * hidden
-    layers = max(1, round((target - embeddings) / per_layer))
-    heads = max(1, hidden // GENERIC_HEAD_DIM)
-    return Arch(
+    ideal = _ideal_hidden(target, vocab if tied else 2 * vocab)
+    # whole groups of 8 heads: tensor parallelism splits them 8 ways and 8 KV heads share them evenly
+    head_dim = GENERIC_HEAD_DIM if ideal >= 2048 else GENERIC_SMALL_HEAD_DIM
+    hidden = _round_to(ideal, 8 * head_dim)
+    heads = hidden // head_dim
+    one_layer = Arch(
         name=f"{params_b:g}B" if params_b >= 1 else f"{params_b * 1000:g}M",  # "125M", not "0.125B"
-        layers=layers,
+        layers=1,
         hidden=hidden,
         heads=heads,
-        kv_heads=heads,
-        head_dim=hidden // heads,
-        ffn_hidden=ffn,
-        vocab=GENERIC_VOCAB,
+        kv_heads=min(GENERIC_KV_HEADS, heads),
+        head_dim=head_dim,
+        ffn_hidden=_round_to(8 * hidden / 3, 256),
+        vocab=vocab,
+        tied=tied,
         norm_params_per_layer=2 * hidden,
         max_context=None,
         generic=True,
     )
+    per_layer = one_layer.dense_layer_params
+    outside_layers = one_layer.params - per_layer  # embedding, output layer and final norm
+    return replace(one_layer, layers=max(1, round((target - outside_layers) / per_layer)))
 
 
 # fine-grained experts as DeepSeek-V3 and Kimi K2 route them (config.json: 8 routed of 256 or 384
@@ -414,7 +457,8 @@ def generic_moe(params_b: float, active_b: float) -> Arch:
     MLP split into experts of width ffn / (top-k + shared) routed top-8 with one shared expert,
     and as many experts as make up the total (a multiple of 8). A total too close to the active
     size for more experts than are routed is the dense model of that total."""
-    dense = generic(active_b)
+    # untied however few parameters are active: Qwen3-30B-A3B, OLMoE-1B-7B, DeepSeek-V3 (config.json)
+    dense = _generic_dense(active_b, vocab_band(active_b).vocab, tied=False)
     expert_ffn = max(GENERIC_HEAD_DIM, _round_to(dense.ffn_hidden / (GENERIC_MOE_TOP_K + GENERIC_MOE_SHARED), 128))
     per_expert = dense.layers * 3 * dense.hidden * expert_ffn  # SwiGLU: gate, up and down
     extra = (params_b - active_b) * 1e9 / per_expert
@@ -431,12 +475,14 @@ def generic_moe(params_b: float, active_b: float) -> Arch:
     )
 
 
-def describe_generic(arch: Arch) -> dict[str, int | float]:
-    shape: dict[str, int | float] = {
+def describe_generic(arch: Arch) -> dict[str, int | float | bool]:
+    shape: dict[str, int | float | bool] = {
         "layers": arch.layers,
         "hidden": arch.hidden,
         "heads": arch.heads,
+        "kv_heads": arch.kv_heads,
         "ffn": arch.ffn_hidden,
+        "tied": arch.tied,
     }
     if arch.is_moe:
         shape |= {"experts": arch.experts, "top_k": arch.experts_per_token, "expert_ffn": arch.moe_ffn_hidden}

@@ -297,6 +297,7 @@ class ArchitectureUsed(BaseModel):
     head_dim: int
     ffn_hidden: int
     vocab: int
+    tied: bool = False  # the output layer is the embedding table (tie_word_embeddings)
     experts: int = 1
     experts_per_token: int = 1
     vision_params: int = 0

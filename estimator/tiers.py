@@ -1,52 +1,100 @@
 """Match a plan to the provider's tiers and standard plans by computation.
 
-A tier matches when the job's method is one it lists and the model size falls in its range
-(the nearest range otherwise). Its starting configuration (first listed GPU type, smallest GPU
-count) is then estimated like any plan: when it cannot hold the job, the answer says so and
-gives the configuration that can.
+A tier matches when the job's method is one it lists, its configuration (GPU type, count, servers)
+is the plan's, and the model size falls in its range; otherwise the closest is cited: among the
+tiers listing the method, the nearest configuration, then the nearest size range. The starting
+configuration of the matching starter row is then estimated like any plan: when it cannot hold
+the job, the answer says so and gives the configuration that can.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gpuplan.estimator.schema import Estimate, Request
 from gpuplan.knowledge import Catalog, Tier
 
+# a model's name rounds its size (Llama 3.1 70B has 70.6B parameters, Qwen2.5-72B 72.7B, in
+# config.json) and the guide's ranges name such classes: a range is read this much wider (estimate)
+NAME_ROUNDING = 0.05
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What a plan recommends: the GPU type, its memory, how many GPUs and on how many servers."""
+
+    gpu: str
+    memory_gib: float
+    gpus: int
+    nodes: int
+
+
+def _outside(value: float, low: float, high: float) -> float:
+    """0 within [low, high], else how many times too small or too large (log scale)."""
+    if low <= value <= high:
+        return 0.0
+    return abs(math.log(value / (low if value < low else high)))
+
 
 def _distance(tier: Tier, params_b: float) -> float:
-    """0 inside the tier's size range, else how many times too small or too large (log scale)."""
     low, high = tier.params_b
-    if low <= params_b <= high:
-        return 0.0
-    edge = low if params_b < low else high
-    return abs(math.log(params_b / edge))
+    return _outside(params_b, low / (1 + NAME_ROUNDING), high * (1 + NAME_ROUNDING))
 
 
-def best_tier(cat: Catalog, method: str, params_b: float, kind: str) -> Tier | None:
-    tiers = [t for t in cat.tiers if t.kind == kind]
-    if not tiers:
-        return None
-    # a tier listing the method wins over one that does not; then the nearest size range
-    return min(tiers, key=lambda t: (method not in t.methods, _distance(t, params_b)))
+def _hardware_distance(cat: Catalog, tier: Tier, hw: Hardware) -> float:
+    """How far the tier's configuration is from the plan's: GPU count or servers, whichever is
+    further out, plus, for a type the tier does not list, its memory against the nearest listed."""
+    count = _outside(hw.gpus, *tier.gpus)
+    servers = _outside(hw.nodes, *tier.nodes) if tier.nodes else 0.0
+    if hw.gpu in tier.gpu_ids:
+        return max(count, servers)
+    return max(count, servers) + min(abs(math.log(hw.memory_gib / cat.gpus[g].memory_gib)) for g in tier.gpu_ids)
+
+
+def _rank(cat: Catalog, tier: Tier, method: str, params_b: float, hw: Hardware | None) -> tuple:
+    """A tier listing the method first, then the nearest configuration, a listed GPU type, the
+    nearest size range; a standard plan before a starter row."""
+    hardware = _hardware_distance(cat, tier, hw) if hw else 0.0
+    listed = hw is None or hw.gpu in tier.gpu_ids
+    return method not in tier.methods, hardware, not listed, _distance(tier, params_b), tier.kind != "plan"
+
+
+def best_tier(
+    cat: Catalog, method: str, params_b: float, kinds: tuple[str, ...], hardware: Hardware | None = None
+) -> Tier | None:
+    tiers = [t for t in cat.tiers if t.kind in kinds]
+    return min(tiers, key=lambda t: _rank(cat, t, method, params_b, hardware), default=None)
+
+
+def is_exact(cat: Catalog, tier: Tier, method: str, params_b: float, hardware: Hardware) -> bool:
+    """The tier lists the method, the size and the plan's own configuration."""
+    fits_job = method in tier.methods and _distance(tier, params_b) == 0
+    return fits_job and hardware.gpu in tier.gpu_ids and _hardware_distance(cat, tier, hardware) == 0
+
+
+def plan_hardware(cat: Catalog, est: Estimate) -> Hardware:
+    r = est.resolved
+    spec = cat.gpus.get(r.gpu)
+    return Hardware(r.gpu, spec.memory_gib if spec else est.memory.capacity_gib, r.gpus, r.nodes)
 
 
 def match(
     cat: Catalog, est: Estimate, request: Request, lang: str, estimate_fn: Callable[[Request], Estimate]
 ) -> dict[str, Any]:
     r = est.resolved
-    plan = best_tier(cat, r.method, r.params_b, "plan")
-    starter = best_tier(cat, r.method, r.params_b, "starter")
-    tier = plan or starter
+    hardware = plan_hardware(cat, est)
+    tier = best_tier(cat, r.method, r.params_b, ("plan", "starter"), hardware)
+    starter = best_tier(cat, r.method, r.params_b, ("starter",), hardware)
     out: dict[str, Any] = {
         "id": tier.id,
         "title": tier.title.model_dump()[lang],
         "url": cat.tier_url(tier),
         "summary": tier.summary.model_dump()[lang],
         "kind": tier.kind,
-        "exact": _distance(tier, r.params_b) == 0 and r.method in tier.methods,
+        "exact": is_exact(cat, tier, r.method, r.params_b, hardware),
     }
     if starter and starter.id != tier.id:
         out["starter"] = {"id": starter.id, "title": starter.title.model_dump()[lang], "url": cat.tier_url(starter)}
@@ -58,10 +106,11 @@ def match(
 def _check_start(
     cat: Catalog, tier: Tier, request: Request, est: Estimate, estimate_fn: Callable[[Request], Estimate]
 ) -> dict[str, Any]:
-    """Estimate the tier's starting configuration for this job: does it hold it?"""
-    gpu_id = tier.gpu_ids[0]
-    gpus = tier.gpus[0]
+    """Estimate the tier's starting configuration for this job, on the plan's GPU type when the
+    tier lists it: does it hold it?"""
     r = est.resolved
+    gpu_id = r.gpu if r.gpu in tier.gpu_ids else tier.gpu_ids[0]
+    gpus = tier.gpus[0]
     if r.gpu == gpu_id and r.gpus == gpus and est.memory.fits:
         return _start_row(cat, tier, gpu_id, gpus, True, est.memory.per_gpu_gib)
     trial = _starting_request(request, est, gpu_id, gpus)

@@ -171,6 +171,7 @@ class Tier(_Strict):
     methods: list[str]
     gpu_ids: list[str]
     gpus: tuple[int, int]
+    nodes: tuple[int, int] | None = None  # servers, where the guide says how many
     memory_gib_per_gpu: tuple[float, float]
     storage: str | None = None
     network: str | None = None

@@ -423,9 +423,9 @@ def test_a_card_the_catalog_lacks_is_planned_by_its_memory_in_the_askers_languag
     "question, headline",
     [
         ("kimi k2 serve on 16 h200", "Kimi K2 (MoE, MLA) (1.03T parameters, 32.9B active per token)"),
-        ("pretrain a 350m parameters model on 8 A100", "gpuplan: 350M (353M parameters)"),
+        ("pretrain a 350m parameters model on 8 A100", "gpuplan: 350M (352M parameters)"),
         ("1.5万亿参数模型预训练", "gpuplan：1500B（1.5T 参数）"),
-        ("70b full", "gpuplan: 70B (69.9B parameters)"),
+        ("70b full", "gpuplan: 70B (70.1B parameters)"),
     ],
 )
 def test_headline_writes_the_size_in_its_unit(capsys, question, headline):

@@ -266,6 +266,23 @@ def test_megatron_fsdp_and_tensor_parallel_settings_pass_its_argument_checks(pla
     assert seen >= 3
 
 
+@pytest.mark.parametrize(
+    "question, untied",
+    [
+        ("pretrain 1b tokens=20B gpus=8 gpu=h100 tp=2", False),  # a bare 1B ties, as Llama 3.2 1B
+        ("预训练 3b tokens=60B gpus=8 gpu=h100 tp=2", False),
+        ("pretrain 70b tokens=1T gpus=64 gpu=h100 tp=8 pp=2", True),
+        ("pretrain llama-3.2-1b tokens=20B gpus=8 gpu=h100 tp=2", False),
+        ("pretrain llama-3.1-8b tokens=20B gpus=8 gpu=h100 tp=2", True),
+    ],
+)
+def test_megatron_unties_the_output_layer_of_the_shape_planned(question, untied):
+    """A bare size below 5B is planned with its output layer tied to the embedding: the Megatron
+    script must not untie it (it had, for every size without a catalog entry)."""
+    text = export(answer(question), "megatron")["pretrain_megatron.sh"]
+    assert ("--untie-embeddings-and-output-weights" in text) == untied
+
+
 def test_trainer_arguments_are_hugging_face_training_arguments(plans):
     """What the DeepSpeed and Accelerate scripts pass after the training script is TrainingArguments'."""
     accepted = {f"--{name}" for name in names("hf_training_args.txt")} | {"--deepspeed"}

@@ -408,6 +408,41 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits():
     assert 50 < est.serving.weights_gib < 70
 
 
+@pytest.mark.parametrize(
+    "question, named, said",
+    [
+        ("70b infer", "llama-3.1-70b infer", ["72 heads sharing 8 key-value heads", "128,256-token vocabulary"]),
+        ("8b infer", "llama-3.1-8b infer", ["32 heads sharing 8 key-value heads", "128,256-token vocabulary"]),
+        ("70b 推理 seq=32k mbs=16", "llama-3.1-70b 推理 seq=32k mbs=16", ["共用 8 组 KV", "词表 128,256"]),
+        ("405b 推理", "llama-3.1-405b 推理", ["共用 8 组 KV", "分组查询注意力"]),
+    ],
+)
+def test_a_bare_size_is_served_as_the_current_model_of_that_size(question, named, said):
+    """A bare size is planned on as many GPUs as the Llama 3.1 model of that size and says its
+    shape; as a 2022-style model without grouped-query attention '70b infer' had taken 8 A100
+    where Llama 3.1 70B takes 4, and '70b 推理 seq=32k mbs=16' 24 where it takes 8."""
+    from gpuplan.bot.jsonout import plan_json
+    from gpuplan.bot.pipeline import answer
+
+    bare, catalog_model = plan_json(answer(question)), plan_json(answer(named))
+    assert bare["request"]["gpus"] == catalog_model["request"]["gpus"]
+    assert all(words in bare["assumptions"][0] for words in said), bare["assumptions"][0]
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        ("0.5b full", "128,256-token vocabulary whose embedding doubles as the output layer"),
+        ("0.1b 全参微调", "词表 49,152（输出层与词嵌入共用权重）"),
+    ],
+)
+def test_a_small_bare_size_says_its_tied_vocabulary(question, said):
+    from gpuplan.bot.jsonout import plan_json
+    from gpuplan.bot.pipeline import answer
+
+    assert said in plan_json(answer(question))["assumptions"][0]
+
+
 def test_a_generic_moe_is_planned_as_one():
     """1T parameters with 32B active: the generic MoE (said), its FLOPs those of the active size,
     far fewer than a dense 1T model's on the same GPUs."""

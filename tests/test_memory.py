@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gpuplan.estimator.architecture import for_model, from_spec, generic
+from gpuplan.estimator.architecture import for_model, from_spec
 from gpuplan.estimator.memory import (
     GIB,
     NF4_BYTES_PER_PARAM,
@@ -145,8 +145,9 @@ def test_more_gpus_never_need_more_memory_under_zero3(cat):
 
 
 def test_vllm_kv_cache_13b(cat):
-    # Kwon et al. 2023: 13B (40 layers, hidden 5120, fp16): 2 x 40 x 5120 x 2 B = 800 KiB per token
-    a = generic(13)
+    # Kwon et al. 2023: 13B (40 layers, hidden 5120, fp16): 2 x 40 x 5120 x 2 B = 800 KiB per token;
+    # a shape without grouped-query attention, as Llama 2 13B's (a bare 13b is a current GQA model)
+    a = from_spec(cat.models["llama-2-13b"])
     assert kv_bytes_per_token(a, "bf16") == 2 * 40 * 5120 * 2 == 819_200
     parts = serving_memory(a, "bf16", seq_len=2048, batch=1, tp=1, pp=1, prefill_chunk=8192, over=NO_OVERHEAD)
     assert float(parts["kv_cache"]) / GIB == pytest.approx(1.5625)

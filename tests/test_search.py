@@ -148,7 +148,7 @@ def _with_inventory(cat, stock: dict[str, dict[str, int]]):
 
 
 def test_plan_never_exceeds_stock(cat):
-    # 70B full fine-tune: on 16 H100 its 78.2 GiB per GPU pass the 79.6 GiB card but not the 75.6 a plan may fill
+    # 32 H100: 16 no longer hold a 70B full fine-tune (a 128k vocabulary, and 75.6 of 79.6 GiB a plan may fill)
     small = _with_inventory(cat, {"us": {"h100-80gb": 32, "a100-80gb": 8}})
     est = estimate(Request(params_b=70, method="full"), small)
     assert est.resolved.gpus <= {"h100-80gb": 32, "a100-80gb": 8}[est.resolved.gpu]
@@ -358,7 +358,7 @@ def test_stage_slots_count_the_embedding_and_loss_only_when_that_evens_the_split
 
 
 def test_pipelines_that_can_interleave_are_searched_both_ways():
-    grid = search.training_grid(generic(175), "pretrain", search.Fixed(gpus=1024, tp=8, pp=8), 1536, 8, 1024)
+    grid = search.training_grid(for_model("gpt-3-175b"), "pretrain", search.Fixed(gpus=1024, tp=8, pp=8), 1536, 8, 1024)
     assert set(grid.vpp.tolist()) == {1.0, 12.0}  # 96 layers on 8 stages, one layer a chunk
 
 

@@ -19,8 +19,65 @@ from gpuplan.estimator.tiers import best_tier
     ],
 )
 def test_tier_match(cat, method, size, plan, starter):
-    assert best_tier(cat, method, size, "plan").id == plan
-    assert best_tier(cat, method, size, "starter").id == starter
+    assert best_tier(cat, method, size, ("plan",)).id == plan
+    assert best_tier(cat, method, size, ("starter",)).id == starter
+
+
+@pytest.mark.parametrize(
+    "question, tier, exact, start_gpu",
+    [
+        # LoRA on one card: the entry plan, exactly when the card is one it lists
+        ("qwen2.5-7b lora gpu=h100 gpus=1", "plan-entry-finetune", True, "h100-80gb"),
+        ("用一张 4090 对 qwen2.5-7b 做 LoRA 微调", "plan-entry-finetune", False, "rtx-a6000-48gb"),
+        ("8张4090 LoRA 微调 Qwen2.5-14B", "plan-entry-finetune", False, "rtx-a6000-48gb"),
+        # a LoRA of a 72B on two cards: the mid-size LoRA row, not the 7B-13B entry plan
+        ("qwen2.5-72b qlora gpu=h100 gpus=2", "starter-mid-qlora", False, "h100-80gb"),
+        # full fine-tunes on 8-32 H100: the growth plan (1-2 servers of 4-8), not the one-card entry
+        ("llama-3.1-70b full gpu=h100 gpus=8 offload=cpu", "plan-growth-full-align", True, "h100-80gb"),
+        ("llama-3.1-70b 全参微调 gpu=h100 gpus=16", "plan-growth-full-align", True, "h100-80gb"),
+        ("70b full gpu=h100 gpus=32", "plan-growth-full-align", False, "h100-80gb"),
+        ("qwen2.5-14b full gpu=h100 gpus=8", "plan-growth-full-align", False, "h100-80gb"),
+        ("13b full gpu=h100 gpus=4", "starter-small-full", True, "h100-80gb"),
+        # pretraining at scale
+        ("llama-3.1-405b pretrain gpu=h100 gpus=1024", "plan-large-pretrain", True, "h100-80gb"),
+        ("预训练 7b tokens=1T gpu=h100 gpus=64", "plan-large-pretrain", False, "h100-80gb"),
+    ],
+)
+def test_the_cited_tier_is_the_one_closest_to_the_plan(question, tier, exact, start_gpu):
+    """The tier a plan cites is the one offering its own GPU type, count and servers among those
+    listing its method, then the nearest size; 'exact' only when all of them match. A 14B full
+    fine-tune on 8 H100 had cited the one-card entry plan, a 4090 LoRA an exact match of a tier
+    that lists no 4090. The starting configuration is checked on the plan's GPU where the row
+    lists it (8 x H100, not 8 x A100, for a plan on H100)."""
+    from gpuplan.bot.pipeline import answer
+
+    cited = answer(question).tier
+    assert (cited["id"], cited["exact"]) == (tier, exact)
+    assert cited["start"]["gpu"] == start_gpu
+
+
+@pytest.mark.parametrize("question", ["serve llama-3.1-70b", "qwen2.5-72b 推理 gpus=4", "70b infer"])
+def test_a_serving_plan_cites_the_deployment_section(question):
+    from gpuplan.bot.pipeline import answer
+
+    assert answer(question).tier["id"] == "train-to-deploy"
+
+
+@pytest.mark.parametrize(
+    "question, lang, said",
+    [
+        ("8张4090 LoRA 微调 Qwen2.5-14B", "zh", '与之最接近的是我们的"入门微调方案（低成本）"'),
+        ("qwen2.5-14b full gpu=h100 gpus=8", "en", 'The closest of our offerings is "Growth plan: full fine-tune'),
+        ("qwen2.5-7b lora gpu=h100 gpus=1", "en", 'This matches our "Entry fine-tuning plan (low cost)" offering'),
+        ("llama-3.1-70b 全参微调 gpu=h100 gpus=16", "zh", '对应我们的"成长型全参微调/对齐方案"'),
+    ],
+)
+def test_a_ticket_says_when_the_tier_is_only_the_closest(question, lang, said):
+    from gpuplan.bot.pipeline import answer
+    from gpuplan.bot.render import ticket
+
+    reply, _ = ticket(answer(question, lang), question)
+    assert said in reply
 
 
 def test_70b_full_start_configuration_cannot_hold_it(cat):
@@ -80,3 +137,21 @@ def test_serving_plans_link_the_deployment_section(cat):
         plan = answer(question, lang)
         assert plan.tier["kind"] == "deployment" and plan.tier["title"] == title
         assert plan.tier["url"].endswith("#train-to-deploy") and "MIG" in plan.tier["summary"]
+
+
+@pytest.mark.parametrize(
+    "question, said, not_said",
+    [
+        ("qwen2.5-14b full gpu=h100 gpus=8", "Growth plan: full fine-tune and alignment (closest match)", None),
+        ("用一张 4090 对 qwen2.5-7b 做 LoRA 微调", "入门微调方案（低成本）（最接近的方案）", None),
+        ("qwen2.5-7b lora gpu=h100 gpus=1", "Entry fine-tuning plan (low cost)", "closest match"),
+    ],
+)
+def test_a_slack_plan_says_when_the_tier_is_only_the_closest(question, said, not_said):
+    import json
+
+    from gpuplan.bot.pipeline import answer
+    from gpuplan.bot.slack import blocks
+
+    text = json.dumps(blocks.plan_message(answer(question), with_actions=False), ensure_ascii=False)
+    assert said in text and (not_said is None or not_said not in text)

@@ -153,7 +153,7 @@ def model_args(launch: Launch) -> list[str]:
         args.append(flag("--position-embedding-type", "learned_absolute"))
     else:
         args += [flag("--position-embedding-type", "rope"), flag("--rotary-base", "$ROPE_THETA")]
-    if not (spec and spec.tied):
+    if not (spec.tied if spec else a.tied):
         args.append(flag("--untie-embeddings-and-output-weights"))
     if not (spec and spec.linear_bias):
         args.append(flag("--disable-bias-linear"))
