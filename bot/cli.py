@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             _print_to_pipe(_list_gpus() if text.strip().lower() == "gpus" else _list_models())
             return EXIT_OK
         plan = answer(text, lang=args.lang)
-        files = configs.export(plan, args.config) if args.config else None
+        files = configs.export_answered(text, plan, args.config)[1] if args.config else None
         if args.ticket:
             reply, note = render.ticket(plan, text)
             output = reply + "\n" + "-" * 72 + "\n" + note

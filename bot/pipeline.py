@@ -25,12 +25,17 @@ class QuestionError(ValueError):
         super().__init__("; ".join(n.code for n in notes))
 
 
-def answer(text: str, lang: str | None = None) -> Plan:
-    """Read a question and answer it; raises QuestionError when a gpuplan setting does not read."""
+def answer(text: str, lang: str | None = None, settings: dict[str, Any] | None = None) -> Plan:
+    """Read a question and answer it; raises QuestionError when a gpuplan setting does not read.
+    `settings` are Request fields set as if the question gave them as gpuplan settings (a serving
+    export planned again with an fp8 KV cache: {"kv_cache": "fp8"})."""
     parsed = parse(text)
     lang = lang if lang in ("en", "zh") and not parsed.lang_given else parsed.lang
     if parsed.errors:
         raise QuestionError(parsed.errors, lang)
+    if settings:
+        parsed.request = parsed.request.model_copy(update=settings)
+        parsed.fixed |= set(settings)
     return answer_parsed(parsed, lang)
 
 

@@ -647,3 +647,158 @@ def test_an_uneven_interleaved_pipeline_exports_megatron_cores_layout():
     (command,) = script_commands(export(plain, "megatron")["pretrain_megatron.sh"])
     stages = command[command.index("--pipeline-model-parallel-layout") + 1].split("|")
     assert [s.count("t") for s in stages] == [4] * 13 + [3] * 3 and stages[0][0] == "E" and stages[-1][-1] == "L"
+
+
+# --- serving exports that serve ---------------------------------------------------------------------
+
+
+def _serve_command(files: dict[str, str]) -> list[str]:
+    (command,) = [c for name, text in files.items() if name.endswith(".sh") for c in script_commands(text)]
+    return command
+
+
+def _value(command: list[str], name: str) -> str | None:
+    return command[command.index(name) + 1] if name in command else None
+
+
+INT4_MODEL = "CHANGE_ME/int4-checkpoint"  # the checkpoint variable's default, substituted
+ENGINE_FLAGS = {  # the engine's flags for: sequences at once, context, fp8 KV cache value
+    "vllm": ("--max-num-seqs", "--max-model-len", "fp8"),
+    "sglang": ("--max-running-requests", "--context-length", "fp8_e4m3"),
+}
+
+
+@pytest.mark.parametrize(
+    "question, fmt, said",
+    [
+        ("llama-3.1-70b infer on 2 H100", "vllm", "{before} -> {after} sequences at once"),
+        ("llama-3.1-70b infer on 2 H100", "sglang", "{before} -> {after} sequences at once"),
+        ("用两张H100部署llama-3.1-70b推理", "vllm", "同时服务的序列从 {before} 条增至 {after} 条"),
+        ("用两张H100部署llama-3.1-70b推理", "sglang", "同时服务的序列从 {before} 条增至 {after} 条"),
+    ],
+)
+def test_a_serving_export_of_a_crowded_plan_is_planned_for_concurrency(question, fmt, said):
+    """bf16 Llama 3.1 70B fills two H100s and holds 3 sequences at full load; an fp8 KV cache alone
+    holds 7, under the 16 a serving plan is sized for, so the export takes fp8 weights too (and the
+    fp8 cache the plan counts beside them). The flags are the re-planned estimate's, and the
+    header says the trade in the question's language."""
+    from gpuplan.bot.configs import concurrency, export_for_question
+
+    asked = answer(question)
+    plan, files = export_for_question(question, fmt)
+    before, after = concurrency.held(asked), concurrency.held(plan)
+    assert before < 16 <= after and plan.estimate.resolved.precision == "fp8"
+    seqs, length, kv = ENGINE_FLAGS[fmt]
+    command = _serve_command(files)
+    assert _value(command, seqs) == str(launch_from(plan).max_num_seqs) == str(after)
+    assert _value(command, length) == str(plan.estimate.resolved.seq_len) == "4096"
+    assert _value(command, "--quantization") == "fp8" and _value(command, "--kv-cache-dtype") == kv
+    header = next(iter(files.values())).split("set -euo")[0]
+    assert said.format(before=before, after=after) in header
+    assert "kv=bf16 precision=bf16" in header  # how to get the files as first planned
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # precision fixed: the fp8 KV cache, then half the open context (15, the most it gives)
+        ("llama-3.1-70b infer on 2 H100 precision=bf16", {"--quantization": None, "--kv-cache-dtype": "fp8"}),
+        # KV cache fixed in 16 bits: fp8 weights, no fp8 cache
+        ("llama-3.1-70b infer on 2 H100 kv=bf16", {"--quantization": "fp8", "--kv-cache-dtype": None}),
+        # the context fixed: kept at 8192, fp8 weights and cache instead
+        ("llama-3.1-70b infer on 2 H100 seq=8192", {"--max-model-len": "8192", "--quantization": "fp8"}),
+        # four sequences asked: the fp8 cache's 7 are enough, the weights stay bf16
+        ("llama-3.1-70b infer on 2 H100 mbs=4", {"--quantization": None, "--kv-cache-dtype": "fp8"}),
+        ("两张H100部署llama-3.1-70b推理 kv=bf16", {"--quantization": "fp8", "--kv-cache-dtype": None}),
+    ],
+)
+def test_what_the_user_fixed_is_kept_when_the_export_is_planned_again(question, expected):
+    from gpuplan.bot.configs import export_for_question
+
+    asked = answer(question)
+    plan, files = export_for_question(question, "vllm")
+    command = _serve_command(files)
+    for field in ("precision", "kv_cache", "seq_len", "micro_batch"):
+        if getattr(asked.request, field) is not None:
+            assert getattr(plan.request, field) == getattr(asked.request, field), field
+            assert getattr(plan.estimate.resolved, field) == getattr(asked.estimate.resolved, field), field
+    for name, value in expected.items():
+        assert _value(command, name) == value, name
+    assert _value(command, "--max-num-seqs") == str(launch_from(plan).max_num_seqs)
+
+
+def test_a_fully_fixed_crowded_plan_is_exported_as_asked():
+    """Nothing left open (precision, KV cache and context all given): the files are the plan's own."""
+    from gpuplan.bot.configs import export_for_question
+
+    question = "llama-3.1-70b infer on 2 H100 precision=bf16 kv=bf16 seq=4096"
+    plan, files = export_for_question(question, "vllm")
+    assert files == export(answer(question), "vllm") and plan.estimate.resolved.precision == "bf16"
+
+
+@pytest.mark.parametrize(
+    "question, fmt, model, quantization, said",
+    [
+        # Ampere has no FP8 tensor cores: no fp8 KV cache; fp8 weights run weight-only (FP8 Marlin)
+        ("llama-3.1-70b infer on 2 A100", "vllm", "meta-llama/Llama-3.1-70B", "fp8", "weight-only on this GPU"),
+        ("用两张A100部署llama-3.1-70b推理", "sglang", "meta-llama/Llama-3.1-70B", "fp8", "只量化权重"),
+        # Volta has no FP8 kernels at all: an int4 (AWQ/GPTQ) checkpoint
+        ("qwen2.5-14b infer gpu=v100 gpus=1", "vllm", INT4_MODEL, None, "int4 weights (an AWQ or GPTQ checkpoint)"),
+        ("用一张V100部署qwen2.5-14b推理", "sglang", INT4_MODEL, None, "int4 权重（AWQ 或 GPTQ 检查点）"),
+    ],
+)
+def test_gpus_without_fp8_take_the_next_option(question, fmt, model, quantization, said):
+    from gpuplan.bot.configs import concurrency, export_for_question
+
+    plan, files = export_for_question(question, fmt)
+    command = _serve_command(files)
+    assert model in command or _value(command, "--model-path") == model
+    assert _value(command, "--quantization") == quantization and "--kv-cache-dtype" not in command
+    assert concurrency.held(plan) >= 16 and plan.estimate.resolved.kv_cache == "bf16"
+    assert said in next(iter(files.values()))
+
+
+def test_a_shorter_context_is_the_next_option_when_the_weights_are_fixed_on_an_a100():
+    """bf16 fixed on two A100s: no fp8 KV cache there, so half the open context (4 -> 9 sequences),
+    said as still under 16, with the setting that keeps 4096."""
+    from gpuplan.bot.configs import export_for_question
+
+    plan, files = export_for_question("llama-3.1-70b infer on 2 A100 precision=bf16", "vllm")
+    command = _serve_command(files)
+    assert _value(command, "--max-model-len") == "2048" and "--kv-cache-dtype" not in command
+    text = files["serve_vllm.sh"]
+    assert "still under the 16" in text and "requests longer than 2048 tokens are refused" in text
+    assert "Add seq=4096 to the question" in text
+
+
+@pytest.mark.parametrize("fmt", ["vllm", "sglang"])
+@pytest.mark.parametrize("question", ["llama-3.1-8b infer on 1 H100", "用一张H100部署llama-3.1-8b推理"])
+def test_a_plan_with_plenty_of_concurrency_is_exported_unchanged(question, fmt):
+    from gpuplan.bot.configs import export_for_question
+
+    asked = answer(question)
+    plan, files = export_for_question(question, fmt)
+    assert plan.estimate.resolved == asked.estimate.resolved and files == export(asked, fmt)
+    assert "Planned with" not in "".join(files.values()) and "为了并发" not in "".join(files.values())
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["config", "vllm", "llama-3.1-70b infer on 2 H100"],
+        ["--config", "vllm", "llama-3.1-70b infer on 2 H100"],
+        ["--json", "--config", "vllm", "llama-3.1-70b infer on 2 H100"],
+    ],
+)
+def test_both_command_line_paths_write_the_planned_again_export(capsys, argv):
+    import json
+
+    from gpuplan.bot.cli import main
+
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    listed = out.split("===== serve_vllm.sh =====")[-1]
+    script = json.loads(out)["configs"]["serve_vllm.sh"] if "--json" in argv else listed
+    command = _serve_command({"serve_vllm.sh": script})
+    assert int(_value(command, "--max-num-seqs")) >= 16 and _value(command, "--quantization") == "fp8"
+    assert "Planned with fp8 weights and an fp8 KV cache" in script

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 
 from gpuplan.bot import render
-from gpuplan.bot.configs import deepspeed, fsdp, llamafactory, megatron, serving, torchrun
+from gpuplan.bot.configs import concurrency, deepspeed, fsdp, llamafactory, megatron, serving, torchrun
 from gpuplan.bot.configs.launch import ConfigError, Launch, launch_from
 from gpuplan.bot.configs.text import Words
 from gpuplan.bot.pipeline import answer
@@ -35,7 +35,7 @@ SERVING_FORMATS = ("vllm", "sglang")
 DATA_PARALLEL_ONLY = ("deepspeed", "fsdp", "llamafactory")
 WITHOUT_MODEL_PARALLEL = "tp=1 pp=1 cp=1"
 
-__all__ = ["FORMATS", "ConfigError", "export", "export_for_question", "formats_for"]
+__all__ = ["FORMATS", "ConfigError", "export", "export_answered", "export_for_question", "formats_for"]
 
 
 def export(plan: Plan, fmt: str, note: str = "") -> dict[str, str]:
@@ -53,12 +53,13 @@ def export(plan: Plan, fmt: str, note: str = "") -> dict[str, str]:
 
 
 def export_for_question(text: str, fmt: str, lang: str | None = None) -> tuple[Plan, dict[str, str]]:
-    """`gpuplan config FORMAT question`: the plan and its files. A data-parallel format asked of
+    """`gpuplan config FORMAT question`: the plan and its files. A serving plan that holds too few
+    sequences is planned again for concurrency (export_answered). A data-parallel format asked of
     a plan whose open layout splits the model is planned again without model parallelism (the
     files say so), when that plan fits; a layout the user fixed is never changed."""
     plan = answer(text, lang=lang)
     try:
-        return plan, export(plan, fmt)
+        return export_answered(text, plan, fmt)
     except ConfigError as exc:
         request = plan.request
         fixed = any(v is not None for v in (request.tp, request.pp, request.cp))
@@ -69,6 +70,19 @@ def export_for_question(text: str, fmt: str, lang: str | None = None) -> tuple[P
             raise
         note = Note(code="config_replanned", params={"format": fmt, "layout": exc.params.get("layout", "")})
         return again, export(again, fmt, note=render.message(note, again.lang))
+
+
+def export_answered(text: str, plan: Plan, fmt: str) -> tuple[Plan, dict[str, str]]:
+    """The files of `fmt` for a question already answered (`plan`): a serving plan that holds too
+    few sequences at full load is planned again first (concurrency.replan), the files saying the
+    trade; any other plan is written as it is."""
+    replanned = concurrency.replan(text, plan) if fmt in SERVING_FORMATS else None
+    if replanned is not None:
+        try:
+            return replanned.plan, export(replanned.plan, fmt, note=replanned.note)
+        except ConfigError:  # a layout this engine cannot launch: the plan as asked, as before
+            pass
+    return plan, export(plan, fmt)
 
 
 def formats_for(plan: Plan) -> list[str]:

@@ -58,7 +58,11 @@ def _model(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]
 
 def _quantization(launch: Launch, kv_fp8: str) -> list[str]:
     """FP8 asked of a checkpoint published in 16 bits is quantized at load time; a plan that
-    counts an fp8 KV cache (fp8 weights, or kv=fp8) asks the engine for one."""
+    counts an fp8 KV cache (fp8 weights, or kv=fp8) asks the engine for one. `--quantization fp8`
+    on a 16-bit checkpoint: vLLM docs (features/quantization/fp8, online dynamic quantization) and
+    SGLang's server arguments; `--kv-cache-dtype`: vLLM's {auto,fp8,fp8_e5m2,fp8_e4m3} (fp8 is E4M3
+    on CUDA, features/quantization/quantized_kvcache), SGLang's fp8_e4m3 or fp8_e5m2 (E4M3 the more
+    precise, advanced_features/quantized_kv_cache)."""
     published = launch.spec.weights_dtype if launch.spec else "bf16"
     args = [flag("--quantization", "fp8")] if launch.precision == "fp8" and published != "fp8" else []
     kv_fp8_planned = launch.kv_cache == "fp8" or (launch.kv_cache is None and launch.precision == "fp8")
@@ -91,6 +95,7 @@ def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
         flag("--tensor-parallel-size", launch.tp),
         flag("--pipeline-parallel-size", launch.pp),
         *_vllm_nodes(launch, where),
+        # the context and the sequences scheduled at once (vLLM engine arguments: --max-model-len, --max-num-seqs)
         flag("--max-model-len", launch.seq_len),
         flag("--max-num-seqs", vllm_max_num_seqs(launch)),
         flag("--gpu-memory-utilization", launch.memory_fraction),
@@ -178,6 +183,7 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
     if where.per_node > 1 and launch.ep == 1:
         command.append(flag("--dp-size", where.per_node))
     command += [
+        # SGLang server arguments: the context (--context-length) and the requests run at once (--max-running-requests)
         flag("--context-length", launch.seq_len),
         flag("--max-running-requests", launch.max_num_seqs),
         flag("--mem-fraction-static", launch.memory_fraction),
