@@ -229,6 +229,7 @@ COMPLAINT_FIELDS = {
     "pp_over_layers": ("pp",),
     "seq_over_limit": ("seq_len",),
     "lora_rank_too_big": ("lora_rank",),
+    "tokens_below_a_sequence": ("train_tokens",),
     "too_many_per_node": ("nodes",),
     "gpus_nodes_mismatch": ("nodes",),
     "no_gpu_with_memory": ("gpu_memory_gib",),
@@ -298,7 +299,7 @@ GPU_CHOICE_RULE = "gpu_choice_a100_h100"
 def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: dict[str, Any]) -> Plan:
     """Estimate each option the question compares; the main plan is the cheapest that fits, or of
     setups with their own counts the first that fits."""
-    kind, options = parsed.compare["kind"], parsed.compare["options"]
+    kind, options = parsed.compare["kind"], list(dict.fromkeys(parsed.compare["options"]))  # each option once
     # "3090或4090能跑吗": a plan for each option, answered as a plan; "A100 vs H100" is a comparison
     label = "plan" if parsed.intent == "plan" and not parsed.compare_direct else "compare"
     plans: list[tuple[Any, Plan]] = []

@@ -135,6 +135,10 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
         bad.append(Note(code="ep_not_dividing_experts", params=params))
     if req.pp and req.pp > arch.layers:
         bad.append(Note(code="pp_over_layers", params={"pp": req.pp, "layers": arch.layers, "model": arch.name}))
+    if ctx.method != "infer" and req.train_tokens is not None and req.train_tokens < seq:
+        # a training set smaller than one sequence is a misreading (a version number, a count of
+        # something else), not a job: refused as a setting, dropped as a reading of the text
+        bad.append(Note(code="tokens_below_a_sequence", params={"tokens": req.train_tokens, "seq": seq}))
     if req.lora_rank and req.lora_rank > arch.hidden:
         bad.append(Note(code="lora_rank_too_big", params={"rank": req.lora_rank, "hidden": arch.hidden}))
     if gpu and req.nodes and req.gpus and req.gpus // req.nodes > max(gpu.gpus_per_node, MAX_GPUS_PER_NODE):
