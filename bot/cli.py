@@ -110,12 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             output = reply + "\n" + "-" * 72 + "\n" + note
         elif args.json:
             output = json.dumps(plan_json(plan, configs=files), ensure_ascii=not _utf8(sys.stdout), indent=2)
-        elif plan.intent == "help":
-            output = render.help_text(plan.lang)
-        elif plan.estimate is None:
-            output = render.short_answer(plan)
         else:
-            output = render.plan_text(plan, details=args.details)
+            output = render.text_answer(plan, details=args.details)
         if files is not None and not args.json:
             output += "\n\n" + config_cli.listing(files)
     except QuestionError as exc:

@@ -45,6 +45,8 @@ def _trim(value: float) -> str:
 def usd(value: float) -> str:
     if value is None or not math.isfinite(value):
         return "-"
+    if 0 < value < 0.005:  # a few seconds of one GPU: never "$0.00"
+        return "<$0.01"
     if abs(value) >= 100:
         return f"${value:,.0f}"
     return f"${value:,.2f}"
@@ -80,7 +82,7 @@ def duration(days: float, lang: str = "en") -> str:
     seconds = days * 86400
     if seconds < 59.5:
         return _count(f"{seconds:.0f}", "second", "秒", lang)
-    if seconds < 3600:
+    if seconds < 3570:  # 59.5 minutes and more read as an hour
         minutes = seconds / 60
         return _count(_trim(round(minutes, 1)) if minutes < 10 else f"{minutes:.0f}", "minute", "分钟", lang)
     if days < 2:
@@ -254,6 +256,15 @@ def help_text(lang: str) -> str:
     return render("help.txt.j2", lang, examples=examples(lang))
 
 
+def text_answer(plan: Plan, details: bool = False) -> str:
+    """The answer for a terminal, whatever its kind: help, an answer without figures, or a plan."""
+    if plan.intent == "help":
+        return help_text(plan.lang)
+    if plan.estimate is None:
+        return short_answer(plan, details=details)
+    return plan_text(plan, details=details)
+
+
 def plan_text(plan: Plan, details: bool = False) -> str:
     """The plan for a terminal: the headline, then one screen of what supports it; `details` adds
     every assumption, the data pipeline, storage, network, tiers and the whole diagnosis."""
@@ -305,13 +316,16 @@ def diagnoses_shown(plan: Plan) -> tuple[list[dict[str, Any]], list[str]]:
 SAID_BY_VERDICT = {
     "does_not_fit": ("does_not_fit", "does_not_fit_engine", "fits_with_more_gpus", "fits_with_offload", "short_memory"),
     "infeasible": ("short_deadline", "short_budget", "short_deadline_and_budget"),
-    "diagnosis": ("does_not_fit", "does_not_fit_engine", "fits_with_more_gpus", "fits_with_offload"),
+    "diagnosis": ("does_not_fit", "does_not_fit_engine", "fits_with_more_gpus", "fits_with_offload", "short_memory"),
 }
+NETWORK_WARNINGS = ("comm_bound",)  # what the network line says already
 
 
 def said_elsewhere_dropped(plan: Plan) -> list[Note]:
     """The warnings worth a line of their own: not what the headline says, each once."""
     said = SAID_BY_VERDICT.get(plan.verdict.kind if plan.verdict else "", ())
+    if network_line(plan):
+        said = (*said, *NETWORK_WARNINGS)
     seen: set[str] = set()
     out = []
     for w in plan.estimate.warnings:
@@ -343,7 +357,7 @@ KEY_ASSUMPTIONS = (
 )
 # reading notes that change nothing in the figures
 ROUTINE_NOTES = ("framework_noted", "out_of_scope")
-MOST_NOTES = 4
+MOST_NOTES = 3
 
 
 def key_notes(plan: Plan, most: int = MOST_NOTES) -> tuple[list[str], int]:
@@ -392,6 +406,8 @@ def answer_options(plan: Plan) -> dict[str, Any]:
         rows = [remedy_text(r, lang) for r in v.remedies[shown:]]
         return {"options": rows, "options_title": label("ui", "other_fixes", lang)}
     if v is not None and v.kind in ("does_not_fit", "diagnosis"):
+        return {"options": [], "options_title": ""}
+    if plan.footprint and v is not None and v.asked == "memory":  # the least memory per method is the answer's
         return {"options": [], "options_title": ""}
     rows = [
         message(Note(code="row.alternative", params={**a.model_dump(), "card": card(a.gpu_name)}), lang)
@@ -549,7 +565,9 @@ def _headline_context(plan: Plan) -> dict[str, Any]:
     ctx: dict[str, Any] = dict(v)
     ctx.update(card=card(v.gpu_name), fixes=[remedy_text(r, lang) for r in v.remedies or []])
     ctx["bounded"] = v.bounded or []
-    if v.model_name is not None and v.method is not None:
+    if v.kind == "choice" and (v.pick in METHODS or (v.other or "").split(" / ")[0] in METHODS):
+        ctx["job"] = model_text(v.model_name or "", bool(v.generic), lang)  # the methods are the options
+    elif v.model_name is not None and v.method is not None:
         ctx["job"] = job_text(v.method, v.model_name, bool(v.generic), lang)
     else:
         ctx["job"] = ""
@@ -561,8 +579,12 @@ def _headline_context(plan: Plan) -> dict[str, Any]:
 
 def job_text(method: str, model_name: str, generic: bool, lang: str) -> str:
     """'a full fine-tune of Qwen2.5 7B', '部署推理 Llama 3 70B', 'pretraining a 3B model'."""
-    model = message(Note(code="model_generic", params={"size": model_name}), lang) if generic else model_name
-    return message(Note(code=f"job.{method}", params={"model": model}), lang)
+    return message(Note(code=f"job.{method}", params={"model": model_text(model_name, generic, lang)}), lang)
+
+
+def model_text(model_name: str, generic: bool, lang: str) -> str:
+    """'Qwen2.5 7B', or a bare size as a model: 'a 70B model' / '70B 模型'."""
+    return message(Note(code="model_generic", params={"size": model_name}), lang) if generic else model_name
 
 
 def remedy_text(remedy: Any, lang: str) -> str:
@@ -630,22 +652,30 @@ def notes_text(notes: list[Note], lang: str) -> list[str]:
     return [message(n, lang) for n in notes]
 
 
-def short_answer(plan: Plan) -> str:
+def short_answer(plan: Plan, details: bool = False) -> str:
     """An answer without figures, headline first: the largest model or a price with its rows, the
-    diagnoses of a symptom, a question back, what was not understood; nothing the headline said."""
+    leading diagnosis of a symptom (the others named), a question back, the reading's notes, what
+    was not understood; nothing the headline said, nothing twice. `details` tells every diagnosis
+    and every note."""
     lang = plan.lang
     said = {"out_of_scope", "price_line"}
-    lines = [headline(plan)]
     body = notes_text([n for n in plan.findings if n.code not in said], lang)
     if plan.verdict is None or plan.verdict.reason != "clarify":
         body += notes_text(plan.clarify, lang)
-    for d in diagnoses(plan):
+    told, titled = diagnoses_shown(plan)
+    if details or not told:
+        told, titled = diagnoses(plan), []
+    for d in told:
         body += ["", d["title"], d["answer"]] + [f"  - {check}" for check in d["checks"]]
-    if plan.diagnoses:
-        body.append("")
-    body += notes_text([n for n in plan.notes if n.code not in said], lang)
+    if titled:
+        body.append(message(Note(code="also_worth_a_look", params={"titles": titled}), lang))
+    notes = _unique([n for n in plan.notes if n.code not in said and n.code not in ROUTINE_NOTES])
+    shown = notes if details else notes[:MOST_NOTES]
+    body += [""] * bool(told and shown) + notes_text(shown, lang)
+    if len(notes) > len(shown):
+        body.append(message(Note(code="more_in_details", params={"count": len(notes) - len(shown)}), lang))
     if plan.not_understood:
         body.append(message(Note(code="not_understood", params={"words": plan.not_understood}), lang))
-    if any(line.strip() for line in body):
-        lines += [""] + body
-    return "\n".join(lines).rstrip()
+    while body and not body[0].strip():
+        body.pop(0)
+    return "\n".join([headline(plan), *([""] + body if body else [])]).rstrip()

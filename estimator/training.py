@@ -274,6 +274,7 @@ def _state_choices(ctx: Context, pick: Pick, fixed: search.Fixed, zero: int, gbs
             micro_batch=int(grid.micro_batch[i]),
             fields=open_fields,
             objective=pick.objective,
+            fits=bool(pick.scored.fits[pick.t, i]),
         )
     if pick.scored.explicit_gpus:
         stock_warning(ctx, pick.gpu, int(grid.gpus[i]), req.region)
@@ -546,9 +547,10 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         owned=ctx.req.fabric is not None,
         arch=ctx.arch,
     )
-    waiting = report.assumed_comm_fraction if report.assumed_comm_fraction is not None else report.comm_fraction
+    # "even on the best fabric": the least any fabric offered leaves waiting, not the assumed one's
+    waiting = min((o.comm_fraction for o in report.options), default=report.comm_fraction)
     if waiting > 0.3:
-        ctx.warn("comm_bound", fraction=waiting, fabric=report.assumed_fabric or report.fabric)
+        ctx.warn("comm_bound", fraction=waiting, fabric=report.fabric)
     return report
 
 

@@ -25,7 +25,11 @@ CASES = [
     ("4张4090能跑qwen2.5-14b推理吗", "fits", [r"^可以", r"4 张 RTX 4090 24GB"]),
     ("单张A100 80G能全参微调Qwen2.5-7B吗", "does_not_fit", [r"^不行", r"每卡需要约 [\d.]+ GiB", r"要装下，可以"]),
     ("can I full fine-tune llama-3-8b on one 4090?", "does_not_fit", [r"^No:", r"to fit, "]),
-    ("llama-3-70b on 2 4090 for inference, will it fit?", "does_not_fit", [r"^No:", r"to fit, serve with .*int4 weights"]),
+    (
+        "llama-3-70b on 2 4090 for inference, will it fit?",
+        "does_not_fit",
+        [r"^No:", r"to fit, serve with .*int4 weights"],
+    ),
     # how long / how much: the figure, or the rate and a question back when the data size is not given
     ("8张4090 LoRA 微调 Qwen2.5-14B，5万条数据，要多久", "duration", [r"^约 [\d.]+ (小时|天)", r"3.07亿 token"]),
     ("how long to full fine-tune llama-3-8b on 8 H100?", "duration", [r"per 100M training tokens", r"how much data"]),
