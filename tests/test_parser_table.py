@@ -231,6 +231,18 @@ EN = [
     ),
     ("20k samples, 3000 tokens on average, llama 8b full", dict(samples=20_000, sample_tokens=3000)),
     ("20k examples, each sample about 1200 tokens, 8b lora", dict(samples=20_000, sample_tokens=1200)),
+    # beside a count of samples, a token count too small for a dataset (or said per sample) is each sample's
+    # length, never the run's total; a total said so, or too large for one sample, stays a total
+    (
+        "how long to qlora qwen2.5-32b on one H100 with 20k samples of 2k tokens?",
+        dict(samples=20_000, sample_tokens=2048, train_tokens=None),
+    ),
+    ("lora mixtral 8x7b on 8 H100, 50k samples of 2k tokens each", dict(samples=50_000, sample_tokens=2048)),
+    ("10k examples, 4k tokens each, llama 8b lora", dict(samples=10_000, sample_tokens=4096, train_tokens=None)),
+    ("1M conversations of ~1,500 tokens, llama 8b full", dict(samples=1_000_000, sample_tokens=1500, seq_len=None)),
+    ("20k samples of 2k tokens with 4k context, llama 8b lora", dict(sample_tokens=2048, seq_len=4096)),
+    ("50k samples, 80k tokens in total, 7b lora", dict(samples=50_000, sample_tokens=None, train_tokens=80_000)),
+    ("pretrain 1b on 300B tokens, about 100M documents", dict(sample_tokens=None, train_tokens=300 * B)),
     ("prompts of 1500 tokens, llama 8b inference", dict(seq_len=1500, train_tokens=None)),
     # the servers' RAM is not a GPU's memory, and "GPU RAM" is not the servers'
     ("GPU RAM 24GB enough for 7b lora?", dict(gpu_memory_gib=24, host_ram_gib=None)),
@@ -997,6 +1009,14 @@ ZH = [
     ("节点之间是 100G 以太网，训练 70b 很慢", dict(fabric="eth-100")),
     ("5万条数据，平均每条800个token，qwen 7b lora", dict(samples=50_000, sample_tokens=800)),
     ("glm-4-9b 微调 lora，数据 5000 条，每条大约 500 token", dict(samples=5000, sample_tokens=500, train_tokens=None)),
+    # 有样本条数时，每条的 token 数是样本长度，不是总 token 数；写明"总共"或一条装不下的才是总数
+    ("2万条样本，每条2k token，qwen 7b lora", dict(samples=20_000, sample_tokens=2048, train_tokens=None)),
+    ("3万条对话，每条2k token 左右，qwen 7b lora", dict(samples=30_000, sample_tokens=2048, train_tokens=None)),
+    ("5万条数据，每条约2048个token，qwen 7b 全参微调", dict(samples=50_000, sample_tokens=2048)),
+    ("10万条 平均长度1500 token 的数据，qwen 7b lora", dict(samples=100_000, sample_tokens=1500)),
+    ("5万条数据，总共8万token，7b lora", dict(samples=50_000, sample_tokens=None, train_tokens=80_000)),
+    ("预训练 7b，1.4万亿token，共1亿条文档", dict(sample_tokens=None, train_tokens=1.4 * T)),
+    ("2万条数据，2k上下文，qwen 7b lora", dict(samples=20_000, seq_len=2048, sample_tokens=None)),
     (
         "用 zero3 offload 在 8 张 3090 上全参微调 qwen2.5-14b，内存 256G 够吗",
         dict(host_ram_gib=256, gpu_memory_gib=None),

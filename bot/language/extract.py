@@ -391,6 +391,8 @@ UNSTATED_SPEED = {"ib": "ib-hdr200", "roce": "roce-200"}
 # fewer tokens than this, written as a bare number, are a length, never a training set (not sourced:
 # the smallest fine-tuning sets people plan for are thousands of samples of hundreds of tokens)
 SHORTEST_DATASET_TOKENS = 100_000
+# more tokens than this are no one sample's length (Llama 4 Scout's 10M-token context, the longest published)
+LONGEST_SAMPLE_TOKENS = 10_000_000
 # GPUs one server usually holds (NVIDIA HGX/DGX boards carry 8)
 USUAL_GPUS_PER_SERVER = 8
 
@@ -407,26 +409,68 @@ _CONTEXT_AFTER = re.compile(r"\s*(?:context|window|ctx|上下文|窗口|长度|l
 _PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
 
 
-def token_count_kind(value: float, multiplied: bool, before: str, after: str) -> str | None:
+def token_count_kind(
+    value: float, multiplied: bool, before: str, after: str, beside_samples: bool = False
+) -> str | None:
     """What "N tokens" counts, from the words around it: nothing for a rate ("2000 tokens/s"), a
     sequence length ("128k token context", "2048 tokens each", "prompts of 1500 tokens": no dataset
-    is that small), a sample's average length ("samples averaging 1500 tokens"), else the training
-    tokens ("2T tokens", "training data is 50000 tokens")."""
+    is that small), a sample's length ("samples averaging 1500 tokens"; "20k samples of 2k tokens"
+    when a count of samples stands in its sentence), else the training tokens ("2T tokens",
+    "training data is 50000 tokens")."""
     if _RATE.match(after):
         return None
     if _CONTEXT_AFTER.match(after) or (
         value <= 1_048_576 and _LONGEST_BEFORE.search(before) and not _DATA_AFTER.match(after)
     ):
         return "seq_len"
+    if _sample_length(value, before, after, beside_samples):
+        return "sample_tokens"
     if multiplied:
         return "train_tokens"
-    if 16 <= value <= 10_000_000 and (_AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after)):
-        return "sample_tokens"
     if 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
         return "seq_len"
     if 16 <= value < SHORTEST_DATASET_TOKENS and not _DATA_BEFORE.search(before):
         return "seq_len"
     return "train_tokens"
+
+
+def _sample_length(value: float, before: str, after: str, beside_samples: bool) -> bool:
+    """Whether "N tokens" is each sample's length: said to be an average or each one's ("averaging
+    1500 tokens", "每条2k token"), or written beside a count of samples ("20k samples of 2k tokens",
+    "10k examples, 4k tokens each") when too few tokens for a dataset or said per sample; never when
+    the words make it a total ("80k tokens in total") or no sample is that long."""
+    of_samples, total_before, total_after = _sample_length_words()
+    if not 16 <= value <= LONGEST_SAMPLE_TOKENS or total_before.search(before) or total_after.match(after):
+        return False
+    if _AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after):
+        return True
+    per_sample = of_samples.search(before) or _PER_ITEM.match(after)
+    return beside_samples and (value < SHORTEST_DATASET_TOKENS or bool(per_sample))
+
+
+@functools.cache
+def _samples_counted() -> re.Pattern:
+    """A count of samples, the number in groups 1 and 2: "20k samples", "1M conversations", "2万条样本"."""
+    return re.compile(
+        NUM
+        + r"\s*"
+        + values.multiplier_pattern()
+        + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:"
+        + vocabulary().sample_nouns
+        + ")"
+    )
+
+
+@functools.cache
+def _sample_length_words() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """(samples "of" a length before it, a total's words before a token count, and after it)."""
+    voc = vocabulary()
+    total = voc.token_total.pattern
+    return (
+        re.compile(rf"(?:{voc.sample_nouns})\s+(?:of|with)\s*(?:about|around|roughly|approximately|~)?\s*~?\s*$"),
+        re.compile(rf"(?:{total})\s*(?:of|is|was|:|：|约|大约|有|是|为)?\s*(?:about|around|~)?\s*$"),
+        re.compile(rf"\s*(?:{total})"),
+    )
 
 
 # before a token count: the top of a range or a bound ("16-32k tokens", "up to 32k tokens", "最长32k token"),
@@ -449,6 +493,17 @@ def _asked_over(text: str, asked: tuple[int, int], other: tuple[int, int]) -> bo
     """A count in the sentence that asks, against one in a statement that is no more the user's own
     ("One H100 will oom ... How to use two H100?"; not "我有4个gpu ... 应该选择多卡还是单卡？")."""
     return _in_question(text, asked) and not _in_question(text, other) and owner(text, asked) >= owner(text, other)
+
+
+# where a sentence ends, for what a sentence holds: not a decimal point ("qwen2.5", "1.5k samples")
+_SENTENCE_BREAK = re.compile(r"[!?。！？\n]|\.(?!\d)")
+
+
+def _sentence(text: str, span: tuple[int, int]) -> str:
+    """The sentence the words at `span` stand in."""
+    start = max((m.end() for m in _SENTENCE_BREAK.finditer(text, 0, span[0])), default=0)
+    end = _SENTENCE_BREAK.search(text, span[1])
+    return text[start : end.start() if end else len(text)]
 
 
 def _in_question(text: str, span: tuple[int, int]) -> bool:
@@ -1370,8 +1425,9 @@ class Reader:
                 continue
             before = self.scan.original[max(0, match.start() - 24) : match.start()]
             after = self.scan.text[match.end() : match.end() + 24]
-            field = token_count_kind(value, bool(match.group(2)), before, after)
-            if field == "seq_len" and match.group(2):  # "128k token context": 128 x 1024
+            beside_samples = bool(_samples_counted().search(_sentence(self.scan.original, match.span())))
+            field = token_count_kind(value, bool(match.group(2)), before, after, beside_samples)
+            if field in ("seq_len", "sample_tokens") and match.group(2):  # "128k token context": 128 x 1024
                 with contextlib.suppress(ValueError):  # a length beyond what values.length reads: not one
                     value = values.length(match.group(1) + match.group(2))
             if field:
@@ -1380,15 +1436,7 @@ class Reader:
     def dataset(self) -> None:
         if not self.voc.triggers["dataset"].search(self.scan.text):
             return
-        samples = (
-            NUM
-            + r"\s*"
-            + values.multiplier_pattern()
-            + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:samples?|examples?|"
-            r"instructions?|conversations?|dialogues?|pairs?|prompts?|rows|records|tickets?|documents?|docs|"
-            r"questions?|articles?|条(?:数据|样本|对话|指令|语料|工单)?|个样本|组(?:对话|数据)|对数据)"
-        )
-        for match in self.scan.finditer(samples):
+        for match in self.scan.finditer(_samples_counted()):
             try:
                 self.set(
                     "samples", int(values.quantity(match.group(1) + (match.group(2) or ""))), self.scan.take(match)
