@@ -572,6 +572,32 @@ def _rx(pattern: str) -> re.Pattern:
     return re.compile(literal_first(pattern))
 
 
+# the units of a duration (values.duration_days reads them)
+_DURATION_UNITS = r"(days?|weeks?|wks?|months?|hours?|hrs?|天|周|星期|个星期|个月|月|小时|个小时|日)"
+
+
+@functools.cache
+def _deadline_patterns() -> tuple[re.Pattern, ...]:
+    """A duration with the words that make it the time one has, before it or after it (the lexicon's
+    deadline words), rented ("租8张H100两周"), or followed by what is to be done in it ("10 days to
+    pretrain", last); the count and unit in groups 1 and 2."""
+    words = vocabulary().deadline
+    duration = NUM + r"\s*" + _DURATION_UNITS
+    return (
+        _rx(rf"(?:{words['before']})\s*" + duration),
+        _rx(duration + rf"\s*(?:{words['after']})"),
+        _rx(r"(?:租|租用|包|用)[^。？?!！\n]{0,12}?" + duration),  # the time rented
+        _rx(duration + rf"\s*(?:{words['to_do']})"),  # the time to do it in, when one has it (last: _time_had)
+    )
+
+
+@functools.cache
+def _not_deadline_words() -> tuple[re.Pattern, re.Pattern]:
+    """(words that end right before a duration spent, words right after a duration that is no deadline)."""
+    words = vocabulary().deadline
+    return re.compile(rf"(?:{words['not_before']})\s*$"), re.compile(rf"\s*(?:{words['not_after']})")
+
+
 # a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
 # checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
 _QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
@@ -1758,20 +1784,15 @@ class Reader:
             self.notes.append(Note(code="batch_read_as", params={"words": words, "field": name, "value": value}))
 
     def schedule(self) -> None:
+        """The deadline: a duration said to be the time one has ("within two weeks", "we have 10 days",
+        "10 days to pretrain", "10天之内要训完", "时间只有一周", "租8张H100两周"), not time spent."""
         if not self.voc.triggers["schedule"].search(self.scan.text):
             return
-        units = r"(days?|weeks?|wks?|months?|hours?|hrs?|天|周|星期|个星期|个月|月|小时|个小时|日)"
-        en = (
-            r"(?:in|within|under|less than|no more than|by|for|at most|deadline(?: of| is)?|in about)\s*"
-            + NUM
-            + r"\s*"
-            + units
-        )
-        zh = NUM + r"\s*" + units + r"\s*(?:内|以内|之内|完成|搞定|训完|跑完|结束)"
-        zh_before = r"(?:期限|工期|时限|deadline)\s*(?:是|为|:)?\s*" + NUM + r"\s*" + units
-        rent = r"(?:租|租用|包|用)[^。？?!！\n]{0,12}?" + NUM + r"\s*" + units  # "租8张H100两周": the time rented
-        for pattern in (en, zh, zh_before, rent):
+        *said, to_do = _deadline_patterns()
+        for pattern in (*said, to_do):
             for match in self.scan.finditer(pattern):
+                if self._time_spent(match) or (pattern is to_do and not self._time_had(match)):
+                    continue
                 try:
                     count = count_value(match.group(1))
                     days = values.duration_days(f"{count}{match.group(2)}")
@@ -1781,6 +1802,26 @@ class Reader:
         for match in self.scan.finditer(r"(?:this|next|one|a|一个)\s*(week|month|周|月)(?:\s*内)?"):
             words = self.scan.take(match)
             self.set("deadline_days", 7.0 if match.group(1) in ("week", "周") else 30.0, words)
+
+    def _time_had(self, match: re.Match) -> bool:
+        """Whether a duration followed by what is to be done in it is the time the user has: its clause
+        says so before it ("we have $30k and 10 days to pretrain") or opens with it ("3 months to train")."""
+        text = self.scan.original
+        before = text[max((m.end() for m in _CLAUSE_END.finditer(text, 0, match.start())), default=0) : match.start()]
+        has = _rx(self.voc.deadline["has"])
+        return not before.strip(" ~(") or bool(has.search(before))
+
+    def _time_spent(self, match: re.Match) -> bool:
+        """Whether the duration of a deadline pattern's match is time spent or a span of something else
+        ("took 10 days to train", "ran for 10 days", "用了3天", "8 hours per day", "10 days of serving")."""
+        not_before, not_after = _not_deadline_words()
+        text = self.scan.original
+        start = min(match.start(), match.start(1))
+        return bool(
+            not_before.search(text, max(0, start - 24), start)
+            or not_before.search(text, max(0, match.start(1) - 24), match.start(1))
+            or not_after.match(text, match.end(2))
+        )
 
     def budget(self) -> None:
         if not self.voc.triggers["budget"].search(self.scan.text):
