@@ -265,12 +265,13 @@ def test_parallel_sizes_the_user_writes_win_over_the_pasted_stack():
 )
 def test_the_hf_trainer_under_deepspeed_is_planned_with_zero_alone(question, said):
     """Llama 2 70B on the 8 GPUs the launcher names: ZeRO-3 with no tensor parallelism, which does not
-    fit in 80 GB without offload."""
+    fit in 80 GB without offload; the tier's configuration that holds it splits no layer either."""
     data = plan_json(answer(question))
     request = data["request"]
     assert (request["gpus"], request["zero"], request["tp"], request["pp"]) == (8, 3, 1, 1)
     assert any(said in line for line in data["read"])
     assert not data["memory"]["fits"] and any(a["offload"] == "cpu" for a in data["alternatives"])
+    assert data["tier"]["start"]["needed"]["tp"] == 1
 
 
 def test_the_text_wins_over_the_paste_and_says_so():
