@@ -137,15 +137,18 @@ def _start_row(cat: Catalog, tier: Tier, gpu_id: str, gpus: int, fits: bool, per
 
 
 def _starting_request(request: Request, est: Estimate, gpu_id: str, gpus: int) -> Request:
-    """The request on the starting configuration, every layout and goal choice left open."""
+    """The request on the starting configuration, every layout and goal choice left open but one:
+    a job that splits no model (tp = pp = 1, a data-parallel-only stack such as the HF Trainer
+    under DeepSpeed) cannot split it on the tier's GPUs either."""
     r = est.resolved
+    unsplit = 1 if request.tp == 1 and request.pp == 1 else None
     return request.model_copy(
         update={
             "gpu": gpu_id,
             "gpus": gpus,
             "nodes": None,
-            "tp": None,
-            "pp": None,
+            "tp": unsplit,
+            "pp": unsplit,
             "zero": None,
             "offload": None,
             "deadline_days": None,

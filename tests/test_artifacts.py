@@ -196,6 +196,84 @@ def test_a_setting_said_not_to_be_used_is_not_read(text):
     assert parsed.request.method == "lora" and parsed.request.ckpt is None
 
 
+# a pasted training stack that runs data parallel only (ZeRO / FSDP sharding) plans no tensor or pipeline
+# parallelism, read from the paste and said; a model-parallel stack, a server or a parallel size keeps its own
+HF_DEEPSPEED_70B = (
+    "deepspeed --num_gpus 8 train.py --model_name_or_path meta-llama/Llama-2-70b-hf --deepspeed ds_z3.json "
+    "--per_device_train_batch_size 1"
+)
+DATA_PARALLEL_STACKS = [
+    (HF_DEEPSPEED_70B, "hf_trainer", "deepspeed"),
+    (DEEPSPEED, "hf_trainer", "deepspeed"),
+    (HF_FSDP, "hf_trainer", "fsdp"),
+    (LLAMAFACTORY, "llamafactory", None),
+    ("llamafactory-cli train examples/train_full/llama3_full_sft.yaml", "llamafactory", None),
+    (AXOLOTL, "axolotl", None),
+    ("accelerate launch -m axolotl.cli.train config.yml", "axolotl", None),
+    ("trl sft --model_name_or_path Qwen/Qwen2.5-7B --per_device_train_batch_size 2", "trl", None),
+    (SWIFT + " --deepspeed zero3", "swift", "deepspeed"),
+]
+MODEL_PARALLEL_PASTES = [
+    ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1", 2),
+    (
+        "deepspeed pretrain_gpt.py --deepspeed --deepspeed_config ds.json --micro-batch-size 1",
+        None,
+    ),
+    ("megatron sft --model Qwen/Qwen2.5-7B --train_type full --tensor_model_parallel_size 2", 2),
+    ("python megatron_gpt_finetuning.py trainer.devices=8 model.tensor_model_parallel_size=4", 4),
+    (VLLM, 4),
+    (
+        "torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-2-70b-hf --fsdp full_shard "
+        "--tp_size 2",
+        2,
+    ),
+    (HF_ARGS, None),  # one process, no sharding: nothing said about a layout
+    ("swift sft --model Qwen/Qwen2.5-32B --train_type full --device_map auto", None),  # layers spread over GPUs
+]
+
+
+@pytest.mark.parametrize("lang, wrap", WRAPS.items())
+@pytest.mark.parametrize("artifact, stack, sharding", DATA_PARALLEL_STACKS)
+def test_a_data_parallel_only_stack_plans_no_model_parallelism(lang, wrap, artifact, stack, sharding):
+    parsed = parse(wrap.format(artifact=artifact))
+    assert not parsed.errors and not parsed.fixed & {"tp", "pp"}  # read from the paste, not a setting
+    assert (parsed.request.tp, parsed.request.pp) == (1, 1)
+    said = [n.params for n in parsed.read if n.code == "data_parallel_stack"]
+    assert said == [{"stack": stack, "sharding": sharding}]
+
+
+@pytest.mark.parametrize("lang, wrap", WRAPS.items())
+@pytest.mark.parametrize("artifact, tp", MODEL_PARALLEL_PASTES)
+def test_a_model_parallel_paste_keeps_its_own_layout(lang, wrap, artifact, tp):
+    parsed = parse(wrap.format(artifact=artifact))
+    assert parsed.request.tp == tp
+    assert "data_parallel_stack" not in [n.code for n in parsed.read]
+
+
+def test_parallel_sizes_the_user_writes_win_over_the_pasted_stack():
+    parsed = parse("70b full with tensor parallel 8?\n" + HF_FSDP)
+    assert parsed.request.tp == 8
+    assert "data_parallel_stack" not in [n.code for n in parsed.read]
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        ("GPU util 30%\n" + HF_DEEPSPEED_70B, "Hugging Face Trainer script under DeepSpeed"),
+        ("GPU利用率只有30%\n" + HF_DEEPSPEED_70B, "基于 Hugging Face Trainer 的训练脚本 配合 DeepSpeed"),
+    ],
+)
+def test_the_hf_trainer_under_deepspeed_is_planned_with_zero_alone(question, said):
+    """Llama 2 70B on the 8 GPUs the launcher names: ZeRO-3 with no tensor parallelism, which does not
+    fit in 80 GB without offload; the tier's configuration that holds it splits no layer either."""
+    data = plan_json(answer(question))
+    request = data["request"]
+    assert (request["gpus"], request["zero"], request["tp"], request["pp"]) == (8, 3, 1, 1)
+    assert any(said in line for line in data["read"])
+    assert not data["memory"]["fits"] and any(a["offload"] == "cpu" for a in data["alternatives"])
+    assert data["tier"]["start"]["needed"]["tp"] == 1
+
+
 def test_the_text_wins_over_the_paste_and_says_so():
     parsed = parse("8卡 A100-40G 可以做34B模型sft吗？\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\ndeepspeed main.py")
     assert parsed.request.gpus == 8

@@ -53,6 +53,7 @@ def to_request(found: Artifacts, reader: Reader, cat: Catalog, method: str | Non
     _hardware(got, reader, cat)
     _model(got, reader, cat)
     _training(got, method)
+    _data_parallel_only(got, method)
     _serving(got, method)
     for field, reading in (("seq_len", "seq_len"), ("epochs", "epochs"), ("optimizer", "optimizer")):
         got.put(field, got.value(reading), got.words(reading))
@@ -211,6 +212,16 @@ def _training(got: Collected, method: str | None) -> None:
     got.put("precision", _training_precision(got), got.words("bf16", "fp16", "precision"))
     for field in ("tp", "pp", "ep", "cp"):
         got.put(field, got.value(field), got.words(field))
+
+
+def _data_parallel_only(got: Collected, method: str | None) -> None:
+    """A pasted training stack that runs data parallel only (artifacts.read_data_parallel_stack):
+    tensor and pipeline parallel 1, read from the paste (a reading, not a setting) and said once."""
+    stack = got.found.data_parallel
+    if method == "infer" or stack is None or "tp" in got.fields or "pp" in got.fields:
+        return
+    got.fields["tp"], got.fields["pp"] = 1, 1
+    got.read.append(Note(code="data_parallel_stack", params={"stack": stack[0], "sharding": stack[1]}))
 
 
 def _training_precision(got: Collected) -> str | None:

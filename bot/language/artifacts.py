@@ -40,6 +40,9 @@ class Vocabulary:
     any_launcher: re.Pattern  # every launcher at once: is this line a command?
     checkpoint_save: re.Pattern  # words a checkpoint save's duration follows
     save_not_between: re.Pattern  # words that make the duration something else's (an interval)
+    stacks: list[tuple[str, re.Pattern, re.Pattern | None]]  # data-parallel-only stack: its signs, and `with`
+    sharding: list[tuple[str, re.Pattern]]  # the engine that shards data-parallel copies: its words
+    model_parallel: re.Pattern  # a stack or server that can split the model: no data-parallel-only reading
 
 
 def fold(name: str) -> str:
@@ -74,7 +77,17 @@ def vocabulary() -> Vocabulary:
         any_launcher=any_launcher,
         checkpoint_save=re.compile("|".join(save["words"])),
         save_not_between=re.compile("|".join(save["not_between"])),
+        stacks=[
+            (stack, _any_of(words["signs"]), _any_of(words["with"]) if words.get("with") else None)
+            for stack, words in data["data_parallel_stacks"].items()
+        ],
+        sharding=[(engine, _any_of(words)) for engine, words in data["sharding"].items()],
+        model_parallel=_any_of(data["model_parallel"]),
     )
+
+
+def _any_of(patterns: list[str]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.M)
 
 
 def lookup(qualified: str, voc: Vocabulary) -> Setting | None:
@@ -434,6 +447,7 @@ class Artifacts:
     oom: OomReport | None = None
     nccl_timeout_s: float | None = None
     checkpoint_save_s: float | None = None  # how long the user says a checkpoint save takes
+    data_parallel: tuple[str, str | None] | None = None  # a data-parallel-only stack pasted, and its sharding
     smi_gpus: list[tuple[str, float | None]] = field(default_factory=list)  # (name, memory GiB) per row
     _first: dict[str, Reading] | None = field(default=None, repr=False)
 
@@ -551,7 +565,22 @@ def read(text: str, code: str) -> Artifacts:
     found.oom = read_oom(text) if "allocate" in text or "total_gpu_memory" in text else None
     found.nccl_timeout_s = read_nccl_timeout(text)
     found.checkpoint_save_s = read_checkpoint_save_s(text, voc)
+    found.data_parallel = read_data_parallel_stack(code, voc) if code.strip() else None
     return found
+
+
+def read_data_parallel_stack(code: str, voc: Vocabulary) -> tuple[str, str | None] | None:
+    """(the stack, the engine sharding it) when the pasted code launches or configures a training
+    stack that runs data parallel only (the HF Trainer under DeepSpeed, LLaMA-Factory, axolotl, ...),
+    and nothing in it can split the model (Megatron, NeMo, a server, a parallel size)."""
+    if voc.model_parallel.search(code):
+        return None
+    stack = next(
+        (name for name, signs, also in voc.stacks if signs.search(code) and (not also or also.search(code))), None
+    )
+    if stack is None:
+        return None
+    return stack, next((engine for engine, words in voc.sharding if words.search(code)), None)
 
 
 # --- logs and tables ------------------------------------------------------------------------------

@@ -391,6 +391,8 @@ UNSTATED_SPEED = {"ib": "ib-hdr200", "roce": "roce-200"}
 # fewer tokens than this, written as a bare number, are a length, never a training set (not sourced:
 # the smallest fine-tuning sets people plan for are thousands of samples of hundreds of tokens)
 SHORTEST_DATASET_TOKENS = 100_000
+# more tokens than this are no one sample's length (Llama 4 Scout's 10M-token context, the longest published)
+LONGEST_SAMPLE_TOKENS = 10_000_000
 # GPUs one server usually holds (NVIDIA HGX/DGX boards carry 8)
 USUAL_GPUS_PER_SERVER = 8
 
@@ -407,26 +409,68 @@ _CONTEXT_AFTER = re.compile(r"\s*(?:context|window|ctx|上下文|窗口|长度|l
 _PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
 
 
-def token_count_kind(value: float, multiplied: bool, before: str, after: str) -> str | None:
+def token_count_kind(
+    value: float, multiplied: bool, before: str, after: str, beside_samples: bool = False
+) -> str | None:
     """What "N tokens" counts, from the words around it: nothing for a rate ("2000 tokens/s"), a
     sequence length ("128k token context", "2048 tokens each", "prompts of 1500 tokens": no dataset
-    is that small), a sample's average length ("samples averaging 1500 tokens"), else the training
-    tokens ("2T tokens", "training data is 50000 tokens")."""
+    is that small), a sample's length ("samples averaging 1500 tokens"; "20k samples of 2k tokens"
+    when a count of samples stands in its sentence), else the training tokens ("2T tokens",
+    "training data is 50000 tokens")."""
     if _RATE.match(after):
         return None
     if _CONTEXT_AFTER.match(after) or (
         value <= 1_048_576 and _LONGEST_BEFORE.search(before) and not _DATA_AFTER.match(after)
     ):
         return "seq_len"
+    if _sample_length(value, before, after, beside_samples):
+        return "sample_tokens"
     if multiplied:
         return "train_tokens"
-    if 16 <= value <= 10_000_000 and (_AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after)):
-        return "sample_tokens"
     if 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
         return "seq_len"
     if 16 <= value < SHORTEST_DATASET_TOKENS and not _DATA_BEFORE.search(before):
         return "seq_len"
     return "train_tokens"
+
+
+def _sample_length(value: float, before: str, after: str, beside_samples: bool) -> bool:
+    """Whether "N tokens" is each sample's length: said to be an average or each one's ("averaging
+    1500 tokens", "每条2k token"), or written beside a count of samples ("20k samples of 2k tokens",
+    "10k examples, 4k tokens each") when too few tokens for a dataset or said per sample; never when
+    the words make it a total ("80k tokens in total") or no sample is that long."""
+    of_samples, total_before, total_after = _sample_length_words()
+    if not 16 <= value <= LONGEST_SAMPLE_TOKENS or total_before.search(before) or total_after.match(after):
+        return False
+    if _AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after):
+        return True
+    per_sample = of_samples.search(before) or _PER_ITEM.match(after)
+    return beside_samples and (value < SHORTEST_DATASET_TOKENS or bool(per_sample))
+
+
+@functools.cache
+def _samples_counted() -> re.Pattern:
+    """A count of samples, the number in groups 1 and 2: "20k samples", "1M conversations", "2万条样本"."""
+    return re.compile(
+        NUM
+        + r"\s*"
+        + values.multiplier_pattern()
+        + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:"
+        + vocabulary().sample_nouns
+        + ")"
+    )
+
+
+@functools.cache
+def _sample_length_words() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """(samples "of" a length before it, a total's words before a token count, and after it)."""
+    voc = vocabulary()
+    total = voc.token_total.pattern
+    return (
+        re.compile(rf"(?:{voc.sample_nouns})\s+(?:of|with)\s*(?:about|around|roughly|approximately|~)?\s*~?\s*$"),
+        re.compile(rf"(?:{total})\s*(?:of|is|was|:|：|约|大约|有|是|为)?\s*(?:about|around|~)?\s*$"),
+        re.compile(rf"\s*(?:{total})"),
+    )
 
 
 # before a token count: the top of a range or a bound ("16-32k tokens", "up to 32k tokens", "最长32k token"),
@@ -449,6 +493,17 @@ def _asked_over(text: str, asked: tuple[int, int], other: tuple[int, int]) -> bo
     """A count in the sentence that asks, against one in a statement that is no more the user's own
     ("One H100 will oom ... How to use two H100?"; not "我有4个gpu ... 应该选择多卡还是单卡？")."""
     return _in_question(text, asked) and not _in_question(text, other) and owner(text, asked) >= owner(text, other)
+
+
+# where a sentence ends, for what a sentence holds: not a decimal point ("qwen2.5", "1.5k samples")
+_SENTENCE_BREAK = re.compile(r"[!?。！？\n]|\.(?!\d)")
+
+
+def _sentence(text: str, span: tuple[int, int]) -> str:
+    """The sentence the words at `span` stand in."""
+    start = max((m.end() for m in _SENTENCE_BREAK.finditer(text, 0, span[0])), default=0)
+    end = _SENTENCE_BREAK.search(text, span[1])
+    return text[start : end.start() if end else len(text)]
 
 
 def _in_question(text: str, span: tuple[int, int]) -> bool:
@@ -515,6 +570,32 @@ def _rx(pattern: str) -> re.Pattern:
     """Each extractor pattern compiled once per process, its leading guards after its first word
     (literal_first: the same matches, scanned for faster)."""
     return re.compile(literal_first(pattern))
+
+
+# the units of a duration (values.duration_days reads them)
+_DURATION_UNITS = r"(days?|weeks?|wks?|months?|hours?|hrs?|天|周|星期|个星期|个月|月|小时|个小时|日)"
+
+
+@functools.cache
+def _deadline_patterns() -> tuple[re.Pattern, ...]:
+    """A duration with the words that make it the time one has, before it or after it (the lexicon's
+    deadline words), rented ("租8张H100两周"), or followed by what is to be done in it ("10 days to
+    pretrain", last); the count and unit in groups 1 and 2."""
+    words = vocabulary().deadline
+    duration = NUM + r"\s*" + _DURATION_UNITS
+    return (
+        _rx(rf"(?:{words['before']})\s*" + duration),
+        _rx(duration + rf"\s*(?:{words['after']})"),
+        _rx(r"(?:租|租用|包|用)[^。？?!！\n]{0,12}?" + duration),  # the time rented
+        _rx(duration + rf"\s*(?:{words['to_do']})"),  # the time to do it in, when one has it (last: _time_had)
+    )
+
+
+@functools.cache
+def _not_deadline_words() -> tuple[re.Pattern, re.Pattern]:
+    """(words that end right before a duration spent, words right after a duration that is no deadline)."""
+    words = vocabulary().deadline
+    return re.compile(rf"(?:{words['not_before']})\s*$"), re.compile(rf"\s*(?:{words['not_after']})")
 
 
 # a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
@@ -1370,8 +1451,9 @@ class Reader:
                 continue
             before = self.scan.original[max(0, match.start() - 24) : match.start()]
             after = self.scan.text[match.end() : match.end() + 24]
-            field = token_count_kind(value, bool(match.group(2)), before, after)
-            if field == "seq_len" and match.group(2):  # "128k token context": 128 x 1024
+            beside_samples = bool(_samples_counted().search(_sentence(self.scan.original, match.span())))
+            field = token_count_kind(value, bool(match.group(2)), before, after, beside_samples)
+            if field in ("seq_len", "sample_tokens") and match.group(2):  # "128k token context": 128 x 1024
                 with contextlib.suppress(ValueError):  # a length beyond what values.length reads: not one
                     value = values.length(match.group(1) + match.group(2))
             if field:
@@ -1380,15 +1462,7 @@ class Reader:
     def dataset(self) -> None:
         if not self.voc.triggers["dataset"].search(self.scan.text):
             return
-        samples = (
-            NUM
-            + r"\s*"
-            + values.multiplier_pattern()
-            + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:samples?|examples?|"
-            r"instructions?|conversations?|dialogues?|pairs?|prompts?|rows|records|tickets?|documents?|docs|"
-            r"questions?|articles?|条(?:数据|样本|对话|指令|语料|工单)?|个样本|组(?:对话|数据)|对数据)"
-        )
-        for match in self.scan.finditer(samples):
+        for match in self.scan.finditer(_samples_counted()):
             try:
                 self.set(
                     "samples", int(values.quantity(match.group(1) + (match.group(2) or ""))), self.scan.take(match)
@@ -1710,20 +1784,15 @@ class Reader:
             self.notes.append(Note(code="batch_read_as", params={"words": words, "field": name, "value": value}))
 
     def schedule(self) -> None:
+        """The deadline: a duration said to be the time one has ("within two weeks", "we have 10 days",
+        "10 days to pretrain", "10天之内要训完", "时间只有一周", "租8张H100两周"), not time spent."""
         if not self.voc.triggers["schedule"].search(self.scan.text):
             return
-        units = r"(days?|weeks?|wks?|months?|hours?|hrs?|天|周|星期|个星期|个月|月|小时|个小时|日)"
-        en = (
-            r"(?:in|within|under|less than|no more than|by|for|at most|deadline(?: of| is)?|in about)\s*"
-            + NUM
-            + r"\s*"
-            + units
-        )
-        zh = NUM + r"\s*" + units + r"\s*(?:内|以内|之内|完成|搞定|训完|跑完|结束)"
-        zh_before = r"(?:期限|工期|时限|deadline)\s*(?:是|为|:)?\s*" + NUM + r"\s*" + units
-        rent = r"(?:租|租用|包|用)[^。？?!！\n]{0,12}?" + NUM + r"\s*" + units  # "租8张H100两周": the time rented
-        for pattern in (en, zh, zh_before, rent):
+        *said, to_do = _deadline_patterns()
+        for pattern in (*said, to_do):
             for match in self.scan.finditer(pattern):
+                if self._time_spent(match) or (pattern is to_do and not self._time_had(match)):
+                    continue
                 try:
                     count = count_value(match.group(1))
                     days = values.duration_days(f"{count}{match.group(2)}")
@@ -1733,6 +1802,26 @@ class Reader:
         for match in self.scan.finditer(r"(?:this|next|one|a|一个)\s*(week|month|周|月)(?:\s*内)?"):
             words = self.scan.take(match)
             self.set("deadline_days", 7.0 if match.group(1) in ("week", "周") else 30.0, words)
+
+    def _time_had(self, match: re.Match) -> bool:
+        """Whether a duration followed by what is to be done in it is the time the user has: its clause
+        says so before it ("we have $30k and 10 days to pretrain") or opens with it ("3 months to train")."""
+        text = self.scan.original
+        before = text[max((m.end() for m in _CLAUSE_END.finditer(text, 0, match.start())), default=0) : match.start()]
+        has = _rx(self.voc.deadline["has"])
+        return not before.strip(" ~(") or bool(has.search(before))
+
+    def _time_spent(self, match: re.Match) -> bool:
+        """Whether the duration of a deadline pattern's match is time spent or a span of something else
+        ("took 10 days to train", "ran for 10 days", "用了3天", "8 hours per day", "10 days of serving")."""
+        not_before, not_after = _not_deadline_words()
+        text = self.scan.original
+        start = min(match.start(), match.start(1))
+        return bool(
+            not_before.search(text, max(0, start - 24), start)
+            or not_before.search(text, max(0, match.start(1) - 24), match.start(1))
+            or not_after.match(text, match.end(2))
+        )
 
     def budget(self) -> None:
         if not self.voc.triggers["budget"].search(self.scan.text):

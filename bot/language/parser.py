@@ -571,6 +571,8 @@ def _merge(
         fields.pop("params_b", None)
     parsed.compare = _settled_compare(parsed.compare, settings)
     fields.update(settings)
+    if fields.get("tp", 1) != 1 or fields.get("pp", 1) != 1:  # the user's own parallel sizes over the paste's stack
+        parsed.read[:] = [n for n in parsed.read if n.code != "data_parallel_stack"]
     if _pretraining_sized(fields, parsed, settings):
         fields["method"] = "pretrain"  # "500B tokens", "8B tokens": only pretraining reads that much
         parsed.notes[:] = [n for n in parsed.notes if n.code != "finetune_read_as_full"]
