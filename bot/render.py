@@ -362,10 +362,10 @@ MOST_NOTES = 3
 
 def key_notes(plan: Plan, most: int = MOST_NOTES) -> tuple[list[str], int]:
     """The few assumptions that change the answer, rendered, and how many more --details lists: the
-    question's reading first (what was set aside, read as, not understood), then KEY_ASSUMPTIONS."""
+    question's reading first (what was taken from a paste, set aside, read as), then KEY_ASSUMPTIONS."""
     est = plan.estimate
-    all_notes = plan.notes + (est.assumptions if est else [])
-    reading = [n for n in plan.notes if n.code not in ROUTINE_NOTES]
+    all_notes = plan.read + plan.notes + (est.assumptions if est else [])
+    reading = [n for n in plan.read + plan.notes if n.code not in ROUTINE_NOTES]
     keyed = [n for code in KEY_ASSUMPTIONS for n in all_notes if n.code == code and n not in reading]
     chosen = _unique(reading + keyed)[:most]
     shown = [message(n, plan.lang) for n in chosen]

@@ -149,3 +149,61 @@ def _cli_json(question: str) -> str:
     with contextlib.redirect_stdout(out):
         cli.main(["--json", question])
     return out.getvalue()
+
+
+SLACK_CASES = [
+    ("llama-3-70b full seq=4096 gpu=h100 gpus=8 zero=3", "plan"),
+    ("L40S or A100 for fine-tuning llama-3-8b?", "comparison"),
+    ("my qwen2.5-7b lora on 2 A10 keeps OOMing at seq 8192", "diagnosis"),
+    ("单张A100 80G能全参微调Qwen2.5-7B吗", "plan"),
+    ("A100和H100哪个更适合训练13b？", "comparison"),
+    ("8张卡还是喂不满怎么办", "diagnosis"),
+]
+
+
+@pytest.mark.parametrize("question, kind", SLACK_CASES)
+def test_slack_leads_with_the_verdict_within_the_block_budget(question, kind):
+    """The verdict is the header; a plan takes at most 12 blocks, buttons included; a troubleshooting
+    answer tells its diagnosis right under the verdict; Slack's limits hold."""
+    plan = answer(question)
+    message = blocks.plan_message(plan, plan_id="p1")
+    head, rest = blocks.split_headline(render.headline(plan))
+    assert message["blocks"][0] == {"type": "header", "text": {"type": "plain_text", "text": head, "emoji": True}}
+    assert len(message["blocks"]) <= 12 and blocks.violations(message) == []
+    after = message["blocks"][2 if rest else 1]
+    if kind == "diagnosis":
+        title = render.diagnoses(plan)[0]["title"] if plan.verdict.kind == "diagnosis" else ""
+        assert after["type"] == "section" and blocks.escape(title) in after["text"]["text"]
+    if kind == "comparison":
+        joined = json.dumps(message, ensure_ascii=False)
+        assert "Compared" in joined or "对比" in joined
+    details = blocks.details_modal(plan)
+    assert details["blocks"][0]["type"] == "header" and blocks.violations(details, "modal") == []
+
+
+SETTING_SYNTAX = re.compile(
+    r"\b(?:model|method|seq|mbs|gbs|tokens|samples|gpu|gpus|nodes|zero|offload|tp|pp|ep|cp|ckpt|precision|"
+    r"optim|lora_r|mfu|deadline|budget|region|lang|kv|data|loss|users|objective|fabric)="
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "8张4090 LoRA 微调 Qwen2.5-14B，5万条数据，要多久",
+        "we want to fine-tune a 70b model, what do we need?",
+        "How much VRAM does llama-3-8b need for our chatbot?",
+        "单张A100 80G能全参微调Qwen2.5-7B吗",
+        "GPU utilisation only 40% on 8 GPUs, dataloader is slow",
+        "serve qwen2.5-72b for 200 concurrent users in Singapore",
+    ],
+)
+def test_a_ticket_reply_is_for_the_customer(question):
+    """The reply opens with the headline, names no gpuplan setting (seq=, mbs=, ...) and asks for
+    nothing the ticket says."""
+    plan = answer(question)
+    reply, note = render.ticket(plan, question)
+    assert reply.splitlines()[0] == render.headline(plan)
+    assert not SETTING_SYNTAX.search(reply), SETTING_SYNTAX.search(reply)
+    for said in ("parameter count", "whether you plan LoRA/QLoRA or a full fine-tune", "参数规模"):
+        assert said not in reply
