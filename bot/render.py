@@ -279,7 +279,7 @@ def plan_text(plan: Plan, details: bool = False) -> str:
             headline=headline(plan),
             diagnoses=diagnoses(plan),
             notes=notes,
-            network_line=network_line(plan),
+            network_line=network_line(plan, always=True),
         )
     shown, hidden = key_notes(plan)
     told, titled = diagnoses_shown(plan)
@@ -381,15 +381,15 @@ def _unique(notes: list[Note]) -> list[Note]:
 
 
 def fit_word(memory: Any, lang: str) -> str:
-    key = "tight" if memory.fits and getattr(memory, "tight", False) else "fits" if memory.fits else "no_fit"
+    key = "tight" if memory.fits and memory.tight else "fits" if memory.fits else "no_fit"
     return label("fit", key, lang)
 
 
-def network_line(plan: Plan) -> str:
+def network_line(plan: Plan, always: bool = False) -> str:
     """Traffic inside a server and between servers, named apart; one node only when the GPUs wait on
-    their own links for a tenth of the step or more."""
+    their own links for a tenth of the step or more (`always`: whenever there is traffic)."""
     net, r = plan.estimate.network, plan.estimate.resolved
-    if net is None or (net.single_node and net.comm_fraction < 0.1):
+    if net is None or net.per_step_gb <= 0 or (net.single_node and net.comm_fraction < 0.1 and not always):
         return ""
     return message(Note(code="network_line", params={**dict(net), "method": r.method, "nodes": r.nodes}), plan.lang)
 
@@ -610,7 +610,10 @@ def _joined(items: list[str], lang: str) -> str:
 
 
 def _option_text(option: str, lang: str) -> str:
-    """A compared option by its short name: '8 x NVIDIA L40S 48GB' -> '8 x L40S 48GB'; a method by its label."""
+    """A compared option by its short name: '8 x NVIDIA L40S 48GB' -> '8 x L40S 48GB'; a method by its label;
+    options joined by ' / ' each so."""
+    if " / " in option:
+        return " / ".join(_option_text(part, lang) for part in option.split(" / "))
     if option in METHODS:
         return label("method", option, lang)
     count, sep, name = option.partition(" x ")

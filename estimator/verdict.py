@@ -116,7 +116,7 @@ def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
         "gpus_given": plan.request.gpus is not None or plan.request.nodes is not None,
         "per_gpu_gib": m.per_gpu_gib,
         "usable_gib": m.usable_gib,
-        "tight": bool(getattr(m, "tight", False)),
+        "tight": m.tight,
     }
     if est.serving is None:
         out.update(days=c.days, cost_usd=c.cost_usd, train_tokens=c.train_tokens)
@@ -224,9 +224,9 @@ def _choice(plan: Plan, question: str) -> Verdict:
     when serving) and whether it is also the faster."""
     rows = plan.comparison
     fitting = [row for row in rows if row["fits"]]
-    kind_of = rows[0]["kind"]
     if not fitting:
-        return Verdict(kind="choice", asked="choice", reason="none_fits", pick=None, **_option_names(rows, kind_of))
+        named = " / ".join(_option_name(row) for row in rows)
+        return Verdict(kind="choice", asked="choice", reason="none_fits", other=named, method=rows[0]["method"])
     pick = next((row for row in fitting if row.get("cheapest")), fitting[0])
     other = next(row for row in rows if row is not pick)
     serving = pick["method"] == "infer"
@@ -256,10 +256,6 @@ def _choice(plan: Plan, question: str) -> Verdict:
         tokens_per_s_per_sequence=pick.get("tokens_per_s_per_sequence"),
         usd_per_million_tokens=pick.get("usd_per_million_tokens"),
     )
-
-
-def _option_names(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    return {"other": " / ".join(_option_name(row) for row in rows), "method": rows[0]["method"]}
 
 
 def _option_name(row: dict[str, Any]) -> str:

@@ -114,6 +114,19 @@ def test_no_alternative_nobody_would_take(answers):
     assert not wrong, wrong[:10]
 
 
+def test_a_data_parallel_launcher_gets_no_model_parallel_layout(answers):
+    """A pasted launch line of the Hugging Face Trainer, LLaMA-Factory, axolotl, TRL or ms-swift (data
+    parallel with ZeRO or FSDP only) is never planned with tensor or pipeline parallelism."""
+    wrong = [
+        (qid, plan.estimate.resolved.tp, plan.estimate.resolved.pp)
+        for qid, plan, _ in _planned(answers)
+        if any(n.code == "data_parallel_stack" for n in plan.read)
+        and (plan.estimate.resolved.tp > 1 or plan.estimate.resolved.pp > 1)
+    ]
+    read = sum(any(n.code == "data_parallel_stack" for n in plan.read) for _, plan, _ in _planned(answers))
+    assert read > 50 and not wrong, (read, wrong[:10])
+
+
 def test_no_figure_at_a_search_bound(answers):
     wrong = []
     for qid, _, plan, text in answers:

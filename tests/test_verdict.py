@@ -36,6 +36,17 @@ CASES = [
     ("全参微调 llama 3 8b 要多久", "duration", [r"每 1亿 训练 token 约需", r"你打算用多少数据"]),
     ("how much will it cost to fine-tune llama 70b", "duration", [r"^About \$[\d,.]+ \(", r"per 100M"]),
     ("how long to pretrain llama-3-8b on 1T tokens with 64 H100?", "duration", [r"^About [\d.]+ days", r"1T training"]),
+    # samples of a stated length are samples x length (it had planned "2k tokens" in all: 1 second, $0.00)
+    (
+        "how long to qlora qwen2.5-32b on one H100 with 20k samples of 2k tokens?",
+        "duration",
+        [r"^About [\d.]+ hours \(\$[\d.,]+\)", r"123M training tokens"],
+    ),
+    (
+        "2万条样本，每条2k token，8张A100 LoRA 微调 qwen2.5-14b 要多久",
+        "duration",
+        [r"^约 [\d.]+ (小时|天)", r"1.23亿 token"],
+    ),
     # how many / which GPUs: the count and type
     ("how many H100 to serve gpt-oss-120b?", "count", [r"^\d+ x H100 80GB", r"tokens/s each"]),
     ("部署 qwen2.5-72b 需要几张卡", "count", [r"\d+ 张 ", r"token/s"]),
@@ -63,6 +74,8 @@ CASES = [
         [r"^No: \$10,000 does not cover", r"about \d+B tokens"],
     ),
     ("pretrain a 1T model", "infeasible", [r"would take [\d.]+ years", r"In 30 days"]),
+    # ten days read as the deadline, the budget the limit that decides
+    ("we have $30k and 10 days to pretrain a 3B model on 1T tokens", "infeasible", [r"^No: ", r"\$30,000"]),
     ("预算1万美元，预训练3B模型，3000亿token", "infeasible", [r"^做不到：\$10,000 不够", r"约能训练"]),
     # largest model, price: the figure
     ("we own 32 L40S, what is the largest model we could pretrain?", "largest", [r"^About [\d.]+B parameters"]),
@@ -207,3 +220,25 @@ def test_a_ticket_reply_is_for_the_customer(question):
     assert not SETTING_SYNTAX.search(reply), SETTING_SYNTAX.search(reply)
     for said in ("parameter count", "whether you plan LoRA/QLoRA or a full fine-tune", "参数规模"):
         assert said not in reply
+
+
+def test_a_pasted_trainer_launch_is_planned_without_tensor_parallel():
+    """The Hugging Face Trainer under DeepSpeed runs data parallel with ZeRO only: no tensor or
+    pipeline parallel is planned for it, and the answer says what it read."""
+    plan = answer(
+        "deepspeed --num_gpus 8 train.py --model_name_or_path meta-llama/Llama-2-70b-hf "
+        "--deepspeed ds_z3.json --per_device_train_batch_size 1  GPU util 30%, why?"
+    )
+    assert plan.estimate.resolved.tp == 1 and plan.estimate.resolved.pp == 1
+    assert any(n.code == "data_parallel_stack" for n in plan.read)
+    text = render.text_answer(plan)
+    assert "cheapest that fits" not in render.plan_text(plan, details=True) or plan.estimate.memory.fits
+    assert len(text.splitlines()) <= 30
+
+
+def test_a_bare_size_is_a_current_model_and_says_so():
+    plan = answer("serve a 70b model")
+    arch = plan.estimate.architecture
+    assert arch.kv_heads == 8 and arch.vocab >= 128_000
+    note = next(n for n in plan.estimate.assumptions if n.code == "generic_arch")
+    assert "8 key-value heads" in render.message(note, "en") or "8 组 KV" in render.message(note, "zh")
