@@ -242,3 +242,21 @@ def test_a_bare_size_is_a_current_model_and_says_so():
     assert arch.kv_heads == 8 and arch.vocab >= 128_000
     note = next(n for n in plan.estimate.assumptions if n.code == "generic_arch")
     assert "8 key-value heads" in render.message(note, "en") or "8 组 KV" in render.message(note, "zh")
+
+
+def test_nothing_is_said_three_times_in_a_serving_answer():
+    """Region advice once in the whole answer (it had come from the region line, the deployment tier
+    and the deployment rule), no 'A100 or H100' note beside an H100-or-H200 comparison."""
+    plan = answer("serve llama-3-70b for 32 users, where should we deploy?")
+    details = render.plan_text(plan, details=True)
+    assert len(re.findall(r"South-?East Asia|Southeast Asia", details, re.I)) <= 1
+    plan = answer("H100 or H200 for serving llama-3.1-70b?")
+    assert not any(d["id"] == "gpu_choice_a100_h100" for d in plan.diagnoses)
+
+
+@pytest.mark.parametrize("question", ["qwen2.5-7b lora on one H100", "70b full"])
+def test_no_zero_second_checkpoint_and_traffic_named_by_where_it_goes(question):
+    details = render.plan_text(answer(question), details=True)
+    assert "about 0 s" not in details and "约 0 秒" not in details
+    network = [line for line in details.splitlines() if line.startswith("Network")]
+    assert all("between servers" in line or "inside the server" in line for line in network)
