@@ -45,21 +45,23 @@ def judge(plan: Plan, question: str, estimate_fn: EstimateFn | None, cat: Catalo
         return Verdict(kind="other", asked=_asked(question), reason="clarify")
     if len(plan.comparison) > 1:
         return _choice(plan, question)
-    leading = _leading_diagnosis(plan, question)
+    leading = _leading_diagnosis(plan, question, cat)
     if leading is not None:
         return _diagnosis(plan, leading, estimate_fn, cat)
     return _for_plan(plan, est, question, estimate_fn, cat)
 
 
-def _leading_diagnosis(plan: Plan, question: str) -> dict[str, Any] | None:
-    """The rule the answer leads with: the most likely one of a troubleshooting question, or one the
-    question itself raised (a pasted NCCL error, "which network between nodes") when it asks for no
-    figure of its own (how long, how much, how many, whether it fits)."""
+def _leading_diagnosis(plan: Plan, question: str, cat: Catalog) -> dict[str, Any] | None:
+    """The rule the answer leads with: the most likely one of a troubleshooting question, or a symptom
+    the question itself raised (a pasted NCCL error, "keeps OOMing") when it asks for no figure of its
+    own (how long, how much, how many, whether it fits); advice ("serve it near the users", "InfiniBand
+    between nodes") when the question asks to choose ("which network?") or is a troubleshooting one."""
     if plan.intent == "troubleshoot" and plan.diagnoses:
         return plan.diagnoses[0]
-    if question == "plan":
-        return next((d for d in plan.diagnoses if d["fired_by"] in ("question", "both")), None)
-    return None
+    if question not in ("plan", "choose"):
+        return None
+    leads = {rule.id for rule in cat.rules if rule.kind == "symptom" or question == "choose"}
+    return next((d for d in plan.diagnoses if d["fired_by"] in ("question", "both") and d["id"] in leads), None)
 
 
 def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
@@ -97,6 +99,8 @@ def _least(plan: Plan, method: str) -> dict[str, Any]:
 
 
 def _asked(question: str) -> str:
+    if question == "choose":
+        return "choice"
     return question if question in ("fit", "time", "cost", "count", "memory") else "plan"
 
 

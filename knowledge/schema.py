@@ -427,6 +427,9 @@ class FaqRule(_Strict):
     id: str
     topic: str
     severity: int = Field(ge=0, le=5)
+    # symptom: something goes wrong (an answer leads with it when the question raises it); advice: a
+    # choice to make (led with only when the question is a troubleshooting one)
+    kind: Literal["symptom", "advice"] = "symptom"
     title: Bilingual
     # the answer in one sentence, the first line of a reply that leads with this rule: the most likely
     # cause and the first thing to try (a symptom), or the recommendation (a choice); jinja with `f`,

@@ -219,10 +219,11 @@ def test_symptoms_in_their_users_words_raise_their_topic(text, topic):
     ],
 )
 def test_serving_answer_speaks_of_one_replica(question, said, capsys):
-    """The deployment answer's replica is the plan's replica shape, not all the GPUs the plan holds."""
+    """The deployment answer's replica is the plan's replica shape, not all the GPUs the plan holds
+    (the whole answer: advice the question did not lead with is told under --details)."""
     from gpuplan.bot import cli
 
-    cli.main([question])
+    cli.main(["--details", question])
     out = capsys.readouterr().out
     assert said in out
     assert "(one of 1)" not in out and "共 1 个副本" not in out

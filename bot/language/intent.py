@@ -57,6 +57,7 @@ QUESTION_KINDS = (
     ("ask_time", "time"),
     ("ask_cost", "cost"),
     ("ask_count", "count"),
+    ("choice", "choose"),  # "which network between nodes?": a choice, not a figure
 )
 INTENTS = ("plan", "troubleshoot", "compare", "other")
 MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
@@ -492,8 +493,8 @@ def _rank_topics(probabilities: dict[str, float], fired: tuple[str, ...], intent
 
 
 def question_kind(text: str) -> str:
-    """What the question's own words ask to be told: fit | time | cost | count | memory | plan (none
-    of them: the plan itself)."""
+    """What the question's own words ask to be told: fit | time | cost | count | choose | memory | plan
+    (none of them: the plan itself)."""
     for section, kind in QUESTION_KINDS:
         if hits(section, text, most=1):
             return kind
