@@ -161,6 +161,6 @@ def test_each_thing_is_said_once(answers):
 
 
 def test_line_counts(answers):
-    """The distribution the README quotes (eval/answer_lines.txt is written by eval/answer_lines.py)."""
+    """The distribution the README quotes (python eval/answer_lines.py prints it)."""
     counts = [len(text.splitlines()) for _, _, plan, text in answers if plan.intent != "help"]
     assert statistics.median(counts) <= 25 and max(counts) <= MOST_LINES

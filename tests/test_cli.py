@@ -197,7 +197,7 @@ def _readme_examples():
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    return re.findall(r'^gpuplan (?:--\S+ )*(?:--lang \w+ )?"([^"]+)"', text, flags=re.M)
+    return re.findall(r'^(?:\$ )?gpuplan (?:--\S+ )*(?:--lang \w+ )?"([^"]+)"', text, flags=re.M)
 
 
 def _help_examples():
