@@ -335,6 +335,47 @@ def test_method_select_fits_the_plan(question, placeholder, expected):
     assert blocks.violations(msg) == []
 
 
+@pytest.mark.parametrize(
+    "question,expected",
+    [
+        # the inventory (knowledge/inventory.yaml) holds A100 and H100 80GB
+        (
+            "llama-3-70b full",
+            [("NVIDIA H100 SXM5 80GB (current)", "gpu=h100-80gb"), ("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb")],
+        ),
+        # the user's own L40S, in no region's stock, comes first; then what the inventory holds
+        (
+            "serve llama-3.1-70b on our own 4 L40S",
+            [
+                ("NVIDIA L40S 48GB (current)", "gpu=l40s-48gb"),
+                ("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb"),
+                ("NVIDIA H100 SXM5 80GB", "gpu=h100-80gb"),
+            ],
+        ),
+        (
+            "部署 llama-3-8b，用自己的 4090",
+            [
+                ("NVIDIA GeForce RTX 4090 24GB（当前）", "gpu=rtx-4090-24gb"),
+                ("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb"),
+                ("NVIDIA H100 SXM5 80GB", "gpu=h100-80gb"),
+            ],
+        ),
+        # Korea holds 128 H100 but 64 A100: 96 GPUs there cannot be A100s
+        ("llama-3-8b full gpus=96 gpu=h100 region=kr", [("NVIDIA H100 SXM5 80GB (current)", "gpu=h100-80gb")]),
+        ("8b 全参微调 96张H100 region=kr", [("NVIDIA H100 SXM5 80GB（当前）", "gpu=h100-80gb")]),
+        # no region holds 2,048 of any type, and "48GB cards" name none: every type in stock, never an empty select
+        (
+            "llama-3-405b pretrain on 2048 48GB cards",
+            [("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb"), ("NVIDIA H100 SXM5 80GB", "gpu=h100-80gb")],
+        ),
+    ],
+)
+def test_gpu_select_offers_what_can_deliver_the_plan(question, expected):
+    msg = blocks.plan_message(answer(question), plan_id="p123")
+    assert _options(_select(msg, "set_gpu")) == {"": expected}
+    assert blocks.violations(msg) == []
+
+
 def test_grouped_selects_are_fitted_to_slack_limits():
     long = "x" * 300
     groups = [{"label": {"type": "plain_text", "text": long}, "options": []} for _ in range(120)]

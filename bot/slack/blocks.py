@@ -22,7 +22,6 @@ from gpuplan.bot import render
 from gpuplan.bot.slack import selects
 from gpuplan.estimator import memo
 from gpuplan.estimator.schema import Note, Plan
-from gpuplan.knowledge import catalog
 
 # Slack's documented limits (api.slack.com/reference/block-kit)
 LIMITS = {
@@ -179,20 +178,12 @@ def actions(plan: Plan, plan_id: str | None) -> dict:
     files, share in the channel, draft a ticket reply."""
     lang = plan.lang
     ref = _plan_ref(plan, plan_id)
-    cat = catalog()
-    in_stock = [g for g in cat.gpus.values() if cat.stock(g.id, None)[0] > 0]
-    gpu_select = {
-        "type": "static_select",
-        "action_id": "set_gpu",
-        "placeholder": {"type": "plain_text", "text": _ui("change_gpu", lang)},
-        "options": [{"text": {"type": "plain_text", "text": g.name}, "value": g.id} for g in in_stock],
-    }
     return {
         "type": "actions",
         "block_id": f"plan:{ref}" if len(ref) < 240 else "plan",
         "elements": [
             selects.method_select(plan),
-            gpu_select,
+            selects.gpu_select(plan),
             button(_ui("show_details", lang), "show_details", ref),
             button(_ui("show_math", lang), "show_math", ref),
             button(_ui("config_files", lang), "show_configs", ref),

@@ -1,5 +1,5 @@
-"""The method select on a plan message: what to change (the method, or a serving plan's precision,
-context and concurrency). Each option's value names the Request field it sets
+"""The two selects on a plan message: what to change (the method, or a serving plan's precision,
+context and concurrency) and the GPU type. Each option's value names the Request field it sets
 ("precision=fp8"); `chosen` reads it back for the listener, and replies.switch re-plans with it.
 """
 
@@ -35,6 +35,19 @@ def method_select(plan: Plan) -> dict:
     methods = TRAINING_METHODS if resolved.method in TRAINING_METHODS else (resolved.method, *TRAINING_METHODS)
     options = [_option(render.label("method", m, lang), "method", m, m == resolved.method, lang) for m in methods]
     return _select("set_method", _label("change_method", lang), options=options)
+
+
+def gpu_select(plan: Plan) -> dict:
+    """The current GPU first, the user's own type when the question named one, then every type
+    the inventory holds enough of, in one region, for the plan's GPU count (when none does, every
+    type it holds: a select needs an option)."""
+    resolved, cat = plan.estimate.resolved, catalog()
+    in_stock = {g: cat.stock(g, plan.request.region)[0] for g in cat.gpus}
+    deliverable = [g for g, count in in_stock.items() if count >= resolved.gpus]
+    held = deliverable or [g for g, count in in_stock.items() if count > 0] or list(cat.gpus)
+    ids = list(dict.fromkeys([resolved.gpu, plan.request.gpu or resolved.gpu, *held]))
+    options = [_option(_gpu_name(g), "gpu", g, g == resolved.gpu, plan.lang) for g in ids if g in cat.gpus]
+    return _select("set_gpu", _label("change_gpu", plan.lang), options=options)
 
 
 def _serving_groups(plan: Plan) -> list[dict]:
@@ -96,3 +109,7 @@ def _label(key: str, lang: str) -> str:
 
 def _text(code: str, lang: str, **params: object) -> str:
     return render.message(Note(code=code, params=params), lang)
+
+
+def _gpu_name(gpu_id: str) -> str:
+    return catalog().gpus[gpu_id].name
