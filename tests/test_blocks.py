@@ -2,6 +2,7 @@
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -210,3 +211,177 @@ def test_math_modal_of_a_plan_stored_before_shapes_were_kept():
     text = _math_text(old)
     assert "layers" not in text.split("*The model*")[1].split("\n")[0] and "B parameters" in text
     assert blocks.violations(blocks.math_modal(old), "modal") == []
+
+
+def _select(msg, action_id):
+    return next(e for e in msg["blocks"][-1]["elements"] if e["action_id"] == action_id)
+
+
+def _options(select):
+    """{group label: [(option text, value)]}; a select without groups under ""."""
+    groups = select.get("option_groups") or [{"label": {"text": ""}, "options": select["options"]}]
+    return {g["label"]["text"]: [(o["text"]["text"], o["value"]) for o in g["options"]] for g in groups}
+
+
+@pytest.mark.parametrize(
+    "question,placeholder,expected",
+    [
+        (
+            "serve llama-3.1-70b on H100",
+            "Change precision, context or load",
+            {
+                "Weights precision": [
+                    ("bf16 (current)", "precision=bf16"),
+                    ("fp8", "precision=fp8"),
+                    ("int4", "precision=int4"),
+                ],
+                "Context per sequence": [
+                    ("4,096 tokens (current)", "seq_len=4096"),
+                    ("8,192 tokens", "seq_len=8192"),
+                    ("32,768 tokens", "seq_len=32768"),
+                    ("131,072 tokens", "seq_len=131072"),
+                ],
+                "Sequences served at once": [
+                    ("1 at once", "micro_batch=1"),
+                    ("8 at once", "micro_batch=8"),
+                    ("16 at once (current)", "micro_batch=16"),
+                    ("32 at once", "micro_batch=32"),
+                    ("128 at once", "micro_batch=128"),
+                ],
+                "Fine-tune it instead": [
+                    ("full fine-tune", "method=full"),
+                    ("LoRA fine-tune", "method=lora"),
+                    ("QLoRA fine-tune", "method=qlora"),
+                ],
+            },
+        ),
+        (  # A100 has no FP8 tensor cores; Llama 3 holds 8,192 positions
+            "部署 llama-3-70b，用 A100",
+            "改精度、上下文或并发",
+            {
+                "权重精度": [("bf16（当前）", "precision=bf16"), ("int4", "precision=int4")],
+                "每条序列的上下文": [("4,096 个 token（当前）", "seq_len=4096"), ("8,192 个 token", "seq_len=8192")],
+                "同时服务的序列数": [
+                    ("同时 1 条", "micro_batch=1"),
+                    ("同时 8 条", "micro_batch=8"),
+                    ("同时 16 条（当前）", "micro_batch=16"),
+                    ("同时 32 条", "micro_batch=32"),
+                    ("同时 128 条", "micro_batch=128"),
+                ],
+                "改为微调": [("全参微调", "method=full"), ("LoRA 微调", "method=lora"), ("QLoRA 微调", "method=qlora")],
+            },
+        ),
+        (  # a GPU without bf16 serves in fp16; the plan's own 2k context is offered beside the usual ones
+            "serve llama-3-8b on V100 seq=2048 mbs=4",
+            "Change precision, context or load",
+            {
+                "Weights precision": [("fp16 (current)", "precision=fp16"), ("int4", "precision=int4")],
+                "Context per sequence": [
+                    ("2,048 tokens (current)", "seq_len=2048"),
+                    ("4,096 tokens", "seq_len=4096"),
+                    ("8,192 tokens", "seq_len=8192"),
+                ],
+                "Sequences served at once": [
+                    ("1 at once", "micro_batch=1"),
+                    ("4 at once (current)", "micro_batch=4"),
+                    ("8 at once", "micro_batch=8"),
+                    ("32 at once", "micro_batch=32"),
+                    ("128 at once", "micro_batch=128"),
+                ],
+                "Fine-tune it instead": [
+                    ("full fine-tune", "method=full"),
+                    ("LoRA fine-tune", "method=lora"),
+                    ("QLoRA fine-tune", "method=qlora"),
+                ],
+            },
+        ),
+        (
+            "llama-3-70b lora",
+            "Change method",
+            {
+                "": [
+                    ("full fine-tune", "method=full"),
+                    ("LoRA fine-tune (current)", "method=lora"),
+                    ("QLoRA fine-tune", "method=qlora"),
+                ]
+            },
+        ),
+        (
+            "700亿 全参微调",
+            "换训练方式",
+            {"": [("全参微调（当前）", "method=full"), ("LoRA 微调", "method=lora"), ("QLoRA 微调", "method=qlora")]},
+        ),
+        (  # a method outside the three is named first, as the current one
+            "llama-3-8b pretrain",
+            "Change method",
+            {
+                "": [
+                    ("pretraining (current)", "method=pretrain"),
+                    ("full fine-tune", "method=full"),
+                    ("LoRA fine-tune", "method=lora"),
+                    ("QLoRA fine-tune", "method=qlora"),
+                ]
+            },
+        ),
+    ],
+)
+def test_method_select_fits_the_plan(question, placeholder, expected):
+    """A serving plan's select changes precision, context and concurrency (grouped), or goes back to
+    fine-tuning; a training plan's offers the fine-tuning methods; the plan's own choice is marked."""
+    msg = blocks.plan_message(answer(question), plan_id="p123")
+    select = _select(msg, "set_method")
+    assert select["placeholder"]["text"] == placeholder
+    assert _options(select) == expected
+    assert blocks.violations(msg) == []
+
+
+@pytest.mark.parametrize(
+    "question,expected",
+    [
+        # the inventory (knowledge/inventory.yaml) holds A100 and H100 80GB
+        (
+            "llama-3-70b full",
+            [("NVIDIA H100 SXM5 80GB (current)", "gpu=h100-80gb"), ("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb")],
+        ),
+        # the user's own L40S, in no region's stock, comes first; then what the inventory holds
+        (
+            "serve llama-3.1-70b on our own 4 L40S",
+            [
+                ("NVIDIA L40S 48GB (current)", "gpu=l40s-48gb"),
+                ("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb"),
+                ("NVIDIA H100 SXM5 80GB", "gpu=h100-80gb"),
+            ],
+        ),
+        (
+            "部署 llama-3-8b，用自己的 4090",
+            [
+                ("NVIDIA GeForce RTX 4090 24GB（当前）", "gpu=rtx-4090-24gb"),
+                ("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb"),
+                ("NVIDIA H100 SXM5 80GB", "gpu=h100-80gb"),
+            ],
+        ),
+        # Korea holds 128 H100 but 64 A100: 96 GPUs there cannot be A100s
+        ("llama-3-8b full gpus=96 gpu=h100 region=kr", [("NVIDIA H100 SXM5 80GB (current)", "gpu=h100-80gb")]),
+        ("8b 全参微调 96张H100 region=kr", [("NVIDIA H100 SXM5 80GB（当前）", "gpu=h100-80gb")]),
+        # no region holds 2,048 of any type, and "48GB cards" name none: every type in stock, never an empty select
+        (
+            "llama-3-405b pretrain on 2048 48GB cards",
+            [("NVIDIA A100 SXM4 80GB", "gpu=a100-80gb"), ("NVIDIA H100 SXM5 80GB", "gpu=h100-80gb")],
+        ),
+    ],
+)
+def test_gpu_select_offers_what_can_deliver_the_plan(question, expected):
+    msg = blocks.plan_message(answer(question), plan_id="p123")
+    assert _options(_select(msg, "set_gpu")) == {"": expected}
+    assert blocks.violations(msg) == []
+
+
+def test_grouped_selects_are_fitted_to_slack_limits():
+    long = "x" * 300
+    groups = [{"label": {"type": "plain_text", "text": long}, "options": []} for _ in range(120)]
+    groups[0]["options"] = [{"text": {"type": "plain_text", "text": long}, "value": long} for _ in range(150)]
+    select = {"type": "static_select", "action_id": "set_method", "option_groups": groups}
+    msg = {"text": "t", "blocks": [{"type": "actions", "elements": [select]}]}
+    found = {v.split(": ", 1)[1] for v in blocks.violations(msg)}
+    assert {"150 options", "120 option groups", "option group label too long", "option too long"} == found
+    assert blocks.violations(blocks.fit(msg)) == []

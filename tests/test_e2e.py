@@ -144,6 +144,20 @@ def test_button_changes_the_method(stack):
     assert "QLoRA" in calls[0]["args"]["text"]
 
 
+def test_serving_select_changes_the_precision(stack):
+    """The serving plan's select offers fp8 on H100 (its value names the field); choosing it
+    re-plans in place: 4 -> 2 GPUs a replica."""
+    server, slack = stack
+    ref, buttons = plan_from_command(server, "serve llama-3.1-70b on H100")
+    groups = buttons["elements"][0]["option_groups"]
+    assert "precision=fp8" in [o["value"] for g in groups for o in g["options"]]
+    hook = "fp8-" + ref
+    post(server, sr.block_action(sr.select("set_method", "precision=fp8", f"plan:{ref}"), slack.response_url(hook)))
+    calls = [c for c in slack.recorder.of("response_url") if c["args"]["_hook"] == hook]
+    assert len(calls) == 1 and calls[0]["args"]["replace_original"] is True
+    assert calls[0]["args"]["text"].startswith("2 x H100 80GB for serving Llama 3.1 70B")
+
+
 def test_share_posts_in_the_channel(stack):
     server, slack = stack
     ref, _ = plan_from_command(server)

@@ -311,6 +311,26 @@ def test_switch_gpu_in_a_thread_updates_the_thread(setup):
     assert replies.store.thread(CHANNEL, "8.0")[0].gpu == "h800-80gb"
 
 
+@pytest.mark.parametrize(
+    "question,action_id,value,said",
+    [
+        ("serve llama-3.1-70b on H100", "set_method", "precision=fp8", "2 x H100 80GB"),
+        ("serve llama-3.1-70b on H100", "set_method", "seq_len=32768", "up to 32,768 tokens"),
+        ("部署 llama-3.1-70b，用 H100", "set_method", "micro_batch=128", "同时服务 128 条"),
+        ("serve llama-3.1-70b on H100", "set_gpu", "gpu=h200-141gb", "H200"),
+        ("llama-3-70b full", "set_method", "lora", "LoRA"),  # a message posted before options named their field
+        ("llama-3-70b full", "set_gpu", "a100-80gb", "A100"),
+    ],
+)
+def test_switch_reads_the_field_the_option_names(setup, question, action_id, value, said):
+    ref = plan_id(setup.replies, question)
+    action = {"type": "static_select", "action_id": action_id, "block_id": f"plan:{ref}"}
+    action["selected_option"] = {"value": value}
+    actions.switch(ack=MagicMock(), body=action_body(), action=action, context=setup.context)
+    [response] = setup.io.responses
+    assert response["replace_original"] is True and said in response["text"], response["text"]
+
+
 def test_share_posts_in_channel_without_unsafe_retries(setup):
     replies = setup.replies
     ref = plan_id(replies)

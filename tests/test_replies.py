@@ -162,6 +162,45 @@ def test_buttons(replies):
     assert ticket.view and not violations(ticket.view, "modal")
 
 
+@pytest.mark.parametrize(
+    "question,name,value,expected",
+    [
+        # fp8 weights and KV cache on H100 halve the replica: 4 -> 2 GPUs
+        ("serve llama-3.1-70b on H100", "precision", "fp8", {"precision": "fp8", "kv_cache": "fp8", "gpus": 2}),
+        ("部署 llama-3.1-70b，用 H100", "precision", "fp8", {"precision": "fp8", "kv_cache": "fp8", "gpus": 2}),
+        # 16 sequences of 32k tokens hold 8x the KV cache of 4k: 4 -> 8 GPUs
+        ("serve llama-3.1-70b on H100", "seq_len", "32768", {"seq_len": 32768, "micro_batch": 16, "gpus": 8}),
+        ("部署 llama-3.1-70b，用 H100", "seq_len", "32768", {"seq_len": 32768, "micro_batch": 16, "gpus": 8}),
+        ("serve llama-3.1-70b on H100", "micro_batch", "128", {"seq_len": 4096, "micro_batch": 128, "gpus": 8}),
+        ("serve llama-3.1-70b on H100", "method", "lora", {"method": "lora", "precision": "bf16-mixed"}),
+    ],
+)
+def test_serving_selects_replan_with_the_field(replies, question, name, value, expected):
+    first = replies.command(question, WHO)
+    assert first.plan.estimate.resolved.gpus == 4
+    switched = replies.switch(first.plan_id, name, value, WHO)
+    resolved = switched.plan.estimate.resolved.model_dump()
+    assert {k: resolved[k] for k in expected} == expected and switched.plan.lang == first.plan.lang
+    assert switched.outcome == "plan" and not violations(switched.message)
+
+
+@pytest.mark.parametrize(
+    "question,name,value",
+    [
+        ("serve llama-3-70b", "precision", "fp9"),
+        ("serve llama-3-70b", "seq_len", "-5"),
+        ("serve llama-3-70b", "micro_batch", "9" * 5000),
+        ("serve llama-3-70b", "zero", "3"),
+        ("llama-3-70b full", "precision", "fp8"),  # serving choices belong to serving plans
+        ("llama-3-70b full", "seq_len", "8192"),
+        ("llama-3-70b full", "method", "ppo"),
+    ],
+)
+def test_selects_refuse_what_the_plan_never_offered(replies, question, name, value):
+    first = replies.command(question, WHO)
+    assert replies.switch(first.plan_id, name, value, WHO).outcome == "error"
+
+
 def test_buttons_on_older_messages_carry_the_request(replies):
     ref = json.dumps({"model": "llama-3-8b", "method": "full", "lang": "en"})
     assert replies.switch(ref, "method", "lora", WHO).plan.estimate.resolved.method == "lora"

@@ -19,9 +19,9 @@ import jinja2
 from markupsafe import Markup
 
 from gpuplan.bot import render
+from gpuplan.bot.slack import selects
 from gpuplan.estimator import memo
 from gpuplan.estimator.schema import Note, Plan
-from gpuplan.knowledge import catalog
 
 # Slack's documented limits (api.slack.com/reference/block-kit)
 LIMITS = {
@@ -40,6 +40,8 @@ LIMITS = {
     "url": 3000,
     "actions_elements": 25,
     "select_options": 100,
+    "option_groups": 100,
+    "option_group_label": 75,
     "option_text": 75,
     "option_value": 150,
     "placeholder": 150,
@@ -172,32 +174,16 @@ def _plan_ref(plan: Plan, plan_id: str | None) -> str:
 
 
 def actions(plan: Plan, plan_id: str | None) -> dict:
-    """Change the method or GPU, show the math, config files, share in the channel, draft a ticket reply."""
+    """Change the method (a serving plan: precision, context, concurrency) or GPU, show the math, config
+    files, share in the channel, draft a ticket reply."""
     lang = plan.lang
     ref = _plan_ref(plan, plan_id)
-    methods = ("full", "lora", "qlora")
-    method_select = {
-        "type": "static_select",
-        "action_id": "set_method",
-        "placeholder": {"type": "plain_text", "text": _ui("change_method", lang)},
-        "options": [
-            {"text": {"type": "plain_text", "text": render.label("method", m, lang)}, "value": m} for m in methods
-        ],
-    }
-    cat = catalog()
-    in_stock = [g for g in cat.gpus.values() if cat.stock(g.id, None)[0] > 0]
-    gpu_select = {
-        "type": "static_select",
-        "action_id": "set_gpu",
-        "placeholder": {"type": "plain_text", "text": _ui("change_gpu", lang)},
-        "options": [{"text": {"type": "plain_text", "text": g.name}, "value": g.id} for g in in_stock],
-    }
     return {
         "type": "actions",
         "block_id": f"plan:{ref}" if len(ref) < 240 else "plan",
         "elements": [
-            method_select,
-            gpu_select,
+            selects.method_select(plan),
+            selects.gpu_select(plan),
             button(_ui("show_details", lang), "show_details", ref),
             button(_ui("show_math", lang), "show_math", ref),
             button(_ui("config_files", lang), "show_configs", ref),
@@ -489,9 +475,14 @@ def _element_violations(element: dict, where: str) -> list[str]:
         if len(element.get("url", "")) > LIMITS["url"]:
             out.append(f"{where}: url too long")
     if element.get("type") == "static_select":
-        options = element.get("options", [])
+        groups = element.get("option_groups", [])
+        options = element.get("options", []) + [option for group in groups for option in group["options"]]
         if len(options) > LIMITS["select_options"]:
             out.append(f"{where}: {len(options)} options")
+        if len(groups) > LIMITS["option_groups"]:
+            out.append(f"{where}: {len(groups)} option groups")
+        if any(len(group["label"]["text"]) > LIMITS["option_group_label"] for group in groups):
+            out.append(f"{where}: option group label too long")
         for option in options:
             if len(option["text"]["text"]) > LIMITS["option_text"] or len(option["value"]) > LIMITS["option_value"]:
                 out.append(f"{where}: option too long")
@@ -508,8 +499,12 @@ def _fit_element(element: dict) -> dict:
         if len(element.get("url", "")) > LIMITS["url"]:
             element.pop("url")
     if element.get("type") == "static_select":
-        element["options"] = element["options"][: LIMITS["select_options"]]
-        for option in element["options"]:
+        if "options" in element:
+            element["options"] = element["options"][: LIMITS["select_options"]]
+        if "option_groups" in element:
+            element["option_groups"] = _fit_groups(element["option_groups"])
+        groups = element.get("option_groups", [])
+        for option in element.get("options", []) + [option for group in groups for option in group["options"]]:
             option["text"]["text"] = _truncate(option["text"]["text"], LIMITS["option_text"])
             option["value"] = option["value"][: LIMITS["option_value"]]
         if "placeholder" in element:
@@ -517,6 +512,17 @@ def _fit_element(element: dict) -> dict:
     if len(element.get("action_id", "")) > LIMITS["action_id"]:
         element["action_id"] = element["action_id"][: LIMITS["action_id"]]
     return element
+
+
+def _fit_groups(groups: list[dict]) -> list[dict]:
+    """At most 100 groups holding 100 options in all (the last give up their tail), labels shortened."""
+    room, fitted = LIMITS["select_options"], []
+    for group in groups[: LIMITS["option_groups"]]:
+        if room > 0:
+            label = {**group["label"], "text": _truncate(group["label"]["text"], LIMITS["option_group_label"])}
+            fitted.append({"label": label, "options": group["options"][:room]})
+            room -= len(fitted[-1]["options"])
+    return fitted
 
 
 def _fit_blocks(blocks: list[dict], max_blocks: int, lang: str) -> list[dict]:

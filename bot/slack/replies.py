@@ -15,12 +15,12 @@ from typing import Any
 from gpuplan.bot.language.conversation import change, follow_up
 from gpuplan.bot.language.parser import CJK, Parsed, parse
 from gpuplan.bot.pipeline import QuestionError, answer, answer_parsed
-from gpuplan.bot.slack import blocks, pages
+from gpuplan.bot.slack import blocks, pages, selects
 from gpuplan.bot.slack.settings import Settings
 from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store
 from gpuplan.estimator import memo
 from gpuplan.estimator.advise import advise_without_plan
-from gpuplan.estimator.schema import Note, Plan, Request
+from gpuplan.estimator.schema import SERVE_PRECISIONS, Note, Plan, Request
 from gpuplan.knowledge import catalog
 
 log = logging.getLogger("gpuplan.replies")
@@ -59,7 +59,7 @@ _LANG_TOKEN = re.compile(r"(?:^|\s)lang\s*=\s*(en|zh)\b", re.I)
 _PLAN_ID = re.compile(rf"^[{ID_ALPHABET}]{{{ID_LENGTH}}}$")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _KEY_VALUE = re.compile(r"\b[a-z_]+\s*=\s*\S+", re.I)
-SWITCHABLE = {"method": ("full", "lora", "qlora"), "gpu": None}  # None: any catalog GPU
+SERVING_SWITCHES = ("precision", "seq_len", "micro_batch")  # the serving select's fields (bot/slack/selects.py)
 HISTORY_SIZE = 10
 
 
@@ -303,17 +303,17 @@ class Replies:
         return (stored.plan(), stored.question) if stored else None
 
     def switch(self, ref: str, name: str, value: str, who: Who, thread: tuple[str, str] | None = None) -> Reply:
-        """Change the method or the GPU type of a plan (from the selects on the message)."""
+        """Change one field of a plan from the selects on its message: the method, the GPU type, or a
+        serving plan's precision, context (seq_len) or concurrency (micro_batch)."""
         loaded = self.load(ref)
         lang = self.settings.default_lang
         if loaded is None:
             return Reply(message=pages.notice("expired_action", lang), outcome="not_found")
         plan, question = loaded
-        allowed = SWITCHABLE.get(name, ())
-        valid = value in allowed if allowed is not None else value in catalog().gpus
-        if not valid:
+        new_value = switched_value(plan, name, value)
+        if new_value is None:
             return Reply(message=pages.notice("expired_action", plan.lang), outcome="error")
-        request, notes = change(plan.request, {name: value})
+        request, notes = change(plan.request, {name: new_value})
         parsed = Parsed(request=request, lang=plan.lang, notes=notes + _kept_notes(plan))
         try:
             new_plan = answer_parsed(parsed, plan.lang)
@@ -389,6 +389,22 @@ class Replies:
         stored = self.store.get_plan(items[0].id) if items else None
         lang = stored.lang if stored else self.settings.default_lang
         return pages.home_view(items, lang, self.command_name)
+
+
+def switched_value(plan: Plan, name: str, value: str) -> str | int | None:
+    """The Request value a select sets, or None when the plan offers no such choice: the training
+    methods (or the plan's own), any catalog GPU; for a serving plan a serving precision, or a
+    positive context or concurrency (the estimator bounds them)."""
+    method = plan.estimate.resolved.method if plan.estimate is not None else plan.request.method
+    if name == "method":
+        return value if value in (*selects.TRAINING_METHODS, method) else None
+    if name == "gpu":
+        return value if value in catalog().gpus else None
+    if method != "infer" or name not in SERVING_SWITCHES:
+        return None
+    if name == "precision":
+        return value if value in SERVE_PRECISIONS else None
+    return int(value) if value.isdecimal() and len(value) <= 9 and int(value) > 0 else None
 
 
 def _kept_notes(plan: Plan) -> list[Note]:

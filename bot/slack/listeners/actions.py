@@ -14,7 +14,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from gpuplan.bot import render
-from gpuplan.bot.slack import config_replies, observe
+from gpuplan.bot.slack import config_replies, observe, selects
 from gpuplan.bot.slack.listeners.guard import guarded, slack_error
 from gpuplan.bot.slack.listeners.services import services
 from gpuplan.bot.slack.replies import Reply, Who
@@ -26,11 +26,12 @@ log = logging.getLogger("gpuplan.listeners")
 
 @guarded("action")
 def switch(ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext) -> None:
-    """The method or GPU select on a plan: the plan again with that choice, in place."""
+    """The method (serving: precision, context, concurrency) or GPU select on a plan: the plan again
+    with that choice, in place."""
     ack()
     found = services(context)
-    name = "method" if action.get("action_id") == "set_method" else "gpu"
-    value = (action.get("selected_option") or {}).get("value", "")
+    selected = (action.get("selected_option") or {}).get("value", "")
+    name, value = selects.chosen(action.get("action_id", ""), selected)
     reply = found.replies.switch(_ref(action), name, value, _who(body), _thread(body))
     observe.note(outcome=reply.outcome, plan_id=reply.plan_id)
     replace = reply.outcome != "not_found"
