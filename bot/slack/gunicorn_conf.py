@@ -2,13 +2,15 @@
 (`gunicorn gpuplan.bot.slack.wsgi:application --config python:gpuplan.bot.slack.gunicorn_conf`).
 
 PORT and WEB_CONCURRENCY follow the Heroku/Procfile convention; the worker class and threads
-were chosen by bench/bench_http.py (README, "Performance").
+were chosen by bench/bench_http.py (README, "Performance"). The master checks that the server
+can start before it binds or forks (nworkers_changed below): a failure is one line and an exit status.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '3000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -23,12 +25,16 @@ control_socket_disable = True  # gunicorn 23+'s control socket: one fixed path w
 loglevel = os.environ.get("GPUPLAN_LOG_LEVEL", "info").lower()
 
 
-def on_starting(server: object) -> None:
-    """Check the settings once in the master, so a missing one stops the start with its name."""
-    from gpuplan.bot.slack.settings import SettingsError, load_settings
+def nworkers_changed(server: Any, new_value: int, old_value: int | None) -> None:
+    """The start-up checks (gpuplan.bot.slack.startup), once, in the master: old_value is None only at
+    start. This is gunicorn's first hook with the whole configuration (--bind included) and it runs
+    before gunicorn writes a line or binds (on_starting comes after "Starting gunicorn"), so a failure
+    is the only line on stderr and no worker is forked to fail to boot."""
+    if old_value is not None:
+        return  # TTIN/TTOU or a reload: the server is already up
+    from gpuplan.bot.slack import startup
 
     try:
-        load_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        sys.exit(1)
+        startup.check_http(server.cfg.address, server.cfg.reuse_port)
+    except startup.StartupFailure as failure:
+        sys.exit(startup.report(failure))
