@@ -56,7 +56,8 @@ def _arrange(failure: str, slack: SlackStandIn, env: dict[str, str], stack: cont
         env["GPUPLAN_DATABASE_URL"] = f"postgresql://gp:{DB_PASSWORD}@127.0.0.1:{free_port()}/gp"
 
 
-def _start(mode: str, failure: str, tmp_path, debug: bool = False) -> subprocess.CompletedProcess:
+def _start(mode: str, failure: str, tmp_path, debug: bool = False, extra: dict | None = None):
+    """Start the server the way `mode` says, with `failure` arranged; the finished process."""
     port = free_port()
     env = {
         "SLACK_BOT_TOKEN": TOKEN,
@@ -68,16 +69,18 @@ def _start(mode: str, failure: str, tmp_path, debug: bool = False) -> subprocess
         "PATH": "/usr/bin:/bin",
         **({"SLACK_APP_TOKEN": APP_TOKEN} if mode == "socket" else {}),
         **({"GPUPLAN_DEBUG": "1"} if debug else {}),
+        **(extra or {}),
     }
+    port_option = [] if extra and "PORT" in extra else ["--port", str(port)]
     command = {
         "web": procfile_command("web"),
         "socket": procfile_command("worker"),
-        "serve": [sys.executable, "-m", "gpuplan.bot.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        "serve": [sys.executable, "-m", "gpuplan.bot.cli", "serve", "--host", "127.0.0.1", *port_option],
     }[mode]
     with SlackStandIn() as slack, contextlib.ExitStack() as stack:
         env["SLACK_API_URL"] = slack.api_url
         _arrange(failure, slack, env, stack)
-        if mode == "serve":
+        if mode == "serve" and port_option:
             env["PORT"] = str(free_port())  # serve's --port wins over PORT: the check must look at --port
         env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")  # the checkout the tests run
         return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -93,6 +96,38 @@ def test_a_failed_start_is_one_line_and_its_own_exit_status(failure, mode, statu
     assert "Traceback" not in done.stderr and "Worker failed to boot" not in done.stderr
     for secret in (TOKEN, SECRET, APP_TOKEN, DB_PASSWORD):
         assert secret not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "mode,key,value,words",
+    [
+        ("web", "PORT", "abc", "gpuplan: PORT must be a whole number from 1 to 65535: fix it in the server's"),
+        ("serve", "PORT", "70000", "gpuplan: PORT must be a whole number from 1 to 65535"),
+        ("web", "WEB_CONCURRENCY", "0", "gpuplan: WEB_CONCURRENCY must be a whole number of 1 or more"),
+        ("serve", "WEB_CONCURRENCY", "two", "gpuplan: WEB_CONCURRENCY must be a whole number of 1 or more"),
+        ("web", "GPUPLAN_THREADS", "4.5", "gpuplan: GPUPLAN_THREADS must be a whole number of 1 or more"),
+    ],
+)
+def test_a_number_gunicorn_is_given_that_is_not_one(mode, key, value, words, tmp_path):
+    """PORT=abc had been gunicorn's "Error: 'abc' is not a valid port number." (status 1), a bad
+    WEB_CONCURRENCY a traceback, and WEB_CONCURRENCY=0 a server that listened with no worker."""
+    done = _start(mode, "none", tmp_path, extra={key: value})
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(words), done.stderr[-3000:]
+    assert done.returncode == 78 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "value,number", [("", 3000), (" 8080 ", 8080), ("0", None), ("-1", None), ("3e3", None), ("65536", None)]
+)
+def test_whole_numbers_in_the_environment(monkeypatch, value, number):
+    monkeypatch.setenv("PORT", value)
+    if number is not None:
+        assert startup.whole_number("PORT", 3000, 1, 65535) == number
+        return
+    with pytest.raises(startup.StartupFailure) as failure:
+        startup.whole_number("PORT", 3000, 1, 65535)
+    assert failure.value.status == 78 and value.strip() not in failure.value.line.replace("65535", "")
 
 
 def test_gpuplan_debug_adds_the_traceback_before_the_line(tmp_path):

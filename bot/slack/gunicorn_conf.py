@@ -3,7 +3,8 @@
 
 PORT and WEB_CONCURRENCY follow the Heroku/Procfile convention; the worker class and threads
 were chosen by bench/bench_http.py (README, "Performance"). The master checks that the server
-can start before it binds or forks (nworkers_changed below): a failure is one line and an exit status.
+can start before it binds or forks (nworkers_changed below): a failure is one line and an exit status,
+as is a PORT, WEB_CONCURRENCY or GPUPLAN_THREADS that is not a number (_numbers, read on import).
 """
 
 from __future__ import annotations
@@ -12,10 +13,21 @@ import os
 import sys
 from typing import Any
 
-bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '3000')}"
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+
+def _numbers() -> tuple[int, int, int]:
+    """PORT, WEB_CONCURRENCY and GPUPLAN_THREADS; one that is not a number ends the start in one line."""
+    from gpuplan.bot.slack import startup
+
+    try:
+        port = startup.whole_number("PORT", 3000, 1, 65535)
+        return port, startup.whole_number("WEB_CONCURRENCY", 2), startup.whole_number("GPUPLAN_THREADS", 4)
+    except startup.StartupFailure as failure:
+        sys.exit(startup.report(failure))
+
+
+_port, workers, threads = _numbers()
+bind = f"{os.environ.get('HOST', '0.0.0.0')}:{_port}"
 worker_class = os.environ.get("GPUPLAN_WORKER_CLASS", "gthread")
-threads = int(os.environ.get("GPUPLAN_THREADS", "4"))
 timeout = 30
 graceful_timeout = 20
 keepalive = 5

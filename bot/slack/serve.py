@@ -27,12 +27,20 @@ def parser() -> argparse.ArgumentParser:
         + ". GPUPLAN_DEBUG=1 adds the traceback.",
     )
     p.add_argument("--socket", action="store_true", help="Socket Mode instead of HTTP")
-    p.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"), help="HTTP: address to bind (default 0.0.0.0)")
-    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")), help="HTTP: port (default 3000)")
-    p.add_argument(
-        "--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")), help="HTTP: gunicorn workers"
-    )
+    p.add_argument("--host", help="HTTP: address to bind (default: HOST, else 0.0.0.0)")
+    p.add_argument("--port", type=int, help="HTTP: port (default: PORT, else 3000)")
+    p.add_argument("--workers", type=int, help="HTTP: gunicorn workers (default: WEB_CONCURRENCY, else 2)")
     return p
+
+
+def http_command(args: argparse.Namespace) -> list[str]:
+    """gunicorn's command for the options given, else HOST, PORT and WEB_CONCURRENCY (a bad one: StartupFailure)."""
+    from gpuplan.bot.slack import startup
+
+    host = args.host or os.environ.get("HOST", "0.0.0.0")
+    port = args.port if args.port is not None else startup.whole_number("PORT", 3000, 1, 65535)
+    workers = args.workers if args.workers is not None else startup.whole_number("WEB_CONCURRENCY", 2)
+    return gunicorn_argv(host, port, workers)
 
 
 def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
@@ -60,10 +68,10 @@ def main(argv: list[str]) -> int:
 
         return run()
     try:  # the settings fail here, without exec'ing gunicorn; the rest is checked in its master
+        command = http_command(args)
         startup.checked_settings(socket_mode=False)
     except startup.StartupFailure as failure:
         return startup.report(failure)
-    command = gunicorn_argv(args.host, args.port, args.workers)
     os.execv(command[0], command)
     return 0  # not reached: exec replaced this process
 

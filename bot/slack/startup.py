@@ -1,7 +1,7 @@
 """Start-up checks of the Slack app: every way the server can fail to start ends in one line on
 stderr, "gpuplan: <what is wrong>: <what to do>", and an exit status of its own:
 
-  78  a setting is missing or malformed (SLACK_*, GPUPLAN_*, a price list gpuplan cannot use)
+  78  a setting is missing or malformed (SLACK_*, GPUPLAN_*, PORT, WEB_CONCURRENCY, a price list)
   77  Slack refused a token (SLACK_BOT_TOKEN at auth.test, SLACK_APP_TOKEN at apps.connections.open)
   69  Slack cannot be reached (connection refused, DNS, TLS, timeout, an answer that is not Slack's)
   71  the server cannot listen (the port is taken, a port it may not use, a HOST not of this machine)
@@ -109,6 +109,17 @@ def checked_settings(socket_mode: bool) -> Settings:
     except SettingsError as exc:
         them = "them" if len(exc.problems) > 1 else "it"
         raise StartupFailure("settings", problems="; ".join(exc.problems), them=them) from exc
+
+
+def whole_number(name: str, default: int, low: int = 1, high: int | None = None) -> int:
+    """A number gunicorn is given (PORT, WEB_CONCURRENCY, GPUPLAN_THREADS): the variable's, else `default`."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if text.isdigit() and int(text) >= low and (high is None or int(text) <= high):
+        return int(text)
+    bounds = f"from {low} to {high}" if high is not None else f"of {low} or more"
+    raise StartupFailure("settings", problems=f"{name} must be a whole number {bounds}", them="it")
 
 
 def open_store(settings: Settings) -> Store:
