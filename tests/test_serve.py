@@ -11,16 +11,16 @@ from gpuplan.bot.slack import serve, socket_mode
 def test_serve_without_settings_names_them(capsys, monkeypatch):
     for key in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"):
         monkeypatch.delenv(key, raising=False)
-    assert main(["serve"]) == 1
+    assert main(["serve"]) == 78  # sysexits.h EX_CONFIG
     err = capsys.readouterr().err
-    assert "SLACK_BOT_TOKEN" in err and "SLACK_SIGNING_SECRET" in err
+    assert "SLACK_BOT_TOKEN" in err and "SLACK_SIGNING_SECRET" in err and err.startswith("gpuplan: ")
 
 
 def test_socket_mode_needs_the_app_token(capsys, monkeypatch):
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
     monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
     monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
-    assert main(["serve", "--socket"]) == 1
+    assert main(["serve", "--socket"]) == 78
     assert "SLACK_APP_TOKEN" in capsys.readouterr().err
 
 
@@ -47,6 +47,7 @@ def test_socket_mode_starts_the_handler_with_the_app_client(monkeypatch, tmp_pat
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1-abc")
     monkeypatch.setenv("GPUPLAN_DATABASE_URL", f"sqlite:///{tmp_path / 'sock.db'}")
     app = MagicMock()
+    monkeypatch.setattr(socket_mode.startup, "check_slack", MagicMock())  # tests/test_startup.py asks the stand-in
     monkeypatch.setattr(socket_mode, "create_app", MagicMock(return_value=app))
     handler = MagicMock()
     monkeypatch.setattr(socket_mode, "SocketModeHandler", handler)

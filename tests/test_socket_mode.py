@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 
@@ -24,6 +25,7 @@ def test_socket_mode_worker_answers_commands_events_and_clicks(tmp_path):
             "SLACK_API_URL": slack.api_url,
             "GPUPLAN_DATABASE_URL": f"sqlite:///{tmp_path / 'socket.db'}",
             "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the checkout under test, not an installed copy
         }
         log = open(tmp_path / "worker.log", "wb")  # noqa: SIM115 (closed below)
         worker = subprocess.Popen(procfile_command("worker"), env=env, cwd=ROOT, stdout=log, stderr=log)

@@ -28,6 +28,7 @@ from gpuplan.bot.slack.listeners import register_listeners
 from gpuplan.bot.slack.payloads import well_formed
 from gpuplan.bot.slack.replies import Replies
 from gpuplan.bot.slack.settings import Settings, SettingsError
+from gpuplan.bot.slack.startup import StartupFailure
 from gpuplan.bot.slack.store import Store
 from gpuplan.knowledge import catalog
 
@@ -64,7 +65,7 @@ def create_app(settings: Settings, store: Store, verify_token: bool = True) -> A
             logger=bolt_log,
         )
     except BoltError as exc:  # auth.test refused the token: say which setting, never its value
-        raise SettingsError(f"gpuplan cannot start: Slack refused SLACK_BOT_TOKEN ({_reason(exc)})") from None
+        raise StartupFailure("bot_token_refused", error=_reason(exc)) from None
     finally:
         bolt_log.setLevel(level)
     replies = Replies(store, settings)

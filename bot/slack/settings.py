@@ -24,7 +24,11 @@ WHERE = {
 
 
 class SettingsError(RuntimeError):
-    """The environment cannot start the app; the message names each bad variable."""
+    """The environment cannot start the app; the message names each bad variable, `problems` lists them."""
+
+    def __init__(self, message: str, problems: list[str] | None = None):
+        super().__init__(message)
+        self.problems = problems or [message]
 
 
 class Settings(BaseSettings):
@@ -107,10 +111,12 @@ class Settings(BaseSettings):
 
 
 def database_display(url: str) -> str:
-    """The database URL with any password masked, for logs and start-up lines."""
+    """The database URL with any password masked, for logs and start-up lines, without the driver
+    gpuplan added (postgresql://, as the deployer wrote it, not postgresql+psycopg://)."""
     from sqlalchemy.engine import make_url
 
-    return make_url(url).render_as_string(hide_password=True)
+    parsed = make_url(url)
+    return parsed.set(drivername=parsed.get_backend_name()).render_as_string(hide_password=True)
 
 
 def load_settings(socket_mode: bool = False, environ: dict[str, str] | None = None) -> Settings:
@@ -134,7 +140,7 @@ def load_settings(socket_mode: bool = False, environ: dict[str, str] | None = No
         problems.append(str(exc))
     if problems or settings is None:
         mode = " in Socket Mode" if socket_mode else ""
-        raise SettingsError(f"gpuplan cannot start{mode}: " + "; ".join(problems))
+        raise SettingsError(f"gpuplan cannot start{mode}: " + "; ".join(problems), problems)
     return settings
 
 
