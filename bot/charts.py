@@ -191,6 +191,20 @@ def png(plan: Plan) -> bytes | None:
     return draw(data) if data is not None else None
 
 
+def write_chart(plan: Plan, path: str) -> tuple[bool, str]:
+    """`gpuplan --chart FILE.png`: write the chart; whether nothing failed, and what became of it
+    in the plan's language (a path that cannot be written is named with the system's reason)."""
+    image = png(plan)
+    if image is None:
+        return True, render.message(Note(code="chart.none"), plan.lang)
+    try:
+        Path(path).write_bytes(image)
+    except OSError as exc:
+        params = {"path": path, "error": exc.strerror or type(exc).__name__}
+        return False, render.message(Note(code="chart.not_written", params=params), plan.lang)
+    return True, render.message(Note(code="chart.written", params={"path": path}), plan.lang)
+
+
 def draw(data: ChartData) -> bytes:
     """The chart as PNG bytes, with `data` as JSON in the PNG's text metadata."""
     # matplotlib is imported on the first chart, not at start-up: it and its font cache take a second

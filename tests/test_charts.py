@@ -1,5 +1,5 @@
 """A plan's chart: the PNG's size, the values it carries against the plan's, the memory bar
-measured in pixels, and Chinese labels in a CJK font."""
+measured in pixels, Chinese labels in a CJK font, and `gpuplan --chart FILE.png`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 from gpuplan.bot import charts
+from gpuplan.bot.cli import main
 from gpuplan.bot.pipeline import answer
 
 # question, language, what the time-against-cost panel shows
@@ -150,6 +151,34 @@ def test_without_a_cjk_font_the_log_says_so_once(monkeypatch, caplog):
 @pytest.mark.parametrize("question", ["nccl timeout", "help", "训练卡住了 NCCL 超时"])
 def test_no_chart_without_a_plan(question):
     assert charts.png(answer(question)) is None
+
+
+@pytest.mark.parametrize(
+    "question,said",
+    [("llama-3-70b lora", "Chart written to"), ("700亿 全参微调 8张H100", "图已写入")],
+)
+def test_cli_writes_the_chart_beside_the_answer(tmp_path, capsys, question, said):
+    path = tmp_path / "plan.png"
+    assert main(["--chart", str(path), question]) == 0
+    out, err = capsys.readouterr()
+    assert said in err and out.strip()  # the answer on stdout, the chart's line on stderr
+    assert _image(path.read_bytes()).size == SIZE
+    assert main(["--json", "--chart", str(path), question]) == 0
+    assert json.loads(capsys.readouterr().out)["memory"]["per_gpu_gib"] > 0  # stdout stays JSON
+
+
+@pytest.mark.parametrize(
+    "question,path,code,said",
+    [
+        ("nccl timeout", "plan.png", 0, "No chart"),
+        ("70b full", "missing/plan.png", 2, "could not be written"),
+        ("700亿 全参微调", "missing/plan.png", 2, "没能写入"),
+    ],
+)
+def test_cli_says_what_became_of_the_chart(tmp_path, capsys, question, path, code, said):
+    assert main(["--chart", str(tmp_path / path), question]) == code
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / path).exists()
 
 
 def test_matplotlib_stays_off_the_start_up_path():
