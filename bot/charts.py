@@ -1,9 +1,9 @@
 """Pictures of a plan, as one PNG: memory per GPU as a stacked bar against what the GPU can use,
 and the plan with its alternatives (or a comparison's options) as time against cost.
 
-One figure with two panels rather than two figures: a plan carries one picture (one file to
-write or post), and the panels answer the two questions a plan is read for side by side: does it
-fit, and what else would it cost.
+One figure with two panels rather than two figures: a reply carries one picture (one upload, one
+file in the Slack thread, one `--chart FILE.png`), and the panels answer the two questions a plan
+is read for side by side: does it fit, and what else would it cost.
 
 `chart_data` is a pure function from a Plan to the values drawn; `draw` turns them into PNG bytes
 with matplotlib's Agg backend (no display) and keeps them in the PNG's text metadata under
@@ -189,6 +189,29 @@ def png(plan: Plan) -> bytes | None:
     """The plan's chart as PNG bytes, or None when the answer has nothing to draw."""
     data = chart_data(plan)
     return draw(data) if data is not None else None
+
+
+@dataclass(frozen=True)
+class ChartFile:
+    """A plan's chart as a file to post: its bytes, name, title, and the text read out in its place."""
+
+    data: bytes
+    filename: str
+    title: str
+    alt_text: str
+
+
+# files.getUploadURLExternal answers alt_txt_too_large past 1000 characters (api.slack.com/methods)
+ALT_TEXT_MAX = 1000
+
+
+def chart_file(plan: Plan) -> ChartFile | None:
+    """The chart as a file, titled in the plan's language, its alt text the answer's headline."""
+    image = png(plan)
+    if image is None:
+        return None
+    title = render.label("chart", "file_title", plan.lang)
+    return ChartFile(image, FILENAME, title, (render.headline(plan) or title)[:ALT_TEXT_MAX])
 
 
 def write_chart(plan: Plan, path: str) -> tuple[bool, str]:
