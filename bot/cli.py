@@ -13,6 +13,7 @@ import sys
 import traceback
 
 from gpuplan.bot import config_cli, configs, render
+from gpuplan.bot.charts import write_chart
 from gpuplan.bot.jsonout import plan_json
 from gpuplan.bot.language.parser import detect_lang
 from gpuplan.bot.pipeline import QuestionError, answer
@@ -52,6 +53,11 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="FORMAT",
         choices=configs.FORMATS,
         help="also write the plan's files in FORMAT (with --json: a configs object {filename: text})",
+    )
+    p.add_argument(
+        "--chart",
+        metavar="FILE.png",
+        help="also draw the plan as a PNG: memory per GPU against the usable memory, time against cost of its options",
     )
     p.add_argument("question", nargs="+", help='the question, e.g. "70b full" or "model=llama-3-70b method=lora"')
     return p
@@ -114,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
             output = render.text_answer(plan, details=args.details)
         if files is not None and not args.json:
             output += "\n\n" + config_cli.listing(files)
+        written, said = write_chart(plan, args.chart) if args.chart else (True, "")
+        if said:  # on stderr: stdout stays the answer (and valid JSON with --json)
+            print(said, file=sys.stderr)
     except QuestionError as exc:
         print(render.error_text(exc.notes, exc.lang), file=sys.stderr)
         return EXIT_UNREADABLE
@@ -136,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         return EXIT_BUG
     _print_to_pipe(output)
-    return EXIT_OK
+    return EXIT_OK if written else EXIT_UNREADABLE  # a chart path that cannot be written is named, not a bug
 
 
 def _config(argv: list[str]) -> int:

@@ -1,8 +1,9 @@
 """A local stand-in for Slack: the Web API (`/api/<method>`) and response URLs (`/response/<id>`).
 
 It records every call, answers the way Slack does (`{"ok": true, ...}`; files_upload_v2's
-getUploadURLExternal points at its own /upload/<id>, which records the bytes), keeps the messages
-posted in each thread (conversations.replies returns them, with their metadata), checks every
+getUploadURLExternal points at its own /upload/<id>, which keeps the bytes, and
+completeUploadExternal shares the files in the thread it names), keeps the messages and the files
+posted in each thread (conversations.replies returns the messages, with their metadata), checks every
 message and view against Block Kit's limits, and fails calls on demand so tests can drive
 retries: 429 with Retry-After, a 200 body with error `ratelimited`, 500 before acting, "500-after"
 (posted, then 500), ("timeout", seconds) (posted, then answered too late), or any error code.
@@ -33,6 +34,8 @@ class Recorder:
         self.calls: list[dict[str, Any]] = []
         self.faults: dict[str, deque] = defaultdict(deque)
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # what is in each thread
+        self.files: dict[str, bytes] = {}  # file id -> the bytes posted to its upload URL
+        self.thread_files: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # files shared in each
         self.lock = threading.Lock()
         self.counter = 0
         self.socket_url = ""  # set to a SocketModeStandIn's url for Socket Mode tests
@@ -41,6 +44,11 @@ class Recorder:
         """The messages that really landed in a thread (whatever the poster was told)."""
         with self.lock:
             return list(self.threads[(channel, thread_ts)])
+
+    def shared(self, channel: str, thread_ts: str) -> list[tuple[dict[str, Any], bytes]]:
+        """The files shared in a thread, each with the bytes uploaded for it."""
+        with self.lock:
+            return [(f, self.files.get(f["id"], b"")) for f in self.thread_files[(channel, thread_ts)]]
 
     def fail(self, method: str, *faults: Any) -> None:
         """Queue faults for the next calls of `method`: 429, 500, "ratelimited", ("timeout", seconds)."""
@@ -74,6 +82,8 @@ class Recorder:
             self.calls.clear()
             self.faults.clear()
             self.threads.clear()
+            self.files.clear()
+            self.thread_files.clear()
 
     def violations(self) -> list[str]:
         """Every Block Kit limit any recorded message or view broke."""
@@ -105,7 +115,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length).decode("utf-8") if length else ""
+        data = self.rfile.read(length) if length else b""
+        raw = data.decode("utf-8", "replace")  # an upload's bytes (a PNG) are no text: kept apart below
         args = _parse(raw, self.headers.get("Content-Type", ""))
         path = urllib.parse.urlsplit(self.path).path
         if path.startswith("/api/"):
@@ -115,7 +126,7 @@ class Handler(BaseHTTPRequestHandler):
             args["_hook"] = path[len("/response/") :]
         elif path.startswith("/upload/"):  # files_upload_v2 posts each file's bytes here
             method = "file_upload"
-            args = {"_file": path[len("/upload/") :], "_bytes": length, "_content": raw}
+            args = {"_file": path[len("/upload/") :], "_bytes": length, "_content": raw, "_data": data}
         else:
             method = "unknown"
         fault = self.recorder.next_fault(method)
@@ -197,11 +208,26 @@ class Handler(BaseHTTPRequestHandler):
             file_id = f"F{n:08d}"
             port = self.server.server_address[1]
             return {"ok": True, "upload_url": f"http://127.0.0.1:{port}/upload/{file_id}", "file_id": file_id}
+        if method == "file_upload":
+            if acts:
+                with self.recorder.lock:
+                    self.recorder.files[args["_file"]] = args["_data"]
+            return {"ok": True}
         if method == "files.completeUploadExternal":
-            files = args.get("files")
-            files = json.loads(files) if isinstance(files, str) else files or []
-            return {"ok": True, "files": [{"id": f["id"], "title": f.get("title", "")} for f in files]}
+            return self._complete_upload(args, n, acts)
         return {"ok": True}
+
+    def _complete_upload(self, args: dict[str, Any], n: int, acts: bool) -> dict[str, Any]:
+        """The uploaded files shared in the channel, in the thread when one is named (kept apart
+        from the thread's messages, which conversations.replies returns)."""
+        files = args.get("files")
+        files = json.loads(files) if isinstance(files, str) else files or []
+        shared = [{"id": f["id"], "title": f.get("title", ""), "ts": f"{1700000000 + n}.{n:06d}"} for f in files]
+        channel = args.get("channel_id", "")
+        if acts and channel:
+            with self.recorder.lock:
+                self.recorder.thread_files[(channel, args.get("thread_ts") or shared[0]["ts"])].extend(shared)
+        return {"ok": True, "files": [{"id": f["id"], "title": f["title"]} for f in shared]}
 
 
 def _parse(raw: str, content_type: str) -> dict[str, Any]:

@@ -4,15 +4,19 @@ Block Kit limits check."""
 
 from __future__ import annotations
 
+import io
 import json
 import time
 
 import pytest
 import slack_requests as sr
 from dbs import BACKENDS, fresh_url
+from PIL import Image
 from servers import WebServer
 from slack_standin import SlackStandIn
 
+from gpuplan.bot import charts
+from gpuplan.bot.pipeline import answer
 from gpuplan.bot.slack.blocks import violations
 
 
@@ -90,6 +94,30 @@ def test_mention_and_thread_follow_up(stack):
     second = posts[-1]["args"]
     assert second["thread_ts"] == ts and "16,384" in json.dumps(second["blocks"])
     assert "Changed from the previous plan" in json.dumps(second["blocks"])
+
+
+def test_a_plans_chart_is_uploaded_into_its_thread_after_the_reply(stack):
+    """The event is acknowledged at once, the reply lands, and then the chart, drawn after both,
+    is uploaded into the same thread (files.getUploadURLExternal, the bytes, completeUploadExternal)
+    with the plan's numbers in it."""
+    server, slack = stack
+    ts, question = new_ts(), "700亿 全参微调 8张H100"
+    started = time.monotonic()
+    assert post(server, sr.mention(question, ts, "EvChart" + ts))[0] == 200
+    assert time.monotonic() - started < 3.0  # Slack's limit for the acknowledgement
+    deadline = time.monotonic() + 30  # a worker's first chart imports matplotlib
+    while time.monotonic() < deadline and not slack.recorder.shared(sr.CHANNEL, ts):
+        time.sleep(0.05)
+    [(shared, png)] = slack.recorder.shared(sr.CHANNEL, ts)
+    assert shared["title"] == "gpuplan：每卡显存、时间与费用"
+    [reply] = [c for c in slack.recorder.of("chat.postMessage") if c["args"].get("thread_ts") == ts]
+    [done] = [c for c in slack.recorder.of("files.completeUploadExternal") if c["args"].get("thread_ts") == ts]
+    assert reply["at"] <= done["at"]
+    image = Image.open(io.BytesIO(png))
+    assert image.size == (round(charts.FIGSIZE[0] * charts.DPI), round(charts.FIGSIZE[1] * charts.DPI))
+    shown = json.loads(image.text[charts.METADATA_KEY])
+    memory = answer(question).estimate.memory
+    assert shown["per_gpu_gib"] == pytest.approx(memory.per_gpu_gib) and shown["lang"] == "zh"
 
 
 def test_direct_message_in_chinese(stack):

@@ -3,17 +3,25 @@ recorder for the replies and responses it sends through gpuplan.bot.slack.slack_
 
 from __future__ import annotations
 
+import io
+import json
+import logging
+import threading
 from dataclasses import dataclass
 from unittest.mock import MagicMock
 
 import pytest
 import slack_requests as sr
+from PIL import Image
 from slack_bolt import BoltContext
 from slack_sdk.errors import SlackApiError
 
+from gpuplan.bot import charts
+from gpuplan.bot.pipeline import answer
 from gpuplan.bot.slack.blocks import violations
+from gpuplan.bot.slack.chart_poster import ChartPoster
 from gpuplan.bot.slack.listeners import actions, commands, events, shortcuts
-from gpuplan.bot.slack.listeners.services import Services, context_for
+from gpuplan.bot.slack.listeners.services import Services, context_for, services
 from gpuplan.bot.slack.replies import Replies
 from gpuplan.bot.slack.store import Store
 
@@ -24,12 +32,19 @@ class FakeIO:
     """Records thread replies and response_url posts (gpuplan.bot.slack.slack_io.SlackIO's interface)."""
 
     def __init__(self):
-        self.replies, self.responses = [], []
+        self.replies, self.responses, self.uploads = [], [], []
+        self.order = []  # "reply" and "upload", as they happened
         self.reply_result = True
 
     def reply(self, channel, thread_ts, message, key, plan_id):
         self.replies.append({"channel": channel, "thread_ts": thread_ts, "key": key, "plan_id": plan_id, **message})
+        self.order.append("reply")
         return self.reply_result
+
+    def upload(self, channel, thread_ts, data, *, filename, title, alt_text):
+        self.uploads.append({"channel": channel, "thread_ts": thread_ts, "data": data, "title": title, "alt": alt_text})
+        self.order.append("upload")
+        return True
 
     def respond(self, response_url, message, idempotent, plan_id):
         self.responses.append({"url": response_url, "idempotent": idempotent, "plan_id": plan_id, **message})
@@ -242,6 +257,77 @@ def test_a_bug_still_answers_in_the_thread(setup, monkeypatch):
     monkeypatch.setattr(replies, "question", MagicMock(side_effect=RuntimeError("boom")))
     run_event(setup, "app_mention", mention_event("7b lora", ts="6.0"), MagicMock())
     assert "err-" in setup.io.replies[0]["text"]
+
+
+@pytest.mark.parametrize(
+    "name,event,title",
+    [
+        ("app_mention", mention_event("llama-3-70b lora", ts="8.0"), "gpuplan: memory per GPU, time and cost"),
+        (
+            "message",
+            {
+                "type": "message",
+                "user": USER,
+                "text": "700亿 全参微调 8张H100",
+                "channel": "D1",
+                "channel_type": "im",
+                "ts": "8.1",
+            },
+            "gpuplan：每卡显存、时间与费用",
+        ),
+    ],
+    ids=["mention-en", "dm-zh"],
+)
+def test_a_plans_chart_follows_its_reply_into_the_thread(setup, name, event, title):
+    run_event(setup, name, event, MagicMock())
+    assert services(setup.context).charts.wait()
+    [reply], [upload] = setup.io.replies, setup.io.uploads
+    assert setup.io.order == ["reply", "upload"]  # drawn after the reply, itself after the acknowledgement
+    assert (upload["channel"], upload["thread_ts"]) == (reply["channel"], reply["thread_ts"])
+    assert upload["title"] == title and upload["alt"]
+    image = Image.open(io.BytesIO(upload["data"]))
+    stored = setup.replies.store.get_plan(reply["plan_id"]).plan()
+    shown = json.loads(image.text[charts.METADATA_KEY])
+    assert shown["per_gpu_gib"] == stored.estimate.memory.per_gpu_gib and shown["lang"] == stored.lang
+
+
+@pytest.mark.parametrize(
+    "text,files_upload",
+    [("8张卡还是喂不满怎么办", "true"), ("NCCL timeout after 30 minutes", "true"), ("llama-3-70b lora", "false")],
+    ids=["troubleshoot-zh", "troubleshoot-en", "uploads-off"],
+)
+def test_no_chart_without_a_plan_or_without_uploads(tmp_path, text, files_upload):
+    settings = sr.settings_for(f"sqlite:///{tmp_path / 'c.db'}", GPUPLAN_FILES_UPLOAD=files_upload)
+    store = Store(settings.database_url)
+    found = Services(Replies(store, settings), FakeIO())
+    context = BoltContext({"bot_user_id": "U0GPUPLAN", **context_for(found)})
+    dm = {"type": "message", "user": USER, "text": text, "channel": "D1", "channel_type": "im", "ts": "9.0"}
+    run_event(Setup(context, found.replies, found.io), "message", dm, MagicMock())
+    assert found.charts.wait()
+    assert len(found.io.replies) == 1 and found.io.uploads == []
+    store.dispose()
+
+
+def test_a_chart_that_fails_to_draw_leaves_the_reply(setup, monkeypatch, caplog):
+    monkeypatch.setattr(charts, "chart_file", MagicMock(side_effect=RuntimeError("boom")))
+    with caplog.at_level(logging.ERROR, logger="gpuplan.charts"):
+        run_event(setup, "app_mention", mention_event("7b lora", ts="9.1"), MagicMock())
+        assert services(setup.context).charts.wait()
+    assert len(setup.io.replies) == 1 and setup.io.uploads == []
+    assert any("chart failed" in r.getMessage() for r in caplog.records)
+
+
+def test_charts_past_the_backlog_are_skipped_and_said_once(caplog):
+    """One chart at a time: while it waits, those past the backlog are skipped, not queued."""
+    held = threading.Event()
+    slow = FakeIO()
+    slow.upload = lambda *a, **k: held.wait(10)
+    poster, plan = ChartPoster(backlog=1), answer("7b lora")
+    with caplog.at_level(logging.WARNING, logger="gpuplan.charts"):
+        outcomes = [poster.submit(slow, plan, "p", ("C1", "1.0")) for _ in range(3)]
+    held.set()
+    assert poster.wait() and outcomes == ["queued", "skipped", "skipped"]
+    assert sum("charts skipped" in r.getMessage() for r in caplog.records) == 1
 
 
 def test_home_is_published(setup):

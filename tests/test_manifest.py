@@ -27,6 +27,13 @@ def test_manifest_matches_what_the_app_listens_for():
     assert len(m["display_information"]["description"]) <= 140
 
 
+def test_manifest_lets_the_app_upload_charts_and_files():
+    """files_upload_v2 (each plan's chart in its thread, Config files > Send as files) needs files:write."""
+    for socket_mode in (False, True):
+        assert "files:write" in manifest.manifest(socket_mode=socket_mode)["oauth_config"]["scopes"]["bot"]
+    assert "- files:write" in (ROOT / "manifest.yaml").read_text()
+
+
 def test_socket_mode_manifest_has_no_urls():
     m = manifest.manifest(socket_mode=True)
     assert m["settings"]["socket_mode_enabled"] is True

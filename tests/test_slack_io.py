@@ -8,6 +8,7 @@ import logging
 import pytest
 from slack_standin import SlackStandIn
 
+from gpuplan.bot.slack import slack_io
 from gpuplan.bot.slack.slack_io import SlackIO, web_client
 
 CHANNEL, THREAD = "C0FAULTS", "1700000000.000100"
@@ -62,6 +63,33 @@ def test_a_refusal_is_not_retried(slack, io, caplog):
         assert io.reply(CHANNEL, "1700000000.000300", MESSAGE, key="Ev3", plan_id="p3") is False
     assert len(slack.recorder.of("chat.postMessage")) == 1
     assert "channel_not_found" in caplog.text
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4  # bytes that are no UTF-8 text, as a real image's
+
+
+def test_a_file_lands_in_the_thread_with_its_bytes(slack, io):
+    """files_upload_v2 against the stand-in: the upload URL gets the bytes, completeUploadExternal
+    shares the file in the reply's thread."""
+    assert io.upload(CHANNEL, THREAD, PNG, filename="plan.png", title="A chart", alt_text="what it shows") is True
+    [(shared, data)] = slack.recorder.shared(CHANNEL, THREAD)
+    assert data == PNG and shared["title"] == "A chart"
+    [asked] = slack.recorder.of("files.getUploadURLExternal")
+    assert asked["args"]["filename"] == "plan.png" and int(asked["args"]["length"]) == len(PNG)
+    assert asked["args"]["alt_txt"] == "what it shows"
+
+
+@pytest.mark.parametrize("error", ["missing_scope", "not_allowed"])
+def test_an_upload_slack_refuses_is_logged_once_and_not_retried(slack, io, caplog, monkeypatch, error):
+    monkeypatch.setattr(slack_io, "_upload_refusals_said", set())
+    slack.recorder.fail("files.getUploadURLExternal", error, error)
+    with caplog.at_level(logging.WARNING, logger="gpuplan.slack"):
+        for thread in ("1700000000.000400", "1700000000.000500"):
+            assert io.upload(CHANNEL, thread, PNG, filename="p.png", title="t", alt_text="a") is False
+    assert len(slack.recorder.of("files.getUploadURLExternal")) == 2  # once per upload, no retry
+    assert slack.recorder.of("files.completeUploadExternal") == []
+    said = [r.getMessage() for r in caplog.records if error in r.getMessage()]
+    assert len(said) == 1 and "stand without it" in said[0]
 
 
 def test_replacing_a_message_is_retried_on_any_fault(slack, io):

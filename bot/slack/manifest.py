@@ -23,7 +23,7 @@ BOT_SCOPES = [
     "channels:history",  # follow-ups in threads gpuplan answered, public channels
     "groups:history",  # the same in private channels it was invited to
     "im:history",  # direct messages
-    "files:write",  # Config files > Send as files: the exported files as snippets (files_upload_v2)
+    "files:write",  # each plan's chart in its thread; Config files > Send as files (files_upload_v2)
     "im:write",  # ... sent to the asking user's direct messages with gpuplan
 ]
 BOT_EVENTS = ["app_mention", "app_home_opened", "message.channels", "message.groups", "message.im"]

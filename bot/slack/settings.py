@@ -55,7 +55,8 @@ class Settings(BaseSettings):
         default=True, validation_alias=AliasChoices("GPUPLAN_PROCESS_BEFORE_RESPONSE")
     )
     # the app was installed with files:write and im:write (the manifest asks for both): the Config
-    # files modal offers Send as files; false hides the button
+    # files modal offers Send as files, and each plan's chart follows its reply into the thread;
+    # false hides the button and posts no charts
     files_upload: bool = Field(default=True, validation_alias=AliasChoices("GPUPLAN_FILES_UPLOAD"))
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", validation_alias=AliasChoices("GPUPLAN_LOG_LEVEL")

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.error import URLError
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.http_retry import RetryHandler, RetryIntervalCalculator, RetryState
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
@@ -52,6 +52,9 @@ class ProportionalJitter(Jitter):
 BACKOFF = BackoffRetryIntervalCalculator(backoff_factor=0.25, jitter=ProportionalJitter())  # 0.25 s, 0.5 s, 1 s...
 METADATA_TYPE = "gpuplan_reply"
 LOOKUP_LIMIT = 100  # replies fetched when checking whether a reply already landed
+# Slack's answers when the app may not upload: installed without files:write, or files are off in the workspace
+NOT_PERMITTED = {"missing_scope": "the app lacks the files:write scope", "not_allowed": "uploads are not allowed here"}
+_upload_refusals_said: set[str] = set()  # each reason is logged once per process
 
 
 class RatelimitedBodyRetryHandler(RetryHandler):
@@ -221,6 +224,25 @@ class SlackIO:
 
     def reply(self, channel: str, thread_ts: str, message: dict[str, Any], key: str, plan_id: str | None) -> bool:
         return self.poster.post(channel, thread_ts, message, key, plan_id)
+
+    def upload(self, channel: str, thread_ts: str, data: bytes, *, filename: str, title: str, alt_text: str) -> bool:
+        """A file into a thread, after its reply (files_upload_v2: files.getUploadURLExternal, the
+        bytes to the URL it gives, files.completeUploadExternal). Not retried once sent: a second
+        copy in the thread is worse than none. A refusal is logged once per process and reason."""
+        try:
+            self.poster.client.files_upload_v2(
+                channel=channel, thread_ts=thread_ts, file=data, filename=filename, title=title, alt_txt=alt_text
+            )
+            return True
+        except SlackApiError as exc:
+            error = _error_code(exc)
+        except (SlackRequestError, OSError, RemoteDisconnected) as exc:  # the upload URL refused it, or a timeout
+            error = type(exc).__name__
+        if error not in _upload_refusals_said:
+            _upload_refusals_said.add(error)
+            why = NOT_PERMITTED.get(error, "Slack did not take it")
+            log.warning("file not uploaded, replies stand without it: %s (%s); said once per process", why, error)
+        return False
 
     def respond(self, response_url: str, message: dict[str, Any], idempotent: bool, plan_id: str | None) -> bool:
         if not response_url.startswith(("https://", "http://")):

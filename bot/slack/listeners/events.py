@@ -115,4 +115,7 @@ def _answer(found: Services, text: str, who: Who, source: str, thread: tuple[str
     # the event id keys the reply: a retry after an uncertain failure finds it instead of posting twice
     key = event_id or f"{channel}:{thread_ts}"
     posted = found.io.reply(channel, thread_ts, reply.message, key=key, plan_id=reply.plan_id)
-    observe.event(source, outcome=reply.outcome, plan_id=reply.plan_id, event_id=event_id, posted=posted)
+    chart = "none"
+    if posted and found.replies.settings.files_upload:  # the chart follows the reply (chart_poster.py)
+        chart = found.charts.submit(found.io, reply.plan, reply.plan_id, thread)
+    observe.event(source, outcome=reply.outcome, plan_id=reply.plan_id, event_id=event_id, posted=posted, chart=chart)

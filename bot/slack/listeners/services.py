@@ -1,4 +1,4 @@
-"""What the listeners work with (the replies and the Slack I/O), reached through Bolt's context.
+"""What the listeners work with (the replies, the Slack I/O, the charts), reached through Bolt's context.
 
 Listeners are plain module-level functions, as in Bolt's starter template, so they cannot close
 over the app's objects: a middleware puts them in each request's context and `services(context)`
@@ -8,11 +8,12 @@ copied (a database engine and its locks cannot be, and must not be)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_bolt import App
 
+from gpuplan.bot.slack.chart_poster import ChartPoster
 from gpuplan.bot.slack.replies import Replies
 from gpuplan.bot.slack.slack_io import SlackIO
 
@@ -23,6 +24,7 @@ CONTEXT_KEY = "gpuplan_services"
 class Services:
     replies: Replies
     io: SlackIO
+    charts: ChartPoster = field(default_factory=ChartPoster)
 
     def __deepcopy__(self, memo: dict) -> Services:
         return self  # one set of services per process, whatever copies the context
