@@ -181,18 +181,24 @@ def environment(trim: bool = True) -> jinja2.Environment:
 
 
 @functools.cache
-def messages(lang: str) -> dict[str, jinja2.Template]:
-    """The message catalog of one language: code -> compiled template."""
+def messages(lang: str) -> dict[str, str]:
+    """The message catalog of one language: code -> template text."""
     path = resources.files("gpuplan.templates").joinpath(lang, "messages.yaml")
-    table = read_yaml(path.read_text(encoding="utf-8"))
-    env = environment()
-    return {code: env.from_string(text) for code, text in table.items()}
+    return read_yaml(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def message_template(lang: str, code: str) -> jinja2.Template | None:
+    """One message compiled the first time it is used (an answer uses a dozen of some 330: compiling
+    them all cost a terminal answer about 0.2 s)."""
+    text = messages(lang).get(code)
+    return None if text is None else environment().from_string(text)
 
 
 def message(note: Note | dict, lang: str) -> str:
     if isinstance(note, dict):
         note = Note(**note)
-    template = messages(lang).get(note.code)
+    template = message_template(lang, note.code)
     if template is None:
         raise KeyError(f"no {lang} message for {note.code}")
     return template.render(
@@ -210,7 +216,7 @@ def label(kind: str, value: Any, lang: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _label(kind: str, value: Any, lang: str) -> str:
-    template = messages(lang).get(f"{kind}.{value}")
+    template = message_template(lang, f"{kind}.{value}")
     return template.render().strip() if template else str(value)
 
 
@@ -424,14 +430,12 @@ def _row_params(row: dict[str, Any], lang: str) -> dict[str, Any]:
 
 
 @functools.cache
-def _rule_templates(lang: str) -> dict[str, tuple[str, jinja2.Template, list[str]]]:
-    """Each troubleshooting rule's title, compiled answer and checks in one language."""
-    env = environment(trim=False)
-    out = {}
-    for rule in catalog().rules:
-        title = getattr(rule.title, lang)
-        out[rule.id] = (title, env.from_string(getattr(rule.answer, lang)), list(getattr(rule.checks, lang)))
-    return out
+def _rule_template(lang: str, rule_id: str) -> tuple[str, jinja2.Template, list[str]]:
+    """A troubleshooting rule's title, compiled answer and checks in one language, compiled the first
+    time a plan shows that rule (a plan shows a few of some 50)."""
+    rule = next(r for r in catalog().rules if r.id == rule_id)
+    answer = environment(trim=False).from_string(getattr(rule.answer, lang))
+    return getattr(rule.title, lang), answer, list(getattr(rule.checks, lang))
 
 
 class _Absent(dict):
@@ -461,11 +465,10 @@ def display_facts(facts: dict[str, Any], lang: str) -> dict[str, Any]:
 def diagnoses(plan: Plan) -> list[dict[str, Any]]:
     """The plan's diagnoses rendered in its language: {id, topic, title, answer, checks, fired_by, probes}."""
     lang = plan.lang
-    templates = _rule_templates(lang)
     f = display_facts(plan.facts, lang)
     out = []
     for d in plan.diagnoses:
-        title, answer, checks = templates[d["id"]]
+        title, answer, checks = _rule_template(lang, d["id"])
         text = answer.render(
             f=_Absent(f),
             p=_Absent(d["probes"]),

@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,3 +71,39 @@ def test_labels_cover_every_value():
             f"alt.{r}" in catalog
             for r in ("other_gpu", "fewer_gpus_offload", "with_offload", "faster", "cheaper_slower")
         )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_message_compiles(lang):
+    """Messages are compiled when first used: each must still compile."""
+    from gpuplan.bot import render
+
+    assert all(render.message_template(lang, code) is not None for code in render.messages(lang))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_rule_answer_compiles(lang):
+    from gpuplan.bot import render
+    from gpuplan.knowledge import catalog
+
+    for rule in catalog().rules:
+        title, answer, _ = render._rule_template(lang, rule.id)
+        assert title and answer is not None
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["70b full", "700亿 全参微调 8张H100", "NCCL timeout during training on 16 nodes", "训练时 loss 出现 nan"],
+)
+def test_an_answer_compiles_only_the_templates_it_shows(question):
+    """A terminal answer shows a dozen messages of some 330 and a few rules of some 50: compiling
+    them all cost a first answer about 0.2 s."""
+    from gpuplan.bot import render
+    from gpuplan.bot.pipeline import answer
+
+    render.message_template.cache_clear()
+    render._rule_template.cache_clear()
+    plan = answer(question)
+    render.text_answer(plan)
+    assert render.message_template.cache_info().currsize < len(render.messages(plan.lang)) / 4
+    assert render._rule_template.cache_info().currsize <= len(plan.diagnoses)
