@@ -16,12 +16,16 @@ from gpuplan.bot import config_cli, configs, render
 from gpuplan.bot.jsonout import plan_json
 from gpuplan.bot.language.parser import detect_lang
 from gpuplan.bot.pipeline import QuestionError, answer
-from gpuplan.bot.slack import manifest, serve
-from gpuplan.bot.slack.serve import is_serve
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import SettingError, catalog
 
 EXIT_OK, EXIT_BUG, EXIT_UNREADABLE = 0, 1, 2
+
+
+def is_serve(argv: list[str], word: str = "serve") -> bool:
+    """`gpuplan serve [--options]` starts the app; `gpuplan "serve llama-3-70b ..."` is a question.
+    The same rule tells `gpuplan manifest [--options]` from a question."""
+    return bool(argv) and argv[0] == word and (len(argv) == 1 or argv[1].startswith("-"))
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -92,8 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     _tolerant_streams()
     if is_serve(argv):
+        from gpuplan.bot.slack import serve  # lazy: Slack's settings (pydantic-settings, asyncio), for `serve` only
+
         return serve.main(argv[1:])
     if is_serve(argv, word="manifest"):
+        from gpuplan.bot.slack import manifest  # lazy: the Slack app manifest, for `manifest` only
+
         return manifest.main(argv[1:])
     if config_cli.is_config(argv):
         return _config(argv[1:])

@@ -342,6 +342,36 @@ def test_a_reader_that_stops_early_is_not_an_error():
     assert "BrokenPipeError" not in err and "Traceback" not in err
 
 
+# a terminal question never starts the Slack app: its settings module pulls in pydantic-settings and
+# asyncio, some 45 ms of a 0.5 s answer
+SLACK_APP_MODULES = ("gpuplan.bot.slack.serve", "gpuplan.bot.slack.settings", "pydantic_settings", "asyncio")
+
+
+@pytest.mark.parametrize(
+    "argv, unloaded",
+    [
+        (["70b full"], SLACK_APP_MODULES),
+        (["700亿 全参微调 8张H100"], SLACK_APP_MODULES),
+        (["--json", "qwen2.5-72b infer"], SLACK_APP_MODULES),
+        (["manifest", "--url", "https://bot.example.org"], SLACK_APP_MODULES),
+        (["config", "deepspeed", "70b full"], SLACK_APP_MODULES),
+    ],
+)
+def test_a_command_imports_only_what_it_uses(argv, unloaded):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io, contextlib; from gpuplan.bot.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()): assert main({argv!r}) == 0\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.split())
+    assert [m for m in unloaded if m in loaded] == []
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_help_lists_every_setting(lang):
     """The settings line of the help is written by hand: every key gpuplan reads must be on it."""
