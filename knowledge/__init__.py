@@ -295,7 +295,7 @@ KNOWLEDGE_FILES = (
     "lexicon",
     "faq",
 )
-CACHE_KEPT = 8  # validated catalogs kept on disk: a few checkouts or versions side by side
+CACHE_KEPT = 8  # cache files kept of each kind: a few checkouts or versions side by side
 
 
 def _validate(texts: dict[str, str]) -> dict[str, Any]:
@@ -317,35 +317,58 @@ def _validate(texts: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _cache_path(texts: dict[str, str]) -> Path | None:
-    """Where the validated files are kept (GPUPLAN_KNOWLEDGE_CACHE, default ~/.cache/gpuplan/knowledge;
-    `off` keeps none), named by a hash of everything they depend on: the YAML texts, the code that
-    validates them, and the Python and pydantic versions that wrote them."""
+def cache_dir() -> Path | None:
+    """Where what one process derives from the knowledge is kept for the next (GPUPLAN_KNOWLEDGE_CACHE,
+    default ~/.cache/gpuplan/knowledge; `off` keeps nothing)."""
     setting = os.environ.get("GPUPLAN_KNOWLEDGE_CACHE", "~/.cache/gpuplan/knowledge").strip()
-    if setting.lower() in ("", "0", "off", "false", "no"):
+    return None if setting.lower() in ("", "0", "off", "false", "no") else Path(setting).expanduser()
+
+
+def cache_path(kind: str, parts: list[bytes], suffix: str) -> Path | None:
+    """A cache file of `kind` named by a hash of everything its content depends on (`parts`) and the
+    Python version that wrote it; None when caching is off."""
+    folder = cache_dir()
+    if folder is None:
         return None
-    digest = hashlib.sha256(f"{sys.version}\0{pydantic.VERSION}".encode())
+    digest = hashlib.sha256(sys.version.encode())
+    for part in parts:
+        digest.update(hashlib.sha256(part).digest())
+    return folder / f"{kind}-{digest.hexdigest()[:32]}{suffix}"
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Write a cache file atomically (readers see a whole file or none) in a directory only the user
+    can write (a cache is trusted when read); keep the CACHE_KEPT newest files of its kind."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:  # a read-only home: every process validates and compiles for itself
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        return
+    kind = path.name.split("-")[0]
+    with contextlib.suppress(OSError):  # another process pruning at the same time
+        kept = sorted(path.parent.glob(f"{kind}-*{path.suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[CACHE_KEPT:]:
+            old.unlink(missing_ok=True)
+
+
+def _catalog_cache_path(texts: dict[str, str]) -> Path | None:
+    """The validated files' cache, named by the YAML texts, the code that validates them and the
+    pydantic version that pickled them."""
     here = Path(__file__).resolve().parent
     try:
         code = [(here / name).read_bytes() for name in ("__init__.py", "schema.py")]
     except OSError:  # installed without sources: nothing to key the cache by
         return None
-    for part in [*code, *(text.encode() for text in texts.values())]:
-        digest.update(hashlib.sha256(part).digest())
-    return Path(setting).expanduser() / f"catalog-{digest.hexdigest()[:32]}.pickle"
-
-
-def _store(path: Path, files: dict[str, Any]) -> None:
-    """Write the validated files atomically (readers see a whole file or none), in a directory only
-    the user can write (pickles run code when loaded); keep the CACHE_KEPT newest."""
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".catalog-", delete=False) as fh:
-            pickle.dump(files, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(fh.name, path)
-        kept = sorted(path.parent.glob("catalog-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in kept[CACHE_KEPT:]:
-            old.unlink(missing_ok=True)
+    parts = [pydantic.VERSION.encode(), *code, *(text.encode() for text in texts.values())]
+    return cache_path("catalog", parts, ".pickle")
 
 
 def validated_files() -> dict[str, Any]:
@@ -353,7 +376,7 @@ def validated_files() -> dict[str, Any]:
     validating them is about 0.1 s of a terminal answer; loading the cache some 5 ms)."""
     folder = resources.files("gpuplan.knowledge")
     texts = {name: folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8") for name in KNOWLEDGE_FILES}
-    path = _cache_path(texts)
+    path = _catalog_cache_path(texts)
     if path is not None and path.is_file():
         with contextlib.suppress(Exception):  # unreadable, partly written or from other code: validate again
             stored = pickle.loads(path.read_bytes())
@@ -361,7 +384,7 @@ def validated_files() -> dict[str, Any]:
                 return stored
     files = _validate(texts)
     if path is not None:
-        _store(path, files)
+        write_cache(path, pickle.dumps(files, protocol=pickle.HIGHEST_PROTOCOL))
     return files
 
 

@@ -602,10 +602,10 @@ def test_the_cache_serves_only_the_files_and_versions_it_was_made_from(tmp_path,
     monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
     folder = resources.files("gpuplan.knowledge")
     texts = {name: folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8") for name in knowledge.KNOWLEDGE_FILES}
-    before = knowledge._cache_path(texts)
-    assert before == knowledge._cache_path(dict(texts))
+    before = knowledge._catalog_cache_path(texts)
+    assert before == knowledge._catalog_cache_path(dict(texts))
     change(texts, monkeypatch)
-    assert knowledge._cache_path(texts) != before
+    assert knowledge._catalog_cache_path(texts) != before
 
 
 @pytest.mark.parametrize("content", [b"", b"not a pickle", b"\x80\x05K\x01."])

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplan.bot.language import values
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, vocabulary
 from gpuplan.estimator.hardware import could_have
@@ -569,7 +570,7 @@ def moves_to(text: str, first: tuple[int, int], second: tuple[int, int]) -> bool
 def _rx(pattern: str) -> re.Pattern:
     """Each extractor pattern compiled once per process, its leading guards after its first word
     (literal_first: the same matches, scanned for faster)."""
-    return re.compile(literal_first(pattern))
+    return compiled(literal_first(pattern))
 
 
 # the units of a duration (values.duration_days reads them)

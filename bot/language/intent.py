@@ -27,6 +27,7 @@ import numpy as np
 
 from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.patterns import fast_alternation, literal_first
 from gpuplan.knowledge import read_yaml
 
@@ -97,7 +98,7 @@ def question_words() -> dict[str, list[re.Pattern]]:
     """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
     data = _questions()
     return {
-        name: [re.compile(literal_first(p)) for p in data[name]["en"] + data[name]["zh"]]
+        name: [compiled(literal_first(p)) for p in data[name]["en"] + data[name]["zh"]]
         for name in SECTIONS + RULE_SECTIONS
     }
 
@@ -112,7 +113,7 @@ def _alternations(named: dict[str, Iterable[re.Pattern]]) -> dict[str, re.Patter
     touch few), and only those are then counted pattern by pattern. Entries repeat each other's
     words ("or" is a comparison and a choice word, "fsdp" a ZeRO stage and a framework), so each
     is searched on its own; one shared alternation would give a match to one entry only."""
-    return {name: re.compile(fast_alternation([p.pattern for p in ps])) for name, ps in named.items()}
+    return {name: compiled(fast_alternation([p.pattern for p in ps])) for name, ps in named.items()}
 
 
 @functools.cache
@@ -141,7 +142,7 @@ def contrasts() -> dict[str, dict[str, re.Pattern]]:
     """knowledge/questions.yaml `contrasts`, compiled: kind -> option -> pattern."""
     data = _questions()["contrasts"]
     return {
-        kind: {option: re.compile(literal_first(p)) for option, p in options.items()} for kind, options in data.items()
+        kind: {option: compiled(literal_first(p)) for option, p in options.items()} for kind, options in data.items()
     }
 
 
