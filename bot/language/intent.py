@@ -362,16 +362,17 @@ def model() -> Model | None:
         names = [str(n) for n in data["dense_names"]]
         if names != dense_names():
             return None  # features changed since training: retrain (train/train_classifier.py)
+        grams = data["vocabulary"].tolist()  # Python strings at once: 74k numpy scalars one by one took 0.03 s
         return Model(
-            index={str(g): i for i, g in enumerate(data["vocabulary"])},
-            idf=data["idf"].astype(np.float32),
+            index=dict(zip(grams, range(len(grams)), strict=True)),
+            idf=data["idf"].astype(np.float32, copy=False),
             dense_names=names,
             intents=[str(c) for c in data["intents"]],
-            intent_w=data["intent_w"].astype(np.float32),
-            intent_b=data["intent_b"].astype(np.float32),
+            intent_w=data["intent_w"].astype(np.float32, copy=False),
+            intent_b=data["intent_b"].astype(np.float32, copy=False),
             topics=[str(t) for t in data["topics"]],
-            topic_w=data["topic_w"].astype(np.float32),
-            topic_b=data["topic_b"].astype(np.float32),
+            topic_w=data["topic_w"].astype(np.float32, copy=False),
+            topic_b=data["topic_b"].astype(np.float32, copy=False),
             meta=read_yaml(str(data["meta"])),
         )
 
