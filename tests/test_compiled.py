@@ -25,6 +25,7 @@ def fresh(tmp_path, monkeypatch):
         for fn in (cache._cache_file, cache._stored, cache._checked):
             fn.cache_clear()
         cache._compiled_here.clear()
+        cache._built_here.clear()
 
     monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
     forget()
@@ -45,7 +46,7 @@ def test_a_pattern_compiled_then_read_back_is_re_compiles(fresh, tmp_path, patte
     assert len(list(tmp_path.glob("patterns-*.marshal"))) == 1
     fresh()
     again = cache.compiled(pattern, flags)
-    assert (pattern, flags) in cache._stored() and not cache._compiled_here
+    assert (pattern, flags) in cache._stored()[0] and not cache._compiled_here
     assert _same(again, re.compile(pattern, flags))
 
 
@@ -88,7 +89,7 @@ def test_a_wrong_program_in_the_file_is_compiled_again(fresh, tmp_path):
     cache.compiled(pattern, flags)
     cache._save()
     (path,) = tmp_path.glob("patterns-*.marshal")
-    path.write_bytes(marshal.dumps({(pattern, flags): (0, [1, 2, 3], 0, {}, ())}))
+    path.write_bytes(marshal.dumps({"programs": {(pattern, flags): (0, [1, 2, 3], 0, {}, ())}, "texts": {}}))
     fresh()
     assert _same(cache.compiled(pattern, flags), re.compile(pattern, flags))
 
@@ -114,3 +115,52 @@ def test_a_pattern_re_rejects_is_rejected_alike(fresh, pattern):
         re.compile(pattern)
     with pytest.raises(re.error):
         cache.compiled(pattern)
+
+
+def _spelled(words: tuple[str, ...], upper: bool = False) -> str:
+    """A stand-in pattern builder that counts its calls."""
+    _spelled.calls += 1
+    return "|".join(w.upper() if upper else w for w in words)
+
+
+_spelled.calls = 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(("gpu", "卡", "显卡"),), (("a100", "h100"), True), ((),), (("(?:x|y)z", r"\d+"), False)],
+)
+def test_a_built_pattern_is_built_once_then_read_back(fresh, args):
+    calls = _spelled.calls
+    text = cache.built(_spelled, *args)
+    assert text == "|".join(w.upper() if args[1:] == (True,) else w for w in args[0])
+    cache._save()
+    fresh()
+    assert cache.built(_spelled, *args) == text
+    assert _spelled.calls == calls + 1 and not cache._built_here
+
+
+def test_the_vocabulary_read_back_builds_no_pattern(fresh, monkeypatch):
+    """A second process takes every alternation and name trie of the vocabulary from the file."""
+    from gpuplan.bot.language import intent, patterns, vocabulary
+
+    vocabulary.vocabulary.cache_clear()
+    intent._section_patterns.cache_clear()
+    try:
+        first = vocabulary.vocabulary()
+        intent._section_patterns()
+        assert len(cache._built_here) > 100
+        cache._save()
+        fresh()
+        vocabulary.vocabulary.cache_clear()
+        intent._section_patterns.cache_clear()
+        # what the builders call (replacing the builders would change the calls' names, the file's keys)
+        monkeypatch.setattr(patterns, "literal_branches", lambda p: pytest.fail("an alternation built again"))
+        monkeypatch.setattr(vocabulary, "_emit", lambda node: pytest.fail("a name trie built again"))
+        again = vocabulary.vocabulary()
+        intent._section_patterns()
+        assert again.model_alias == first.model_alias and again.tables == first.tables
+        assert not cache._built_here and not cache._compiled_here
+    finally:
+        vocabulary.vocabulary.cache_clear()
+        intent._section_patterns.cache_clear()

@@ -27,7 +27,7 @@ import numpy as np
 
 from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
-from gpuplan.bot.language.compiled import compiled
+from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation, literal_first
 from gpuplan.knowledge import read_yaml
 
@@ -113,7 +113,7 @@ def _alternations(named: dict[str, Iterable[re.Pattern]]) -> dict[str, re.Patter
     touch few), and only those are then counted pattern by pattern. Entries repeat each other's
     words ("or" is a comparison and a choice word, "fsdp" a ZeRO stage and a framework), so each
     is searched on its own; one shared alternation would give a match to one entry only."""
-    return {name: compiled(fast_alternation([p.pattern for p in ps])) for name, ps in named.items()}
+    return {name: compiled(built(fast_alternation, tuple(p.pattern for p in ps))) for name, ps in named.items()}
 
 
 @functools.cache
