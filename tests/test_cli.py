@@ -345,14 +345,17 @@ def test_a_reader_that_stops_early_is_not_an_error():
 # a terminal question never starts the Slack app: its settings module pulls in pydantic-settings and
 # asyncio, some 45 ms of a 0.5 s answer
 SLACK_APP_MODULES = ("gpuplan.bot.slack.serve", "gpuplan.bot.slack.settings", "pydantic_settings", "asyncio")
+# nor the Hugging Face look-up (urllib and its HTTP stack, some 12 ms) without an `org/name` in it
+HUB_MODULES = ("gpuplan.bot.language.hub", "urllib.request")
 
 
 @pytest.mark.parametrize(
     "argv, unloaded",
     [
-        (["70b full"], SLACK_APP_MODULES),
-        (["700亿 全参微调 8张H100"], SLACK_APP_MODULES),
-        (["--json", "qwen2.5-72b infer"], SLACK_APP_MODULES),
+        (["70b full"], SLACK_APP_MODULES + HUB_MODULES),
+        (["700亿 全参微调 8张H100"], SLACK_APP_MODULES + HUB_MODULES),
+        (["--json", "qwen2.5-72b infer"], SLACK_APP_MODULES + HUB_MODULES),
+        (["NCCL timeout during training on 16 nodes"], SLACK_APP_MODULES + HUB_MODULES),
         (["manifest", "--url", "https://bot.example.org"], SLACK_APP_MODULES),
         (["config", "deepspeed", "70b full"], SLACK_APP_MODULES),
     ],

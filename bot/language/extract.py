@@ -1379,12 +1379,12 @@ class Reader:
 
     def hub_id(self, prose: str) -> str | None:
         """A Hugging Face id (`org/name`) written in the prose that the catalog does not know."""
-        from gpuplan.bot.language.hub import looks_like_repo_id
+        written = [match.group(0) for match in _REPO_ID.finditer(prose)]
+        if not written:
+            return None
+        from gpuplan.bot.language.hub import looks_like_repo_id  # lazy: hub loads urllib, for an `org/name` only
 
-        for match in _REPO_ID.finditer(prose):
-            if looks_like_repo_id(match.group(0)) and not self.cat.find_model(match.group(0)):
-                return match.group(0)
-        return None
+        return next((name for name in written if looks_like_repo_id(name) and not self.cat.find_model(name)), None)
 
     def family_models(self) -> list[str]:
         """A family and a size the catalog has ("qwen 14b" -> a Qwen of 14B): that catalog model.
