@@ -7,6 +7,8 @@ read (stderr names what and shows an example); 1 a bug.
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import json
 import os
 import sys
@@ -78,6 +80,14 @@ def _list_models() -> str:
     return "\n".join(rows)
 
 
+def _short_lived() -> None:
+    """What the imports made lives until the process ends: the garbage collector need not walk it at
+    every full collection, nor at exit (Python's gc docs, `freeze`). Its walks over some 50,000 objects
+    took about 0.09 s of a terminal answer: 0.05 s during the answer, 0.04 s at exit."""
+    gc.freeze()
+    atexit.register(gc.freeze)  # at exit, before the interpreter's last collection: the answer's objects too
+
+
 def _utf8(stream) -> bool:
     """Whether a text stream holds any character: UTF-8, or in memory (io.StringIO has no encoding)."""
     encoding = getattr(stream, "encoding", None)
@@ -93,6 +103,8 @@ def _tolerant_streams() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the program itself, one command per process (callers in a process of theirs pass argv)
+        _short_lived()
     argv = sys.argv[1:] if argv is None else argv
     _tolerant_streams()
     if is_serve(argv):

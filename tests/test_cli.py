@@ -375,6 +375,25 @@ def test_a_command_imports_only_what_it_uses(argv, unloaded):
     assert [m for m in unloaded if m in loaded] == []
 
 
+@pytest.mark.parametrize("argv, frozen", [(None, True), (["70b full"], False), (["--json", "700亿 全参微调"], False)])
+def test_only_the_program_itself_freezes_the_garbage_collector(monkeypatch, capsys, argv, frozen):
+    """`gpuplan ...` (argv None: one command, then the process ends) moves what it made out of the
+    collector's sight; a caller in a process of its own (tests, a server) passes argv and keeps it."""
+    import atexit
+    import gc
+
+    monkeypatch.setattr(sys, "argv", ["gpuplan", "70b full"])
+    registered = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    gc.unfreeze()
+    try:
+        assert main(argv) == 0
+        assert (gc.get_freeze_count() > 0, gc.freeze in registered) == (frozen, frozen)
+    finally:
+        gc.unfreeze()
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_help_lists_every_setting(lang):
     """The settings line of the help is written by hand: every key gpuplan reads must be on it."""
