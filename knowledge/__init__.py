@@ -300,11 +300,14 @@ CACHE_KEPT = 8  # cache files kept of each kind: a few checkouts or versions sid
 
 def _validate(texts: dict[str, str]) -> dict[str, Any]:
     """Every knowledge file parsed and validated: GPUs and models as {id: entry}, the others as their
-    file's model (before deployer overrides, which come from the environment)."""
+    file's model (before deployer overrides, which come from the environment, and change no name),
+    and the indexes of the GPUs' and models' names."""
     data = {name: read_yaml(text) for name, text in texts.items()}
+    gpus = {g["id"]: GPU(**g) for g in data["gpus"]["gpus"]}
+    models = _models(data["models"])
     return {
-        "gpus": {g["id"]: GPU(**g) for g in data["gpus"]["gpus"]},
-        "models": _models(data["models"]),
+        "gpus": gpus,
+        "models": models,
         "tiers": TierFile(**data["tiers"]),
         "defaults": Defaults(**data["defaults"]),
         "networks": NetworkFile(**data["networks"]),
@@ -314,6 +317,8 @@ def _validate(texts: dict[str, str]) -> dict[str, Any]:
         "instances": InstanceFile(**data["instances"]),
         "lexicon": Lexicon(**data["lexicon"]),
         "faq": FaqFile(**data["faq"]),
+        "gpu_index": _index(gpus, "GPU"),
+        "model_index": _index(models, "model"),
     }
 
 
@@ -380,7 +385,7 @@ def validated_files() -> dict[str, Any]:
     if path is not None and path.is_file():
         with contextlib.suppress(Exception):  # unreadable, partly written or from other code: validate again
             stored = pickle.loads(path.read_bytes())
-            if isinstance(stored, dict) and tuple(stored) == KNOWLEDGE_FILES:
+            if isinstance(stored, dict) and tuple(stored) == (*KNOWLEDGE_FILES, "gpu_index", "model_index"):
                 return stored
     files = _validate(texts)
     if path is not None:
@@ -395,7 +400,7 @@ def catalog() -> Catalog:
     gpus, region_prices = _price_overrides(files["gpus"])
     tier_file, network, region_file = files["tiers"], files["networks"], files["regions"]
     fabrics = {f.id: f for f in network.fabrics}
-    gpu_index = _index(gpus, "GPU")
+    gpu_index = files["gpu_index"]
     inventory = {  # GPU names as the deployer wrote them (an alias or a former id works too)
         region: {gpu_index.get(normalize_name(g), g): n for g, n in stock.items()}
         for region, stock in files["inventory"].regions.items()
@@ -421,6 +426,6 @@ def catalog() -> Catalog:
         lexicon=files["lexicon"],
         rules=files["faq"].rules,
         gpu_index=gpu_index,
-        model_index=_index(files["models"], "model"),
+        model_index=files["model_index"],
         instances=instances,
     )

@@ -577,6 +577,7 @@ def test_a_catalog_from_the_disk_cache_equals_one_validated_from_yaml(tmp_path, 
     written = _fresh_catalog()
     assert len(list(tmp_path.glob("catalog-*.pickle"))) == 1
     monkeypatch.setattr(knowledge, "_validate", lambda texts: pytest.fail("validated again"))
+    monkeypatch.setattr(knowledge, "_index", lambda entries, kind: pytest.fail("names indexed again"))
     loaded = _fresh_catalog()
     for field in dataclasses.fields(validated):
         name = field.name
