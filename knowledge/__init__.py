@@ -6,14 +6,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import hashlib
 import os
+import pickle
 import re
+import sys
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import pydantic
 import yaml
 
 from gpuplan.knowledge.schema import (
@@ -75,11 +82,6 @@ def read_yaml(text: str) -> Any:
     """Safe YAML, through libyaml when PyYAML has it: the knowledge base loads about ten times
     faster, which is most of a process's first answer."""
     return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
-
-
-def _load(name: str) -> dict:
-    text = resources.files("gpuplan.knowledge").joinpath(name).read_text(encoding="utf-8")
-    return read_yaml(text)
 
 
 class SettingError(ValueError):
@@ -279,43 +281,151 @@ def _models(table: dict) -> dict[str, ModelSpec]:
     return models
 
 
+# the knowledge files the catalog validates (questions.yaml and artifacts.yaml are the parser's)
+KNOWLEDGE_FILES = (
+    "gpus",
+    "models",
+    "tiers",
+    "defaults",
+    "networks",
+    "regions",
+    "inventory",
+    "storage",
+    "instances",
+    "lexicon",
+    "faq",
+)
+CACHE_KEPT = 8  # cache files kept of each kind: a few checkouts or versions side by side
+
+
+def _validate(texts: dict[str, str]) -> dict[str, Any]:
+    """Every knowledge file parsed and validated: GPUs and models as {id: entry}, the others as their
+    file's model (before deployer overrides, which come from the environment, and change no name),
+    and the indexes of the GPUs' and models' names."""
+    data = {name: read_yaml(text) for name, text in texts.items()}
+    gpus = {g["id"]: GPU(**g) for g in data["gpus"]["gpus"]}
+    models = _models(data["models"])
+    return {
+        "gpus": gpus,
+        "models": models,
+        "tiers": TierFile(**data["tiers"]),
+        "defaults": Defaults(**data["defaults"]),
+        "networks": NetworkFile(**data["networks"]),
+        "regions": RegionFile(**data["regions"]),
+        "inventory": InventoryFile(**data["inventory"]),
+        "storage": StorageFile(**data["storage"]),
+        "instances": InstanceFile(**data["instances"]),
+        "lexicon": Lexicon(**data["lexicon"]),
+        "faq": FaqFile(**data["faq"]),
+        "gpu_index": _index(gpus, "GPU"),
+        "model_index": _index(models, "model"),
+    }
+
+
+def cache_dir() -> Path | None:
+    """Where what one process derives from the knowledge is kept for the next (GPUPLAN_KNOWLEDGE_CACHE,
+    default ~/.cache/gpuplan/knowledge; `off` keeps nothing)."""
+    setting = os.environ.get("GPUPLAN_KNOWLEDGE_CACHE", "~/.cache/gpuplan/knowledge").strip()
+    return None if setting.lower() in ("", "0", "off", "false", "no") else Path(setting).expanduser()
+
+
+def cache_path(kind: str, parts: list[bytes], suffix: str) -> Path | None:
+    """A cache file of `kind` named by a hash of everything its content depends on (`parts`) and the
+    Python version that wrote it; None when caching is off."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    digest = hashlib.sha256(sys.version.encode())
+    for part in parts:
+        digest.update(hashlib.sha256(part).digest())
+    return folder / f"{kind}-{digest.hexdigest()[:32]}{suffix}"
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Write a cache file atomically (readers see a whole file or none) in a directory only the user
+    can write (a cache is trusted when read); keep the CACHE_KEPT newest files of its kind."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:  # a read-only home: every process validates and compiles for itself
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        return
+    kind = path.name.split("-")[0]
+    with contextlib.suppress(OSError):  # another process pruning at the same time
+        kept = sorted(path.parent.glob(f"{kind}-*{path.suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[CACHE_KEPT:]:
+            old.unlink(missing_ok=True)
+
+
+def _catalog_cache_path(texts: dict[str, str]) -> Path | None:
+    """The validated files' cache, named by the YAML texts, the code that validates them and the
+    pydantic version that pickled them."""
+    here = Path(__file__).resolve().parent
+    try:
+        code = [(here / name).read_bytes() for name in ("__init__.py", "schema.py")]
+    except OSError:  # installed without sources: nothing to key the cache by
+        return None
+    parts = [pydantic.VERSION.encode(), *code, *(text.encode() for text in texts.values())]
+    return cache_path("catalog", parts, ".pickle")
+
+
+def validated_files() -> dict[str, Any]:
+    """The knowledge files validated, from the disk cache when one holds these very files (parsing and
+    validating them is about 0.1 s of a terminal answer; loading the cache some 5 ms)."""
+    folder = resources.files("gpuplan.knowledge")
+    texts = {name: folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8") for name in KNOWLEDGE_FILES}
+    path = _catalog_cache_path(texts)
+    if path is not None and path.is_file():
+        with contextlib.suppress(Exception):  # unreadable, partly written or from other code: validate again
+            stored = pickle.loads(path.read_bytes())
+            if isinstance(stored, dict) and tuple(stored) == (*KNOWLEDGE_FILES, "gpu_index", "model_index"):
+                return stored
+    files = _validate(texts)
+    if path is not None:
+        write_cache(path, pickle.dumps(files, protocol=pickle.HIGHEST_PROTOCOL))
+    return files
+
+
 @functools.cache
 def catalog() -> Catalog:
-    """Load and validate every YAML file once per process (deployer overrides from the environment)."""
-    gpus, region_prices = _price_overrides({g["id"]: GPU(**g) for g in _load("gpus.yaml")["gpus"]})
-    models = _models(_load("models.yaml"))
-    tier_file = TierFile(**_load("tiers.yaml"))
-    defaults = Defaults(**_load("defaults.yaml"))
-    network = NetworkFile(**_load("networks.yaml"))
+    """The knowledge, validated once per process (deployer overrides from the environment)."""
+    files = validated_files()
+    gpus, region_prices = _price_overrides(files["gpus"])
+    tier_file, network, region_file = files["tiers"], files["networks"], files["regions"]
     fabrics = {f.id: f for f in network.fabrics}
-    region_file = RegionFile(**_load("regions.yaml"))
-    gpu_index = _index(gpus, "GPU")
+    gpu_index = files["gpu_index"]
     inventory = {  # GPU names as the deployer wrote them (an alias or a former id works too)
         region: {gpu_index.get(normalize_name(g), g): n for g, n in stock.items()}
-        for region, stock in InventoryFile(**_load("inventory.yaml")).regions.items()
+        for region, stock in files["inventory"].regions.items()
     }
-    storage = StorageFile(**_load("storage.yaml"))
     regions = {r.id: r for r in region_file.regions}
-    instances = InstanceFile(**_load("instances.yaml")).instances
+    instances = files["instances"].instances
     _check_references(gpus, regions, fabrics, inventory, region_prices, instances, tier_file.tiers)
     return Catalog(
         gpus=gpus,
-        models=models,
+        models=files["models"],
         tiers=tier_file.tiers,
         deployment=tier_file.deployment,
         tier_base_url=os.environ.get("GPUPLAN_TIER_BASE_URL") or tier_file.base_url,
-        defaults=defaults,
+        defaults=files["defaults"],
         fabrics=fabrics,
         collective_efficiency=float(network.collective_efficiency.value),
         link_latency_us={k: float(v) for k, v in network.link_latency_us.items() if k != "note"},
         regions=regions,
         areas={k: v.model_dump() for k, v in region_file.areas.items()},
         inventory=inventory,
-        storage=storage,
+        storage=files["storage"],
         region_prices=region_prices,
-        lexicon=Lexicon(**_load("lexicon.yaml")),
-        rules=FaqFile(**_load("faq.yaml")).rules,
+        lexicon=files["lexicon"],
+        rules=files["faq"].rules,
         gpu_index=gpu_index,
-        model_index=_index(models, "model"),
+        model_index=files["model_index"],
         instances=instances,
     )

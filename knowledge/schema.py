@@ -18,7 +18,9 @@ def check_patterns(patterns: list[str], where: str) -> None:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: each model's validator is built when first used; a process that reads the validated
+    # files from the cache (knowledge.validated_files) uses few of them (pydantic's docs, "defer_build")
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Fact(_Strict):

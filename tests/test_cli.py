@@ -342,6 +342,59 @@ def test_a_reader_that_stops_early_is_not_an_error():
     assert "BrokenPipeError" not in err and "Traceback" not in err
 
 
+# a terminal question never starts the Slack app: its settings module pulls in pydantic-settings and
+# asyncio, some 45 ms of a 0.5 s answer
+SLACK_APP_MODULES = ("gpuplan.bot.slack.serve", "gpuplan.bot.slack.settings", "pydantic_settings", "asyncio")
+# nor the Hugging Face look-up (urllib and its HTTP stack, some 12 ms) without an `org/name` in it
+HUB_MODULES = ("gpuplan.bot.language.hub", "urllib.request")
+MASKED_ARRAYS = ("numpy.ma",)  # numpy's masked arrays (5 ms): no answer uses them
+
+
+@pytest.mark.parametrize(
+    "argv, unloaded",
+    [
+        (["70b full"], SLACK_APP_MODULES + HUB_MODULES + MASKED_ARRAYS),
+        (["700亿 全参微调 8张H100"], SLACK_APP_MODULES + HUB_MODULES + MASKED_ARRAYS),
+        (["--json", "qwen2.5-72b infer"], SLACK_APP_MODULES + HUB_MODULES + MASKED_ARRAYS),
+        (["NCCL timeout during training on 16 nodes"], SLACK_APP_MODULES + HUB_MODULES + MASKED_ARRAYS),
+        (["manifest", "--url", "https://bot.example.org"], SLACK_APP_MODULES),
+        (["config", "deepspeed", "70b full"], SLACK_APP_MODULES),
+    ],
+)
+def test_a_command_imports_only_what_it_uses(argv, unloaded):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io, contextlib; from gpuplan.bot.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()): assert main({argv!r}) == 0\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.split())
+    assert [m for m in unloaded if m in loaded] == []
+
+
+@pytest.mark.parametrize("argv, frozen", [(None, True), (["70b full"], False), (["--json", "700亿 全参微调"], False)])
+def test_only_the_program_itself_freezes_the_garbage_collector(monkeypatch, capsys, argv, frozen):
+    """`gpuplan ...` (argv None: one command, then the process ends) moves what it made out of the
+    collector's sight; a caller in a process of its own (tests, a server) passes argv and keeps it."""
+    import atexit
+    import gc
+
+    monkeypatch.setattr(sys, "argv", ["gpuplan", "70b full"])
+    registered = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    gc.unfreeze()
+    try:
+        assert main(argv) == 0
+        assert (gc.get_freeze_count() > 0, gc.freeze in registered) == (frozen, frozen)
+    finally:
+        gc.unfreeze()
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_help_lists_every_setting(lang):
     """The settings line of the help is written by hand: every key gpuplan reads must be on it."""

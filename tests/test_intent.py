@@ -244,3 +244,45 @@ def test_a_symptom_phrase_keeps_troubleshooting_beside_out_of_scope_words_withou
     monkeypatch.setattr(intent, "model", lambda: None)
     text = "after pip install of the new version, training qwen 7b on a 4090 gives CUDA out of memory"
     assert parser.parse(text).intent == "troubleshoot"
+
+
+# --- the classifier's arrays, inflated once into the knowledge cache --------------------------------
+
+
+def _original_arrays():
+    from importlib import resources
+
+    with resources.files("gpuplan.knowledge").joinpath("classifier.npz").open("rb") as fh, np.load(fh) as data:
+        return {name: data[name] for name in data.files}
+
+
+def _same_arrays(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in a)
+
+
+@pytest.mark.parametrize("damage", [None, b"", b"PK\x03\x04 not a zip", "flip a byte"])
+def test_the_classifier_is_read_from_an_uncompressed_copy_equal_to_it(tmp_path, monkeypatch, damage):
+    from importlib import resources
+
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
+    path = resources.files("gpuplan.knowledge").joinpath("classifier.npz")
+    original = _original_arrays()
+    assert _same_arrays(intent._classifier_arrays(path), original)
+    (copy,) = tmp_path.glob("classifier-*.npz")
+    assert copy.stat().st_size > path.stat().st_size  # stored, not deflated
+    if damage == "flip a byte":
+        raw = bytearray(copy.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF  # inside an array: the zip's CRC-32 no longer holds
+        copy.write_bytes(bytes(raw))
+    elif damage is not None:
+        copy.write_bytes(damage)
+    assert _same_arrays(intent._classifier_arrays(path), original)
+    assert _same_arrays(intent._classifier_arrays(path), original)
+
+
+def test_with_the_cache_off_the_classifier_is_inflated_in_the_process(tmp_path, monkeypatch):
+    from importlib import resources
+
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", "off")
+    path = resources.files("gpuplan.knowledge").joinpath("classifier.npz")
+    assert _same_arrays(intent._classifier_arrays(path), _original_arrays())

@@ -550,3 +550,112 @@ def test_a_price_list_gpuplan_cannot_use_is_named_not_a_crash(tmp_path, monkeypa
     finally:
         monkeypatch.delenv("GPUPLAN_PRICES")
         catalog.cache_clear()
+
+
+# --- the validated knowledge kept on disk (GPUPLAN_KNOWLEDGE_CACHE) ---------------------------------
+
+
+def _fresh_catalog():
+    from gpuplan.knowledge import catalog
+
+    catalog.cache_clear()
+    try:
+        return catalog()
+    finally:
+        catalog.cache_clear()
+
+
+def test_a_catalog_from_the_disk_cache_equals_one_validated_from_yaml(tmp_path, monkeypatch):
+    import dataclasses
+
+    from gpuplan import knowledge
+
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", "off")
+    validated = _fresh_catalog()
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
+    written = _fresh_catalog()
+    assert len(list(tmp_path.glob("catalog-*.pickle"))) == 1
+    monkeypatch.setattr(knowledge, "_validate", lambda texts: pytest.fail("validated again"))
+    monkeypatch.setattr(knowledge, "_index", lambda entries, kind: pytest.fail("names indexed again"))
+    loaded = _fresh_catalog()
+    for field in dataclasses.fields(validated):
+        name = field.name
+        assert getattr(loaded, name) == getattr(written, name) == getattr(validated, name), name
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda texts, monkeypatch: texts.update(gpus=texts["gpus"] + "\n# a comment\n"),
+        lambda texts, monkeypatch: texts.update(faq=texts["faq"].replace("timeout", "time-out", 1)),
+        lambda texts, monkeypatch: monkeypatch.setattr("pydantic.VERSION", "0.0.1"),
+        lambda texts, monkeypatch: monkeypatch.setattr("sys.version", "3.0.0"),
+        lambda texts, monkeypatch: monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", "/elsewhere"),
+    ],
+    ids=["gpus.yaml", "faq.yaml", "pydantic", "python", "directory"],
+)
+def test_the_cache_serves_only_the_files_and_versions_it_was_made_from(tmp_path, monkeypatch, change):
+    from importlib import resources
+
+    from gpuplan import knowledge
+
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
+    folder = resources.files("gpuplan.knowledge")
+    texts = {name: folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8") for name in knowledge.KNOWLEDGE_FILES}
+    before = knowledge._catalog_cache_path(texts)
+    assert before == knowledge._catalog_cache_path(dict(texts))
+    change(texts, monkeypatch)
+    assert knowledge._catalog_cache_path(texts) != before
+
+
+@pytest.mark.parametrize("content", [b"", b"not a pickle", b"\x80\x05K\x01."])
+def test_a_broken_cache_file_is_validated_again_and_replaced(tmp_path, monkeypatch, content):
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
+    expected = _fresh_catalog()
+    (path,) = tmp_path.glob("catalog-*.pickle")
+    path.write_bytes(content)
+    assert _fresh_catalog().gpus == expected.gpus
+    assert path.stat().st_size > 1000
+
+
+def test_the_cache_keeps_only_the_newest_catalogs(tmp_path, monkeypatch):
+    import os
+
+    from gpuplan import knowledge
+
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
+    for i in range(knowledge.CACHE_KEPT + 3):
+        old = tmp_path / f"catalog-old{i}.pickle"
+        old.write_bytes(b"")
+        os.utime(old, (1_000_000 + i, 1_000_000 + i))
+    _fresh_catalog()
+    kept = sorted(p.name for p in tmp_path.glob("catalog-*.pickle"))
+    assert len(kept) == knowledge.CACHE_KEPT and "catalog-old0.pickle" not in kept
+    assert any(not name.startswith("catalog-old") for name in kept)
+
+
+def test_deployer_overrides_apply_to_a_cached_catalog(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUPLAN_KNOWLEDGE_CACHE", str(tmp_path))
+    default = _fresh_catalog().gpus["h100-80gb"].price_usd_per_hour
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("h100-sxm: 1.99\n")
+    monkeypatch.setenv("GPUPLAN_PRICES", str(prices))
+    assert _fresh_catalog().gpus["h100-80gb"].price_usd_per_hour == 1.99 != default
+    monkeypatch.delenv("GPUPLAN_PRICES")
+    assert _fresh_catalog().gpus["h100-80gb"].price_usd_per_hour == default
+
+
+@pytest.mark.parametrize("model", ["GPU", "ModelSpec", "Tier", "Lexicon", "FaqRule", "StorageOption"])
+def test_a_catalog_from_the_cache_builds_no_validator(tmp_path, model):
+    """Validators are built when first used (defer_build): a process whose catalog comes from the cache
+    builds none of these (building them all took some 25 ms of every start)."""
+    import os
+    import subprocess
+    import sys
+
+    code = f"from gpuplan.knowledge import catalog, schema; catalog(); print(schema.{model}.__pydantic_complete__)"
+    env = {**os.environ, "GPUPLAN_KNOWLEDGE_CACHE": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)  # fills the cache
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.stdout.strip() == "False", run.stderr

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from gpuplan.bot.language import values
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.vocabulary import vocabulary as question_words
 from gpuplan.knowledge import read_yaml
 
@@ -56,7 +57,7 @@ def vocabulary() -> Vocabulary:
     data = read_yaml(text)
     by_name: dict[str, Setting] = {}
     for entry in data["settings"]:
-        requires = re.compile(entry["requires"]) if entry.get("requires") else None
+        requires = compiled(entry["requires"]) if entry.get("requires") else None
         values_map = {str(k).lower(): str(v) for k, v in (entry.get("values") or {}).items()}
         setting = Setting(field=entry["field"], read=entry["read"], values=values_map, requires=requires)
         for name in entry["names"]:
@@ -65,7 +66,7 @@ def vocabulary() -> Vocabulary:
             by_name[fold(name)] = setting
     launchers = [(tool, _launcher(patterns)) for tool, patterns in data["launchers"].items()]
     # a determiner may stand between: "without any PEFT", "not using LoRA", "不使用lora"
-    negation = re.compile(
+    negation = compiled(
         r"(?:" + "|".join(data["negations"]) + r")(?:\s*(?:any|the|a|an|using|use|使用|用))?[\s:：,，]*$", re.I
     )
     any_launcher = _launcher([p for patterns in data["launchers"].values() for p in patterns])
@@ -75,8 +76,8 @@ def vocabulary() -> Vocabulary:
         launchers=launchers,
         negation=negation,
         any_launcher=any_launcher,
-        checkpoint_save=re.compile("|".join(save["words"])),
-        save_not_between=re.compile("|".join(save["not_between"])),
+        checkpoint_save=compiled("|".join(save["words"])),
+        save_not_between=compiled("|".join(save["not_between"])),
         stacks=[
             (stack, _any_of(words["signs"]), _any_of(words["with"]) if words.get("with") else None)
             for stack, words in data["data_parallel_stacks"].items()
@@ -87,7 +88,7 @@ def vocabulary() -> Vocabulary:
 
 
 def _any_of(patterns: list[str]) -> re.Pattern:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.M)
+    return compiled("|".join(f"(?:{p})" for p in patterns), re.I | re.M)
 
 
 def lookup(qualified: str, voc: Vocabulary) -> Setting | None:
@@ -300,7 +301,7 @@ def _flag_like(token: str) -> bool:
 
 def _launcher(patterns: list[str]) -> re.Pattern:
     """A command line starting with one of `patterns`, after a prompt and `NAME=value` variables."""
-    return re.compile(r"^\s*(?:[$!>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:" + "|".join(patterns) + ")", re.I)
+    return compiled(r"^\s*(?:[$!>]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:" + "|".join(patterns) + ")", re.I)
 
 
 def blank(text: str, spans: list[tuple[int, int]]) -> str:

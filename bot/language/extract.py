@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplan.bot.language import values
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, vocabulary
 from gpuplan.estimator.hardware import could_have
@@ -569,7 +570,7 @@ def moves_to(text: str, first: tuple[int, int], second: tuple[int, int]) -> bool
 def _rx(pattern: str) -> re.Pattern:
     """Each extractor pattern compiled once per process, its leading guards after its first word
     (literal_first: the same matches, scanned for faster)."""
-    return re.compile(literal_first(pattern))
+    return compiled(literal_first(pattern))
 
 
 # the units of a duration (values.duration_days reads them)
@@ -1378,12 +1379,12 @@ class Reader:
 
     def hub_id(self, prose: str) -> str | None:
         """A Hugging Face id (`org/name`) written in the prose that the catalog does not know."""
-        from gpuplan.bot.language.hub import looks_like_repo_id
+        written = [match.group(0) for match in _REPO_ID.finditer(prose)]
+        if not written:
+            return None
+        from gpuplan.bot.language.hub import looks_like_repo_id  # lazy: hub loads urllib, for an `org/name` only
 
-        for match in _REPO_ID.finditer(prose):
-            if looks_like_repo_id(match.group(0)) and not self.cat.find_model(match.group(0)):
-                return match.group(0)
-        return None
+        return next((name for name in written if looks_like_repo_id(name) and not self.cat.find_model(name)), None)
 
     def family_models(self) -> list[str]:
         """A family and a size the catalog has ("qwen 14b" -> a Qwen of 14B): that catalog model.

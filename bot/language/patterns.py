@@ -11,7 +11,7 @@ hypothesis).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 # a word of letters, digits or Chinese characters at the start of what follows the guards
 _WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]+")
@@ -165,7 +165,7 @@ def _plain_class(pattern: str) -> tuple[str, str] | None:
     return match.group(1), match.group(0)
 
 
-def fast_alternation(patterns: list[str]) -> str:
+def fast_alternation(patterns: Sequence[str]) -> str:
     """One alternation of `patterns`, each spread into branches that start with a literal where it
     can be (literal_branches, literal_first): the same matches, found faster."""
     firsts = [literal_first(branch) for p in patterns for branch in literal_branches(p)]

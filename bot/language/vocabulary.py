@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation, guard_after_first, literal_first
 from gpuplan.knowledge import Catalog, catalog
 from gpuplan.knowledge.schema import Lexicon
@@ -65,7 +67,7 @@ def _any(patterns: list[str]) -> re.Pattern:
     for pattern in patterns:
         if re.search(r"[A-Z]", re.sub(r"\\.", "", pattern)):
             raise ValueError(f"vocabulary pattern {pattern!r} must be lower case (text is lower-cased first)")
-    return re.compile(fast_alternation(patterns))
+    return compiled(built(fast_alternation, tuple(patterns)))
 
 
 _SEP, _END, _HYPHEN = object(), object(), object()
@@ -81,7 +83,7 @@ def _method_lists(lex: Any) -> list[list[str]]:
     return [patterns for _, patterns in _method_items(lex)]
 
 
-def _trie_pattern(names: list[str], hyphen_before_digits: bool = False, guard: str = "") -> str:
+def _trie_pattern(names: Sequence[str], hyphen_before_digits: bool = False, guard: str = "") -> str:
     """One regex for many names, shared prefixes merged (a trie): Python's `re` tries the branches
     of an alternation one by one, so 800 aliases written side by side cost 800 attempts at every
     position, a trie a handful. Longer names win, as with the longest-first alternation it replaces.
@@ -159,8 +161,8 @@ def vocabulary() -> Vocabulary:
         family_size=family_size,
         family_names="|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True)),
         family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
-        instances=[(i, re.compile(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
-        any_instance=re.compile(fast_alternation([i.pattern for i in cat.instances])),
+        instances=[(i, compiled(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
+        any_instance=compiled(built(fast_alternation, tuple(i.pattern for i in cat.instances))),
         stopwords=frozenset(lex.stopwords_en),
         model_alias=model_alias,
         gpu_alias=gpu_alias,
@@ -171,8 +173,8 @@ def vocabulary() -> Vocabulary:
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
         asks_machines=_any(lex.asks_machines.en + lex.asks_machines.zh),
         one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
-        concurrency=[re.compile(p) for p in lex.concurrency.en + lex.concurrency.zh],
-        users=[re.compile(p) for p in lex.users.en + lex.users.zh],
+        concurrency=[compiled(p) for p in lex.concurrency.en + lex.concurrency.zh],
+        users=[compiled(p) for p in lex.users.en + lex.users.zh],
         sample_nouns=_any(lex.sample_nouns.en + lex.sample_nouns.zh).pattern,
         token_total=_any(lex.token_total.en + lex.token_total.zh),
         deadline={name: _any(words.en + words.zh).pattern for name, words in lex.deadline.items()},
@@ -233,14 +235,14 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
     # "tesla p4" stays a name ("p4" alone is not one)
     vendor_first = re.compile(r"^(?:nvidia|英伟达|geforce|amd|tesla)[\s\-_]+(.+)$")
     own = [n for n in gpu_names if not ((m := vendor_first.match(n)) and m.group(1) in gpu_by_alias)]
-    gpu_alias = re.compile(
+    gpu_alias = compiled(
         "("
-        + _trie_pattern(own, hyphen_before_digits=True, guard=_GPU_NAME_START)
+        + built(_trie_pattern, tuple(own), True, _GPU_NAME_START)
         + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
     )
-    model_alias = re.compile(  # the organisation before a name ("meta-llama/") is ORG_BEFORE's
+    model_alias = compiled(  # the organisation before a name ("meta-llama/") is ORG_BEFORE's
         "("
-        + _trie_pattern(model_names, guard=r"(?<![a-z0-9])")
+        + built(_trie_pattern, tuple(model_names), False, r"(?<![a-z0-9])")
         # not inside a longer name or version ("qwen2" of "qwen2.5"), but a sentence's full stop ends it
         + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9]|\.[a-z0-9])",
     )
@@ -251,8 +253,8 @@ def _family_patterns(lex: Lexicon) -> tuple[re.Pattern, re.Pattern]:
     """(a family's name, a family's name with a size: "qwen 14b", "llama2-chat 13b")."""
     families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
     # the name then its version or size, not a longer word ("option" is no OPT, "yield" no Yi)
-    family = re.compile(literal_first(rf"(?<![a-z0-9])(?:{families})(?![a-z])[\w.\-]*"))
-    family_size = re.compile(
+    family = compiled(literal_first(rf"(?<![a-z0-9])(?:{families})(?![a-z])[\w.\-]*"))
+    family_size = compiled(
         literal_first(
             rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
             r"[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m|亿)?(?![a-z0-9]|\.\d)"

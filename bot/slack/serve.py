@@ -74,9 +74,3 @@ def main(argv: list[str]) -> int:
         return startup.report(failure)
     os.execv(command[0], command)
     return 0  # not reached: exec replaced this process
-
-
-def is_serve(argv: list[str], word: str = "serve") -> bool:
-    """`gpuplan serve [--options]` starts the app; `gpuplan "serve llama-3-70b ..."` is a question.
-    The same rule tells `gpuplan manifest [--options]` from a question."""
-    return bool(argv) and argv[0] == word and (len(argv) == 1 or argv[1].startswith("-"))
