@@ -86,8 +86,8 @@ def duration(days: float, lang: str = "en") -> str:
     if seconds < 3570:  # 59.5 minutes and more read as an hour
         minutes = seconds / 60
         return _count(_trim(round(minutes, 1)) if minutes < 10 else f"{minutes:.0f}", "minute", "分钟", lang)
-    if days < 2:
-        return _count(_trim(days * 24), "hour", "小时", lang)
+    if days < 2:  # hours to a tenth: "1 hour", "3.6 hours" (not "0.99 hours")
+        return _count(_trim(round(days * 24, 1)), "hour", "小时", lang)
     if days >= 2 * DAYS_PER_YEAR:  # "3,761 days" reads better as years
         return _count(_trim(days / DAYS_PER_YEAR), "year", "年", lang)
     return _count(_trim(days), "day", "天", lang)

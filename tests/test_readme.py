@@ -76,7 +76,5 @@ def test_every_command_the_readme_shows_runs(command):
 def test_the_serve_command_is_the_procfiles():
     """`gpuplan serve` runs exactly the Procfile's web command (bot/slack/serve.py), which the
     end-to-end tests start."""
-    from gpuplan.bot.slack import serve
-
     web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
-    assert "gunicorn" in web and serve.is_serve(["serve"])
+    assert "gunicorn" in web and cli.is_serve(["serve"])
