@@ -20,9 +20,9 @@ from gpuplan.knowledge import GPU, Catalog, Fabric
 class Links:
     """Achievable collective bandwidth in bytes/s per GPU, per direction; scalars or (T, 1) arrays."""
 
-    intra_node: np.ndarray | float
+    intra_node: np.ndarray | float  # NVLink (or PCIe) inside one NVLink domain: a server, or an NVL72 rack
     inter_node: np.ndarray | float
-    gpus_per_node: np.ndarray | int
+    gpus_per_node: np.ndarray | int  # GPUs of one NVLink domain (GPU.nvlink_gpus): a server, or a rack
     pod_gpus: np.ndarray | float = np.inf  # full bisection inside a pod of this many GPUs
     oversubscription: np.ndarray | float = 1.0  # of the fabric above a pod
     rdma: np.ndarray | bool = True  # the fabric carries RDMA (DeepEP's node-deduplicated dispatch)
@@ -41,7 +41,7 @@ def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
     return Links(
         intra_node_bandwidth(gpu, efficiency),
         fabric.gb_s * 1e9 * efficiency,
-        gpu.gpus_per_node,
+        gpu.nvlink_gpus,
         *_pod(fabric),
         rdma=fabric.rdma,
     )
@@ -53,7 +53,7 @@ def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -
     return Links(
         np.array([[intra_node_bandwidth(g, efficiency)] for g in gpus]),
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
-        np.array([[g.gpus_per_node] for g in gpus], dtype=float),
+        np.array([[g.nvlink_gpus] for g in gpus], dtype=float),
         np.array([[_pod(f)[0]] for f in fabrics]),
         np.array([[_pod(f)[1]] for f in fabrics]),
         np.array([[f.rdma] for f in fabrics]),
@@ -404,7 +404,7 @@ def compare_fabrics(
     fabric the plan's time was computed on, when the user has it (`owned`) and it does; its waiting
     share is reported as well."""
     per_step = float(sum(traffic.values()))
-    nodes = -(-gpus // gpu.gpus_per_node)
+    nodes = -(-gpus // gpu.nvlink_gpus)  # NVLink domains: the fabric between them is what is chosen
     if nodes <= 1:
         links = links_for(gpu, fabrics[0], efficiency)
         return _single_node(
@@ -424,7 +424,7 @@ def compare_fabrics(
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
         np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
-        gpu.gpus_per_node,
+        gpu.nvlink_gpus,
         np.array([[_pod(f)[0]] for f in fabrics]),
         np.array([[_pod(f)[1]] for f in fabrics]),
         np.array([[f.rdma] for f in fabrics]),
@@ -451,7 +451,7 @@ def compare_fabrics(
         assumed_fabric=fabrics[here].id,
         assumed_comm_fraction=float(exposed[here] / steps[here]),
         single_node=False,
-        between_nodes_gb=between_nodes_gb(traffic, gpus, tp, gpu.gpus_per_node, ep, cp),
+        between_nodes_gb=between_nodes_gb(traffic, gpus, tp, gpu.nvlink_gpus, ep, cp),
         comm_fraction=float(exposed[pick] / steps[pick]),
         comm_total_fraction=float(total[pick] / steps[pick]),
         by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},

@@ -233,8 +233,9 @@ class GpuOptions:
     capacity: np.ndarray
     price: np.ndarray
     stock: np.ndarray
-    per_node: np.ndarray
+    per_node: np.ndarray  # GPUs per server
     usable: np.ndarray  # the job's precision runs on this type
+    nvlink: np.ndarray  # GPUs on one NVLink domain (a server, or an NVL72 rack): where TP and EP groups go
 
     @property
     def size(self) -> int:
@@ -287,6 +288,7 @@ def gpu_options(cat: Catalog, gpus: list[GPU], region: str | None, precision: st
         column(stock),
         column([g.gpus_per_node for g in gpus]),
         column(usable).astype(bool),
+        column([g.nvlink_gpus for g in gpus]),
     )
 
 
@@ -377,7 +379,7 @@ def _deliverable(
     """(fits, deliverable) per candidate (T, L): it fits in the usable memory, runs on the type,
     and is in stock."""
     fits = fit.fits(per_gpu[None, :], options.capacity, defaults)
-    runs = options.usable & (grid.tp[None, :] <= options.per_node)
+    runs = options.usable & (grid.tp[None, :] <= options.nvlink)
     in_stock = (grid.gpus[None, :] <= options.stock) | explicit_gpus
     return fits, fits & runs & in_stock
 
@@ -529,7 +531,7 @@ def choose(
 def _undeliverable(scored: Scored, offload_fixed: bool) -> tuple[int, list[tuple[str, dict]]]:
     """Nothing can be delivered: the fewest GPUs that fit but are out of stock, else the layout
     that needs least memory (offloading layouts then come as alternatives)."""
-    fits_somewhere = scored.fits & scored.options.usable & (scored.grid.tp[None, :] <= scored.options.per_node)
+    fits_somewhere = scored.fits & scored.options.usable & (scored.grid.tp[None, :] <= scored.options.nvlink)
     if not offload_fixed:
         fits_somewhere &= scored.grid.offload[None, :] == 0
     if fits_somewhere.any():
@@ -685,7 +687,7 @@ class ServingScored:
 
 # Expert-parallel serving replicas (MoE): attention data-parallel over the ep GPUs of one node,
 # routed experts split over them (DeepSeek-V2's and SGLang's deployment of large MoE models)
-SERVING_EP = (2, 4, 8, 16)
+SERVING_EP = (2, 4, 8, 16, 32, 64)  # beyond 16: wide EP inside an NVL72 rack (expert_parallel_ok)
 
 
 def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -779,8 +781,8 @@ def score_serving(
     per_gpu = memory.per_gpu_total(parts)
     # an engine places weights, activations and KV cache in its share of the card (vLLM's default 0.9)
     fits = fit.fits(per_gpu[None, :], options.capacity, d, serving=True)
-    per_node = options.per_node
-    # tensor parallel inside a node; pipeline stages only across nodes (vLLM / TensorRT-LLM practice)
+    per_node = options.nvlink
+    # tensor parallel inside an NVLink domain; pipeline stages only across them (vLLM / TensorRT-LLM practice)
     shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))
     if fixed.tp or fixed.pp:
         shape_ok = tp[None, :] <= np.maximum(per_node, tp.max())
@@ -806,10 +808,10 @@ def score_serving(
 
 
 def expert_parallel_ok(ep: np.ndarray, options: GpuOptions) -> np.ndarray:
-    """(T, L): expert-parallel replicas stay inside one node of NVLink-connected GPUs, where the
-    all-to-all is timed; PCIe cards and replicas over nodes are left to tensor parallelism."""
+    """(T, L): expert-parallel replicas stay inside one NVLink domain (a server, or an NVL72 rack),
+    where the all-to-all is timed; PCIe cards and replicas over nodes are left to tensor parallelism."""
     nvlink = np.array([[g.link == "nvlink"] for g in options.gpus])
-    return (ep[None, :] == 1) | ((ep[None, :] <= options.per_node) & nvlink)
+    return (ep[None, :] == 1) | ((ep[None, :] <= options.nvlink) & nvlink)
 
 
 def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed: float) -> tuple[int, bool, bool]:

@@ -135,7 +135,8 @@ def _full_loads(ctx: Context, replica) -> dict[int, saturation.Saturation]:
     scored, gpu = replica.scored, replica.gpu
     limit = ctx.req.gpus or max(replica.gpus, gpu.gpus_per_node)
     links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
-    shapes = np.flatnonzero(scored.fits[replica.t] & (scored.replica <= limit))
+    # shapes an engine can run: they fit, and an expert-parallel one stays in its NVLink domain
+    shapes = np.flatnonzero(scored.deliverable[replica.t] & (scored.replica <= limit))
     loads = {}
     for i in (int(i) for i in shapes if i != replica.i):
         full = saturation.of_shape(
@@ -171,7 +172,7 @@ def score_replicas(
         raise RequestError([no_layout(req, batch)])
     options = search.gpu_options(cat, types, region, None)
     if (req.ep or 1) > 1 and not search.expert_parallel_ok(ep, options).any():
-        per_node = int(options.per_node.max())
+        per_node = int(options.nvlink.max())
         raise RequestError([Note(code="serving_ep_beyond_node", params={"ep": req.ep, "per_node": per_node})])
     return search.score_serving(
         ctx.arch,

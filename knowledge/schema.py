@@ -51,11 +51,19 @@ class GPU(_Strict):
     link: Literal["nvlink", "pcie", "infinity-fabric"]
     link_gb_s: float = Field(gt=0)
     gpus_per_node: int = Field(ge=1)
+    # GPUs on one NVLink fabric when it spans more than a server (GB200/GB300 NVL72: 72 GPUs in 18
+    # trays of 4); None: the server's own GPUs
+    nvlink_domain: int | None = Field(default=None, ge=1)
     node_fabric: str
     mig_profiles: list[MigProfile]
     price_usd_per_hour: float = Field(gt=0)
     price_source: str
     source: str
+
+    @property
+    def nvlink_gpus(self) -> int:
+        """How many GPUs talk over NVLink (or the server's own links) without the fabric between nodes."""
+        return self.nvlink_domain or self.gpus_per_node
 
     @property
     def supports_bf16(self) -> bool:
