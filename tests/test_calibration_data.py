@@ -152,6 +152,12 @@ def test_ids_are_unique():
     assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
 
 
+def test_enough_cases_of_each_kind():
+    assert len(CASES) >= 40
+    for kind in ("moe", "fp8", "serving"):
+        assert sum(kind in case["kind"] for case in CASES) >= 8, kind
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case["id"])
 def test_case_fields(case):
     required = {"id", "url", "quote", "kind", "query", "layout", "expect", "split", "file"}
