@@ -298,6 +298,24 @@ def gathered_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> tuple[np.ndarray
     return root * 2.0, (layers - norms) * NF4_DATA_BYTES + norms * 2.0
 
 
+def _offload_copy(job: Job, place: _Placement) -> np.ndarray:
+    """Bytes the caching allocator keeps for parameter offload's host-to-device copies (0 without).
+
+    FSDP copies a unit's shard from host RAM to the GPU on a stream of its own before gathering it
+    (torch fsdp/_flat_param.py pre_unshard: flat_param_to(device, non_blocking=True) on the
+    pre-unshard stream, handed to the all-gather with record_stream; FSDP2 copies in likewise), and
+    the allocator keeps that stream's blocks for that stream alone: the largest unit's shard, the
+    root's (embeddings and head) unless a decoder layer is larger."""
+    root, layers = gathered_bytes(job, place.tp, place.pp)
+    return np.where(place.params_on_host, np.maximum(root, layers / 2) / place.shard_w, 0.0)
+
+
+def offload_copy_bytes(job: Job, gpus, tp, pp, zero, offload, ep=1.0) -> np.ndarray:
+    """_offload_copy for one layout, for the answer that states it."""
+    fields = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, zero, offload, ep))
+    return _offload_copy(job, _placement(job.arch, *fields))
+
+
 def replicated_constant_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> np.ndarray:
     """Bytes of a QLoRA base's quantisation constants every GPU keeps whole (0 otherwise)."""
     return _frozen_weight_bytes(job, np.asarray(float(job.arch.params)), pp, tp)[1]
@@ -465,7 +483,7 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     ]
 
     parts, host_state = _larger_stage(stages)
-    parts["overhead"] = _overhead(sum(parts.values()), gpus, over)
+    parts["overhead"] = _overhead(sum(parts.values()), gpus, over) + _offload_copy(job, place) * ones
     host_ram, nvme = _offloaded(host_state, gpus, offload, lay.gpus_per_node)
     return {**parts, "host_offload": host_ram, "nvme_offload": nvme}
 

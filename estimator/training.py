@@ -363,12 +363,14 @@ def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
         return
     tp, pp = np.asarray(float(grid.tp[i])), np.asarray(float(grid.pp[i]))
     root, layers = (float(x) / GIB for x in memory.gathered_bytes(job, tp, pp))
+    copy = memory.offload_copy_bytes(job, grid.gpus[i], tp, pp, zero, grid.offload[i], grid.ep[i])
     ctx.assume(
         "sharded_gathers",
         root_gib=root,
         layers_gib=layers,
         constants_gib=float(memory.replicated_constant_bytes(job, tp, pp)) / GIB,
         offload_all=offload_all,
+        copy_gib=float(copy) / GIB,
         adapters=ctx.method in ADAPTER_METHODS,
     )
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from gpuplan.estimator.context import overheads
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate, friendly_count
 from gpuplan.estimator.schema import Request
@@ -323,11 +324,18 @@ def test_the_unchunked_loss_is_counted_when_asked():
     assert "activation_conventions_unchunked" in {a.code for a in unchunked.assumptions}
 
 
-def test_sharded_plans_say_what_stays_gathered_and_what_goes_to_the_host():
+def test_sharded_plans_say_what_stays_gathered_and_what_goes_to_the_host(cat):
     est = estimate(_fsdp_qlora_70b())
     note = next(a for a in est.assumptions if a.code == "sharded_gathers")
     assert note.params["root_gib"] == pytest.approx((2 * 128_256 * 8_192 + 8_192) * 2 / 2**30)
     assert note.params["constants_gib"] > 0 and note.params["offload_all"] and note.params["adapters"]
+    # the host-to-device copy block: one of the 4 GPUs' shards of that root, in the overhead
+    assert note.params["copy_gib"] == pytest.approx(note.params["root_gib"] / 4)
+    parts = est.memory.breakdown_gib
+    held = sum(getattr(parts, k) for k in ("weights", "gradients", "optimizer", "activations", "adapters", "kv_cache"))
+    over = overheads(cat)
+    fixed = over.cuda_context_gib + over.comm_buffers_gib + over.fragmentation * held
+    assert parts.overhead == pytest.approx(fixed + note.params["copy_gib"], abs=0.01)
     assert est.memory.breakdown_gib.adapters == 0.0
     unsharded = estimate(Request(model="llama-3-8b", method="lora", gpu="a100-80gb", gpus=1))
     assert "sharded_gathers" not in {a.code for a in unsharded.assumptions}

@@ -287,6 +287,30 @@ def test_parameter_offload_keeps_base_and_adapters_in_host_ram():
     assert float(parts["host_offload"]) == pytest.approx(host)
 
 
+# Llama 2 70B with a 16-bit base: one decoder layer (8,192 wide, MLP 28,672, 8 KV heads of 128,
+# two norms) outweighs the root (32,000-token embedding and head, final norm)
+L2_LAYER = 2 * 8_192**2 + 2 * 8_192 * 1_024 + 3 * 8_192 * 28_672 + 2 * 8_192
+L2_ROOT = 2 * 32_000 * 8_192 + 8_192
+
+
+@pytest.mark.parametrize(
+    "model, method, gpus, offload, copy",
+    [
+        ("llama-3-70b", "qlora", 4, 3, L3_ROOT * 2.0 / 4),  # the root's 16-bit shard outweighs a 4-bit layer's
+        ("llama-2-70b", "lora", 2, 3, L2_LAYER * 2.0 / 2),  # a 16-bit layer's shard outweighs the root's
+        ("llama-2-70b", "qlora", 2, 3, L2_ROOT * 2.0 / 2),
+        ("llama-3-70b", "qlora", 4, 1, 0.0),  # optimizer offload: the weights stay on the GPU
+        ("llama-3-70b", "qlora", 4, 0, 0.0),
+    ],
+)
+def test_parameter_offload_keeps_a_shard_sized_copy_block(model, method, gpus, offload, copy):
+    """offload=cpu-all: FSDP copies each unit's shard to the GPU on its own stream before gathering it;
+    the allocator keeps that stream's block, one shard of the largest unit, beside the step's tensors."""
+    job = Job(for_model(model), method, "bf16-mixed", "adamw", 2048, lora_rank=16)
+    parts = training_memory(job, Layout(gpus, zero=3, ckpt=2, offload=offload), NO_OVERHEAD)
+    assert float(parts["overhead"]) == pytest.approx(copy)
+
+
 def test_optimizer_offload_keeps_adapter_weights_and_moves_their_state():
     """offload=cpu (ZeRO-Offload): the adapters' 16-bit weights stay, sharded, on the GPU; their
     fp32 gradients and Adam state (4 + 12 bytes) go to the host."""

@@ -54,22 +54,29 @@ PENDING = {
     # most on the 8 GPUs) is a pipeline of 8 at 5,160, expert-parallel replicas about 4,000 at 4k
     # tokens (ep=8); the service's lengths are not stated and the ~6-bit KV cache is not modelled
     "deepseek-v2-8xh800-generation-min-0": "serving sized at 16 sequences; no ~6-bit KV cache",
-    # FSDP (FSDP1: Accelerate, Answer.AI's train.py) with CPU parameter offload: gpuplan's figure for
-    # what the step holds (FSDP's root unit, two gathered layers, replicated NF4 constants, layer inputs,
-    # the logits) is 0.45-0.77 of what these runs show (PyTorch's reserved pool, nvidia-smi or W&B);
-    # the same runs without offload give 0.78-1.07. With offload the allocator keeps more cached (one
-    # known cause: FSDP1 hands each host-to-device shard copy across streams with record_stream) and
-    # the largest-batch runs fill the card; nothing in the job says by how much, so it is not modelled.
-    # Schmid's 4 x 24 GB run (0.77) is inside its tolerance; these are not:
-    "peft-fsdp-qlora-llama2-70b-2x24gb-offload-0": "FSDP1 offload: allocator cache, 11.0 vs 18.25 GiB (0.61)",
-    "axolotl-llama3-70b-qlora-fsdp-offload-2gpu-0": "FSDP1 offload: allocator cache, 8.8 vs 19.6 GiB (0.45)",
-    "answerai-yi-34b-qlora-fsdp-offload-2x3090-bs4-0": "FSDP1 offload: allocator cache, 17.0 vs 23.0 GiB (0.74)",
-    "answerai-llama2-70b-qlora-fsdp-offload-2x3090-bs2-0": "FSDP1 offload: allocator cache, 11.0 vs 14.9 GiB (0.74)",
-    "answerai-llama2-7b-lora-fsdp-offload-2x4090-bs10-0": "FSDP1 offload: allocator cache, 15.1 vs 22.7 GiB (0.67)",
+    # FSDP with CPU parameter offload. What offload leaves on the GPU is counted: FSDP's root unit, two
+    # gathered layers, the replicated NF4 constants, one dequantised matrix, the layer inputs, the loss,
+    # and the block the allocator keeps for the host-to-device shard copies (memory._offload_copy);
+    # Answer.AI's Yi 34B and Llama-2 70B rows and Schmid's run pass with it. These do not:
+    # - PEFT's W&B reading: its no-offload sibling (peft-fsdp-qlora-llama2-70b-2gpu) is 4.4 GiB above
+    #   gpuplan as well (0.87); the docs see 15.0 GiB saved by offload where gpuplan moves 17.2 to the host,
+    #   and they say "GPU Memory saving when using CPU Offloading is untested at present"
+    "peft-fsdp-qlora-llama2-70b-2x24gb-offload-0": "the docs' caveat: offload's GPU saving untested; 11.5 vs 18.25 GiB",
+    # - axolotl's README VRAM notes are no measured peaks: the same list gives its 8B LoRA recipe (8-bit
+    #   linear layers, 2 x 4,096 packed tokens, Transformers' loss) 11 GB, less than its weights (8.5 GiB)
+    #   and its fp32 logits (3.9 GiB) together
+    "axolotl-llama3-70b-qlora-fsdp-offload-2gpu-0": "README notes below their own recipes' needs; 10.7 vs 19.6 GiB",
+    # - Answer.AI's train.py keeps the model's output, its fp32 logits, until after loss.backward()
+    #   (`output = None` follows the step): 4 bytes a logit beside the loss's 12, 2.4 GiB at 10 x 2,048 x
+    #   32,000 logits (0.79 with them). gpuplan counts Transformers' loss as the Trainer runs it, which
+    #   drops the output before the backward; Answer.AI's other rows pass without those 4 bytes
+    "answerai-llama2-7b-lora-fsdp-offload-2x4090-bs10-0": "the loop keeps its fp32 logits through backward: +2.4 GiB",
     # torchtune shards tok_embeddings and output as FSDP units of their own (70B_full.yaml's
     # custom_sharded_layers); gpuplan keeps them in FSDP's root unit, gathered for the whole step with
     # their gradients unsharded through the backward, as Accelerate's transformer auto-wrap (and
-    # gpuplan's own fsdp config) does: the root's 3.9 GiB of weights and 3.9 of gradients, 20.7 vs 13.9 GiB
+    # gpuplan's own fsdp config) does: the root's 3.9 GiB of weights and 3.9 of gradients, 21.2 vs 13.9
+    # GiB. Counted as torchtune shards them (the head's 2.0 GiB gathered beside a layer, its 2.0 GiB
+    # gradient, a 0.25 GiB copy block), about 13.7 GiB (0.98)
     "torchtune-llama31-70b-full-offload-8x-a100-0": "embeddings and head sharded apart (torchtune) not modelled",
     # vLLM's 13B (OPT-13B, LLaMA-13B: 40 layers of 40 heads, each its own keys and values) is written
     # as a bare "model=13b", which gpuplan now plans as a current model of that size (8 KV heads,
