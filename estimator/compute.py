@@ -10,9 +10,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import conventions
+from gpuplan.estimator import conventions, kernels
 from gpuplan.estimator.architecture import Arch
-from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token, kv_share
+from gpuplan.estimator.memory import (
+    NF4_BYTES_PER_PARAM,
+    SERVE_WEIGHT_BYTES,
+    Job,
+    Layout,
+    kv_bytes_per_token,
+    kv_share,
+    state_bytes,
+)
 from gpuplan.estimator.network import (
     Links,
     Overlap,
@@ -24,7 +32,7 @@ from gpuplan.estimator.network import (
     tensor_parallel_async_share,
 )
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Defaults
+from gpuplan.knowledge import GPU, Catalog, Defaults
 
 
 @dataclass(frozen=True)
@@ -62,50 +70,39 @@ def token_flops(a: Arch, method: str, seq_len: int, lora_rank: int = 16) -> Toke
     return TokenFlops(model=3.0 * fwd, forward=fwd)
 
 
-def hardware_utilisation(gpu: GPU, method: str, precision: str, defaults: Defaults) -> float:
-    """Share of the 16-bit dense peak the matmuls of one GPU sustain (before parallel losses)."""
-    family = defaults.hfu_by_family.get(gpu.family)
-    hfu = float(family.value) if family else float(defaults.hfu_by_family["hopper"].value)
+def outside_kernels(method: str, defaults: Defaults) -> float:
+    """Share of a step's time its kernels take, for what the kernel model does not time: PPO's
+    rollout generation (defaults.method_efficiency); 1 otherwise."""
     eff = defaults.method_efficiency.get(method)
-    if eff is not None and not isinstance(eff, str):
-        hfu *= float(eff.value)
-    if precision == "fp8-mixed" and gpu.fp8_tflops:
-        hfu *= defaults.number("fp8_speedup")
-    if precision == "fp32":  # TF32 tensor cores, or plain FP32 units (V100: 15.7 of 125 TFLOP/s)
-        hfu *= (gpu.tf32_tflops / gpu.peak_16bit_tflops) if gpu.tf32_tflops else 15.7 / 125
-    return hfu
+    return float(eff.value) if eff is not None and not isinstance(eff, str) else 1.0
 
 
 @dataclass(frozen=True)
 class Hardware:
     """What the time model needs of the GPU types: scalars for one type, (T, 1) arrays for many."""
 
-    peak: np.ndarray | float  # dense 16-bit FLOP/s
-    hfu: np.ndarray | float
+    peak: np.ndarray | float  # dense 16-bit FLOP/s, MFU's denominator
+    device: kernels.Device
     links: Links
+    outside: float = 1.0  # outside_kernels
 
 
-def hardware_for(gpus: list[GPU], method: str, precision: str, defaults: Defaults, links: Links) -> Hardware:
+def training_device(gpus: list[GPU], precision: str, cat: Catalog) -> kernels.Device:
+    """The kernel figures of GPU types for a training precision; grouped expert GEMMs take the row
+    tiles of the serving precision of the same matmul type (moe_tile_rows)."""
+    serving = "fp8" if precision == "fp8-mixed" else "bf16"
+    rows = [moe_tile_rows(g, serving, cat.defaults) for g in gpus]
+    return kernels.device(gpus, precision, cat.kernels, rows)
+
+
+def hardware_for(gpus: list[GPU], method: str, precision: str, cat: Catalog, links: Links) -> Hardware:
     peak = np.array([[g.peak_16bit_tflops * 1e12] for g in gpus])
-    hfu = np.array([[hardware_utilisation(g, method, precision, defaults)] for g in gpus])
-    return Hardware(peak, hfu, links)
+    return Hardware(peak, training_device(gpus, precision, cat), links, outside_kernels(method, cat.defaults))
 
 
-def stage_imbalance(a: Arch, pp: np.ndarray) -> np.ndarray:
-    """Slowest pipeline stage over the average one: whole layers per stage, plus the output
-    head on the last stage (a pipeline runs at the pace of its slowest stage)."""
-    layer = float(a.matmul_params_per_token - a.vocab * a.hidden) / a.layers
-    head = float(a.vocab * a.hidden)
-    mean = (a.layers * layer + head) / pp
-    slowest = np.maximum(np.ceil(a.layers / pp) * layer, np.floor(a.layers / pp) * layer + head)
-    return np.where(pp > 1, slowest / mean, 1.0)
-
-
-def expert_imbalance(a: Arch, ep, defaults: Defaults) -> np.ndarray:
-    """Expert parallel ranks wait for the busiest: its routed-expert work runs `expert_load`
-    times the average (the rest of the step is balanced)."""
-    load = defaults.number("moe", "expert_load") - 1.0
-    return np.where(np.asarray(ep, dtype=float) > 1, 1.0 + load * a.routed_flops_share, 1.0)
+def sustained_matmul_flops(gpu: GPU, precision: str, cat: Catalog) -> float:
+    """FLOP/s a large GEMM sustains on a GPU at a training precision (kernels.yaml)."""
+    return float(training_device([gpu], precision, cat).gemm[0, 0])
 
 
 @dataclass
@@ -147,13 +144,89 @@ def step_overlap(
     )
 
 
-def _recompute_flops_gpu(ckpt, forward_flops_gpu, model_flops_gpu, defaults: Defaults) -> np.ndarray:
-    """FLOPs per GPU that activation checkpointing repeats: a full forward, or a share for selective."""
-    return np.where(
-        ckpt == 2,
-        forward_flops_gpu,
-        np.where(ckpt == 1, defaults.number("selective_recompute_cost") * model_flops_gpu, 0.0),
+# Passes one micro-batch makes per method, as token_flops counts them: (models trained forward and
+# backward, further forward passes). DPO adds the frozen reference model's forward; PPO trains actor
+# and critic beside the actor's generation and the reference, reward and critic forwards.
+PASSES = {"dpo": (1, 1), "ppo": (2, 4)}
+
+
+def micro_batch_work(job: Job, lay: Layout, defaults: Defaults) -> kernels.Work:
+    """The shapes of one micro-batch on one GPU (DPO: chosen and rejected sequences together)."""
+    sequences = np.asarray(lay.micro_batch, dtype=float) * (2 if job.method == "dpo" else 1)
+    cp, ep = np.asarray(lay.cp, dtype=float), np.asarray(lay.ep, dtype=float)
+    load = np.where(ep > 1, defaults.number("moe", "expert_load"), 1.0) if job.arch.is_moe else 1.0
+    adapters = job.method in ADAPTER_METHODS
+    return kernels.Work(
+        tokens=sequences * job.seq_len / cp,
+        sequences=sequences,
+        seq_len=float(job.seq_len),
+        tp=np.asarray(lay.tp, dtype=float),
+        ep=ep,
+        cp=cp,
+        trained=not adapters,
+        lora_rank=job.lora_rank if adapters else 0,
+        qlora_bytes=NF4_BYTES_PER_PARAM if job.method == "qlora" else 0.0,
+        expert_load=load,
     )
+
+
+def slowest_stage(a: Arch, pp, layer, first, last) -> np.ndarray:
+    """Seconds of the slowest pipeline stage per micro-batch: the first holds ceil(layers / pp)
+    layers and the embedding, the last floor(layers / pp) layers and the output layer and loss
+    (memory.stage_layers); a pipeline runs at the pace of its slowest stage. Without a pipeline,
+    every layer and both ends."""
+    pp = np.asarray(pp, dtype=float)
+    most, fewest = np.ceil(a.layers / pp), np.floor(a.layers / pp)
+    staged = np.maximum(most * layer + first, fewest * layer + last)
+    return np.where(pp > 1, staged, a.layers * layer + first + last)
+
+
+def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.ndarray:
+    """The optimizer step on this GPU's share of the trained parameters: tp x pp split them, ep the
+    routed experts, ZeRO-1 and above the optimizer state over the data-parallel ranks (as
+    memory._placement); its state read and written, the gradient read, the weight written
+    (memory.state_bytes). Nothing when the optimizer runs on the host (offload)."""
+    a = job.arch
+    gpus, tp, pp, ep, zero = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp, lay.ep, lay.zero))
+    dp = gpus / (tp * pp)
+    weights, grads, state = state_bytes(job.precision, job.optimizer)
+    if job.method in ADAPTER_METHODS:
+        params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(zero >= 1, dp, 1.0)
+    else:
+        dense, routed = a.params - a.routed_expert_params, a.routed_expert_params
+        copies = PASSES.get(job.method, (1, 0))[0]
+        params = copies * (dense / np.where(zero >= 1, dp, 1.0) + routed / np.where(zero >= 1, dp, ep)) / (tp * pp)
+    seconds = kernels.optimizer_seconds(dev, params, 2 * state + grads + weights)
+    return np.where(np.asarray(lay.offload) >= 1, 0.0, seconds)
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    compute: np.ndarray  # a step's kernels on the slowest stage, the optimizer step included
+    pipelined: np.ndarray  # of which the micro-batches' (what a pipeline's bubble scales with)
+    backward_share: np.ndarray  # share of the micro-batches' time in backward passes
+
+
+def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> KernelTime:
+    """A step's kernels: each micro-batch's passes through the slowest stage, activation
+    checkpointing repeating every layer's forward (full) or its core attention (selective: Megatron-
+    Core's core_attn recomputation, Korthikanti et al. 2022), then the optimizer step; over the
+    share of a step's time kernels take on the GPU's generation (kernels.yaml step_share) and for
+    the method (outside_kernels)."""
+    a, dev = job.arch, hw.device
+    work = micro_batch_work(job, lay, defaults)
+    layer = kernels.layer_seconds(dev, a, work)
+    first, last = kernels.ends_seconds(dev, a, work)
+    ckpt = np.asarray(lay.ckpt)
+    recompute = np.where(ckpt == 2, layer.forward, np.where(ckpt == 1, layer.attention_forward, 0.0))
+    trained, forwards = PASSES.get(job.method, (1, 0))
+    per_layer = trained * (layer.forward + layer.backward + recompute) + forwards * layer.forward
+    ends = trained + forwards / 3.0  # the ends' forward as a third of their forward and backward
+    stage = slowest_stage(a, lay.pp, per_layer, ends * first, ends * last)
+    share = hw.outside * dev.step_share
+    pipelined = np.asarray(lay.micro_batches, dtype=float) * stage / share
+    backward_share = trained * layer.backward / per_layer
+    return KernelTime(pipelined + optimizer_step_seconds(job, lay, dev) / share, pipelined, backward_share)
 
 
 def training_step(
@@ -164,13 +237,13 @@ def training_step(
     defaults: Defaults,
     mfu_override: float | None = None,
 ) -> StepTime:
-    """Seconds per optimizer step: compute, pipeline bubble, exposed communication, offload.
+    """Seconds per optimizer step: compute (kernel_time), pipeline bubble, exposed communication,
+    offload.
 
     Layout arrays have shape (L,); `hw` holds scalars or (T, 1) arrays; results are (T, L).
     """
     a = job.arch
     gpus, tp, pp = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp))
-    ckpt = np.asarray(lay.ckpt)
     micro_batches = np.asarray(lay.micro_batches, dtype=float)
     seqs_per_step = np.asarray(global_batch, dtype=float) * (2 if job.method == "dpo" else 1)
     tokens_step = seqs_per_step * job.seq_len
@@ -181,18 +254,15 @@ def training_step(
     if mfu_override is not None:
         return _step_at_mfu(model_flops_gpu, hw, mfu_override, tokens_step, traffic)
 
-    recompute = _recompute_flops_gpu(ckpt, tokens_step * flops.forward / gpus, model_flops_gpu, defaults)
-    t_compute = (model_flops_gpu + recompute) * stage_imbalance(a, pp) / (hw.peak * hw.hfu)
-    t_compute = t_compute * expert_imbalance(a, lay.ep, defaults)
-
+    kt = kernel_time(job, hw, lay, defaults)
+    t_compute = kt.compute
     # 1F1B pipeline bubble: (p-1)/m of the ideal time, (p-1)/(v m) interleaved over v chunks
     # (Narayanan et al. 2021, Sec. 2.2)
-    bubble = t_compute * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
+    bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a)
-    backward = (flops.model - flops.forward) * tokens_step / gpus / (model_flops_gpu + recompute)
     sm_share = defaults.number("moe", "comm_sm_share")
-    overlap = step_overlap(a, lay, t_compute, backward, micro_batches, sm_share, job.precision != "fp32")
+    overlap = step_overlap(a, lay, t_compute, kt.backward_share, micro_batches, sm_share, job.precision != "fp32")
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, overlap)
 
     t_offload = offload_seconds(job, lay, defaults)

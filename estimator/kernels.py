@@ -35,6 +35,7 @@ class Device:
     attn_bwd: np.ndarray
     attn_half: np.ndarray  # length at which attention runs at half that
     cast_bytes: np.ndarray  # bytes per element an FP8 quantisation moves (0 without FP8 GEMMs)
+    step_share: np.ndarray  # share of a training step's time its kernels take (the rest is not kernels)
     matmul_bytes: float  # bytes per GEMM operand element at the step's matmul precision
     head_dim_half: float
     launch: float  # seconds each kernel adds
@@ -67,6 +68,7 @@ def _device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float) -> 
         gpu.hbm_gb_s * 1e9 * float(kf.hbm_efficiency.value),
         *(peak16 * float(attn.forward.value), peak16 * float(attn.backward.value), float(attn.half_length.value)),
         cast,
+        float(gen.step_share.value),
     ]
 
 

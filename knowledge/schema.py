@@ -218,12 +218,9 @@ class Defaults(_Strict):
     pretrain_batch_law: dict[str, Fact]
     train_tokens: dict[str, int | str]
     lora: dict[str, Fact]
-    hfu_by_family: dict[str, Fact]
     method_efficiency: dict[str, Fact | str]
-    fp8_speedup: Fact
     moe: dict[str, Fact]
     reliability: dict[str, Fact]
-    selective_recompute_cost: Fact
     inference: dict[str, Fact]
     overhead: dict[str, Fact]
     offload: dict[str, Fact]
@@ -259,6 +256,7 @@ class KernelGeneration(_Strict):
     gemm_tf32: Fact
     gemm_fp8: Fact | None = None
     attention: Fact  # a key of KernelFile.attention
+    step_share: Fact  # share of a training step's time the modelled kernels take
     fp8_recipe: Fact | None = None  # a key of KernelFile.fp8_recipes
 
     @property
