@@ -99,14 +99,17 @@ def gemm_seconds(
     longer of their compute, in whole tiles and whole waves over the SMs, and their bytes at HBM
     bandwidth (Williams et al. 2009, roofline), plus a launch. Tile and wave quantisation follow
     NVIDIA's Matrix Multiplication Background guide, Sec. 3; when the tiles leave SMs idle, cuBLAS
-    splits k over them (split-K), the partial sums written and read once in fp32. Grouped GEMMs
-    take row tiles down to `group_rows` for experts with few tokens; `weights_read` is the share of
-    the groups' weights read (experts no token reached are skipped)."""
+    splits k over them (split-K), the partial sums written and read once in fp32. A grouped GEMM
+    tiles each expert's rows on its own, down to `group_rows` for experts with few tokens, the last
+    tile half full on average (TensorRT-LLM's cutlass_heuristic.cpp), and reads the share
+    `weights_read` of the groups' weights (experts no token reached are skipped)."""
     rate = dev.gemm if rate is None else rate
     in_bytes = dev.matmul_bytes if in_bytes is None else in_bytes
     weight_bytes = in_bytes if weight_bytes is None else weight_bytes
-    tm = dev.tile_m if np.all(np.asarray(groups) == 1) else np.where(m < dev.tile_m, dev.group_rows, dev.tile_m)
-    tiles = groups * np.ceil(m / tm) * np.ceil(n / dev.tile_n)
+    grouped = np.asarray(groups) > 1
+    tm = np.where(grouped & (m < dev.tile_m), dev.group_rows, dev.tile_m)
+    row_tiles = np.where(grouped, np.maximum(weights_read, m / tm + weights_read / 2), np.ceil(m / tm))
+    tiles = groups * row_tiles * np.ceil(n / dev.tile_n)
     split = np.maximum(1.0, np.minimum(np.floor(dev.sms / tiles), np.ceil(k / 64.0)))
     whole = np.ceil(tiles / dev.sms) * _tile_seconds(dev, tm, k, rate)
     split_k = np.ceil(tiles * split / dev.sms) * _tile_seconds(dev, tm, k / split, rate)
