@@ -6,6 +6,7 @@ no recomputation), so recomputation shows up as lower MFU. Layout fields may be 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,7 +103,7 @@ def hardware_for(gpus: list[GPU], method: str, precision: str, cat: Catalog, lin
 
 def sustained_matmul_flops(gpu: GPU, precision: str, cat: Catalog) -> float:
     """FLOP/s a large GEMM sustains on a GPU at a training precision (kernels.yaml)."""
-    return float(training_device([gpu], precision, cat).gemm[0, 0])
+    return kernels.sustained_gemm(gpu, precision, cat.kernels)
 
 
 @dataclass
@@ -200,6 +201,42 @@ def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.nda
     return np.where(np.asarray(lay.offload) >= 1, 0.0, seconds)
 
 
+DISTINCT_FROM = 64  # layouts from which sorting out the distinct micro-batches costs less than timing each
+
+
+def distinct_layouts(*fields) -> tuple[np.ndarray, np.ndarray]:
+    """(an index of each distinct combination of the fields' values, and for every layout the number
+    of its combination): the fields, small whole numbers, make one exact sort key. Not np.unique,
+    which imports numpy.ma (search.py)."""
+    base = max(float(np.max(f)) for f in fields) + 1.0
+    key = np.zeros(np.shape(fields[0]))
+    for f in fields:
+        key = key * base + f
+    order = np.argsort(key, kind="stable")
+    starts = np.empty(key.size, dtype=bool)
+    starts[0], starts[1:] = True, key[order][1:] != key[order][:-1]
+    inverse = np.empty(key.size, dtype=int)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse
+
+
+def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay: Layout) -> kernels.MicroBatch:
+    """kernels.micro_batch_seconds over the layouts' distinct micro-batch shapes only (micro-batch,
+    tp, ep, cp: the grid's layouts differ mostly in what the kernels do not see, GPUs, pipeline,
+    ZeRO, checkpointing), spread back over the layouts."""
+    fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp)]
+    shape = np.broadcast_shapes(*(f.shape for f in fields))
+    if len(shape) != 1 or shape[0] < DISTINCT_FROM:
+        return kernels.micro_batch_seconds(dev, a, work)
+    firsts, inverse = distinct_layouts(*(np.broadcast_to(f, shape) for f in fields))
+    names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load")
+    pick = {f: np.broadcast_to(getattr(work, f), shape)[firsts] for f in names}
+    mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
+    spread = lambda x: np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))[..., inverse]  # noqa: E731
+    layer = kernels.LayerTime(*(spread(x) for x in vars(mb.layer).values()))
+    return kernels.MicroBatch(layer, spread(mb.first), spread(mb.last))
+
+
 @dataclass(frozen=True)
 class KernelTime:
     compute: np.ndarray  # a step's kernels on the slowest stage, the optimizer step included
@@ -214,9 +251,8 @@ def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> Kern
     share of a step's time kernels take on the GPU's generation (kernels.yaml step_share) and for
     the method (outside_kernels)."""
     a, dev = job.arch, hw.device
-    work = micro_batch_work(job, lay, defaults)
-    layer = kernels.layer_seconds(dev, a, work)
-    first, last = kernels.ends_seconds(dev, a, work)
+    mb = distinct_micro_batches(dev, a, micro_batch_work(job, lay, defaults), lay)
+    layer, first, last = mb.layer, mb.first, mb.last
     ckpt = np.asarray(lay.ckpt)
     recompute = np.where(ckpt == 2, layer.forward, np.where(ckpt == 1, layer.attention_forward, 0.0))
     trained, forwards = PASSES.get(job.method, (1, 0))

@@ -10,6 +10,7 @@ figures (T, 1) columns, so times come out (T, L). Constants and their sources: k
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -41,6 +42,10 @@ class Device:
     launch: float  # seconds each kernel adds
 
 
+# the Device columns a GEMM reads
+GEMM_COLUMNS = ("sms", "tile_m", "tile_n", "group_rows", "gemm", "gemm16", "hbm")
+
+
 def matmul_peak(gpu: GPU, precision: str) -> tuple[float, str]:
     """Dense FLOP/s of the tensor cores the step's GEMMs run on, and the kernels.yaml figure of their
     sustained share: FP8 where FP8 GEMMs run, TF32 (else the FP32 units: V100's 15.7 of 125 TFLOP/s)
@@ -52,7 +57,18 @@ def matmul_peak(gpu: GPU, precision: str) -> tuple[float, str]:
     return gpu.peak_16bit_tflops * 1e12, "gemm_16bit"
 
 
+_ROWS: dict[tuple, list[float]] = {}  # _device_row by what it reads: the kernel figures of a GPU at a precision
+
+
 def _device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float) -> list[float]:
+    key = (gpu.id, gpu.family, gpu.peak_16bit_tflops, gpu.fp8_tflops, gpu.tf32_tflops, gpu.hbm_gb_s)
+    key += (precision, group_rows, id(kf))
+    if key not in _ROWS:
+        _ROWS[key] = _read_device_row(gpu, precision, kf, group_rows)
+    return _ROWS[key]
+
+
+def _read_device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float) -> list[float]:
     gen = kf.generations[gpu.family]
     peak, figure = matmul_peak(gpu, precision)
     share = getattr(gen, figure) or gen.gemm_16bit  # no FP8 GEMM figure: the 16-bit one
@@ -70,6 +86,11 @@ def _device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float) -> 
         cast,
         float(gen.step_share.value),
     ]
+
+
+def sustained_gemm(gpu: GPU, precision: str, kf: KernelFile) -> float:
+    """FLOP/s a large GEMM sustains on a GPU at a precision (Device.gemm of one type)."""
+    return _device_row(gpu, precision, kf, float(kf.generations[gpu.family].tile_shape[0]))[4]
 
 
 def device(gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None = None) -> Device:
@@ -192,47 +213,85 @@ def mlp_linears(a: Arch, width, tp) -> list[tuple]:
     return [((2 if a.gated else 1) * width / tp, a.hidden), (a.hidden, width / tp)]
 
 
-def _linears(dev: Device, w: Work, shapes: list[tuple], m=None) -> tuple[np.ndarray, np.ndarray]:
-    """(forward, backward) of a layer's linears on m rows: the GEMMs, their FP8 casts (the input
-    forward, the output gradient backward), LoRA's two rank-r GEMMs beside each frozen weight (Hu
-    et al. 2021) and QLoRA's dequantisation of it before each use (bitsandbytes dequantize_4bit:
-    4-bit data and constants read, 16-bit weight written)."""
-    m = w.tokens if m is None else m
-    forward, backward = 0.0, 0.0
-    for n, k in shapes:
-        f, b = linear_seconds(dev, m, n, k, trained=w.trained)
-        forward = forward + f + stream_seconds(dev, dev.cast_bytes * m * k, dev.cast_bytes > 0)
-        backward = backward + b + stream_seconds(dev, dev.cast_bytes * m * n, dev.cast_bytes > 0)
-        if w.lora_rank:
+# where a GEMM's time counts: an average layer's forward or backward, or the last stage's output layer
+FORWARD, BACKWARD, HEAD = 0, 1, 2
+
+
+class GemmTable:
+    """The GEMMs of one micro-batch, gathered from its layers and timed in one vectorised pass:
+    each row a GEMM's shape over the layouts, where its time counts and in what share of the layers
+    it runs; beside them the elements its FP8 casts and QLoRA's dequantisation stream."""
+
+    def __init__(self, w: Work):
+        self.w = w
+        self.rows: list[tuple] = []  # (m, n, k, groups, weights_read, sixteen_bit, bucket, share)
+        self.cast = [0.0, 0.0]  # elements cast to FP8, forward and backward (times the layer share)
+        self.casts = [0.0, 0.0]  # cast kernels
+        self.dequantised = 0.0  # QLoRA weight elements dequantised per pass (forward, and backward)
+
+    def linear(self, m, n, k, *, share=1.0, groups=1.0, sixteen_bit=False, head=False, adapters=True, trained=None):
+        """A linear layer y = x W (x m x k, W k x n): the forward GEMM, the input gradient (m x n by
+        n x k) and, for trained weights, the weight gradient (k x m by m x n); its FP8 casts (the
+        input forward, the output gradient backward); beside a frozen weight LoRA's rank-r GEMMs (Hu
+        et al. 2021) and QLoRA's dequantisation before each use (bitsandbytes dequantize_4bit: 4-bit
+        data and constants read, the 16-bit weight written)."""
+        w, f, b = self.w, HEAD if head else FORWARD, HEAD if head else BACKWARD
+        trained = w.trained if trained is None else trained
+        self.rows += [(m, n, k, groups, 1.0, sixteen_bit, f, share), (m, k, n, groups, 1.0, sixteen_bit, b, share)]
+        if trained:
+            self.rows.append((n, k, m, groups, 1.0, sixteen_bit, b, share))
+        if not sixteen_bit:
+            self.cast = [self.cast[0] + share * groups * m * k, self.cast[1] + share * groups * m * n]
+            self.casts = [self.casts[0] + share, self.casts[1] + share]
+        if adapters and not w.trained and w.lora_rank and groups == 1:
             for n_, k_ in ((w.lora_rank, k), (n, w.lora_rank)):
-                f, b = linear_seconds(dev, m, n_, k_, in_bytes=2.0, rate=dev.gemm16)
-                forward, backward = forward + f, backward + b
-        if w.qlora_bytes:
-            dequantise = stream_seconds(dev, n * k * (w.qlora_bytes + 2.0))
-            forward, backward = forward + dequantise, backward + dequantise
-    return forward, backward
+                self.linear(m, n_, k_, share=share, sixteen_bit=True, adapters=False, trained=True)
+        if adapters and w.qlora_bytes and groups == 1:
+            self.dequantised = self.dequantised + share * n * k
+
+    def seconds(self, dev: Device) -> np.ndarray:
+        """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts)."""
+        columns = list(zip(*self.rows, strict=True))
+        w = self.w
+        shape = np.broadcast_shapes(*(np.shape(x) for x in (w.tokens, w.tp, w.ep, w.expert_load))) or (1,)
+        m, n, k, groups = stacked = np.empty((4, len(self.rows), *shape))
+        for i, row in enumerate(self.rows):
+            for j in range(4):
+                stacked[j, i] = row[j]
+        sixteen_bit = np.array(columns[5])[:, None]
+        rows = SimpleNamespace(**{f: getattr(dev, f)[..., None] for f in GEMM_COLUMNS}, launch=dev.launch)
+        rate = np.where(sixteen_bit, rows.gemm16, rows.gemm)
+        in_bytes = np.where(sixteen_bit, 2.0, dev.matmul_bytes)
+        times = gemm_seconds(rows, m, n, k, groups=groups, rate=rate, in_bytes=in_bytes)
+        where = np.zeros((3, len(self.rows)))
+        where[np.array(columns[6]), np.arange(len(self.rows))] = columns[7]
+        return np.tensordot(where, times, axes=([1], [1]))
+
+    def stream_seconds(self, dev: Device) -> tuple[np.ndarray, np.ndarray]:
+        """(forward, backward) of the casts and dequantisation, per average layer."""
+        fp8 = dev.cast_bytes > 0
+        dequantise = stream_seconds(dev, self.dequantised * (self.w.qlora_bytes + 2.0), self.dequantised > 0)
+        forward = stream_seconds(dev, dev.cast_bytes * self.cast[0], fp8 * self.casts[0]) + dequantise
+        return forward, stream_seconds(dev, dev.cast_bytes * self.cast[1], fp8 * self.casts[1]) + dequantise
 
 
-def moe_linears(dev: Device, a: Arch, w: Work) -> tuple[np.ndarray, np.ndarray]:
-    """(forward, backward) of a MoE layer's matmuls: the router (16-bit, on the rank's sequence-
-    parallel tokens), the routed experts as grouped GEMMs, the shared experts and a dense residual
-    MLP (Snowflake Arctic). The tp ranks of an expert group gather their tokens and each computes
-    1/tp of every local expert's width (Megatron-Core's expert tensor parallelism, TP by default);
-    the ep ranks of the group share their tokens' k copies over the E experts, E / ep each, so an
-    expert receives ep x m x k / E rows on average, the busiest rank `expert_load` times that."""
-    router_f, router_b = linear_seconds(dev, w.tokens / w.tp, a.experts, a.hidden, rate=dev.gemm16, in_bytes=2.0)
-    groups = a.experts / w.ep
+def _moe_linears(table: GemmTable, a: Arch, share: float) -> None:
+    """A MoE layer's matmuls: the router (16-bit, on the rank's sequence-parallel tokens), the routed
+    experts as grouped GEMMs, the shared experts and a dense residual MLP (Snowflake Arctic). The tp
+    ranks of an expert group gather their tokens and each computes 1/tp of every local expert's
+    width (Megatron-Core's expert tensor parallelism, TP by default); the ep ranks of the group share
+    their tokens' k copies over the E experts, E / ep each, so an expert receives ep x m x k / E
+    rows on average, the busiest rank `expert_load` times that."""
+    w = table.w
+    table.linear(w.tokens / w.tp, a.experts, a.hidden, share=share, sixteen_bit=True, adapters=False)
     rows = w.ep * w.tokens * a.experts_per_token / a.experts * w.expert_load
-    forward, backward = router_f, router_b
     for n, k in mlp_linears(a, a.moe_ffn_hidden, w.tp):
-        f, b = linear_seconds(dev, rows, n, k, trained=w.trained, groups=groups)
-        casts = dev.cast_bytes * rows * groups
-        forward = forward + f + stream_seconds(dev, casts * k, dev.cast_bytes > 0)
-        backward = backward + b + stream_seconds(dev, casts * n, dev.cast_bytes > 0)
-    shared = mlp_linears(a, a.shared_experts * a.moe_ffn_hidden, w.tp) if a.shared_experts else []
-    residual = mlp_linears(a, a.residual_ffn_hidden, w.tp) if a.residual_ffn_hidden else []
-    f, b = _linears(dev, w, shared + residual)
-    return forward + f, backward + b
+        table.linear(rows, n, k, share=share, groups=a.experts / w.ep, adapters=False)
+    width = a.shared_experts * a.moe_ffn_hidden
+    for n, k in (mlp_linears(a, width, w.tp) if width else []) + (
+        mlp_linears(a, a.residual_ffn_hidden, w.tp) if a.residual_ffn_hidden else []
+    ):
+        table.linear(w.tokens, n, k, share=share)
 
 
 def _stream_forward_bytes(a: Arch, w: Work, moe: bool) -> tuple[np.ndarray, float]:
@@ -262,24 +321,11 @@ class LayerTime:
     attention_forward: np.ndarray  # of which the core attention (what selective recomputation repeats)
 
 
-def layer_seconds(dev: Device, a: Arch, w: Work) -> LayerTime:
-    """An average layer (dense and MoE layers weighted by their counts) forward and backward: its
-    matmuls, FlashAttention, and its memory-bound kernels, whose backward moves twice the forward's
-    bytes (reads the saved input and the gradient, writes the gradient: an estimate)."""
-    attn_f, attn_b = attention_seconds(dev, a, w.sequences, w.seq_len, tp=w.tp, cp=w.cp)
-    proj_f, proj_b = _linears(dev, w, attention_linears(a, w.tp))
-    forward, backward = attn_f + proj_f, attn_b + proj_b
-    dense_share = 1.0 - a.moe_layers / a.layers
-    f, b = (0.0, 0.0) if dense_share == 0 else _linears(dev, w, mlp_linears(a, a.ffn_hidden, w.tp))
-    nbytes, kernels = _stream_forward_bytes(a, w, moe=False)
-    mlp_f = dense_share * (f + stream_seconds(dev, nbytes, kernels))
-    mlp_b = dense_share * (b + stream_seconds(dev, 2 * nbytes, 2 * kernels))
-    if a.is_moe:
-        f, b = moe_linears(dev, a, w)
-        nbytes, kernels = _stream_forward_bytes(a, w, moe=True)
-        mlp_f = mlp_f + (1 - dense_share) * (f + stream_seconds(dev, nbytes, kernels))
-        mlp_b = mlp_b + (1 - dense_share) * (b + stream_seconds(dev, 2 * nbytes, 2 * kernels))
-    return LayerTime(forward + mlp_f, backward + mlp_b, attn_f)
+@dataclass(frozen=True)
+class MicroBatch:
+    layer: LayerTime
+    first: np.ndarray  # the first stage's embedding, forward and backward
+    last: np.ndarray  # the last stage's final norm, output layer and loss, forward and backward
 
 
 # Megatron-Core's vocab-parallel cross-entropy casts the bf16 logits to fp32 forward (read 2, write
@@ -287,15 +333,50 @@ def layer_seconds(dev: Device, a: Arch, w: Work) -> LayerTime:
 LOSS_BYTES_PER_LOGIT = 12.0
 
 
-def ends_seconds(dev: Device, a: Arch, w: Work) -> tuple[np.ndarray, np.ndarray]:
-    """(first stage's embedding, last stage's final norm, output layer and loss), forward and
-    backward together: the embedding's lookup and its gradient's scatter, the output layer as a
-    16-bit linear over the vocabulary split over tp, the loss over its logits."""
-    embed = stream_seconds(dev, 4 * w.tokens * a.hidden * 2.0, 2)
-    f, b = linear_seconds(dev, w.tokens, a.vocab / w.tp, a.hidden, trained=w.trained, rate=dev.gemm16, in_bytes=2.0)
+def _gemms(a: Arch, w: Work) -> GemmTable:
+    """Every GEMM of a micro-batch: an average layer's (dense and MoE layers weighted by their
+    counts) and the output layer's, 16-bit over the vocabulary split over tp."""
+    table = GemmTable(w)
+    for n, k in attention_linears(a, w.tp):
+        table.linear(w.tokens, n, k)
+    dense_share = 1.0 - a.moe_layers / a.layers
+    if dense_share > 0:
+        for n, k in mlp_linears(a, a.ffn_hidden, w.tp):
+            table.linear(w.tokens, n, k, share=dense_share)
+    if a.is_moe:
+        _moe_linears(table, a, 1.0 - dense_share)
+    table.linear(w.tokens, a.vocab / w.tp, a.hidden, sixteen_bit=True, head=True, adapters=False)
+    return table
+
+
+def micro_batch_seconds(dev: Device, a: Arch, w: Work) -> MicroBatch:
+    """One micro-batch on one GPU: an average layer forward and backward (its GEMMs, FlashAttention,
+    its memory-bound kernels, whose backward moves twice the forward's bytes: reads the saved input
+    and the gradient, writes the gradient, an estimate), and the two ends of the model: the
+    embedding's lookup and its gradient's scatter, the final norm, output layer and loss."""
+    table = _gemms(a, w)
+    gemms = table.seconds(dev)
+    casts_f, casts_b = table.stream_seconds(dev)
+    attn_f, attn_b = attention_seconds(dev, a, w.sequences, w.seq_len, tp=w.tp, cp=w.cp)
+    dense_share = 1.0 - a.moe_layers / a.layers
+    nbytes, kernels = _stream_forward_bytes(a, w, moe=False)
+    streams_f = dense_share * stream_seconds(dev, nbytes, kernels)
+    streams_b = dense_share * stream_seconds(dev, 2 * nbytes, 2 * kernels)
+    if a.is_moe:
+        nbytes, kernels = _stream_forward_bytes(a, w, moe=True)
+        streams_f = streams_f + (1 - dense_share) * stream_seconds(dev, nbytes, kernels)
+        streams_b = streams_b + (1 - dense_share) * stream_seconds(dev, 2 * nbytes, 2 * kernels)
+    forward = gemms[FORWARD] + casts_f + attn_f + streams_f
+    backward = gemms[BACKWARD] + casts_b + attn_b + streams_b
+    first = stream_seconds(dev, 4 * w.tokens * a.hidden * 2.0, 2)
     loss = stream_seconds(dev, w.tokens * a.vocab / w.tp * LOSS_BYTES_PER_LOGIT, 2)
     norm = stream_seconds(dev, 3 * 2 * a.hidden * w.tokens / w.tp * 2.0, 2)
-    return embed, f + b + loss + norm
+    return MicroBatch(LayerTime(forward, backward, attn_f), first, gemms[HEAD] + loss + norm)
+
+
+def layer_seconds(dev: Device, a: Arch, w: Work) -> LayerTime:
+    """An average layer forward and backward (micro_batch_seconds)."""
+    return micro_batch_seconds(dev, a, w).layer
 
 
 def optimizer_seconds(dev: Device, params, bytes_per_param) -> np.ndarray:

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from gpuplan.estimator import kernels
+from gpuplan.estimator import compute, kernels
 from gpuplan.estimator.architecture import from_spec
 from gpuplan.estimator.compute import (
     attention_flops_forward,
@@ -293,3 +293,21 @@ def test_tensor_parallel_waits_on_six_of_ten_collectives_when_gemms_hide_the_res
     assert one(step.overlap.tp_hidden) > 0.4 * tp_seconds
     assert one(step.comm_exposed) == pytest.approx(0.6 * tp_seconds)
     assert one(step.comm_total) == pytest.approx(tp_seconds)
+
+
+def test_grid_times_each_distinct_micro_batch_once_and_spreads_it_back(cat):
+    """kernel_time over a grid of layouts (timed on their distinct micro-batch, tp, ep and cp) gives
+    what each layout timed alone gives."""
+    from gpuplan.estimator import search
+    from gpuplan.estimator.architecture import for_model
+
+    a = for_model("mixtral-8x7b")
+    job = Job(a, "full", "bf16-mixed", "adamw", 4096)
+    grid = search.training_grid(a, "full", search.Fixed(), 64, 8, 64, 4096)
+    lay = search.layout_of(grid, 64)
+    hw = _hw(cat, "h100-80gb")
+    assert grid.size > compute.DISTINCT_FROM
+    together = kernel_time(job, hw, lay, cat.defaults).compute
+    for i in range(0, grid.size, 37):
+        alone = kernel_time(job, hw, search.layout_of(grid.subset(np.array([i])), 64), cat.defaults).compute
+        assert one(together[..., i]) == pytest.approx(one(alone), rel=1e-9)
