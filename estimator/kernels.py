@@ -106,11 +106,23 @@ def device(gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[flo
 # --- GEMMs ------------------------------------------------------------------------------------
 
 
-def _tile_seconds(dev: Device, tm, k_slice, rate) -> np.ndarray:
+# the smallest tile side cuBLAS takes for a short dimension: its kernels tile by 64 and 128 as well as
+# by their large tiles (sm90_xmma_gemm_..._tilesize64x128x64, ampere_bf16_s16816gemm_bf16_128x128)
+SMALL_TILE = 64.0
+
+
+def _fitting_tile(size, large) -> np.ndarray:
+    """The tile side for a dimension: the large tile's, or for a shorter dimension the power of two
+    that holds it, from SMALL_TILE up (estimate: at the large tile's rate per FLOP)."""
+    fits = SMALL_TILE * 2.0 ** np.ceil(np.log2(np.maximum(size, SMALL_TILE) / SMALL_TILE))
+    return np.minimum(large, fits)
+
+
+def _tile_seconds(dev: Device, tm, tn, k_slice, rate) -> np.ndarray:
     """One tile's main loop over `k_slice` of k, plus its output store, which does not overlap it:
     tm x tn outputs written at the SM's share of HBM bandwidth take as long as this many more of k."""
     k_store = OUT_BYTES * rate / (2.0 * dev.hbm)
-    return 2.0 * tm * dev.tile_n * (k_slice + k_store) / (rate / dev.sms)
+    return 2.0 * tm * tn * (k_slice + k_store) / (rate / dev.sms)
 
 
 def gemm_seconds(
@@ -120,7 +132,8 @@ def gemm_seconds(
     longer of their compute, in whole tiles and whole waves over the SMs, and their bytes at HBM
     bandwidth (Williams et al. 2009, roofline), plus a launch. Tile and wave quantisation follow
     NVIDIA's Matrix Multiplication Background guide, Sec. 3; when the tiles leave SMs idle, cuBLAS
-    splits k over them (split-K), the partial sums written and read once in fp32. A grouped GEMM
+    splits k over them (split-K), the partial sums written and read once in fp32; a dimension
+    shorter than the large tile takes a smaller one (_fitting_tile). A grouped GEMM
     tiles each expert's rows on its own, down to `group_rows` for experts with few tokens, the last
     tile half full on average (TensorRT-LLM's cutlass_heuristic.cpp), and reads the share
     `weights_read` of the groups' weights (experts no token reached are skipped)."""
@@ -128,12 +141,13 @@ def gemm_seconds(
     in_bytes = dev.matmul_bytes if in_bytes is None else in_bytes
     weight_bytes = in_bytes if weight_bytes is None else weight_bytes
     grouped = np.asarray(groups) > 1
-    tm = np.where(grouped & (m < dev.tile_m), dev.group_rows, dev.tile_m)
+    tm = np.where(grouped, np.where(m < dev.tile_m, dev.group_rows, dev.tile_m), _fitting_tile(m, dev.tile_m))
+    tn = _fitting_tile(n, dev.tile_n)
     row_tiles = np.where(grouped, np.maximum(weights_read, m / tm + weights_read / 2), np.ceil(m / tm))
-    tiles = groups * row_tiles * np.ceil(n / dev.tile_n)
+    tiles = groups * row_tiles * np.ceil(n / tn)
     split = np.maximum(1.0, np.minimum(np.floor(dev.sms / tiles), np.ceil(k / 64.0)))
-    whole = np.ceil(tiles / dev.sms) * _tile_seconds(dev, tm, k, rate)
-    split_k = np.ceil(tiles * split / dev.sms) * _tile_seconds(dev, tm, k / split, rate)
+    whole = np.ceil(tiles / dev.sms) * _tile_seconds(dev, tm, tn, k, rate)
+    split_k = np.ceil(tiles * split / dev.sms) * _tile_seconds(dev, tm, tn, k / split, rate)
     compute = np.minimum(whole, split_k)
     partials = np.where(split_k < whole, (split - 1.0) * m * n * 2.0 * FP32_PARTIAL_BYTES, 0.0)
     traffic = groups * (in_bytes * m * k + weights_read * weight_bytes * k * n + OUT_BYTES * m * n + partials)
