@@ -15,11 +15,11 @@ from gpuplan.estimator import conventions, kernels
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import (
     NF4_BYTES_PER_PARAM,
-    SERVE_WEIGHT_BYTES,
     Job,
     Layout,
     kv_bytes_per_token,
     kv_share,
+    serving_weight_bytes,
     state_bytes,
 )
 from gpuplan.estimator.network import (
@@ -383,17 +383,6 @@ def moe_tile_rows(gpu: GPU, precision: str, defaults: Defaults) -> float:
     return defaults.number("inference", "moe_tile_rows_small")
 
 
-def expert_rows(a: Arch, tokens, tile) -> np.ndarray:
-    """Rows one routed expert's grouped GEMM computes per layer and step, on average over the
-    experts: its tokens (tokens x k / E) in whole tiles of `tile` rows, the last one half full on
-    average, and nothing for an expert no token reached (CUTLASS grouped GEMMs tile each expert's
-    problem on its own; TensorRT-LLM cutlass_heuristic.cpp)."""
-    tokens = np.asarray(tokens, dtype=float)
-    touched = experts_touched(a, tokens)
-    rows = tokens * a.experts_per_token / a.experts
-    return np.maximum(touched * tile, rows + touched * tile / 2)
-
-
 def moe_staging_bytes(a: Arch, precision: str, tokens, tp, pp, ep) -> np.ndarray:
     """HBM bytes one GPU moves per step staging MoE activations between kernels, after TensorRT-LLM's
     CUTLASS MoE (cutlass_fused_moe_kernels.cuh: expandInputRows -> FC1 -> doActivation -> FC2 with
@@ -410,41 +399,21 @@ def moe_staging_bytes(a: Arch, precision: str, tokens, tp, pp, ep) -> np.ndarray
     return a.moe_layers * a.experts_per_token * tokens * per_copy / (pp * ep)
 
 
-@dataclass(frozen=True)
-class MatmulTime:
-    seconds: np.ndarray  # the step's matmuls, each kind on its own roofline, plus MoE staging
-    streaming: np.ndarray  # of which bytes streamed (weights, staged activations)
-    computing: np.ndarray  # and FLOPs
+def serving_device(gpus: list[GPU], precision: str, cat: Catalog) -> kernels.Device:
+    """The kernel figures of GPU types for a serving engine's decode step (kernels.device, serving),
+    grouped expert GEMMs in TensorRT-LLM's smallest row tiles (moe_tile_rows)."""
+    rows = [moe_tile_rows(g, precision, cat.defaults) for g in gpus]
+    return kernels.device(gpus, precision, cat.kernels, rows, serving=True)
 
 
-def decode_matmul_seconds(
-    a: Arch, precision: str, *, seq_len: int, tokens, tp, pp, ep, hbm, flops_per_s, tile
-) -> MatmulTime:
-    """A step's matmuls on the roofline (Williams et al. 2009), one roofline per kind of matmul:
-    the dense weights (attention, dense and shared MLPs, router, head) stream once for all the
-    step's tokens, each routed expert streams its weights for its own tokens, padded to whole tiles,
-    so MoE layers stay memory-bound at batches where the dense ones are not. `hbm`, `flops_per_s`
-    (achieved rates) and `tile` (moe_tile_rows) may be (T, 1) arrays; a dense model has the first
-    kind only."""
-    gpus, shards = tp * pp * ep, tp * pp
-    weight = SERVE_WEIGHT_BYTES[precision]
-    flops = tokens * token_flops(a, "infer", seq_len).model
-    if not a.is_moe:
-        streaming, computing = a.params * weight / shards / hbm, flops / gpus / flops_per_s
-        return MatmulTime(np.maximum(streaming, computing), streaming, computing)
-    # bytes and FLOPs one GPU spends on each kind, before the rates (they may be (T, 1) arrays)
-    routed = a.routed_expert_params
-    active = 2.0 * a.moe_layers * a.experts_per_token * a.expert_params * tokens
-    dense_bytes, dense_flops = (a.params - routed) * weight / shards, (flops - active) / gpus
-    expert_bytes = routed * experts_touched(a, tokens) * weight / (ep * shards)
-    expert_flops = 2.0 * a.moe_layers * a.experts * a.expert_params * expert_rows(a, tokens, tile) / gpus
-    staged = moe_staging_bytes(a, precision, tokens, tp, pp, ep)
-    seconds = (
-        np.maximum(dense_bytes / hbm, dense_flops / flops_per_s)
-        + np.maximum(expert_bytes / hbm, expert_flops / flops_per_s)
-        + staged / hbm
-    )
-    return MatmulTime(seconds, (dense_bytes + expert_bytes + staged) / hbm, (dense_flops + expert_flops) / flops_per_s)
+def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: kernels.Device) -> np.ndarray:
+    """A step's matmuls, each GEMM timed from its shape (kernels.decode_seconds: dense weights
+    stream once for all the step's tokens, each routed expert for its own rows in whole tiles, so
+    MoE layers stay memory-bound at batches where the dense ones are not), plus the MoE activations
+    staged between the expert kernels (moe_staging_bytes) at HBM bandwidth."""
+    touched = experts_touched(a, tokens)
+    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched)
+    return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 
 def decode_speed_arrays(
@@ -455,52 +424,32 @@ def decode_speed_arrays(
     batch,
     tp,
     pp,
-    hbm,
-    peak,
-    defaults: Defaults,
+    dev: kernels.Device,
     comm_seconds=0.0,
     prefill_per_output: float = 0.0,
     ep=1.0,
-    tile_rows,
     kv_cache: str | None = None,
 ) -> ServingSpeed:
-    """Generation throughput: each step's matmuls stream their weights or are bound by their FLOPs
-    (decode_matmul_seconds), then attention streams every sequence's KV cache (its kernels run after
-    the matmuls, not beside them), then tensor-parallel all-reduces, pipeline hops and
-    expert-parallel all-to-alls wait on the layer before. `prefill_per_output` prompt tokens per
-    generated one share the step's matmuls (chunked prefill at full load). With ep > 1 each GPU
-    holds all but the routed experts and 1/ep of those, and attends to 1/ep of the sequences.
-    `hbm`, `peak` and `tile_rows` (moe_tile_rows) are bytes/s, FLOP/s and rows, scalars or (T, 1)
-    arrays for several GPU types."""
+    """Generation throughput: each step's matmuls (decode_matmul_seconds), then attention streams
+    every sequence's KV cache (its kernels run after the matmuls, not beside them), then
+    tensor-parallel all-reduces, pipeline hops and expert-parallel all-to-alls wait on the layer
+    before. `prefill_per_output` prompt tokens per generated one share the step's matmuls (chunked
+    prefill at full load). With ep > 1 each GPU holds all but the routed experts and 1/ep of those,
+    and attends to 1/ep of the sequences. `dev` (serving_device) holds the GPU types' figures; the
+    step is memory-bound where its weights and KV cache take longer at HBM bandwidth than its
+    FLOPs at the GEMM rate."""
     batch = np.asarray(batch, dtype=float)
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     gpus = tp * pp * ep
-    hbm = np.asarray(hbm, dtype=float) * defaults.number("inference", "hbm_efficiency")
-    flops_per_s = np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency")
     tokens = batch * (1.0 + prefill_per_output)
-    matmuls = decode_matmul_seconds(
-        a,
-        precision,
-        seq_len=seq_len,
-        tokens=tokens,
-        tp=tp,
-        pp=pp,
-        ep=ep,
-        hbm=hbm,
-        flops_per_s=flops_per_s,
-        tile=np.asarray(tile_rows, dtype=float),
-    )
+    matmuls = decode_matmul_seconds(a, precision, tokens=tokens, tp=tp, pp=pp, ep=ep, dev=dev)
     own = np.ceil(batch / ep)  # sequences on the busiest attention rank
     kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
-    t_kv = kv_read / hbm
-    step = matmuls.seconds + t_kv + comm_seconds
-    return ServingSpeed(batch / step / gpus, step, matmuls.streaming + t_kv >= matmuls.computing)
-
-
-def serving_peak_flops(gpu: GPU, precision: str) -> float:
-    """Dense matmul FLOP/s a serving engine gets: FP8 tensor cores for FP8 weights where the GPU
-    has them, else 16-bit."""
-    return (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
+    t_kv = kv_read / dev.hbm
+    step = matmuls + t_kv + comm_seconds
+    streaming = (serving_weight_bytes(a, precision, tp, pp, ep) + kv_read) / dev.hbm
+    computing = tokens * token_flops(a, "infer", seq_len).model / gpus / dev.gemm
+    return ServingSpeed(batch / step / gpus, step, streaming >= computing)
 
 
 def decode_speed(
@@ -518,7 +467,10 @@ def decode_speed(
     ep=1,
     kv_cache: str | None = None,
 ) -> ServingSpeed:
-    """decode_speed_arrays for one GPU type."""
+    """decode_speed_arrays for one GPU type, with the process's kernel figures."""
+    from gpuplan.knowledge import catalog
+
+    cat = dataclasses.replace(catalog(), defaults=defaults)
     return decode_speed_arrays(
         a,
         precision,
@@ -526,12 +478,9 @@ def decode_speed(
         batch=batch,
         tp=tp,
         pp=pp,
-        hbm=gpu.hbm_gb_s * 1e9,
-        peak=serving_peak_flops(gpu, precision),
-        defaults=defaults,
+        dev=serving_device([gpu], precision, cat),
         comm_seconds=comm_seconds,
         prefill_per_output=prefill_per_output,
         ep=ep,
-        tile_rows=moe_tile_rows(gpu, precision, defaults),
         kv_cache=kv_cache,
     )

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from gpuplan.estimator.architecture import Arch
+from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES
 from gpuplan.knowledge import GPU, KernelFile
 
 OUT_BYTES = 2.0  # GEMM outputs are written in 16 bits (FP8 GEMMs too: Transformer Engine's bf16 outputs)
@@ -38,6 +39,7 @@ class Device:
     cast_bytes: np.ndarray  # bytes per element an FP8 quantisation moves (0 without FP8 GEMMs)
     step_share: np.ndarray  # share of a training step's time its kernels take (the rest is not kernels)
     matmul_bytes: float  # bytes per GEMM operand element at the step's matmul precision
+    weight_bytes: float  # bytes per weight element (serving's int8/int4 weights under 16-bit activations)
     head_dim_half: float
     launch: float  # seconds each kernel adds
 
@@ -93,13 +95,17 @@ def sustained_gemm(gpu: GPU, precision: str, kf: KernelFile) -> float:
     return _device_row(gpu, precision, kf, float(kf.generations[gpu.family].tile_shape[0]))[4]
 
 
-def device(gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None = None) -> Device:
-    """The kernel figures of GPU types as (T, 1) columns, for a training or serving precision."""
+def device(
+    gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None = None, serving: bool = False
+) -> Device:
+    """The kernel figures of GPU types as (T, 1) columns, for a training precision or (`serving`) a
+    serving precision, whose weights may be narrower than its activations (int8, int4)."""
     rows = group_rows or [float(kf.generations[g.family].tile_shape[0]) for g in gpus]
     table = np.array([_device_row(g, precision, kf, r) for g, r in zip(gpus, rows, strict=True)])
     columns = [table[:, [i]] for i in range(table.shape[1])]
     matmul_bytes = 1.0 if precision in ("fp8-mixed", "fp8") else 4.0 if precision == "fp32" else 2.0
-    extra = (matmul_bytes, float(kf.attention_head_dim_half.value), float(kf.launch_us.value) * 1e-6)
+    weight_bytes = SERVE_WEIGHT_BYTES[precision] if serving else matmul_bytes
+    extra = (matmul_bytes, weight_bytes, float(kf.attention_head_dim_half.value), float(kf.launch_us.value) * 1e-6)
     return Device(*columns, *extra)
 
 
@@ -236,8 +242,9 @@ class GemmTable:
     each row a GEMM's shape over the layouts, where its time counts and in what share of the layers
     it runs; beside them the elements its FP8 casts and QLoRA's dequantisation stream."""
 
-    def __init__(self, w: Work):
-        self.w = w
+    def __init__(self, w: Work | None, shape: tuple = ()):
+        self.w = w  # None: forward GEMMs only, added one by one (a serving step) over layouts of `shape`
+        self.shape = shape
         self.rows: list[tuple] = []  # (m, n, k, groups, weights_read, sixteen_bit, bucket, share)
         self.cast = [0.0, 0.0]  # elements cast to FP8, forward and backward (times the layer share)
         self.casts = [0.0, 0.0]  # cast kernels
@@ -263,20 +270,38 @@ class GemmTable:
         if adapters and w.qlora_bytes and groups == 1:
             self.dequantised = self.dequantised + share * n * k
 
+    def add(self, m, n, k, *, share=1.0, groups=1.0, weights_read=1.0, sixteen_bit=False):
+        """One forward GEMM (m x k by k x n), run `share` times."""
+        self.rows.append((m, n, k, groups, weights_read, sixteen_bit, FORWARD, share))
+
+    def _shape(self) -> tuple:
+        if self.w is None:
+            return self.shape or (1,)
+        w = self.w
+        return np.broadcast_shapes(*(np.shape(x) for x in (w.tokens, w.tp, w.ep, w.expert_load))) or (1,)
+
     def seconds(self, dev: Device) -> np.ndarray:
         """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts)."""
         columns = list(zip(*self.rows, strict=True))
-        w = self.w
-        shape = np.broadcast_shapes(*(np.shape(x) for x in (w.tokens, w.tp, w.ep, w.expert_load))) or (1,)
-        m, n, k, groups = stacked = np.empty((4, len(self.rows), *shape))
+        m, n, k, groups, weights_read = stacked = np.empty((5, len(self.rows), *self._shape()))
         for i, row in enumerate(self.rows):
-            for j in range(4):
+            for j in range(5):
                 stacked[j, i] = row[j]
         sixteen_bit = np.array(columns[5])[:, None]
         rows = SimpleNamespace(**{f: getattr(dev, f)[..., None] for f in GEMM_COLUMNS}, launch=dev.launch)
         rate = np.where(sixteen_bit, rows.gemm16, rows.gemm)
-        in_bytes = np.where(sixteen_bit, 2.0, dev.matmul_bytes)
-        times = gemm_seconds(rows, m, n, k, groups=groups, rate=rate, in_bytes=in_bytes)
+        in_bytes, weight_bytes = (np.where(sixteen_bit, 2.0, x) for x in (dev.matmul_bytes, dev.weight_bytes))
+        times = gemm_seconds(
+            rows,
+            m,
+            n,
+            k,
+            groups=groups,
+            rate=rate,
+            in_bytes=in_bytes,
+            weight_bytes=weight_bytes,
+            weights_read=weights_read,
+        )
         where = np.zeros((3, len(self.rows)))
         where[np.array(columns[6]), np.arange(len(self.rows))] = columns[7]
         return np.tensordot(where, times, axes=([1], [1]))
@@ -398,3 +423,34 @@ def optimizer_seconds(dev: Device, params, bytes_per_param) -> np.ndarray:
     gradient read, the 16-bit weight written (a fused multi-tensor kernel per few hundred tensors,
     counted as one)."""
     return stream_seconds(dev, params * bytes_per_param)
+
+
+# --- a serving step ---------------------------------------------------------------------------
+
+
+def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched) -> np.ndarray:
+    """A serving step's GEMMs on one GPU, forward only over the step's `tokens` (generated ones and
+    the prompt tokens chunked prefill adds): each layer's attention and MLP projections over tp,
+    the routed experts as grouped GEMMs of tokens x k / E rows each, reading the share `touched` of
+    their weights, a MoE layer's router, shared experts and dense residual MLP, the output layer.
+    With ep > 1 attention and the dense parts are data-parallel (each GPU takes 1/ep of the
+    tokens) and each GPU holds E / ep experts; a pipeline stage runs 1/pp of the layers (the step
+    counted as the stages' average, as a full pipeline runs)."""
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (tokens, tp, ep, touched)))
+    table, m, moe = GemmTable(None, shape), tokens / ep, a.moe_layers
+    for n, k in attention_linears(a, tp):
+        table.add(m, n, k, share=a.layers)
+    for n, k in mlp_linears(a, a.ffn_hidden, tp) if a.layers > moe else []:
+        table.add(m, n, k, share=a.layers - moe)
+    if a.is_moe:
+        table.add(m, a.experts, a.hidden, share=moe, sixteen_bit=True)
+        rows = tokens * a.experts_per_token / a.experts
+        for n, k in mlp_linears(a, a.moe_ffn_hidden, tp):
+            table.add(rows, n, k, share=moe, groups=a.experts / ep, weights_read=touched)
+        width = a.shared_experts * a.moe_ffn_hidden
+        for n, k in (mlp_linears(a, width, tp) if width else []) + (
+            mlp_linears(a, a.residual_ffn_hidden, tp) if a.residual_ffn_hidden else []
+        ):
+            table.add(m, n, k, share=moe)
+    table.add(m, a.vocab / tp, a.hidden, sixteen_bit=True)
+    return table.seconds(dev)[FORWARD] / pp

@@ -724,9 +724,6 @@ def _decode_speed(
     kv_cache: str | None = None,
 ) -> tuple[np.ndarray, compute.ServingSpeed]:
     """(network seconds per decode step, decode throughput) of every GPU type x replica shape (T, L)."""
-    hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
-    peak = np.array([[compute.serving_peak_flops(g, precision)] for g in options.gpus])
-    tile = np.array([[compute.moe_tile_rows(g, precision, cat.defaults)] for g in options.gpus])
     links = network.decode_links(options.gpus, cat, fabric)
     comm = network.decode_comm_seconds(arch, batch, tp, pp, links, ep)
     return comm, compute.decode_speed_arrays(
@@ -736,12 +733,9 @@ def _decode_speed(
         batch=batch,
         tp=tp,
         pp=pp,
-        hbm=hbm,
-        peak=peak,
-        defaults=cat.defaults,
+        dev=compute.serving_device(options.gpus, precision, cat),
         comm_seconds=comm,
         ep=ep,
-        tile_rows=tile,
         kv_cache=kv_cache,
     )
 
