@@ -15,6 +15,8 @@ import math
 import os
 import time
 
+import numpy as np
+
 from gpuplan.bot.pipeline import answer
 from gpuplan.estimator import compute, memory, network, search
 from gpuplan.estimator.architecture import for_model, generic
@@ -37,7 +39,7 @@ def vectorised(cat, gpus, job, grid, prune: bool = True) -> float:
     start = time.perf_counter()
     options = search.gpu_options(cat, gpus, None, None)
     links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
-    hw = compute.hardware_for(gpus, "full", "bf16-mixed", cat.defaults, links)
+    hw = compute.hardware_for(gpus, "full", "bf16-mixed", cat, links)
     scored = search.score_training(
         job,
         grid,
@@ -63,9 +65,7 @@ def python_loop(cat, gpus, job, grid, limit: int) -> tuple[float, int]:
     best = math.inf
     for gpu in gpus:
         links = network.links_for(gpu, cat.fabrics[gpu.node_fabric], cat.collective_efficiency)
-        hw = compute.Hardware(
-            gpu.peak_16bit_tflops * 1e12, compute.hardware_utilisation(gpu, "full", "bf16-mixed", cat.defaults), links
-        )
+        hw = compute.hardware_for([gpu], "full", "bf16-mixed", cat, links)
         price = cat.price(gpu.id, None)
         for i in range(grid.size):
             g, tp, pp = float(grid.gpus[i]), float(grid.tp[i]), float(grid.pp[i])
@@ -79,7 +79,7 @@ def python_loop(cat, gpus, job, grid, limit: int) -> tuple[float, int]:
             need = float(memory.per_gpu_total(memory.training_memory(job, lay, over)))
             step = compute.training_step(job, hw, lay, micro * dp / cp * mbs, cat.defaults)
             goodput = float(search.job_reliability(job, g, gpu.gpus_per_node, cat).goodput)
-            seconds = TOKENS / float(step.tokens / step.seconds) / goodput
+            seconds = TOKENS / float(np.ravel(step.tokens / step.seconds)[0]) / goodput
             cost = seconds / 3600 * g * price
             if need <= gpu.memory_gib * memory.GIB:
                 best = min(best, cost)

@@ -6,13 +6,22 @@ no recomputation), so recomputation shows up as lower MFU. Layout fields may be 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import conventions
+from gpuplan.estimator import conventions, kernels
 from gpuplan.estimator.architecture import Arch
-from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES, Job, Layout, kv_bytes_per_token, kv_share
+from gpuplan.estimator.memory import (
+    NF4_BYTES_PER_PARAM,
+    Job,
+    Layout,
+    kv_bytes_per_token,
+    kv_share,
+    serving_weight_bytes,
+    state_bytes,
+)
 from gpuplan.estimator.network import (
     Links,
     Overlap,
@@ -24,7 +33,7 @@ from gpuplan.estimator.network import (
     tensor_parallel_async_share,
 )
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Defaults
+from gpuplan.knowledge import GPU, Catalog, Defaults
 
 
 @dataclass(frozen=True)
@@ -62,50 +71,39 @@ def token_flops(a: Arch, method: str, seq_len: int, lora_rank: int = 16) -> Toke
     return TokenFlops(model=3.0 * fwd, forward=fwd)
 
 
-def hardware_utilisation(gpu: GPU, method: str, precision: str, defaults: Defaults) -> float:
-    """Share of the 16-bit dense peak the matmuls of one GPU sustain (before parallel losses)."""
-    family = defaults.hfu_by_family.get(gpu.family)
-    hfu = float(family.value) if family else float(defaults.hfu_by_family["hopper"].value)
+def outside_kernels(method: str, defaults: Defaults) -> float:
+    """Share of a step's time its kernels take, for what the kernel model does not time: PPO's
+    rollout generation (defaults.method_efficiency); 1 otherwise."""
     eff = defaults.method_efficiency.get(method)
-    if eff is not None and not isinstance(eff, str):
-        hfu *= float(eff.value)
-    if precision == "fp8-mixed" and gpu.fp8_tflops:
-        hfu *= defaults.number("fp8_speedup")
-    if precision == "fp32":  # TF32 tensor cores, or plain FP32 units (V100: 15.7 of 125 TFLOP/s)
-        hfu *= (gpu.tf32_tflops / gpu.peak_16bit_tflops) if gpu.tf32_tflops else 15.7 / 125
-    return hfu
+    return float(eff.value) if eff is not None and not isinstance(eff, str) else 1.0
 
 
 @dataclass(frozen=True)
 class Hardware:
     """What the time model needs of the GPU types: scalars for one type, (T, 1) arrays for many."""
 
-    peak: np.ndarray | float  # dense 16-bit FLOP/s
-    hfu: np.ndarray | float
+    peak: np.ndarray | float  # dense 16-bit FLOP/s, MFU's denominator
+    device: kernels.Device
     links: Links
+    outside: float = 1.0  # outside_kernels
 
 
-def hardware_for(gpus: list[GPU], method: str, precision: str, defaults: Defaults, links: Links) -> Hardware:
+def training_device(gpus: list[GPU], precision: str, cat: Catalog) -> kernels.Device:
+    """The kernel figures of GPU types for a training precision; grouped expert GEMMs take the row
+    tiles of the serving precision of the same matmul type (moe_tile_rows)."""
+    serving = "fp8" if precision == "fp8-mixed" else "bf16"
+    rows = [moe_tile_rows(g, serving, cat.defaults) for g in gpus]
+    return kernels.device(gpus, precision, cat.kernels, rows)
+
+
+def hardware_for(gpus: list[GPU], method: str, precision: str, cat: Catalog, links: Links) -> Hardware:
     peak = np.array([[g.peak_16bit_tflops * 1e12] for g in gpus])
-    hfu = np.array([[hardware_utilisation(g, method, precision, defaults)] for g in gpus])
-    return Hardware(peak, hfu, links)
+    return Hardware(peak, training_device(gpus, precision, cat), links, outside_kernels(method, cat.defaults))
 
 
-def stage_imbalance(a: Arch, pp: np.ndarray) -> np.ndarray:
-    """Slowest pipeline stage over the average one: whole layers per stage, plus the output
-    head on the last stage (a pipeline runs at the pace of its slowest stage)."""
-    layer = float(a.matmul_params_per_token - a.vocab * a.hidden) / a.layers
-    head = float(a.vocab * a.hidden)
-    mean = (a.layers * layer + head) / pp
-    slowest = np.maximum(np.ceil(a.layers / pp) * layer, np.floor(a.layers / pp) * layer + head)
-    return np.where(pp > 1, slowest / mean, 1.0)
-
-
-def expert_imbalance(a: Arch, ep, defaults: Defaults) -> np.ndarray:
-    """Expert parallel ranks wait for the busiest: its routed-expert work runs `expert_load`
-    times the average (the rest of the step is balanced)."""
-    load = defaults.number("moe", "expert_load") - 1.0
-    return np.where(np.asarray(ep, dtype=float) > 1, 1.0 + load * a.routed_flops_share, 1.0)
+def sustained_matmul_flops(gpu: GPU, precision: str, cat: Catalog) -> float:
+    """FLOP/s a large GEMM sustains on a GPU at a training precision (kernels.yaml)."""
+    return kernels.sustained_gemm(gpu, precision, cat.kernels)
 
 
 @dataclass
@@ -147,13 +145,124 @@ def step_overlap(
     )
 
 
-def _recompute_flops_gpu(ckpt, forward_flops_gpu, model_flops_gpu, defaults: Defaults) -> np.ndarray:
-    """FLOPs per GPU that activation checkpointing repeats: a full forward, or a share for selective."""
-    return np.where(
-        ckpt == 2,
-        forward_flops_gpu,
-        np.where(ckpt == 1, defaults.number("selective_recompute_cost") * model_flops_gpu, 0.0),
+# Passes one micro-batch makes per method, as token_flops counts them: (models trained forward and
+# backward, further forward passes). DPO adds the frozen reference model's forward; PPO trains actor
+# and critic beside the actor's generation and the reference, reward and critic forwards.
+PASSES = {"dpo": (1, 1), "ppo": (2, 4)}
+
+
+def micro_batch_work(job: Job, lay: Layout, defaults: Defaults) -> kernels.Work:
+    """The shapes of one micro-batch on one GPU (DPO: chosen and rejected sequences together)."""
+    sequences = np.asarray(lay.micro_batch, dtype=float) * (2 if job.method == "dpo" else 1)
+    cp, ep = np.asarray(lay.cp, dtype=float), np.asarray(lay.ep, dtype=float)
+    load = np.where(ep > 1, defaults.number("moe", "expert_load"), 1.0) if job.arch.is_moe else 1.0
+    adapters = job.method in ADAPTER_METHODS
+    return kernels.Work(
+        tokens=sequences * job.seq_len / cp,
+        sequences=sequences,
+        seq_len=float(job.seq_len),
+        tp=np.asarray(lay.tp, dtype=float),
+        ep=ep,
+        cp=cp,
+        trained=not adapters,
+        lora_rank=job.lora_rank if adapters else 0,
+        qlora_bytes=NF4_BYTES_PER_PARAM if job.method == "qlora" else 0.0,
+        expert_load=load,
     )
+
+
+def slowest_stage(a: Arch, pp, layer, first, last) -> np.ndarray:
+    """Seconds of the slowest pipeline stage per micro-batch: the first holds ceil(layers / pp)
+    layers and the embedding, the last floor(layers / pp) layers and the output layer and loss
+    (memory.stage_layers); a pipeline runs at the pace of its slowest stage. Without a pipeline,
+    every layer and both ends."""
+    pp = np.asarray(pp, dtype=float)
+    most, fewest = np.ceil(a.layers / pp), np.floor(a.layers / pp)
+    staged = np.maximum(most * layer + first, fewest * layer + last)
+    return np.where(pp > 1, staged, a.layers * layer + first + last)
+
+
+def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.ndarray:
+    """The optimizer step on this GPU's share of the trained parameters: tp x pp split them, ep the
+    routed experts, ZeRO-1 and above the optimizer state over the data-parallel ranks (as
+    memory._placement); its state read and written, the gradient read, the weight written
+    (memory.state_bytes). Nothing when the optimizer runs on the host (offload)."""
+    a = job.arch
+    gpus, tp, pp, ep, zero = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp, lay.ep, lay.zero))
+    dp = gpus / (tp * pp)
+    weights, grads, state = state_bytes(job.precision, job.optimizer)
+    if job.method in ADAPTER_METHODS:
+        params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(zero >= 1, dp, 1.0)
+    else:
+        dense, routed = a.params - a.routed_expert_params, a.routed_expert_params
+        copies = PASSES.get(job.method, (1, 0))[0]
+        params = copies * (dense / np.where(zero >= 1, dp, 1.0) + routed / np.where(zero >= 1, dp, ep)) / (tp * pp)
+    seconds = kernels.optimizer_seconds(dev, params, 2 * state + grads + weights)
+    return np.where(np.asarray(lay.offload) >= 1, 0.0, seconds)
+
+
+DISTINCT_FROM = 64  # layouts from which sorting out the distinct micro-batches costs less than timing each
+
+
+def distinct_layouts(*fields) -> tuple[np.ndarray, np.ndarray]:
+    """(an index of each distinct combination of the fields' values, and for every layout the number
+    of its combination): the fields, small whole numbers, make one exact sort key. Not np.unique,
+    which imports numpy.ma (search.py)."""
+    base = max(float(np.max(f)) for f in fields) + 1.0
+    key = np.zeros(np.shape(fields[0]))
+    for f in fields:
+        key = key * base + f
+    order = np.argsort(key, kind="stable")
+    starts = np.empty(key.size, dtype=bool)
+    starts[0], starts[1:] = True, key[order][1:] != key[order][:-1]
+    inverse = np.empty(key.size, dtype=int)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse
+
+
+def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay: Layout) -> kernels.MicroBatch:
+    """kernels.micro_batch_seconds over the layouts' distinct micro-batch shapes only (micro-batch,
+    tp, ep, cp: the grid's layouts differ mostly in what the kernels do not see, GPUs, pipeline,
+    ZeRO, checkpointing), spread back over the layouts."""
+    fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp)]
+    shape = np.broadcast_shapes(*(f.shape for f in fields))
+    if len(shape) != 1 or shape[0] < DISTINCT_FROM:
+        return kernels.micro_batch_seconds(dev, a, work)
+    firsts, inverse = distinct_layouts(*(np.broadcast_to(f, shape) for f in fields))
+    names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load")
+    pick = {f: np.broadcast_to(getattr(work, f), shape)[firsts] for f in names}
+    mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
+    spread = lambda x: np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))[..., inverse]  # noqa: E731
+    layer = kernels.LayerTime(*(spread(x) for x in vars(mb.layer).values()))
+    return kernels.MicroBatch(layer, spread(mb.first), spread(mb.last))
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    compute: np.ndarray  # a step's kernels on the slowest stage, the optimizer step included
+    pipelined: np.ndarray  # of which the micro-batches' (what a pipeline's bubble scales with)
+    backward_share: np.ndarray  # share of the micro-batches' time in backward passes
+
+
+def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> KernelTime:
+    """A step's kernels: each micro-batch's passes through the slowest stage, activation
+    checkpointing repeating every layer's forward (full) or its core attention (selective: Megatron-
+    Core's core_attn recomputation, Korthikanti et al. 2022), then the optimizer step; over the
+    share of a step's time kernels take on the GPU's generation (kernels.yaml step_share) and for
+    the method (outside_kernels)."""
+    a, dev = job.arch, hw.device
+    mb = distinct_micro_batches(dev, a, micro_batch_work(job, lay, defaults), lay)
+    layer, first, last = mb.layer, mb.first, mb.last
+    ckpt = np.asarray(lay.ckpt)
+    recompute = np.where(ckpt == 2, layer.forward, np.where(ckpt == 1, layer.attention_forward, 0.0))
+    trained, forwards = PASSES.get(job.method, (1, 0))
+    per_layer = trained * (layer.forward + layer.backward + recompute) + forwards * layer.forward
+    ends = trained + forwards / 3.0  # the ends' forward as a third of their forward and backward
+    stage = slowest_stage(a, lay.pp, per_layer, ends * first, ends * last)
+    share = hw.outside * dev.step_share
+    pipelined = np.asarray(lay.micro_batches, dtype=float) * stage / share
+    backward_share = trained * layer.backward / per_layer
+    return KernelTime(pipelined + optimizer_step_seconds(job, lay, dev) / share, pipelined, backward_share)
 
 
 def training_step(
@@ -164,13 +273,13 @@ def training_step(
     defaults: Defaults,
     mfu_override: float | None = None,
 ) -> StepTime:
-    """Seconds per optimizer step: compute, pipeline bubble, exposed communication, offload.
+    """Seconds per optimizer step: compute (kernel_time), pipeline bubble, exposed communication,
+    offload.
 
     Layout arrays have shape (L,); `hw` holds scalars or (T, 1) arrays; results are (T, L).
     """
     a = job.arch
     gpus, tp, pp = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp))
-    ckpt = np.asarray(lay.ckpt)
     micro_batches = np.asarray(lay.micro_batches, dtype=float)
     seqs_per_step = np.asarray(global_batch, dtype=float) * (2 if job.method == "dpo" else 1)
     tokens_step = seqs_per_step * job.seq_len
@@ -181,18 +290,15 @@ def training_step(
     if mfu_override is not None:
         return _step_at_mfu(model_flops_gpu, hw, mfu_override, tokens_step, traffic)
 
-    recompute = _recompute_flops_gpu(ckpt, tokens_step * flops.forward / gpus, model_flops_gpu, defaults)
-    t_compute = (model_flops_gpu + recompute) * stage_imbalance(a, pp) / (hw.peak * hw.hfu)
-    t_compute = t_compute * expert_imbalance(a, lay.ep, defaults)
-
+    kt = kernel_time(job, hw, lay, defaults)
+    t_compute = kt.compute
     # 1F1B pipeline bubble: (p-1)/m of the ideal time, (p-1)/(v m) interleaved over v chunks
     # (Narayanan et al. 2021, Sec. 2.2)
-    bubble = t_compute * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
+    bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a)
-    backward = (flops.model - flops.forward) * tokens_step / gpus / (model_flops_gpu + recompute)
     sm_share = defaults.number("moe", "comm_sm_share")
-    overlap = step_overlap(a, lay, t_compute, backward, micro_batches, sm_share, job.precision != "fp32")
+    overlap = step_overlap(a, lay, t_compute, kt.backward_share, micro_batches, sm_share, job.precision != "fp32")
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, overlap)
 
     t_offload = offload_seconds(job, lay, defaults)
@@ -277,17 +383,6 @@ def moe_tile_rows(gpu: GPU, precision: str, defaults: Defaults) -> float:
     return defaults.number("inference", "moe_tile_rows_small")
 
 
-def expert_rows(a: Arch, tokens, tile) -> np.ndarray:
-    """Rows one routed expert's grouped GEMM computes per layer and step, on average over the
-    experts: its tokens (tokens x k / E) in whole tiles of `tile` rows, the last one half full on
-    average, and nothing for an expert no token reached (CUTLASS grouped GEMMs tile each expert's
-    problem on its own; TensorRT-LLM cutlass_heuristic.cpp)."""
-    tokens = np.asarray(tokens, dtype=float)
-    touched = experts_touched(a, tokens)
-    rows = tokens * a.experts_per_token / a.experts
-    return np.maximum(touched * tile, rows + touched * tile / 2)
-
-
 def moe_staging_bytes(a: Arch, precision: str, tokens, tp, pp, ep) -> np.ndarray:
     """HBM bytes one GPU moves per step staging MoE activations between kernels, after TensorRT-LLM's
     CUTLASS MoE (cutlass_fused_moe_kernels.cuh: expandInputRows -> FC1 -> doActivation -> FC2 with
@@ -304,41 +399,21 @@ def moe_staging_bytes(a: Arch, precision: str, tokens, tp, pp, ep) -> np.ndarray
     return a.moe_layers * a.experts_per_token * tokens * per_copy / (pp * ep)
 
 
-@dataclass(frozen=True)
-class MatmulTime:
-    seconds: np.ndarray  # the step's matmuls, each kind on its own roofline, plus MoE staging
-    streaming: np.ndarray  # of which bytes streamed (weights, staged activations)
-    computing: np.ndarray  # and FLOPs
+def serving_device(gpus: list[GPU], precision: str, cat: Catalog) -> kernels.Device:
+    """The kernel figures of GPU types for a serving engine's decode step (kernels.device, serving),
+    grouped expert GEMMs in TensorRT-LLM's smallest row tiles (moe_tile_rows)."""
+    rows = [moe_tile_rows(g, precision, cat.defaults) for g in gpus]
+    return kernels.device(gpus, precision, cat.kernels, rows, serving=True)
 
 
-def decode_matmul_seconds(
-    a: Arch, precision: str, *, seq_len: int, tokens, tp, pp, ep, hbm, flops_per_s, tile
-) -> MatmulTime:
-    """A step's matmuls on the roofline (Williams et al. 2009), one roofline per kind of matmul:
-    the dense weights (attention, dense and shared MLPs, router, head) stream once for all the
-    step's tokens, each routed expert streams its weights for its own tokens, padded to whole tiles,
-    so MoE layers stay memory-bound at batches where the dense ones are not. `hbm`, `flops_per_s`
-    (achieved rates) and `tile` (moe_tile_rows) may be (T, 1) arrays; a dense model has the first
-    kind only."""
-    gpus, shards = tp * pp * ep, tp * pp
-    weight = SERVE_WEIGHT_BYTES[precision]
-    flops = tokens * token_flops(a, "infer", seq_len).model
-    if not a.is_moe:
-        streaming, computing = a.params * weight / shards / hbm, flops / gpus / flops_per_s
-        return MatmulTime(np.maximum(streaming, computing), streaming, computing)
-    # bytes and FLOPs one GPU spends on each kind, before the rates (they may be (T, 1) arrays)
-    routed = a.routed_expert_params
-    active = 2.0 * a.moe_layers * a.experts_per_token * a.expert_params * tokens
-    dense_bytes, dense_flops = (a.params - routed) * weight / shards, (flops - active) / gpus
-    expert_bytes = routed * experts_touched(a, tokens) * weight / (ep * shards)
-    expert_flops = 2.0 * a.moe_layers * a.experts * a.expert_params * expert_rows(a, tokens, tile) / gpus
-    staged = moe_staging_bytes(a, precision, tokens, tp, pp, ep)
-    seconds = (
-        np.maximum(dense_bytes / hbm, dense_flops / flops_per_s)
-        + np.maximum(expert_bytes / hbm, expert_flops / flops_per_s)
-        + staged / hbm
-    )
-    return MatmulTime(seconds, (dense_bytes + expert_bytes + staged) / hbm, (dense_flops + expert_flops) / flops_per_s)
+def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: kernels.Device) -> np.ndarray:
+    """A step's matmuls, each GEMM timed from its shape (kernels.decode_seconds: dense weights
+    stream once for all the step's tokens, each routed expert for its own rows in whole tiles, so
+    MoE layers stay memory-bound at batches where the dense ones are not), plus the MoE activations
+    staged between the expert kernels (moe_staging_bytes) at HBM bandwidth."""
+    touched = experts_touched(a, tokens)
+    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched)
+    return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 
 def decode_speed_arrays(
@@ -349,52 +424,32 @@ def decode_speed_arrays(
     batch,
     tp,
     pp,
-    hbm,
-    peak,
-    defaults: Defaults,
+    dev: kernels.Device,
     comm_seconds=0.0,
     prefill_per_output: float = 0.0,
     ep=1.0,
-    tile_rows,
     kv_cache: str | None = None,
 ) -> ServingSpeed:
-    """Generation throughput: each step's matmuls stream their weights or are bound by their FLOPs
-    (decode_matmul_seconds), then attention streams every sequence's KV cache (its kernels run after
-    the matmuls, not beside them), then tensor-parallel all-reduces, pipeline hops and
-    expert-parallel all-to-alls wait on the layer before. `prefill_per_output` prompt tokens per
-    generated one share the step's matmuls (chunked prefill at full load). With ep > 1 each GPU
-    holds all but the routed experts and 1/ep of those, and attends to 1/ep of the sequences.
-    `hbm`, `peak` and `tile_rows` (moe_tile_rows) are bytes/s, FLOP/s and rows, scalars or (T, 1)
-    arrays for several GPU types."""
+    """Generation throughput: each step's matmuls (decode_matmul_seconds), then attention streams
+    every sequence's KV cache (its kernels run after the matmuls, not beside them), then
+    tensor-parallel all-reduces, pipeline hops and expert-parallel all-to-alls wait on the layer
+    before. `prefill_per_output` prompt tokens per generated one share the step's matmuls (chunked
+    prefill at full load). With ep > 1 each GPU holds all but the routed experts and 1/ep of those,
+    and attends to 1/ep of the sequences. `dev` (serving_device) holds the GPU types' figures; the
+    step is memory-bound where its weights and KV cache take longer at HBM bandwidth than its
+    FLOPs at the GEMM rate."""
     batch = np.asarray(batch, dtype=float)
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     gpus = tp * pp * ep
-    hbm = np.asarray(hbm, dtype=float) * defaults.number("inference", "hbm_efficiency")
-    flops_per_s = np.asarray(peak, dtype=float) * defaults.number("inference", "compute_efficiency")
     tokens = batch * (1.0 + prefill_per_output)
-    matmuls = decode_matmul_seconds(
-        a,
-        precision,
-        seq_len=seq_len,
-        tokens=tokens,
-        tp=tp,
-        pp=pp,
-        ep=ep,
-        hbm=hbm,
-        flops_per_s=flops_per_s,
-        tile=np.asarray(tile_rows, dtype=float),
-    )
+    matmuls = decode_matmul_seconds(a, precision, tokens=tokens, tp=tp, pp=pp, ep=ep, dev=dev)
     own = np.ceil(batch / ep)  # sequences on the busiest attention rank
     kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
-    t_kv = kv_read / hbm
-    step = matmuls.seconds + t_kv + comm_seconds
-    return ServingSpeed(batch / step / gpus, step, matmuls.streaming + t_kv >= matmuls.computing)
-
-
-def serving_peak_flops(gpu: GPU, precision: str) -> float:
-    """Dense matmul FLOP/s a serving engine gets: FP8 tensor cores for FP8 weights where the GPU
-    has them, else 16-bit."""
-    return (gpu.fp8_tflops if precision == "fp8" and gpu.fp8_tflops else gpu.peak_16bit_tflops) * 1e12
+    t_kv = kv_read / dev.hbm
+    step = matmuls + t_kv + comm_seconds
+    streaming = (serving_weight_bytes(a, precision, tp, pp, ep) + kv_read) / dev.hbm
+    computing = tokens * token_flops(a, "infer", seq_len).model / gpus / dev.gemm
+    return ServingSpeed(batch / step / gpus, step, streaming >= computing)
 
 
 def decode_speed(
@@ -412,7 +467,10 @@ def decode_speed(
     ep=1,
     kv_cache: str | None = None,
 ) -> ServingSpeed:
-    """decode_speed_arrays for one GPU type."""
+    """decode_speed_arrays for one GPU type, with the process's kernel figures."""
+    from gpuplan.knowledge import catalog
+
+    cat = dataclasses.replace(catalog(), defaults=defaults)
     return decode_speed_arrays(
         a,
         precision,
@@ -420,12 +478,9 @@ def decode_speed(
         batch=batch,
         tp=tp,
         pp=pp,
-        hbm=gpu.hbm_gb_s * 1e9,
-        peak=serving_peak_flops(gpu, precision),
-        defaults=defaults,
+        dev=serving_device([gpu], precision, cat),
         comm_seconds=comm_seconds,
         prefill_per_output=prefill_per_output,
         ep=ep,
-        tile_rows=moe_tile_rows(gpu, precision, defaults),
         kv_cache=kv_cache,
     )

@@ -61,11 +61,7 @@ def candidate_gpus(ctx: Context, precision: str | None) -> list[GPU]:
         if not types:
             raise RequestError([Note(code="no_gpu_with_memory", params={"gib": wanted})])
         ctx.assume("gpu_memory_class", gib=wanted, gpus=[g.name for g in types])
-    method = ctx.method
-    speed = {
-        g.id: g.peak_16bit_tflops * compute.hardware_utilisation(g, method, precision or "bf16-mixed", ctx.cat.defaults)
-        for g in types
-    }
+    speed = {g.id: compute.sustained_matmul_flops(g, precision or "bf16-mixed", ctx.cat) for g in types}
     return search.drop_dominated(ctx.cat, types, region, speed)
 
 

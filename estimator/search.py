@@ -205,7 +205,7 @@ def virtual_stages(layers: int, pp: np.ndarray, micro_batches: np.ndarray) -> np
     chunk MIN_LAYERS_PER_CHUNK layers, where Megatron-Core interleaves: two stages or more (with its
     default --overlap-p2p-communication) and at least as many micro-batches as stages (its
     microbatch_group_size_per_vp_stage lies in [PP, M]; Llama 3's flexible N); 1 elsewhere. Stages
-    of unequal depth are costed by compute.stage_imbalance."""
+    of unequal depth are costed by compute.slowest_stage."""
     out = np.ones_like(pp)
     for p in sorted(set(pp[pp > 1].tolist())):  # not np.unique: it imports numpy.ma (5 ms of a first answer)
         chunks = stage_slots(layers, int(p)) // MIN_LAYERS_PER_CHUNK
@@ -243,9 +243,10 @@ class GpuOptions:
 
 
 def drop_dominated(cat: Catalog, gpus: list[GPU], region: str | None, speed: dict[str, float]) -> list[GPU]:
-    """Remove GPU types another candidate beats or equals on every count: memory, sustained speed,
-    interconnect, HBM bandwidth and stock, at no higher price (same node size). A dominated type
-    can never win, or be a useful alternative, under any objective, so this pruning is exact."""
+    """Remove GPU types another candidate beats or equals on every count: memory, sustained matmul
+    speed, interconnect, HBM bandwidth and stock, at no higher price (same node size). A dominated
+    type cannot win, or be a useful alternative, under any objective: exact but for the kernel
+    model's SM counts and attention rates, which follow the matmul speed within a generation."""
     rows = np.array(
         [
             (
@@ -725,9 +726,6 @@ def _decode_speed(
     kv_cache: str | None = None,
 ) -> tuple[np.ndarray, compute.ServingSpeed]:
     """(network seconds per decode step, decode throughput) of every GPU type x replica shape (T, L)."""
-    hbm = np.array([[g.hbm_gb_s * 1e9] for g in options.gpus])
-    peak = np.array([[compute.serving_peak_flops(g, precision)] for g in options.gpus])
-    tile = np.array([[compute.moe_tile_rows(g, precision, cat.defaults)] for g in options.gpus])
     links = network.decode_links(options.gpus, cat, fabric)
     comm = network.decode_comm_seconds(arch, batch, tp, pp, links, ep)
     return comm, compute.decode_speed_arrays(
@@ -737,12 +735,9 @@ def _decode_speed(
         batch=batch,
         tp=tp,
         pp=pp,
-        hbm=hbm,
-        peak=peak,
-        defaults=cat.defaults,
+        dev=compute.serving_device(options.gpus, precision, cat),
         comm_seconds=comm,
         ep=ep,
-        tile_rows=tile,
         kv_cache=kv_cache,
     )
 

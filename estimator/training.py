@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, conventions, fit, io, memory, network, reliability, search
+from gpuplan.estimator import compute, conventions, fit, io, kernels, memory, network, reliability, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import Context, candidate_gpus, fabric_for, no_layout, overheads, stock_warning
 from gpuplan.estimator.errors import RequestError
@@ -190,7 +190,7 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
     options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
     fabrics = [cat.fabrics[fabric_for(ctx, g)] for g in types]
     links = network.links_for_types(types, fabrics, cat.collective_efficiency)
-    hw = compute.hardware_for(types, job.method, job.precision, cat.defaults, links)
+    hw = compute.hardware_for(types, job.method, job.precision, cat, links)
     return search.score_training(
         job,
         grid,
@@ -289,8 +289,8 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     memory follows (with what an unchunked loss would add, or holds when asked for)."""
     gpu = pick.gpu
     if ctx.req.mfu is None:
-        hfu = compute.hardware_utilisation(gpu, ctx.method, precision, ctx.cat.defaults)
-        ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), hfu=hfu, family=gpu.family)
+        gemm = compute.sustained_matmul_flops(gpu, precision, ctx.cat) / kernels.matmul_peak(gpu, precision)[0]
+        ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), gemm=gemm, family=gpu.family)
     grid, i = pick.scored.grid, pick.i
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")

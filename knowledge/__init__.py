@@ -33,6 +33,7 @@ from gpuplan.knowledge.schema import (
     Instance,
     InstanceFile,
     InventoryFile,
+    KernelFile,
     Lexicon,
     ModelSpec,
     ModelVariant,
@@ -54,6 +55,7 @@ __all__ = [
     "ModelSpec",
     "Tier",
     "Defaults",
+    "KernelFile",
     "Fabric",
     "Region",
     "StorageOption",
@@ -108,6 +110,7 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     gpu_index: dict[str, str]
     model_index: dict[str, str]
     instances: list[Instance]
+    kernels: KernelFile
     deployment: DeploymentLink | None = None  # the guide's training-to-deployment section
 
     def find_gpu(self, text: str) -> GPU | None:
@@ -209,6 +212,16 @@ def _check_references(
             raise ValueError(f"tier {tier.id} names unknown GPUs {sorted(unknown)}")
 
 
+def _check_kernels(gpus: dict[str, GPU], kernels: KernelFile) -> None:
+    """Every GPU's generation has kernel figures, and every card kernels.yaml names is a GPU."""
+    for gpu in gpus.values():
+        if gpu.family not in kernels.generations:
+            raise ValueError(f"GPU {gpu.id}: kernels.yaml has no generation {gpu.family}")
+    unknown = set(kernels.sms_by_gpu) - set(gpus) - {"note"}
+    if unknown:
+        raise ValueError(f"kernels.yaml sms_by_gpu names unknown GPUs {sorted(unknown)}")
+
+
 def _index(entries: dict, kind: str) -> dict[str, str]:
     index: dict[str, str] = {}
     for entry in entries.values():
@@ -287,6 +300,7 @@ KNOWLEDGE_FILES = (
     "models",
     "tiers",
     "defaults",
+    "kernels",
     "networks",
     "regions",
     "inventory",
@@ -310,6 +324,7 @@ def _validate(texts: dict[str, str]) -> dict[str, Any]:
         "models": models,
         "tiers": TierFile(**data["tiers"]),
         "defaults": Defaults(**data["defaults"]),
+        "kernels": KernelFile(**data["kernels"]),
         "networks": NetworkFile(**data["networks"]),
         "regions": RegionFile(**data["regions"]),
         "inventory": InventoryFile(**data["inventory"]),
@@ -408,6 +423,7 @@ def catalog() -> Catalog:
     regions = {r.id: r for r in region_file.regions}
     instances = files["instances"].instances
     _check_references(gpus, regions, fabrics, inventory, region_prices, instances, tier_file.tiers)
+    _check_kernels(gpus, files["kernels"])
     return Catalog(
         gpus=gpus,
         models=files["models"],
@@ -428,4 +444,5 @@ def catalog() -> Catalog:
         gpu_index=gpu_index,
         model_index=files["model_index"],
         instances=instances,
+        kernels=files["kernels"],
     )

@@ -226,12 +226,9 @@ class Defaults(_Strict):
     pretrain_batch_law: dict[str, Fact]
     train_tokens: dict[str, int | str]
     lora: dict[str, Fact]
-    hfu_by_family: dict[str, Fact]
     method_efficiency: dict[str, Fact | str]
-    fp8_speedup: Fact
     moe: dict[str, Fact]
     reliability: dict[str, Fact]
-    selective_recompute_cost: Fact
     inference: dict[str, Fact]
     overhead: dict[str, Fact]
     offload: dict[str, Fact]
@@ -256,6 +253,51 @@ class Fabric(_Strict):
     offered: bool = True  # compared as a choice for a cluster; False: planned only when the user has it
     rdma: bool = True  # InfiniBand or RoCE; False: TCP sockets (DeepEP's inter-node kernels need RDMA)
     source: str
+
+
+class KernelGeneration(_Strict):
+    """One GPU generation's kernel figures (knowledge/kernels.yaml)."""
+
+    sms: Fact
+    tile: Fact  # "rows x columns" of the large-GEMM thread-block tile
+    gemm_16bit: Fact
+    gemm_tf32: Fact
+    gemm_fp8: Fact | None = None
+    attention: Fact  # a key of KernelFile.attention
+    step_share: Fact  # share of a training step's time the modelled kernels take
+    fp8_recipe: Fact | None = None  # a key of KernelFile.fp8_recipes
+
+    @property
+    def tile_shape(self) -> tuple[int, int]:
+        rows, columns = str(self.tile.value).split("x")
+        return int(rows), int(columns)
+
+
+class AttentionKernel(_Strict):
+    forward: Fact
+    backward: Fact
+    half_length: Fact
+
+
+class KernelFile(_Strict):
+    source: str
+    generations: dict[str, KernelGeneration]
+    sms_by_gpu: dict[str, int | str]
+    attention: dict[str, AttentionKernel]
+    attention_head_dim_half: Fact
+    fp8_recipes: dict[str, Fact]
+    hbm_efficiency: Fact
+    launch_us: Fact
+
+    @model_validator(mode="after")
+    def _names_resolve(self) -> KernelFile:
+        for name, gen in self.generations.items():
+            if str(gen.attention.value) not in self.attention:
+                raise ValueError(f"kernels.yaml: {name} names an unknown attention kernel {gen.attention.value}")
+            if gen.fp8_recipe is not None and str(gen.fp8_recipe.value) not in self.fp8_recipes:
+                raise ValueError(f"kernels.yaml: {name} names an unknown FP8 recipe {gen.fp8_recipe.value}")
+            gen.tile_shape  # noqa: B018 - "RxC" parses, or the file does not load
+        return self
 
 
 class NetworkFile(_Strict):

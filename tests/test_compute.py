@@ -1,19 +1,24 @@
 """FLOPs, utilisation and time against hand-worked numbers."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
+from gpuplan.estimator import compute, kernels
 from gpuplan.estimator.architecture import from_spec
 from gpuplan.estimator.compute import (
     attention_flops_forward,
     decode_matmul_seconds,
     decode_speed,
-    expert_rows,
     experts_touched,
     hardware_for,
+    kernel_time,
     moe_staging_bytes,
     moe_tile_rows,
-    stage_imbalance,
+    optimizer_step_seconds,
+    serving_device,
+    slowest_stage,
     token_flops,
     training_step,
 )
@@ -58,7 +63,7 @@ def one(x) -> float:
 
 def _hw(cat, gpu_id, method="full", precision="bf16-mixed"):
     gpu = cat.gpus[gpu_id]
-    return hardware_for([gpu], method, precision, cat.defaults, links_for_types([gpu], [cat.fabrics["ib-ndr400"]], 0.8))
+    return hardware_for([gpu], method, precision, cat, links_for_types([gpu], [cat.fabrics["ib-ndr400"]], 0.8))
 
 
 def _step(cat, gpu_id, **layout):
@@ -79,26 +84,52 @@ def test_mfu_override_sets_throughput(cat):
     assert one(step.mfu) > 0
 
 
-def test_recompute_lowers_mfu_by_a_quarter(cat):
-    none = _step(cat, "a100-80gb", ckpt=0)
-    full = _step(cat, "a100-80gb", ckpt=2)
-    # hardware does 8 units of work for 6 credited: MFU x 3/4 when compute-bound
-    assert one(full.compute) / one(none.compute) == pytest.approx(4 / 3, rel=1e-6)
+def _kernels(cat, gpu_id, **layout):
+    a = from_spec(cat.models["llama-2-7b"])
+    job = Job(a, "full", "bf16-mixed", "adamw", 2048)
+    lay = Layout(**{"gpus": 8, "zero": 1, "micro_batches": 8, **layout})
+    hw = _hw(cat, gpu_id)
+    return job, lay, hw, kernel_time(job, hw, lay, cat.defaults)
+
+
+def test_recomputation_repeats_forward_kernels(cat):
+    """Full checkpointing repeats every layer's forward kernels, selective only the core attention
+    (Megatron-Core's core_attn): 8 micro-batches x 32 layers of each, over A100's step share."""
+    job, lay, hw, none = _kernels(cat, "a100-80gb", ckpt=0)
+    work = kernels.Work(np.asarray(2048.0), np.asarray(1.0), 2048.0, *(np.asarray(1.0),) * 3)
+    layer = kernels.layer_seconds(hw.device, job.arch, work)
+    share = one(hw.device.step_share)
+    full, selective = (_kernels(cat, "a100-80gb", ckpt=c)[3] for c in (2, 1))
+    assert one(full.compute - none.compute) == pytest.approx(8 * 32 * one(layer.forward) / share)
+    assert one(selective.compute - none.compute) == pytest.approx(8 * 32 * one(layer.attention_forward) / share)
 
 
 def test_pipeline_bubble_formula(cat):
     step = _step(cat, "a100-80gb", gpus=8, pp=4, zero=0, micro_batches=16)
-    # Narayanan et al. 2021: bubble = (p - 1) / m of the ideal time
-    assert one(step.bubble) == pytest.approx(one(step.compute) * 3 / 16)
+    kt = _kernels(cat, "a100-80gb", gpus=8, pp=4, zero=0, micro_batches=16)[3]
+    # Narayanan et al. 2021: bubble = (p - 1) / m of the micro-batches' time (not the optimizer step's)
+    assert one(step.bubble) == pytest.approx(one(kt.pipelined) * 3 / 16)
 
 
-def test_stage_imbalance_counts_whole_layers_and_the_head(cat):
-    a = from_spec(cat.models["gpt-3-175b"])
-    layer = (a.matmul_params_per_token - a.vocab * a.hidden) / 96
-    head = a.vocab * a.hidden
-    mean = (96 * layer + head) / 16
-    assert float(stage_imbalance(a, np.array(16.0))) == pytest.approx((6 * layer + head) / mean)
-    assert float(stage_imbalance(a, np.array(1.0))) == 1.0
+def test_slowest_stage_counts_whole_layers_and_the_ends(cat):
+    """96 layers over 16 stages: 6 each; the first adds the embedding, the last the head and loss.
+    61 layers over 16: the first stages hold 4, the last 3 and the head."""
+    gpt3 = from_spec(cat.models["gpt-3-175b"])
+    assert float(slowest_stage(gpt3, np.array(16.0), 1.0, 0.2, 3.0)) == pytest.approx(6 + 3.0)
+    assert float(slowest_stage(gpt3, np.array(1.0), 1.0, 0.2, 3.0)) == pytest.approx(96 + 3.2)
+    deep = dataclasses.replace(gpt3, layers=61)
+    assert float(slowest_stage(deep, np.array(16.0), 1.0, 0.5, 0.4)) == pytest.approx(4 + 0.5)
+
+
+def test_optimizer_step_moves_its_state_once(cat):
+    """Llama 2 7B, AdamW mixed precision on 8 GPUs under ZeRO-1: each GPU updates 1/8 of the
+    weights, reading and writing 12 bytes of state and reading 2 of gradient, writing 2 of weight
+    (28 B a parameter) at 2,039 GB/s x 0.8; nothing on the GPU when the optimizer is offloaded."""
+    job, lay, hw, _ = _kernels(cat, "a100-80gb")
+    expected = job.arch.params / 8 * 28 / (2039e9 * 0.8) + 2e-6
+    assert one(optimizer_step_seconds(job, lay, hw.device)) == pytest.approx(expected)
+    offloaded = dataclasses.replace(lay, offload=1)
+    assert one(optimizer_step_seconds(job, offloaded, hw.device)) == 0.0
 
 
 def test_h100_faster_than_a100(cat):
@@ -106,23 +137,24 @@ def test_h100_faster_than_a100(cat):
 
 
 def test_decode_is_memory_bound_at_small_batch(cat):
+    """One token per step: every GEMM streams its weight (the layers' 6.47B and the output layer's
+    0.13B parameters, 2 bytes each) at 3,350 GB/s x 0.8, one launch each (4 x 32 + 1); the KV
+    cache adds the sequence's 1,024-token prompt and on average half its 1,024-token output."""
     a = from_spec(cat.models["llama-2-7b"])
     gpu = cat.gpus["h100-80gb"]
     speed = decode_speed(a, gpu, "bf16", seq_len=2048, batch=1, tp=1, pp=1, defaults=cat.defaults)
-    # one token per step: step = (weights + KV read) / (3.35 TB/s x 0.8); the sequence holds its
-    # 1,024-token prompt and on average half its 1,024-token output
     kv = 1 * 1536 * 32 * 2 * 32 * 128 * 2
-    step = (a.params * 2 + kv) / (3350e9 * 0.8)
-    assert bool(speed.memory_bound)
-    assert float(speed.tokens_per_s_per_gpu) == pytest.approx(1 / step)
+    step = (a.matmul_params_per_token * 2 + kv) / (3350e9 * 0.8) + 129 * 2e-6
+    assert bool(one(speed.memory_bound))
+    assert one(speed.tokens_per_s_per_gpu) == pytest.approx(1 / step, rel=2e-3)
 
 
 def test_moe_decode_reads_only_touched_experts(cat):
     a = from_spec(cat.models["mixtral-8x7b"])
     gpu = cat.gpus["h100-80gb"]
-    one = decode_speed(a, gpu, "bf16", seq_len=2048, batch=1, tp=2, pp=1, defaults=cat.defaults)
+    speed = decode_speed(a, gpu, "bf16", seq_len=2048, batch=1, tp=2, pp=1, defaults=cat.defaults)
     dense_like = a.params * 2 / 2 / (3350e9 * 0.8)
-    assert float(one.step_seconds) < 0.5 * dense_like  # top-2 of 8 experts per token
+    assert one(speed.step_seconds) < 0.5 * dense_like  # top-2 of 8 experts per token
 
 
 @pytest.mark.parametrize("model_id", ["llama-2-7b", "llama-3-70b", "qwen2.5-72b", "gpt-3-175b"])
@@ -139,7 +171,8 @@ def test_interleaving_divides_the_pipeline_bubble(cat):
     plain = _step(cat, "a100-80gb", pp=4, micro_batches=8)
     interleaved = _step(cat, "a100-80gb", pp=4, micro_batches=8, vpp=4)
     assert one(interleaved.bubble) == pytest.approx(one(plain.bubble) / 4)
-    assert one(plain.bubble) == pytest.approx(one(plain.compute) * 3 / 8)
+    kt = _kernels(cat, "a100-80gb", pp=4, micro_batches=8)[3]
+    assert one(plain.bubble) == pytest.approx(one(kt.pipelined) * 3 / 8)
     assert one(interleaved.traffic["pp"]) == pytest.approx(4 * one(plain.traffic["pp"]))
 
 
@@ -154,18 +187,13 @@ def test_interleaved_point_to_point_waits_only_for_the_bubbles_share(cat):
     assert one(interleaved.comm_exposed) - tp_seconds == pytest.approx(4 * 16 * hop * 3 / 32)
 
 
-# --- MoE decode: a roofline per kind of matmul, tile padding, staged activations -------------
+# --- serving decode: the step's GEMMs by their kernels, staged MoE activations -----------------
 
 
-def test_expert_rows_pad_each_expert_to_whole_tiles(cat):
-    """Rows a routed expert's grouped GEMM computes, in 128-row tiles (TensorRT-LLM's SM90 grouped
-    tiles): Qwen3's 2,000 tokens x top-8 / 128 experts = 125 rows each, plus half a tile on average;
-    Maverick's top-1 of 128 gives 15.6 rows, one whole tile; 4 tokens reach 1 - (15/16)^4 of
-    Qwen3's experts, each a tile."""
-    qwen, maverick = from_spec(cat.models["qwen3-235b-a22b"]), from_spec(cat.models["llama-4-maverick"])
-    assert float(expert_rows(qwen, 2000, 128)) == pytest.approx(125 + 64, rel=1e-6)
-    assert float(expert_rows(maverick, 2000, 128)) == pytest.approx(128, rel=1e-6)
-    assert float(expert_rows(qwen, 4, 128)) == pytest.approx((1 - (15 / 16) ** 4) * 128)
+def test_experts_touched_by_a_step(cat):
+    """4 tokens reach 1 - (15/16)^4 of Qwen3's 128 experts (top-8, uniform routing); a dense model
+    touches all of its weights."""
+    qwen = from_spec(cat.models["qwen3-235b-a22b"])
     assert float(experts_touched(qwen, 4)) == pytest.approx(1 - (15 / 16) ** 4)
     assert float(experts_touched(from_spec(cat.models["llama-2-7b"]), 4)) == 1.0
 
@@ -187,40 +215,37 @@ def test_moe_staging_bytes_by_hand(cat):
     assert float(moe_staging_bytes(from_spec(cat.models["llama-2-7b"]), "fp8", 1000, 8, 1, 1)) == 0.0
 
 
-def test_decode_matmuls_one_roofline_per_kind_by_hand(cat):
-    """Qwen3-235B, FP8, TP8 on H100 at 2,000 tokens a step: the dense weights (everything but the
-    94 x 128 routed experts of 3 x 4096 x 1536) are bound by the FLOPs of all tokens; the routed
-    experts sit at the ridge, 10.6 ms of weights against 10.9 ms for their 189 padded rows each (125
-    useful). The two kinds add, where one roofline over the whole step took the larger of all bytes
-    and all FLOPs."""
-    a = from_spec(cat.models["qwen3-235b-a22b"])
-    d = cat.defaults
-    hbm = 3350e9 * d.number("inference", "hbm_efficiency")
-    rate = 1978.9e12 * d.number("inference", "compute_efficiency")
-    expert = 3 * 4096 * 1536
-    routed = 94 * 128 * expert
-    flops = 2000 * token_flops(a, "infer", 2000).model
-    active = 2 * 94 * 8 * expert * 2000
-    dense = max((a.params - routed) / 8 / hbm, (flops - active) / 8 / rate)
-    experts = max(routed / 8 / hbm, 2 * 94 * 128 * 189 * expert / 8 / rate)
-    staged = float(moe_staging_bytes(a, "fp8", 2000, 8, 1, 1)) / hbm
-    got = decode_matmul_seconds(
-        a, "fp8", seq_len=2000, tokens=2000, tp=8, pp=1, ep=1, hbm=hbm, flops_per_s=rate, tile=128
-    )
-    assert (flops - active) / 8 / rate > (a.params - routed) / 8 / hbm  # dense kind: compute-bound
-    assert routed / 8 / hbm == pytest.approx(10.6e-3, rel=0.01)
-    assert 2 * 94 * 128 * 189 * expert / 8 / rate == pytest.approx(10.9e-3, rel=0.01)
-    assert float(got.seconds) == pytest.approx(dense + experts + staged, rel=1e-6)
-    assert float(got.seconds) > max(a.params / 8 / hbm, flops / 8 / rate)
-
-
-def test_a_dense_model_keeps_one_roofline(cat):
+def test_a_dense_decode_step_is_its_gemms(cat):
+    """Llama 3.1 70B in FP8 over TP2 at 600 tokens a step: 80 layers of QKV (10,240 / 2 wide), output
+    (8,192 by 4,096), gate-up (2 x 28,672 / 2) and down (8,192 by 14,336) GEMMs at the FP8 rate, and
+    the 16-bit output layer over half the 128,256-token vocabulary, each timed by kernels.gemm_seconds;
+    600 rows sit above the FP8 ridge, so the wide GEMMs are compute-bound, the step longer than
+    its weights at HBM bandwidth."""
     a = from_spec(cat.models["llama-3.1-70b"])
-    got = decode_matmul_seconds(
-        a, "fp8", seq_len=2000, tokens=600, tp=2, pp=1, ep=1, hbm=2.68e12, flops_per_s=989e12, tile=128
-    )
-    flops = 600 * token_flops(a, "infer", 2000).model
-    assert float(got.seconds) == pytest.approx(max(a.params / 2 / 2.68e12, flops / 2 / 989e12))
+    dev = serving_device([cat.gpus["h100-80gb"]], "fp8", cat)
+    got = decode_matmul_seconds(a, "fp8", tokens=600.0, tp=2.0, pp=1.0, ep=1.0, dev=dev)
+    shapes = [(10240 / 2, 8192), (8192, 4096), (2 * 28672 / 2, 8192), (8192, 14336)]
+    layer = sum(one(kernels.gemm_seconds(dev, 600, n, k)) for n, k in shapes)
+    head = one(kernels.gemm_seconds(dev, 600, 128256 / 2, 8192, rate=dev.gemm16, in_bytes=2.0))
+    assert one(got) == pytest.approx(80 * layer + head, rel=1e-9)
+    assert one(got) > a.matmul_params_per_token / 2 / one(dev.hbm)
+
+
+def test_moe_decode_step_adds_its_staged_activations(cat):
+    """Qwen3-235B in FP8 over TP8 at 2,000 tokens: the step's GEMMs (kernels.decode_seconds, the
+    routed experts reading the share of their weights the tokens touch) plus the MoE activations
+    staged between the expert kernels at HBM bandwidth; the routed experts' weights alone stream
+    for 10.6 ms."""
+    a = from_spec(cat.models["qwen3-235b-a22b"])
+    dev = serving_device([cat.gpus["h100-80gb"]], "fp8", cat)
+    got = decode_matmul_seconds(a, "fp8", tokens=2000.0, tp=8.0, pp=1.0, ep=1.0, dev=dev)
+    touched = experts_touched(a, 2000.0)
+    gemms = kernels.decode_seconds(dev, a, tokens=2000.0, tp=8.0, pp=1.0, ep=1.0, touched=touched)
+    staged = float(moe_staging_bytes(a, "fp8", 2000, 8, 1, 1)) / one(dev.hbm)
+    assert one(got) == pytest.approx(one(gemms) + staged, rel=1e-9)
+    routed = 94 * 128 * 3 * 4096 * 1536 / 8 / one(dev.hbm)
+    assert routed == pytest.approx(10.6e-3, rel=0.01)
+    assert one(got) > routed
 
 
 def test_moe_tile_rows_follow_the_kernels_each_gpu_has(cat):
@@ -248,12 +273,34 @@ def test_column_parallel_share_of_gpt3_and_nemotron(cat):
 def test_tensor_parallel_waits_on_six_of_ten_collectives_when_gemms_hide_the_rest(cat):
     """Llama 2 7B on 8 A100 with tp 8, no recomputation: 10 collectives per layer and micro-batch of
     7/8 x 2,048 x 4,096 x 2 bytes over NVLink (300 GB/s x 0.8); the 4 asynchronous ones hide behind
-    the column-parallel backward GEMMs (2/3 of the compute x the column share), which are longer."""
+    the column-parallel backward GEMMs (the backward passes' share of the kernels x the column
+    share), which are longer."""
     step = _step(cat, "a100-80gb", tp=8, zero=0, micro_batches=8)
+    kt = _kernels(cat, "a100-80gb", tp=8, zero=0, micro_batches=8)[3]
     collective = 7 / 8 * 2048 * 4096 * 2 / (600e9 / 2 * 0.8)
     tp_seconds = 10 * collective * 32 * 8
     a = from_spec(cat.models["llama-2-7b"])
-    assert one(step.overlap.tp_hidden) == pytest.approx(one(step.compute) * 2 / 3 * a.column_parallel_share)
+    hidden = one(step.compute) * one(kt.backward_share) * a.column_parallel_share
+    assert one(step.overlap.tp_hidden) == pytest.approx(hidden)
+    assert 0.6 < one(kt.backward_share) < 0.7
     assert one(step.overlap.tp_hidden) > 0.4 * tp_seconds
     assert one(step.comm_exposed) == pytest.approx(0.6 * tp_seconds)
     assert one(step.comm_total) == pytest.approx(tp_seconds)
+
+
+def test_grid_times_each_distinct_micro_batch_once_and_spreads_it_back(cat):
+    """kernel_time over a grid of layouts (timed on their distinct micro-batch, tp, ep and cp) gives
+    what each layout timed alone gives."""
+    from gpuplan.estimator import search
+    from gpuplan.estimator.architecture import for_model
+
+    a = for_model("mixtral-8x7b")
+    job = Job(a, "full", "bf16-mixed", "adamw", 4096)
+    grid = search.training_grid(a, "full", search.Fixed(), 64, 8, 64, 4096)
+    lay = search.layout_of(grid, 64)
+    hw = _hw(cat, "h100-80gb")
+    assert grid.size > compute.DISTINCT_FROM
+    together = kernel_time(job, hw, lay, cat.defaults).compute
+    for i in range(0, grid.size, 37):
+        alone = kernel_time(job, hw, search.layout_of(grid.subset(np.array([i])), 64), cat.defaults).compute
+        assert one(together[..., i]) == pytest.approx(one(alone), rel=1e-9)

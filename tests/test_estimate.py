@@ -390,7 +390,8 @@ def test_model_parallel_plans_say_how_the_step_is_scheduled():
     note = next(a for a in est.assumptions if a.code == "megatron_schedule")
     assert (note.params["tp"], note.params["pp"], note.params["vpp"], note.params["micro_batches"]) == (8, 16, 8, 32)
     compute = 1 - note.params["bubble"] - note.params["waiting"]  # shares of the step
-    assert note.params["bubble"] == pytest.approx(15 / 256 * compute)
+    # of the micro-batches' compute: the optimizer step runs once, outside the pipeline (0.1%)
+    assert note.params["bubble"] == pytest.approx(15 / 256 * compute, rel=1e-3)
     plain = estimate(Request(model="llama-3-8b", method="full", gpu="a100-80gb", gpus=8, tp=1))
     assert "megatron_schedule" not in {a.code for a in plain.assumptions}
 

@@ -472,7 +472,7 @@ def test_tiers_bilingual_with_urls(cat):
 
 def test_defaults_have_notes(cat):
     d = cat.defaults
-    for fact in [*d.hfu_by_family.values(), *d.overhead.values(), *d.offload.values(), *d.host.values()]:
+    for fact in [*d.overhead.values(), *d.offload.values(), *d.host.values()]:
         assert fact.note.strip()
     assert all(fact.note.strip() for fact in d.reliability.values())
     assert 0 < d.number("reliability", "interruptions_per_gpu_day") < 1

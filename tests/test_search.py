@@ -27,11 +27,7 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
         stock, region = cat.stock(gpu.id, None)
         price = cat.price(gpu.id, region)
         links = network.links_for(gpu, cat.fabrics[gpu.node_fabric], cat.collective_efficiency)
-        hw = compute.Hardware(
-            gpu.peak_16bit_tflops * 1e12,
-            compute.hardware_utilisation(gpu, job.method, job.precision, cat.defaults),
-            links,
-        )
+        hw = compute.hardware_for([gpu], job.method, job.precision, cat, links)
         for i in range(grid.size):
             g, tp, pp = float(grid.gpus[i]), float(grid.tp[i]), float(grid.pp[i])
             dp = g / (tp * pp)
@@ -46,7 +42,7 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
             if not (runs and fit.fits(need, gpu.memory_gib * GIB, cat.defaults)):
                 continue
             step = compute.training_step(job, hw, lay, micro_batches * dp / cp * mbs, cat.defaults)
-            tps = float(step.tokens / step.seconds / g)
+            tps = float(np.ravel(step.tokens / step.seconds)[0] / g)
             nodes = math.ceil(g / gpu.gpus_per_node)
             write_s = io.checkpoint_bytes(job.arch, job.method, job.precision, job.optimizer, job.lora_rank) / (
                 nodes * min(o.write_gb_s for o in cat.storage.options) * 1e9
@@ -85,7 +81,7 @@ def test_search_finds_the_brute_force_optimum(cat, model, method, types, fixed, 
     grid = search.training_grid(arch, method, fixed, gbs, 8, max(cat.stock(g.id, None)[0] for g in gpus), seq)
     options = search.gpu_options(cat, gpus, None, None)
     links = network.links_for_types(gpus, [cat.fabrics[g.node_fabric] for g in gpus], cat.collective_efficiency)
-    hw = compute.hardware_for(gpus, method, "bf16-mixed", cat.defaults, links)
+    hw = compute.hardware_for(gpus, method, "bf16-mixed", cat, links)
     scored = search.score_training(
         job, grid, options, hw, gbs=gbs, tokens=tokens, over=overheads(cat), cat=cat, mfu=None, explicit_gpus=False
     )

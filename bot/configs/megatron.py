@@ -79,7 +79,7 @@ def _chunk_layout(launch: Launch) -> str:
     or not: Megatron-Core's --pipeline-model-parallel-layout, the model's chunks in order split by
     '|' (chunk s on stage s mod pp), E the embedding in the first, L the loss in the last, t a
     decoder layer; the first layers % chunks chunks hold one layer more, so stages differ by one at
-    most (memory.stage_layers, compute.stage_imbalance)."""
+    most (memory.stage_layers, compute.slowest_stage)."""
     chunks = launch.pp * launch.vpp
     base, extra = divmod(launch.arch.layers, chunks)
     parts = ["t" * (base + (1 if s < extra else 0)) for s in range(chunks)]
