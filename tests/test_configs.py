@@ -366,7 +366,9 @@ def test_a_plan_that_counts_the_unchunked_loss_leaves_liger_off():
 def test_a_family_liger_does_not_patch_is_told_the_memory_the_whole_logits_take():
     """DeepSeek-V2-Lite (deepseek_v2: no Liger kernels): no flag, and the header states what
     Transformers' unchunked fp32 loss adds: micro-batch x length x vocabulary x (12 - 3) bytes."""
-    plan = answer("deepseek-v2-lite full fine-tune on 8 A100 seq=4096 mbs=2", lang="en")
+    plan = answer(
+        "deepseek-v2-lite full fine-tune on 8 A100 seq=4096 mbs=2 tp=1 pp=1 ep=1", lang="en"
+    )  # DeepSpeed runs it
     files = export(plan, "deepspeed")
     script = files["launch_deepspeed.sh"]
     assert "--use_liger_kernel" not in script

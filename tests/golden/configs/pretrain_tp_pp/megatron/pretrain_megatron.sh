@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Llama 3.1 70B · pretrain · 64 x NVIDIA H100 SXM5 80GB (8 nodes x 8)
-# Layout: tp=8 pp=2 dp=4 zero=1 offload=none ckpt=none mbs=1 gbs=4096 seq=4096
+# Layout: tp=8 pp=2 dp=4 zero=2 offload=none ckpt=none mbs=4 gbs=4096 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script on every node; the rendezvous at node 0 numbers the nodes.
 # The model shape below is Llama 3.1 70B's published config; check it against the checkpoint you start from.
@@ -16,7 +16,6 @@ ROPE_THETA="${ROPE_THETA:-CHANGE_ME}"  # rope_theta from the model's config.json
 
 export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
 export NCCL_IB_HCA="${NCCL_IB_HCA:-mlx5}"  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
-export CUDA_DEVICE_MAX_CONNECTIONS="${CUDA_DEVICE_MAX_CONNECTIONS:-1}"  # one CUDA queue, so tensor/context-parallel communication overlaps compute in order
 
 torchrun \
   --nnodes 8 \
@@ -29,9 +28,12 @@ torchrun \
   --pipeline-model-parallel-size 2 \
   --sequence-parallel \
   --use-distributed-optimizer \
+  --use-megatron-fsdp \
+  --data-parallel-sharding-strategy optim_grads \
+  --ckpt-format fsdp_dtensor \
   --overlap-grad-reduce \
   --overlap-param-gather \
-  --micro-batch-size 1 \
+  --micro-batch-size 4 \
   --global-batch-size 4096 \
   --seq-length 4096 \
   --bf16 \
@@ -49,7 +51,7 @@ torchrun \
   --untie-embeddings-and-output-weights \
   --disable-bias-linear \
   --train-iters 59605 \
-  --save-interval 36 \
+  --save-interval 34 \
   --eval-iters 0 \
   --lr $LR \
   --data-path $DATA_PATH \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Llama 3.1 70B · pretrain · 64 x NVIDIA H100 SXM5 80GB (8 nodes x 8)
-# Layout: tp=8 pp=2 dp=4 zero=1 offload=none ckpt=none mbs=1 gbs=4096 seq=4096
+# Layout: tp=8 pp=2 dp=4 zero=2 offload=none ckpt=none mbs=4 gbs=4096 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script on every node; the rendezvous at node 0 numbers the nodes.
 set -euo pipefail
