@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -397,12 +398,46 @@ def vocab_band(params_b: float) -> VocabBand:
     return next(band for band in GENERIC_VOCAB_BANDS if params_b < band.below_b)
 
 
+# The fields of a shape that the catalog's models of one stated size may share: "70B" is 80 layers of
+# 8,192 with 64 heads sharing 8 KV heads in Llama 2, Llama 3, Llama 3.3 and Code Llama alike
+SHARED_FIELDS = ("layers", "hidden", "heads", "kv_heads", "head_dim")
+
+# the size a dense model's name states: "Llama 2 13B", "Phi-3 mini 3.8B" (not "17B-16E", "30B-A3B")
+_NAMED_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)B(?![\w-])")
+
+
+def models_named_at(params_b: float, specs) -> list[ModelSpec]:
+    """The dense catalog models whose names state `params_b` billion parameters ("13B")."""
+    named = ((spec, _NAMED_SIZE.search(spec.name)) for spec in specs if spec.experts <= 1)
+    return [spec for spec, size in named if size and float(size.group(1)) == params_b]
+
+
+def shared_shape(params_b: float, specs) -> tuple[tuple[int, ...] | None, list[str]]:
+    """A bare size stands for the models people run at that size: the SHARED_FIELDS every dense
+    catalog model named at it has alike (13B: 40 layers of 5,120, 40 heads each with its own keys
+    and values), with those models' names; (None, []) when they differ (7B: Llama 2 against Mistral)."""
+    named = models_named_at(params_b, specs)
+    shapes = {tuple(getattr(spec, f) or spec.hidden // spec.heads for f in SHARED_FIELDS) for spec in named}
+    return (shapes.pop(), [spec.name for spec in named]) if len(shapes) == 1 else (None, [])
+
+
 @functools.lru_cache(maxsize=256)
-def generic(params_b: float) -> Arch:
+def generic(params_b: float, shape: tuple[int, ...] | None = None) -> Arch:
     """A dense decoder with about `params_b` billion parameters, shaped as current open models
-    (Llama 3, Qwen2.5): grouped-query attention with 8 KV heads and the vocabulary of its size band."""
+    (Llama 3, Qwen2.5): grouped-query attention with 8 KV heads and the vocabulary of its size band;
+    with `shape` (shared_shape) its layers, widths and heads, the MLP making up the count."""
     band = vocab_band(params_b)
-    return _generic_dense(params_b, band.vocab, band.tied)
+    arch = _generic_dense(params_b, band.vocab, band.tied)
+    return _with_shape(arch, params_b, shape) if shape else arch
+
+
+def _with_shape(arch: Arch, params_b: float, shape: tuple[int, ...]) -> Arch:
+    """`arch` with the SHARED_FIELDS of `shape` and the SwiGLU width (rounded to 256) that makes up
+    `params_b`; `arch` itself when the embeddings leave no room for that shape's MLPs."""
+    shaped = replace(arch, **dict(zip(SHARED_FIELDS, shape, strict=True)), norm_params_per_layer=2 * shape[1])
+    no_mlp = replace(shaped, ffn_hidden=0)
+    room = (params_b * 1e9 - no_mlp.params) / (shaped.layers * 3 * shaped.hidden)
+    return replace(shaped, ffn_hidden=_round_to(room, 256)) if room >= 256 else arch
 
 
 def _ideal_hidden(target: float, embedding_rows: int) -> float:

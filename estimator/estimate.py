@@ -183,7 +183,8 @@ def _resolve_model(req: Request, cat: Catalog) -> tuple[Arch, str | None]:
         raise RequestError([Note(code="model_missing")])
     if req.active_params_b and req.active_params_b < req.params_b:
         return architecture.generic_moe(req.params_b, req.active_params_b), None
-    return architecture.generic(req.params_b), None
+    shape, _ = architecture.shared_shape(req.params_b, cat.models.values())
+    return architecture.generic(req.params_b, shape), None
 
 
 def _seq_len(ctx: Context) -> int:
@@ -251,7 +252,12 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
         assumptions.append(
             Note(
                 code="generic_moe_arch" if arch.is_moe else "generic_arch",
-                params={"params_b": req.params_b, **architecture.describe_generic(arch), "vocab": arch.vocab},
+                params={
+                    "params_b": req.params_b,
+                    **architecture.describe_generic(arch),
+                    "vocab": arch.vocab,
+                    "like": architecture.shared_shape(req.params_b, cat.models.values())[1],
+                },
             )
         )
     if arch.vision_params:

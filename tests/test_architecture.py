@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpuplan.estimator.architecture import from_spec, generic, generic_moe
+from gpuplan.estimator.architecture import from_spec, generic, generic_moe, models_named_at, shared_shape
 
 
 def test_llama2_7b_parameters_by_hand(cat):
@@ -99,6 +99,36 @@ def test_a_bare_size_caches_as_much_per_token_as_llama_3(cat, size, model):
     bare, named = generic(size), from_spec(cat.models[model])
     per_token = [a.layers * a.kv_cache_elems_per_token_layer for a in (bare, named)]
     assert per_token[0] == pytest.approx(per_token[1], rel=0.25)
+
+
+@pytest.mark.parametrize(
+    "size, shape",
+    [
+        (13, (40, 5120, 40, 40, 128)),  # Llama 2 13B, Code Llama 13B, Baichuan2 13B, OPT-13B: full attention
+        (70, (80, 8192, 64, 8, 128)),  # Llama 2 70B, Llama 3 70B, Llama 3.3 70B, Code Llama 70B
+        (175, (96, 12288, 96, 96, 128)),  # GPT-3 175B and OPT-175B
+        (7, None),  # Llama 2 7B (full attention) against Mistral 7B and Qwen2.5 7B (grouped)
+        (34, None),  # Yi 34B (60 layers) against Code Llama 34B (48)
+        (2.5, None),  # no catalog model is named 2.5B
+    ],
+)
+def test_a_bare_size_takes_the_shape_its_named_models_share(cat, size, shape):
+    assert shared_shape(size, cat.models.values())[0] == shape
+
+
+def test_only_dense_models_named_at_a_size_count(cat):
+    """ "Llama 4 Scout 17B-16E" and "Qwen3 30B-A3B" state active or expert sizes, not a dense 17B or 30B."""
+    assert models_named_at(17, cat.models.values()) == []
+    assert [spec.id for spec in models_named_at(13, cat.models.values())][:2] == ["llama-2-13b", "baichuan2-13b"]
+
+
+def test_a_shared_shape_keeps_the_size_and_the_paper_kv_cache(cat):
+    """vLLM's paper (Kwon et al. 2023, Section 3): a 13B model of 40 layers x 5,120 holds 800 KB of
+    fp16 KV cache per token: 2 (K, V) x 5,120 x 40 layers x 2 bytes = 819,200 bytes."""
+    a = generic(13, shared_shape(13, cat.models.values())[0])
+    assert a.layers * a.kv_cache_elems_per_token_layer * 2 == 819_200
+    assert a.params / 1e9 == pytest.approx(13, rel=0.02)  # the MLP width makes up the count
+    assert generic(70, shared_shape(70, cat.models.values())[0]).params / 1e9 == pytest.approx(70, rel=0.02)
 
 
 @pytest.mark.parametrize("total_b, active_b", [(1000, 32), (671, 37), (235, 22), (30, 3)])

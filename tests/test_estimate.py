@@ -420,10 +420,14 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits():
 @pytest.mark.parametrize(
     "question, named, said",
     [
-        ("70b infer", "llama-3.1-70b infer", ["72 heads sharing 8 key-value heads", "128,256-token vocabulary"]),
+        (
+            "70b infer",
+            "llama-3.1-70b infer",
+            ["64 heads sharing 8 key-value heads", "Llama 3 70B", "128,256-token vocabulary"],
+        ),
         ("8b infer", "llama-3.1-8b infer", ["32 heads sharing 8 key-value heads", "128,256-token vocabulary"]),
         ("70b 推理 seq=32k mbs=16", "llama-3.1-70b 推理 seq=32k mbs=16", ["共用 8 组 KV", "词表 128,256"]),
-        ("405b 推理", "llama-3.1-405b 推理", ["共用 8 组 KV", "分组查询注意力"]),
+        ("405b 推理", "llama-3.1-405b 推理", ["126 层", "共用 8 组 KV", "Llama 3.1 405B"]),
     ],
 )
 def test_a_bare_size_is_served_as_the_current_model_of_that_size(question, named, said):

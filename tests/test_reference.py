@@ -80,11 +80,6 @@ PENDING = {
     # GiB. Counted as torchtune shards them (the head's 2.0 GiB gathered beside a layer, its 2.0 GiB
     # gradient, a 0.25 GiB copy block), about 13.7 GiB (0.98)
     "torchtune-llama31-70b-full-offload-8x-a100-0": "embeddings and head sharded apart (torchtune) not modelled",
-    # vLLM's 13B (OPT-13B, LLaMA-13B: 40 layers of 40 heads, each its own keys and values) is written
-    # as a bare "model=13b", which gpuplan now plans as a current model of that size (8 KV heads,
-    # 43 layers): 176 KB per token against the paper's 800, 0.34 vs 1.56 GiB. The query should name
-    # the shape it measures (model=llama-2-13b gives 1.5625 exactly); the reference file is shared
-    "vllm-13b-kv-per-sequence-0": "bare 13b is a GQA model now; the paper's 13B has full multi-head attention",
 }
 
 # What a case's source states about its run that the query leaves unsaid, added to the query.
