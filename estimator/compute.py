@@ -163,6 +163,7 @@ def micro_batch_work(job: Job, lay: Layout, defaults: Defaults) -> kernels.Work:
         seq_len=float(job.seq_len),
         tp=np.asarray(lay.tp, dtype=float),
         ep=ep,
+        etp=np.asarray(lay.expert_tp(), dtype=float),
         cp=cp,
         trained=not adapters,
         lora_rank=job.lora_rank if adapters else 0,
@@ -183,20 +184,21 @@ def slowest_stage(a: Arch, pp, layer, first, last) -> np.ndarray:
 
 
 def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.ndarray:
-    """The optimizer step on this GPU's share of the trained parameters: tp x pp split them, ep the
-    routed experts, ZeRO-1 and above the optimizer state over the data-parallel ranks (as
+    """The optimizer step on this GPU's share of the trained parameters: tp x pp split them, ep x etp
+    the routed experts, ZeRO-1 and above the optimizer state over the data-parallel ranks (as
     memory._placement); its state read and written, the gradient read, the weight written
     (memory.state_bytes). Nothing when the optimizer runs on the host (offload)."""
     a = job.arch
     gpus, tp, pp, ep, zero = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp, lay.ep, lay.zero))
-    dp = gpus / (tp * pp)
+    dp, experts = gpus / (tp * pp), ep * np.asarray(lay.expert_tp(), dtype=float)
     weights, grads, state = state_bytes(job.precision, job.optimizer)
     if job.method in ADAPTER_METHODS:
         params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(zero >= 1, dp, 1.0)
     else:
         dense, routed = a.params - a.routed_expert_params, a.routed_expert_params
         copies = PASSES.get(job.method, (1, 0))[0]
-        params = copies * (dense / np.where(zero >= 1, dp, 1.0) + routed / np.where(zero >= 1, dp, ep)) / (tp * pp)
+        dense_share = dense / np.where(zero >= 1, dp, 1.0) / tp
+        params = copies * (dense_share + routed / np.where(zero >= 1, dp * tp, experts)) / pp
     seconds = kernels.optimizer_seconds(dev, params, 2 * state + grads + weights)
     return np.where(np.asarray(lay.offload) >= 1, 0.0, seconds)
 
@@ -224,12 +226,12 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     """kernels.micro_batch_seconds over the layouts' distinct micro-batch shapes only (micro-batch,
     tp, ep, cp: the grid's layouts differ mostly in what the kernels do not see, GPUs, pipeline,
     ZeRO, checkpointing), spread back over the layouts."""
-    fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp)]
+    fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp, lay.expert_tp())]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     if len(shape) != 1 or shape[0] < DISTINCT_FROM:
         return kernels.micro_batch_seconds(dev, a, work)
     firsts, inverse = distinct_layouts(*(np.broadcast_to(f, shape) for f in fields))
-    names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load")
+    names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
     pick = {f: np.broadcast_to(getattr(work, f), shape)[firsts] for f in names}
     mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
     spread = lambda x: np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))[..., inverse]  # noqa: E731
@@ -296,7 +298,7 @@ def training_step(
     # (Narayanan et al. 2021, Sec. 2.2)
     bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
-    comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a)
+    comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a, lay.expert_tp())
     sm_share = defaults.number("moe", "comm_sm_share")
     overlap = step_overlap(a, lay, t_compute, kt.backward_share, micro_batches, sm_share, job.precision != "fp32")
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, overlap)
@@ -327,6 +329,7 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         cp=lay.cp,
         grad_bytes=conventions.grad_bytes(job.precision, conventions.megatron_layout(lay.tp, lay.pp, lay.ep, lay.cp)),
         adapter_params=0.0 if trained else job.arch.lora_params(job.lora_rank, job.lora_targets),
+        etp=lay.expert_tp(),
     )
 
 

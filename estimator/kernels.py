@@ -213,6 +213,10 @@ class Work:
     lora_rank: int = 0
     qlora_bytes: float = 0.0  # bytes a QLoRA base weight's 4-bit data and constants take per element
     expert_load: np.ndarray | float = 1.0  # the busiest expert-parallel rank's routed rows over the average
+    etp: np.ndarray | None = None  # the experts' tensor parallel (None: tp, Megatron-Core's default)
+
+    def expert_tp(self) -> np.ndarray:
+        return self.tp if self.etp is None else self.etp
 
 
 def attention_linears(a: Arch, tp) -> list[tuple]:
@@ -278,7 +282,8 @@ class GemmTable:
         if self.w is None:
             return self.shape or (1,)
         w = self.w
-        return np.broadcast_shapes(*(np.shape(x) for x in (w.tokens, w.tp, w.ep, w.expert_load))) or (1,)
+        fields = (w.tokens, w.tp, w.ep, w.expert_load, w.expert_tp())
+        return np.broadcast_shapes(*(np.shape(x) for x in fields)) or (1,)
 
     def seconds(self, dev: Device) -> np.ndarray:
         """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts)."""
@@ -316,15 +321,17 @@ class GemmTable:
 
 def _moe_linears(table: GemmTable, a: Arch, share: float) -> None:
     """A MoE layer's matmuls: the router (16-bit, on the rank's sequence-parallel tokens), the routed
-    experts as grouped GEMMs, the shared experts and a dense residual MLP (Snowflake Arctic). The tp
-    ranks of an expert group gather their tokens and each computes 1/tp of every local expert's
-    width (Megatron-Core's expert tensor parallelism, TP by default); the ep ranks of the group share
-    their tokens' k copies over the E experts, E / ep each, so an expert receives ep x m x k / E
-    rows on average, the busiest rank `expert_load` times that."""
+    experts as grouped GEMMs, the shared experts and a dense residual MLP (Snowflake Arctic). Each
+    rank holds m / tp of the micro-batch's tokens (sequence parallel); the etp ranks of an expert
+    group gather theirs and each computes 1/etp of every local expert's width (Megatron-Core's
+    --expert-tensor-parallel-size, tp by default); the ep ranks of the group share their tokens' k
+    copies over the E experts, E / ep each, so an expert receives ep x etp x (m / tp) x k / E rows on
+    average (ep x m x k / E when etp = tp), the busiest rank `expert_load` times that."""
     w = table.w
+    etp = w.expert_tp()
     table.linear(w.tokens / w.tp, a.experts, a.hidden, share=share, sixteen_bit=True, adapters=False)
-    rows = w.ep * w.tokens * a.experts_per_token / a.experts * w.expert_load
-    for n, k in mlp_linears(a, a.moe_ffn_hidden, w.tp):
+    rows = w.ep * etp * w.tokens / w.tp * a.experts_per_token / a.experts * w.expert_load
+    for n, k in mlp_linears(a, a.moe_ffn_hidden, etp):
         table.linear(rows, n, k, share=share, groups=a.experts / w.ep, adapters=False)
     width = a.shared_experts * a.moe_ffn_hidden
     for n, k in (mlp_linears(a, width, w.tp) if width else []) + (

@@ -64,8 +64,13 @@ class Layout:
     micro_batches: np.ndarray | int = 1  # per optimizer step per pipeline (gradient accumulation)
     gpus_per_node: np.ndarray | int = 8
     vpp: np.ndarray | int = 1  # virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B
-    ep: np.ndarray | int = 1  # expert parallel: MoE routed experts split over ep data-parallel ranks
+    ep: np.ndarray | int = 1  # expert parallel: MoE routed experts split over ep ranks of a pipeline stage
     cp: np.ndarray | int = 1  # context parallel: each sequence split over cp ranks
+    etp: np.ndarray | int | None = None  # expert tensor parallel (None: tp, Megatron-Core's default)
+
+    def expert_tp(self) -> np.ndarray | int:
+        """The experts' tensor-parallel ranks: etp, or the attention's tp where it is left open."""
+        return self.tp if self.etp is None else self.etp
 
 
 # --- bytes per parameter -------------------------------------------------------------------
@@ -188,7 +193,7 @@ def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """Ones of the layout's broadcast shape, and the layout fields as float arrays of that shape."""
     fields = (
         *(lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt),
-        *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp),
+        *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp, lay.expert_tp()),
     )
     ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
     return ones, tuple(np.asarray(x, dtype=float) * ones for x in fields)
@@ -218,16 +223,20 @@ class _Placement:
     megatron: np.ndarray  # the layout runs on Megatron-Core (conventions.megatron_layout)
 
 
-def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0, cp=1.0) -> _Placement:
+def _placement(
+    a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0, cp=1.0, etp=None
+) -> _Placement:
     dp = gpus / (tp * pp)
     # ZeRO stages 1, 2, 3 shard optimizer states, gradients, weights over data parallel ranks (Rajbhandari et al. 2020);
-    # with expert parallelism the routed experts are split over ep of those ranks, and ZeRO shards them over
-    # the dp / ep that hold the same experts (Megatron-Core's expert data parallel group)
+    # the routed experts are split over ep x etp GPUs of a stage (Megatron-Core's parallel folding: EP x ETP over
+    # the stage's TP x CP x DP), and ZeRO shards them over the stage's gpus / (ep x etp) that hold the same experts
+    # (parallel_state.py: expert_data_parallel_size = world_size // (etp x ep x pp)); params arrive here / tp
     routed = a.routed_expert_share
     ep = np.asarray(ep, dtype=float)
+    expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp
 
     def shard(stage: int) -> np.ndarray:
-        dense, expert = np.where(zero >= stage, dp, 1.0), np.where(zero >= stage, dp, ep)
+        dense, expert = np.where(zero >= stage, dp, 1.0), np.where(zero >= stage, dp, expert_split)
         return 1.0 / ((1.0 - routed) / dense + routed / expert)
 
     shard_w, shard_g, shard_o = shard(3), shard(2), shard(1)
@@ -462,8 +471,8 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     loss) are evaluated; the one that needs more sets the figure.
     """
     a = job.arch
-    ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches, ep, cp) = _broadcast_layout(lay)
-    place = _placement(a, gpus, tp, pp, zero, offload, ep, cp)
+    ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches, ep, cp, etp) = _broadcast_layout(lay)
+    place = _placement(a, gpus, tp, pp, zero, offload, ep, cp, etp)
     act = _activations(job, place, ckpt, mbs, cp)
 
     first_p, last_p = _stage_params(a, pp, tp)
