@@ -19,6 +19,7 @@ from gpuplan.estimator.memory import (
     Layout,
     kv_bytes_per_token,
     kv_share,
+    serving_expert_slots,
     serving_weight_bytes,
     state_bytes,
 )
@@ -366,13 +367,14 @@ HELD_SHARE = PROMPT_SHARE + (1 - PROMPT_SHARE) / 2
 ACTIVATION_BYTES = {"fp8": 1.0}
 
 
-def experts_touched(a: Arch, tokens) -> np.ndarray:
-    """Share of a MoE layer's routed experts a step's tokens reach: 1 - (1 - k/E)^tokens (uniform
-    routing). 1 for a dense model."""
+def experts_touched(a: Arch, tokens, placed=None) -> np.ndarray:
+    """Share of a MoE layer's routed experts a step's tokens reach: 1 - (1 - k/S)^tokens (uniform
+    routing over the S placed experts: E, or E and their redundant copies). 1 for a dense model."""
     tokens = np.asarray(tokens, dtype=float)
     if not a.is_moe:
         return np.ones_like(tokens)
-    return 1.0 - (1.0 - a.experts_per_token / a.experts) ** tokens
+    placed = a.experts if placed is None else np.asarray(placed, dtype=float)
+    return 1.0 - (1.0 - a.experts_per_token / placed) ** tokens
 
 
 def moe_tile_rows(gpu: GPU, precision: str, defaults: Defaults) -> float:
@@ -414,8 +416,9 @@ def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: k
     stream once for all the step's tokens, each routed expert for its own rows in whole tiles, so
     MoE layers stay memory-bound at batches where the dense ones are not), plus the MoE activations
     staged between the expert kernels (moe_staging_bytes) at HBM bandwidth."""
-    touched = experts_touched(a, tokens)
-    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched)
+    slots = serving_expert_slots(a, ep)
+    touched = experts_touched(a, tokens, np.asarray(ep, dtype=float) * slots)
+    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
     return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 

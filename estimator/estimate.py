@@ -9,7 +9,7 @@ import functools
 import math
 from collections import Counter
 
-from gpuplan.estimator import architecture, memo
+from gpuplan.estimator import architecture, memo, memory
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.context import Context
 from gpuplan.estimator.errors import RequestError
@@ -134,9 +134,14 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
         bad.append(Note(code="tp_not_dividing_heads", params={"tp": req.tp, "heads": arch.heads, "model": arch.name}))
     if req.ep and req.ep > 1 and not arch.is_moe:
         bad.append(Note(code="ep_needs_moe", params={"ep": req.ep, "model": arch.name}))
-    elif req.ep and arch.is_moe and arch.experts % req.ep:
+    elif req.ep and arch.is_moe and arch.experts % req.ep and ctx.method != "infer":
+        # Megatron-Core asserts num_moe_experts % expert_model_parallel_size == 0 (moe_layer.py)
         params = {"ep": req.ep, "experts": arch.experts, "model": arch.name}
         bad.append(Note(code="ep_not_dividing_experts", params=params))
+    elif req.ep and arch.is_moe and arch.experts % req.ep:  # serving: redundant experts fill the slots
+        slots = int(memory.serving_expert_slots(arch, req.ep))
+        redundant = slots * req.ep - arch.experts
+        ctx.assume("redundant_experts", ep=req.ep, experts=arch.experts, slots=slots, redundant=redundant)
     if (req.etp or 1) > 1 and (not arch.is_moe or ctx.method == "infer" or req.ep == 1):
         bad.append(Note(code="etp_not_planned", params={"etp": req.etp, "model": arch.name}))
     if req.pp and req.pp > arch.layers:

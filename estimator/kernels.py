@@ -435,15 +435,17 @@ def optimizer_seconds(dev: Device, params, bytes_per_param) -> np.ndarray:
 # --- a serving step ---------------------------------------------------------------------------
 
 
-def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched) -> np.ndarray:
+def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched, slots=None) -> np.ndarray:
     """A serving step's GEMMs on one GPU, forward only over the step's `tokens` (generated ones and
     the prompt tokens chunked prefill adds): each layer's attention and MLP projections over tp,
     the routed experts as grouped GEMMs of tokens x k / E rows each, reading the share `touched` of
     their weights, a MoE layer's router, shared experts and dense residual MLP, the output layer.
     With ep > 1 attention and the dense parts are data-parallel (each GPU takes 1/ep of the
-    tokens) and each GPU holds E / ep experts; a pipeline stage runs 1/pp of the layers (the step
-    counted as the stages' average, as a full pipeline runs)."""
-    shape = np.broadcast_shapes(*(np.shape(x) for x in (tokens, tp, ep, touched)))
+    tokens) and each GPU holds `slots` experts (E / ep; more where redundant copies fill them,
+    memory.serving_expert_slots), the tokens' k copies spread evenly over the ep x slots (EPLB's
+    aim); a pipeline stage runs 1/pp of the layers (the step counted as the stages' average, as a
+    full pipeline runs)."""
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (tokens, tp, ep, touched, slots)))
     table, m, moe = GemmTable(None, shape), tokens / ep, a.moe_layers
     for n, k in attention_linears(a, tp):
         table.add(m, n, k, share=a.layers)
@@ -451,9 +453,10 @@ def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched) -> np.n
         table.add(m, n, k, share=a.layers - moe)
     if a.is_moe:
         table.add(m, a.experts, a.hidden, share=moe, sixteen_bit=True)
-        rows = tokens * a.experts_per_token / a.experts
+        slots = a.experts / ep if slots is None else slots
+        rows = tokens * a.experts_per_token / (ep * slots)
         for n, k in mlp_linears(a, a.moe_ffn_hidden, tp):
-            table.add(rows, n, k, share=moe, groups=a.experts / ep, weights_read=touched)
+            table.add(rows, n, k, share=moe, groups=slots, weights_read=touched)
         width = a.shared_experts * a.moe_ffn_hidden
         for n, k in (mlp_linears(a, width, tp) if width else []) + (
             mlp_linears(a, a.residual_ffn_hidden, tp) if a.residual_ffn_hidden else []

@@ -529,15 +529,25 @@ def kv_bytes_per_token(a: Arch, precision: str, kv: str | None = None) -> float:
     return a.layers * a.kv_cache_elems_per_token_layer * KV_ELEMENT_BYTES[kv_element(precision, kv)]
 
 
+def serving_expert_slots(a: Arch, ep) -> np.ndarray:
+    """Routed experts one GPU of an expert-parallel serving replica holds per MoE layer: E / ep, or
+    ceil(E / ep) where ep does not divide E, the slots beyond E holding redundant copies of the
+    busiest experts (DeepSeek-V3's deployment, arXiv:2412.19437 Sec. 3.4: 32 redundant experts over
+    EP32 in prefill; SGLang's EPLB, --ep-num-redundant-experts, 288 slots for 256 experts at EP72)."""
+    ep = np.asarray(ep, dtype=float)
+    return np.ceil(a.experts / ep) if a.is_moe else np.ones_like(ep)
+
+
 def serving_weight_bytes(a: Arch, precision: str, tp=1.0, pp=1.0, ep=1.0) -> np.ndarray:
     """Weight bytes one GPU of a replica holds (with tp = pp = ep = 1: the served model once).
     Quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit; the first
     pipeline stage holds the embedding and a vision-language model's encoder, the last the head;
-    expert parallelism splits only the routed experts."""
+    expert parallelism splits only the routed experts, serving_expert_slots of them per GPU."""
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     ends = a.embed_params + a.head_params + a.final_norm_params
     first, last = a.embed_params + a.vision_params, a.head_params
-    stack = a.layer_stack_params - a.routed_expert_params * (1 - 1 / ep)
+    held = serving_expert_slots(a, ep) / a.experts if a.is_moe else 1.0
+    stack = a.layer_stack_params - a.routed_expert_params * (1 - held)
     weights = (
         stack / pp * SERVE_WEIGHT_BYTES[precision] + np.where(pp > 1, max(first, last), ends + a.vision_params) * 2.0
     )
@@ -559,8 +569,8 @@ def serving_memory(
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU to serve `batch` concurrent sequences of `seq_len` tokens (prompt + output).
     With ep > 1 (a MoE replica of ep GPUs, SGLang's and DeepSeek's data-parallel attention with
-    expert parallelism) each GPU holds all but the routed experts, 1/ep of those, and its own
-    1/ep of the sequences with their whole KV cache."""
+    expert parallelism) each GPU holds all but the routed experts, its serving_expert_slots of
+    those, and its own 1/ep of the sequences with their whole KV cache."""
     tp_f, pp_f, ep_f = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     batch_f = np.ceil(np.asarray(batch, dtype=float) / ep_f)  # the sequences the busiest attention rank serves
     weights = serving_weight_bytes(a, precision, tp_f, pp_f, ep_f)
