@@ -68,6 +68,8 @@ class DecodeLinks:
     latency: np.ndarray  # s per collective
     inter: np.ndarray
     inter_latency: np.ndarray
+    domain: np.ndarray | float = np.inf  # GPUs of one NVLink domain (a server, or an NVL72 rack)
+    rdma: np.ndarray | bool = True  # the fabric between domains carries RDMA
 
 
 def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
@@ -78,6 +80,8 @@ def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLin
         latency=np.array([[cat.link_latency_us.get(g.link, 30.0) * 1e-6] for g in gpus]),
         inter=np.array([[f.gb_s * 1e9 * eff] for f in fabrics]),
         inter_latency=np.array([[f.latency_us * 1e-6] for f in fabrics]),
+        domain=np.array([[g.nvlink_gpus] for g in gpus], dtype=float),
+        rdma=np.array([[f.rdma] for f in fabrics]),
     )
 
 
@@ -113,12 +117,28 @@ def expert_all_to_all_bytes(arch: Arch, batch: int, ep) -> np.ndarray:
     return arch.moe_layers * per_layer
 
 
+def expert_across_share(ep, domain) -> np.ndarray:
+    """Share of a serving replica's expert all-to-all bytes bound for GPUs in other NVLink domains:
+    the (ep - domain) / ep of the ranks outside a GPU's own, under uniform routing."""
+    ep = np.asarray(ep, dtype=float)
+    return np.where(ep > domain, 1.0 - domain / np.maximum(ep, 1.0), 0.0)
+
+
 def expert_all_to_all_seconds(arch: Arch, batch: int, ep, links: DecodeLinks) -> np.ndarray:
-    """The all-to-alls of expert_all_to_all_bytes inside a node, two per MoE layer, each paying
-    the link's latency."""
+    """The all-to-alls of expert_all_to_all_bytes, two per MoE layer (dispatch and combine), each
+    paying its link's latency. Inside an NVLink domain on NVLink; a replica over several domains
+    (wide EP) sends the copies bound for other domains straight over the RDMA fabric beside the
+    NVLink ones, as DeepEP's low-latency kernels do (pure RDMA, NVLink for peers in the domain),
+    so the slower of the two sets the time. DeepEP's published H800 figures (CX7 400 Gb/s, 128
+    tokens a GPU, top-8, hidden 7168) match bytes / (line rate x collective efficiency): EP128
+    combine, 14.7 MB in 369 us, 40 GB/s of 50."""
     ep = np.asarray(ep, dtype=float)
     calls = np.where(ep > 1, 2 * arch.moe_layers, 0.0)
-    return expert_all_to_all_bytes(arch, batch, ep) / links.intra + calls * links.latency
+    sent = expert_all_to_all_bytes(arch, batch, ep)
+    across = expert_across_share(ep, links.domain)
+    nvlink = sent * (1.0 - across) / links.intra + calls * links.latency
+    fabric = sent * across / links.inter + calls * links.inter_latency
+    return np.where(across > 0, np.maximum(nvlink, fabric), nvlink)
 
 
 # Tensor-parallel all-gathers and reduce-scatters per layer and micro-batch with sequence

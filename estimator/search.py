@@ -245,6 +245,7 @@ class GpuOptions:
     per_node: np.ndarray  # GPUs per server
     usable: np.ndarray  # the job's precision runs on this type
     nvlink: np.ndarray  # GPUs on one NVLink domain (a server, or an NVL72 rack): where TP and EP groups go
+    rdma: np.ndarray | None = None  # the fabric between domains carries RDMA (wide serving EP)
 
     @property
     def size(self) -> int:
@@ -276,7 +277,9 @@ def drop_dominated(cat: Catalog, gpus: list[GPU], region: str | None, speed: dic
     return [g for g, out in zip(gpus, dominated, strict=True) if not out]
 
 
-def gpu_options(cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None) -> GpuOptions:
+def gpu_options(
+    cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None, fabric: str | None = None
+) -> GpuOptions:
     regions: list[str | None] = []
     stock, price = [], []
     for g in gpus:
@@ -299,6 +302,7 @@ def gpu_options(cat: Catalog, gpus: list[GPU], region: str | None, precision: st
         column([g.gpus_per_node for g in gpus]),
         column(usable).astype(bool),
         column([g.nvlink_gpus for g in gpus]),
+        column([cat.fabrics[fabric or g.node_fabric].rdma for g in gpus]).astype(bool),
     )
 
 
@@ -813,10 +817,13 @@ def score_serving(
 
 
 def expert_parallel_ok(ep: np.ndarray, options: GpuOptions) -> np.ndarray:
-    """(T, L): expert-parallel replicas stay inside one NVLink domain (a server, or an NVL72 rack),
-    where the all-to-all is timed; PCIe cards and replicas over nodes are left to tensor parallelism."""
+    """(T, L): expert-parallel replicas on NVLink GPUs, inside one NVLink domain (a server, or an
+    NVL72 rack) or over whole domains joined by an RDMA fabric, as wide-EP decode runs (DeepSeek's
+    EP144-320 and SGLang's EP72 on DeepEP's low-latency kernels, which need NVLink inside a node
+    and RDMA between nodes); PCIe cards and TCP networks are left to tensor parallelism."""
     nvlink = np.array([[g.link == "nvlink"] for g in options.gpus])
-    return (ep[None, :] == 1) | ((ep[None, :] <= options.nvlink) & nvlink)
+    rdma = np.ones_like(nvlink) if options.rdma is None else options.rdma
+    return (ep[None, :] == 1) | (nvlink & ((ep[None, :] <= options.nvlink) | rdma))
 
 
 def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed: float) -> tuple[int, bool, bool]:

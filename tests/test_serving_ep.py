@@ -107,7 +107,7 @@ def test_the_replica_reports_its_cache_and_weights_once():
 @pytest.mark.parametrize(
     "question, code",
     [
-        ("deepseek-v3 infer gpu=h100 ep=16 mbs=256", "serving_ep_beyond_node"),
+        ("deepseek-v3 infer gpu=h100 ep=16 mbs=256 fabric=eth-100", "serving_ep_beyond_node"),
         ("deepseek-v3 infer gpu=h200 tp=8 ep=8", "serving_ep_with_tp"),
     ],
 )

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 from gpuplan.bot.pipeline import QuestionError, answer
-from gpuplan.estimator import kernels, memory
+from gpuplan.estimator import kernels, memory, network
 from gpuplan.estimator.architecture import for_model
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
 from gpuplan.knowledge import catalog
 
 
@@ -46,16 +49,24 @@ def test_redundant_slots_share_the_rows(v3):
 
 
 @pytest.mark.parametrize(
-    "question",
+    "question, slots",
     [
-        "infer model=deepseek-v3 gpu=h200 gpus=6 ep=6",
-        "部署 deepseek-v3 gpu=h200 gpus=6 ep=6",
+        ("infer model=deepseek-v3 gpu=h200 gpus=6 ep=6", {"ep": 6, "experts": 256, "slots": 43, "redundant": 2}),
+        ("部署 deepseek-v3 gpu=h200 gpus=6 ep=6", {"ep": 6, "experts": 256, "slots": 43, "redundant": 2}),
+        (
+            "infer model=deepseek-v3 gpu=h100 gpus=72 seq=2000 mbs=18432 ep=72 precision=fp8",
+            {"ep": 72, "experts": 256, "slots": 4, "redundant": 32},
+        ),
+        (
+            "部署 deepseek-v3 gpu=h100 gpus=72 seq=2000 mbs=18432 ep=72 precision=fp8",
+            {"ep": 72, "experts": 256, "slots": 4, "redundant": 32},
+        ),
     ],
 )
-def test_serving_says_it_places_redundant_experts(question):
+def test_serving_says_it_places_redundant_experts(question, slots):
     plan = answer(question)
     notes = [n for n in plan.estimate.assumptions if n.code == "redundant_experts"]
-    assert notes and notes[0].params == {"ep": 6, "experts": 256, "slots": 43, "redundant": 2}
+    assert notes and notes[0].params == slots
 
 
 @pytest.mark.parametrize(
@@ -65,3 +76,40 @@ def test_training_still_needs_ep_to_divide_the_experts(question):
     with pytest.raises(QuestionError) as err:
         answer(question)
     assert "ep_not_dividing_experts" in [n.code for n in err.value.notes]
+
+
+@pytest.mark.parametrize(
+    "fields, ep",
+    [
+        # SGLang's large-scale EP blog: 9 x 8 H100, EP72, 256 sequences a GPU
+        (dict(gpu="h100-80gb", gpus=72, seq_len=2000, micro_batch=18432, ep=72), 72),
+        # DeepSeek's decode profile: EP128 on H800, 128 sequences a GPU
+        (dict(gpu="h800-80gb", gpus=128, seq_len=4096, micro_batch=16384, ep=128), 128),
+    ],
+)
+def test_published_wide_ep_decode_is_planned(fields, ep):
+    est = estimate(Request(model="deepseek-v3", method="infer", precision="fp8", tp=1, **fields))
+    assert est.resolved.ep == ep and est.memory.fits
+    assert est.network.between_nodes_gb > 0 and not est.network.single_node
+    assert "serving_expert_parallel_nodes" in [n.code for n in est.assumptions]
+
+
+def test_the_fabric_times_the_copies_bound_for_other_nodes(v3):
+    """EP128 over 16 nodes of 8 at 128 sequences a GPU: 120 / 128 of each GPU's 128 x 8 copies of
+    7,168 16-bit values cross InfiniBand NDR (50 GB/s x 0.8) each way, 2 all-to-alls a MoE layer,
+    each paying its latency; the rest goes over NVLink at the same time."""
+    cat = catalog()
+    links = network.decode_links([cat.gpus["h800-80gb"]], cat, None)
+    seconds = float(network.expert_all_to_all_seconds(v3, 16384, 128, links).ravel()[0])
+    per_layer = 2 * 128 * 8 * 7168 * 2.0 * 127 / 128 * (120 / 128)
+    by_hand = v3.moe_layers * (per_layer / 40e9 + 2 * 2e-6)
+    assert seconds == pytest.approx(by_hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("fabric", ["eth-100", "eth-25"])
+def test_serving_ep_across_nodes_is_refused_without_rdma(fabric):
+    request = Request(model="deepseek-v3", method="infer", gpu="h100-80gb", gpus=16, ep=16, fabric=fabric)
+    with pytest.raises(RequestError) as err:
+        estimate(request)
+    note = err.value.notes[0]
+    assert note.code == "serving_ep_beyond_node" and note.params["rdma"] is False
