@@ -702,7 +702,7 @@ class ServingScored:
 
 # Expert-parallel serving replicas (MoE): attention data-parallel over the ep GPUs of one node,
 # routed experts split over them (DeepSeek-V2's and SGLang's deployment of large MoE models)
-SERVING_EP = (2, 4, 8, 16, 32, 64)  # beyond 16: wide EP inside an NVL72 rack (expert_parallel_ok)
+SERVING_EP = (2, 4, 8, 16, 32, 64)  # beyond a server: over RDMA or inside an NVL72 rack (expert_parallel_ok)
 
 
 def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -113,3 +113,17 @@ def test_serving_ep_across_nodes_is_refused_without_rdma(fabric):
         estimate(request)
     note = err.value.notes[0]
     assert note.code == "serving_ep_beyond_node" and note.params["rdma"] is False
+
+
+@pytest.mark.parametrize(
+    "fabric, wide",
+    [(None, True), ("ib-ndr400", True), ("eth-100", False)],
+)
+def test_the_search_picks_wide_ep_for_many_sequences_on_rdma(fabric, wide):
+    """DeepSeek-V3 in fp8 on H100 at 2,048 sequences: expert parallel over several servers is the
+    cheapest per token on InfiniBand (32 GPUs, $0.47 a million against tp8 x pp6's $0.60); over TCP
+    the search keeps tensor x pipeline parallelism."""
+    request = Request(model="deepseek-v3", method="infer", gpu="h100-80gb", micro_batch=2048, precision="fp8")
+    est = estimate(request.model_copy(update={"fabric": fabric}))
+    assert (est.resolved.ep > 8) == wide
+    assert wide or est.resolved.ep == 1
