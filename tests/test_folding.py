@@ -119,3 +119,24 @@ def test_folded_expert_gemms_take_the_expert_groups_shape(qwen3_30b):
     assert {float(np.max(row[0])) for row in grouped[::3]} == {1024.0}
     assert float(np.max(grouped[0][1])) == pytest.approx(2 * a.moe_ffn_hidden)  # gate and up, not split
     assert float(np.max(grouped[0][3])) == 128 / 16
+
+
+@pytest.mark.parametrize(
+    "question, flag",
+    [
+        (
+            "pretrain qwen3-235b-a22b gpu=h100 gpus=256 tp=2 pp=8 ep=32 seq=4096 gbs=8192",
+            "--expert-tensor-parallel-size 1",
+        ),
+        ("预训练 qwen3-30b-a3b gpu=h100 gpus=16 tp=2 ep=8", None),  # etp = tp: Megatron-LM's default, not written
+    ],
+)
+def test_the_megatron_script_sets_the_experts_tensor_parallel_where_it_differs(question, flag):
+    from gpuplan.bot.configs import export
+    from gpuplan.bot.pipeline import answer
+
+    text = export(answer(question), "megatron")["pretrain_megatron.sh"]
+    if flag:
+        assert flag in text
+    else:
+        assert "--expert-tensor-parallel-size" not in text and "--expert-model-parallel-size 8" in text
