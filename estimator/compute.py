@@ -19,6 +19,7 @@ from gpuplan.estimator.memory import (
     Layout,
     kv_bytes_per_token,
     kv_share,
+    serving_expert_slots,
     serving_weight_bytes,
     state_bytes,
 )
@@ -163,6 +164,7 @@ def micro_batch_work(job: Job, lay: Layout, defaults: Defaults) -> kernels.Work:
         seq_len=float(job.seq_len),
         tp=np.asarray(lay.tp, dtype=float),
         ep=ep,
+        etp=np.asarray(lay.expert_tp(), dtype=float),
         cp=cp,
         trained=not adapters,
         lora_rank=job.lora_rank if adapters else 0,
@@ -183,20 +185,21 @@ def slowest_stage(a: Arch, pp, layer, first, last) -> np.ndarray:
 
 
 def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.ndarray:
-    """The optimizer step on this GPU's share of the trained parameters: tp x pp split them, ep the
-    routed experts, ZeRO-1 and above the optimizer state over the data-parallel ranks (as
+    """The optimizer step on this GPU's share of the trained parameters: tp x pp split them, ep x etp
+    the routed experts, ZeRO-1 and above the optimizer state over the data-parallel ranks (as
     memory._placement); its state read and written, the gradient read, the weight written
     (memory.state_bytes). Nothing when the optimizer runs on the host (offload)."""
     a = job.arch
     gpus, tp, pp, ep, zero = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp, lay.ep, lay.zero))
-    dp = gpus / (tp * pp)
+    dp, experts = gpus / (tp * pp), ep * np.asarray(lay.expert_tp(), dtype=float)
     weights, grads, state = state_bytes(job.precision, job.optimizer)
     if job.method in ADAPTER_METHODS:
         params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(zero >= 1, dp, 1.0)
     else:
         dense, routed = a.params - a.routed_expert_params, a.routed_expert_params
         copies = PASSES.get(job.method, (1, 0))[0]
-        params = copies * (dense / np.where(zero >= 1, dp, 1.0) + routed / np.where(zero >= 1, dp, ep)) / (tp * pp)
+        dense_share = dense / np.where(zero >= 1, dp, 1.0) / tp
+        params = copies * (dense_share + routed / np.where(zero >= 1, dp * tp, experts)) / pp
     seconds = kernels.optimizer_seconds(dev, params, 2 * state + grads + weights)
     return np.where(np.asarray(lay.offload) >= 1, 0.0, seconds)
 
@@ -224,12 +227,12 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     """kernels.micro_batch_seconds over the layouts' distinct micro-batch shapes only (micro-batch,
     tp, ep, cp: the grid's layouts differ mostly in what the kernels do not see, GPUs, pipeline,
     ZeRO, checkpointing), spread back over the layouts."""
-    fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp)]
+    fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp, lay.expert_tp())]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     if len(shape) != 1 or shape[0] < DISTINCT_FROM:
         return kernels.micro_batch_seconds(dev, a, work)
     firsts, inverse = distinct_layouts(*(np.broadcast_to(f, shape) for f in fields))
-    names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load")
+    names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
     pick = {f: np.broadcast_to(getattr(work, f), shape)[firsts] for f in names}
     mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
     spread = lambda x: np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))[..., inverse]  # noqa: E731
@@ -296,7 +299,7 @@ def training_step(
     # (Narayanan et al. 2021, Sec. 2.2)
     bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
 
-    comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a)
+    comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a, lay.expert_tp())
     sm_share = defaults.number("moe", "comm_sm_share")
     overlap = step_overlap(a, lay, t_compute, kt.backward_share, micro_batches, sm_share, job.precision != "fp32")
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, overlap)
@@ -327,6 +330,7 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         cp=lay.cp,
         grad_bytes=conventions.grad_bytes(job.precision, conventions.megatron_layout(lay.tp, lay.pp, lay.ep, lay.cp)),
         adapter_params=0.0 if trained else job.arch.lora_params(job.lora_rank, job.lora_targets),
+        etp=lay.expert_tp(),
     )
 
 
@@ -363,13 +367,14 @@ HELD_SHARE = PROMPT_SHARE + (1 - PROMPT_SHARE) / 2
 ACTIVATION_BYTES = {"fp8": 1.0}
 
 
-def experts_touched(a: Arch, tokens) -> np.ndarray:
-    """Share of a MoE layer's routed experts a step's tokens reach: 1 - (1 - k/E)^tokens (uniform
-    routing). 1 for a dense model."""
+def experts_touched(a: Arch, tokens, placed=None) -> np.ndarray:
+    """Share of a MoE layer's routed experts a step's tokens reach: 1 - (1 - k/S)^tokens (uniform
+    routing over the S placed experts: E, or E and their redundant copies). 1 for a dense model."""
     tokens = np.asarray(tokens, dtype=float)
     if not a.is_moe:
         return np.ones_like(tokens)
-    return 1.0 - (1.0 - a.experts_per_token / a.experts) ** tokens
+    placed = a.experts if placed is None else np.asarray(placed, dtype=float)
+    return 1.0 - (1.0 - a.experts_per_token / placed) ** tokens
 
 
 def moe_tile_rows(gpu: GPU, precision: str, defaults: Defaults) -> float:
@@ -411,8 +416,9 @@ def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: k
     stream once for all the step's tokens, each routed expert for its own rows in whole tiles, so
     MoE layers stay memory-bound at batches where the dense ones are not), plus the MoE activations
     staged between the expert kernels (moe_staging_bytes) at HBM bandwidth."""
-    touched = experts_touched(a, tokens)
-    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched)
+    slots = serving_expert_slots(a, ep)
+    touched = experts_touched(a, tokens, np.asarray(ep, dtype=float) * slots)
+    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
     return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 

@@ -58,3 +58,13 @@ def unchunked_loss_extra_bytes(tokens: float, vocab: int, tp: float = 1.0) -> fl
     """Bytes per GPU that Transformers' unchunked loss holds beyond the chunked one the plan counts,
     for `tokens` tokens in a micro-batch."""
     return tokens * vocab * (UNCHUNKED_LOSS_BYTES_PER_LOGIT - CHUNKED_LOSS_BYTES_PER_LOGIT) / tp
+
+
+def expert_tensor_parallel(tp, ep, stage_gpus) -> np.ndarray:
+    """Expert tensor-parallel ranks (Megatron-Core's --expert-tensor-parallel-size) when the request
+    leaves them open: the attention's tp, Megatron-LM's default (arguments.py: None becomes
+    tensor_model_parallel_size), where ep x tp divides a pipeline stage's GPUs; 1 otherwise, the
+    parallel folding Megatron-Bridge's MoE recipes set (recipes/qwen/h100/qwen3_moe.py:
+    expert_tensor_parallel_size = 1 beside TP 2-4), so EP may span the tensor-parallel ranks."""
+    tp, ep, stage_gpus = (np.asarray(x, dtype=float) for x in (tp, ep, stage_gpus))
+    return np.where(stage_gpus % (ep * tp) == 0, tp, 1.0)

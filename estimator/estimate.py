@@ -9,7 +9,7 @@ import functools
 import math
 from collections import Counter
 
-from gpuplan.estimator import architecture, memo
+from gpuplan.estimator import architecture, memo, memory
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.context import Context
 from gpuplan.estimator.errors import RequestError
@@ -71,15 +71,18 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
     if serving_ep and ((req.tp or 1) > 1 or (req.pp or 1) > 1):
         reject("serving_ep_with_tp", ep=req.ep, tp=req.tp or 1, pp=req.pp or 1)
     elif req.gpus and (req.ep or req.cp) and _parallel_not_dividing(req):
-        reject("parallel_not_dividing", gpus=req.gpus, tp=req.tp or 1, pp=req.pp or 1, ep=req.ep or 1, cp=req.cp or 1)
+        sizes = {"tp": req.tp or 1, "pp": req.pp or 1, "ep": req.ep or 1, "cp": req.cp or 1, "etp": req.etp or 1}
+        reject("parallel_not_dividing", gpus=req.gpus, **sizes)
     return bad
 
 
 def _parallel_not_dividing(req: Request) -> bool:
-    """The search's rule (search._consistent, after Megatron-Core): tp x pp x cp divide the GPUs
-    and ep divides the data x context parallel ranks the experts are spread over."""
-    tp, pp, ep, cp = (max(1, v or 1) for v in (req.tp, req.pp, req.ep, req.cp))
-    return bool(req.gpus % (tp * pp * cp) or (req.gpus // (tp * pp)) % ep)
+    """The search's rule (search._consistent, after Megatron-Core): tp x pp x cp divide the GPUs and
+    ep x etp divide a pipeline stage's GPUs (parallel folding: parallel_state.py requires world_size %
+    (etp x ep x pp) == 0); etp left open is 1 where ep x tp would not divide them."""
+    etp = req.etp if req.method != "infer" else None  # serving has no expert tensor parallel (etp_not_planned)
+    tp, pp, ep, cp, etp = (max(1, v or 1) for v in (req.tp, req.pp, req.ep, req.cp, etp))
+    return bool(req.gpus % (tp * pp * cp) or (req.gpus // pp) % (ep * etp))
 
 
 def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
@@ -94,6 +97,7 @@ def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
         "pp",
         "ep",
         "cp",
+        "etp",
         "lora_rank",
         "samples",
         "sample_tokens",
@@ -130,9 +134,16 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
         bad.append(Note(code="tp_not_dividing_heads", params={"tp": req.tp, "heads": arch.heads, "model": arch.name}))
     if req.ep and req.ep > 1 and not arch.is_moe:
         bad.append(Note(code="ep_needs_moe", params={"ep": req.ep, "model": arch.name}))
-    elif req.ep and arch.is_moe and arch.experts % req.ep:
+    elif req.ep and arch.is_moe and arch.experts % req.ep and ctx.method != "infer":
+        # Megatron-Core asserts num_moe_experts % expert_model_parallel_size == 0 (moe_layer.py)
         params = {"ep": req.ep, "experts": arch.experts, "model": arch.name}
         bad.append(Note(code="ep_not_dividing_experts", params=params))
+    elif req.ep and arch.is_moe and arch.experts % req.ep:  # serving: redundant experts fill the slots
+        slots = int(memory.serving_expert_slots(arch, req.ep))
+        redundant = slots * req.ep - arch.experts
+        ctx.assume("redundant_experts", ep=req.ep, experts=arch.experts, slots=slots, redundant=redundant)
+    if (req.etp or 1) > 1 and (not arch.is_moe or ctx.method == "infer" or req.ep == 1):
+        bad.append(Note(code="etp_not_planned", params={"etp": req.etp, "model": arch.name}))
     if req.pp and req.pp > arch.layers:
         bad.append(Note(code="pp_over_layers", params={"pp": req.pp, "layers": arch.layers, "model": arch.name}))
     if ctx.method != "infer" and req.train_tokens is not None and req.train_tokens < seq:

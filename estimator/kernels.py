@@ -213,6 +213,10 @@ class Work:
     lora_rank: int = 0
     qlora_bytes: float = 0.0  # bytes a QLoRA base weight's 4-bit data and constants take per element
     expert_load: np.ndarray | float = 1.0  # the busiest expert-parallel rank's routed rows over the average
+    etp: np.ndarray | None = None  # the experts' tensor parallel (None: tp, Megatron-Core's default)
+
+    def expert_tp(self) -> np.ndarray:
+        return self.tp if self.etp is None else self.etp
 
 
 def attention_linears(a: Arch, tp) -> list[tuple]:
@@ -278,7 +282,8 @@ class GemmTable:
         if self.w is None:
             return self.shape or (1,)
         w = self.w
-        return np.broadcast_shapes(*(np.shape(x) for x in (w.tokens, w.tp, w.ep, w.expert_load))) or (1,)
+        fields = (w.tokens, w.tp, w.ep, w.expert_load, w.expert_tp())
+        return np.broadcast_shapes(*(np.shape(x) for x in fields)) or (1,)
 
     def seconds(self, dev: Device) -> np.ndarray:
         """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts)."""
@@ -316,15 +321,17 @@ class GemmTable:
 
 def _moe_linears(table: GemmTable, a: Arch, share: float) -> None:
     """A MoE layer's matmuls: the router (16-bit, on the rank's sequence-parallel tokens), the routed
-    experts as grouped GEMMs, the shared experts and a dense residual MLP (Snowflake Arctic). The tp
-    ranks of an expert group gather their tokens and each computes 1/tp of every local expert's
-    width (Megatron-Core's expert tensor parallelism, TP by default); the ep ranks of the group share
-    their tokens' k copies over the E experts, E / ep each, so an expert receives ep x m x k / E
-    rows on average, the busiest rank `expert_load` times that."""
+    experts as grouped GEMMs, the shared experts and a dense residual MLP (Snowflake Arctic). Each
+    rank holds m / tp of the micro-batch's tokens (sequence parallel); the etp ranks of an expert
+    group gather theirs and each computes 1/etp of every local expert's width (Megatron-Core's
+    --expert-tensor-parallel-size, tp by default); the ep ranks of the group share their tokens' k
+    copies over the E experts, E / ep each, so an expert receives ep x etp x (m / tp) x k / E rows on
+    average (ep x m x k / E when etp = tp), the busiest rank `expert_load` times that."""
     w = table.w
+    etp = w.expert_tp()
     table.linear(w.tokens / w.tp, a.experts, a.hidden, share=share, sixteen_bit=True, adapters=False)
-    rows = w.ep * w.tokens * a.experts_per_token / a.experts * w.expert_load
-    for n, k in mlp_linears(a, a.moe_ffn_hidden, w.tp):
+    rows = w.ep * etp * w.tokens / w.tp * a.experts_per_token / a.experts * w.expert_load
+    for n, k in mlp_linears(a, a.moe_ffn_hidden, etp):
         table.linear(rows, n, k, share=share, groups=a.experts / w.ep, adapters=False)
     width = a.shared_experts * a.moe_ffn_hidden
     for n, k in (mlp_linears(a, width, w.tp) if width else []) + (
@@ -428,15 +435,17 @@ def optimizer_seconds(dev: Device, params, bytes_per_param) -> np.ndarray:
 # --- a serving step ---------------------------------------------------------------------------
 
 
-def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched) -> np.ndarray:
+def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched, slots=None) -> np.ndarray:
     """A serving step's GEMMs on one GPU, forward only over the step's `tokens` (generated ones and
     the prompt tokens chunked prefill adds): each layer's attention and MLP projections over tp,
     the routed experts as grouped GEMMs of tokens x k / E rows each, reading the share `touched` of
     their weights, a MoE layer's router, shared experts and dense residual MLP, the output layer.
     With ep > 1 attention and the dense parts are data-parallel (each GPU takes 1/ep of the
-    tokens) and each GPU holds E / ep experts; a pipeline stage runs 1/pp of the layers (the step
-    counted as the stages' average, as a full pipeline runs)."""
-    shape = np.broadcast_shapes(*(np.shape(x) for x in (tokens, tp, ep, touched)))
+    tokens) and each GPU holds `slots` experts (E / ep; more where redundant copies fill them,
+    memory.serving_expert_slots), the tokens' k copies spread evenly over the ep x slots (EPLB's
+    aim); a pipeline stage runs 1/pp of the layers (the step counted as the stages' average, as a
+    full pipeline runs)."""
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (tokens, tp, ep, touched, slots)))
     table, m, moe = GemmTable(None, shape), tokens / ep, a.moe_layers
     for n, k in attention_linears(a, tp):
         table.add(m, n, k, share=a.layers)
@@ -444,9 +453,10 @@ def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched) -> np.n
         table.add(m, n, k, share=a.layers - moe)
     if a.is_moe:
         table.add(m, a.experts, a.hidden, share=moe, sixteen_bit=True)
-        rows = tokens * a.experts_per_token / a.experts
+        slots = a.experts / ep if slots is None else slots
+        rows = tokens * a.experts_per_token / (ep * slots)
         for n, k in mlp_linears(a, a.moe_ffn_hidden, tp):
-            table.add(rows, n, k, share=moe, groups=a.experts / ep, weights_read=touched)
+            table.add(rows, n, k, share=moe, groups=slots, weights_read=touched)
         width = a.shared_experts * a.moe_ffn_hidden
         for n, k in (mlp_linears(a, width, tp) if width else []) + (
             mlp_linears(a, a.residual_ffn_hidden, tp) if a.residual_ffn_hidden else []

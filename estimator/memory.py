@@ -64,8 +64,13 @@ class Layout:
     micro_batches: np.ndarray | int = 1  # per optimizer step per pipeline (gradient accumulation)
     gpus_per_node: np.ndarray | int = 8
     vpp: np.ndarray | int = 1  # virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B
-    ep: np.ndarray | int = 1  # expert parallel: MoE routed experts split over ep data-parallel ranks
+    ep: np.ndarray | int = 1  # expert parallel: MoE routed experts split over ep ranks of a pipeline stage
     cp: np.ndarray | int = 1  # context parallel: each sequence split over cp ranks
+    etp: np.ndarray | int | None = None  # expert tensor parallel (None: tp, Megatron-Core's default)
+
+    def expert_tp(self) -> np.ndarray | int:
+        """The experts' tensor-parallel ranks: etp, or the attention's tp where it is left open."""
+        return self.tp if self.etp is None else self.etp
 
 
 # --- bytes per parameter -------------------------------------------------------------------
@@ -188,7 +193,7 @@ def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """Ones of the layout's broadcast shape, and the layout fields as float arrays of that shape."""
     fields = (
         *(lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt),
-        *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp),
+        *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp, lay.expert_tp()),
     )
     ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
     return ones, tuple(np.asarray(x, dtype=float) * ones for x in fields)
@@ -218,16 +223,20 @@ class _Placement:
     megatron: np.ndarray  # the layout runs on Megatron-Core (conventions.megatron_layout)
 
 
-def _placement(a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0, cp=1.0) -> _Placement:
+def _placement(
+    a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0, cp=1.0, etp=None
+) -> _Placement:
     dp = gpus / (tp * pp)
     # ZeRO stages 1, 2, 3 shard optimizer states, gradients, weights over data parallel ranks (Rajbhandari et al. 2020);
-    # with expert parallelism the routed experts are split over ep of those ranks, and ZeRO shards them over
-    # the dp / ep that hold the same experts (Megatron-Core's expert data parallel group)
+    # the routed experts are split over ep x etp GPUs of a stage (Megatron-Core's parallel folding: EP x ETP over
+    # the stage's TP x CP x DP), and ZeRO shards them over the stage's gpus / (ep x etp) that hold the same experts
+    # (parallel_state.py: expert_data_parallel_size = world_size // (etp x ep x pp)); params arrive here / tp
     routed = a.routed_expert_share
     ep = np.asarray(ep, dtype=float)
+    expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp
 
     def shard(stage: int) -> np.ndarray:
-        dense, expert = np.where(zero >= stage, dp, 1.0), np.where(zero >= stage, dp, ep)
+        dense, expert = np.where(zero >= stage, dp, 1.0), np.where(zero >= stage, dp, expert_split)
         return 1.0 / ((1.0 - routed) / dense + routed / expert)
 
     shard_w, shard_g, shard_o = shard(3), shard(2), shard(1)
@@ -462,8 +471,8 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     loss) are evaluated; the one that needs more sets the figure.
     """
     a = job.arch
-    ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches, ep, cp) = _broadcast_layout(lay)
-    place = _placement(a, gpus, tp, pp, zero, offload, ep, cp)
+    ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches, ep, cp, etp) = _broadcast_layout(lay)
+    place = _placement(a, gpus, tp, pp, zero, offload, ep, cp, etp)
     act = _activations(job, place, ckpt, mbs, cp)
 
     first_p, last_p = _stage_params(a, pp, tp)
@@ -520,15 +529,25 @@ def kv_bytes_per_token(a: Arch, precision: str, kv: str | None = None) -> float:
     return a.layers * a.kv_cache_elems_per_token_layer * KV_ELEMENT_BYTES[kv_element(precision, kv)]
 
 
+def serving_expert_slots(a: Arch, ep) -> np.ndarray:
+    """Routed experts one GPU of an expert-parallel serving replica holds per MoE layer: E / ep, or
+    ceil(E / ep) where ep does not divide E, the slots beyond E holding redundant copies of the
+    busiest experts (DeepSeek-V3's deployment, arXiv:2412.19437 Sec. 3.4: 32 redundant experts over
+    EP32 in prefill; SGLang's EPLB, --ep-num-redundant-experts, 288 slots for 256 experts at EP72)."""
+    ep = np.asarray(ep, dtype=float)
+    return np.ceil(a.experts / ep) if a.is_moe else np.ones_like(ep)
+
+
 def serving_weight_bytes(a: Arch, precision: str, tp=1.0, pp=1.0, ep=1.0) -> np.ndarray:
     """Weight bytes one GPU of a replica holds (with tp = pp = ep = 1: the served model once).
     Quantised checkpoints (AWQ, GPTQ, FP8) leave embeddings and the output head in 16-bit; the first
     pipeline stage holds the embedding and a vision-language model's encoder, the last the head;
-    expert parallelism splits only the routed experts."""
+    expert parallelism splits only the routed experts, serving_expert_slots of them per GPU."""
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     ends = a.embed_params + a.head_params + a.final_norm_params
     first, last = a.embed_params + a.vision_params, a.head_params
-    stack = a.layer_stack_params - a.routed_expert_params * (1 - 1 / ep)
+    held = serving_expert_slots(a, ep) / a.experts if a.is_moe else 1.0
+    stack = a.layer_stack_params - a.routed_expert_params * (1 - held)
     weights = (
         stack / pp * SERVE_WEIGHT_BYTES[precision] + np.where(pp > 1, max(first, last), ends + a.vision_params) * 2.0
     )
@@ -550,8 +569,8 @@ def serving_memory(
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU to serve `batch` concurrent sequences of `seq_len` tokens (prompt + output).
     With ep > 1 (a MoE replica of ep GPUs, SGLang's and DeepSeek's data-parallel attention with
-    expert parallelism) each GPU holds all but the routed experts, 1/ep of those, and its own
-    1/ep of the sequences with their whole KV cache."""
+    expert parallelism) each GPU holds all but the routed experts, its serving_expert_slots of
+    those, and its own 1/ep of the sequences with their whole KV cache."""
     tp_f, pp_f, ep_f = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     batch_f = np.ceil(np.asarray(batch, dtype=float) / ep_f)  # the sequences the busiest attention rank serves
     weights = serving_weight_bytes(a, precision, tp_f, pp_f, ep_f)

@@ -68,6 +68,8 @@ class DecodeLinks:
     latency: np.ndarray  # s per collective
     inter: np.ndarray
     inter_latency: np.ndarray
+    domain: np.ndarray | float = np.inf  # GPUs of one NVLink domain (a server, or an NVL72 rack)
+    rdma: np.ndarray | bool = True  # the fabric between domains carries RDMA
 
 
 def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
@@ -78,6 +80,8 @@ def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLin
         latency=np.array([[cat.link_latency_us.get(g.link, 30.0) * 1e-6] for g in gpus]),
         inter=np.array([[f.gb_s * 1e9 * eff] for f in fabrics]),
         inter_latency=np.array([[f.latency_us * 1e-6] for f in fabrics]),
+        domain=np.array([[g.nvlink_gpus] for g in gpus], dtype=float),
+        rdma=np.array([[f.rdma] for f in fabrics]),
     )
 
 
@@ -113,12 +117,28 @@ def expert_all_to_all_bytes(arch: Arch, batch: int, ep) -> np.ndarray:
     return arch.moe_layers * per_layer
 
 
+def expert_across_share(ep, domain) -> np.ndarray:
+    """Share of a serving replica's expert all-to-all bytes bound for GPUs in other NVLink domains:
+    the (ep - domain) / ep of the ranks outside a GPU's own, under uniform routing."""
+    ep = np.asarray(ep, dtype=float)
+    return np.where(ep > domain, 1.0 - domain / np.maximum(ep, 1.0), 0.0)
+
+
 def expert_all_to_all_seconds(arch: Arch, batch: int, ep, links: DecodeLinks) -> np.ndarray:
-    """The all-to-alls of expert_all_to_all_bytes inside a node, two per MoE layer, each paying
-    the link's latency."""
+    """The all-to-alls of expert_all_to_all_bytes, two per MoE layer (dispatch and combine), each
+    paying its link's latency. Inside an NVLink domain on NVLink; a replica over several domains
+    (wide EP) sends the copies bound for other domains straight over the RDMA fabric beside the
+    NVLink ones, as DeepEP's low-latency kernels do (pure RDMA, NVLink for peers in the domain),
+    so the slower of the two sets the time. DeepEP's published H800 figures (CX7 400 Gb/s, 128
+    tokens a GPU, top-8, hidden 7168) match bytes / (line rate x collective efficiency): EP128
+    combine, 14.7 MB in 369 us, 40 GB/s of 50."""
     ep = np.asarray(ep, dtype=float)
     calls = np.where(ep > 1, 2 * arch.moe_layers, 0.0)
-    return expert_all_to_all_bytes(arch, batch, ep) / links.intra + calls * links.latency
+    sent = expert_all_to_all_bytes(arch, batch, ep)
+    across = expert_across_share(ep, links.domain)
+    nvlink = sent * (1.0 - across) / links.intra + calls * links.latency
+    fabric = sent * across / links.inter + calls * links.inter_latency
+    return np.where(across > 0, np.maximum(nvlink, fabric), nvlink)
 
 
 # Tensor-parallel all-gathers and reduce-scatters per layer and micro-batch with sequence
@@ -158,6 +178,7 @@ def step_traffic(
     cp=1,
     grad_bytes: np.ndarray | float = 2.0,
     adapter_params: float = 0.0,
+    etp=None,
 ) -> dict[str, np.ndarray]:
     """Bytes per GPU per optimizer step on each parallel dimension.
 
@@ -173,10 +194,11 @@ def step_traffic(
     activations and their gradients between stages, v times over for v interleaved chunks. ep
     (MoE): each token's hidden state goes to its k experts and back by all-to-all, forward and
     backward (GShard, Lepikhin et al. 2020), the (ep-1)/ep of it held by other expert-parallel
-    ranks; routed experts split over ep ranks also send that much less gradient over data
-    parallelism. cp: every layer all-gathers the sequence's keys and values forward and again
-    backward, and reduce-scatters their gradients (Megatron-Core's context parallelism, Llama 3's
-    all-gather variant); tp, pp and ep then carry 1/cp of the tokens.
+    ranks; routed experts split over ep x etp ranks of a stage (etp None: tp) reduce their gradients
+    over the stage's gpus / (ep x etp) that hold the same experts (Megatron-Core's expert data
+    parallel group, parallel folding). cp: every layer all-gathers the sequence's keys and values
+    forward and again backward, and reduce-scatters their gradients (Megatron-Core's context
+    parallelism, Llama 3's all-gather variant); tp, pp and ep then carry 1/cp of the tokens.
     """
     gpus, tp, pp, micro_batch, micro_batches = (
         np.asarray(x, dtype=float) for x in (gpus, tp, pp, micro_batch, micro_batches)
@@ -185,9 +207,10 @@ def step_traffic(
     dp = gpus / (tp * pp)  # the gradient group: data x context parallel ranks
     ep, cp = np.asarray(ep, dtype=float), np.asarray(cp, dtype=float)
     tokens_mb = micro_batch * seq_len / cp
-    # dense parameters move over all dp ranks; a routed expert only over the dp / ep that hold it
-    dense, routed = a.params - a.routed_expert_params, a.routed_expert_params / ep
-    ring_shard = (dense * _ring(dp) + routed * _ring(dp / ep)) / (tp * pp)
+    # dense parameters move over all dp ranks; a routed expert over the expert data-parallel ranks that hold it
+    experts = ep * (tp if etp is None else np.asarray(etp, dtype=float))
+    dense, routed = a.params - a.routed_expert_params, a.routed_expert_params / experts
+    ring_shard = dense * _ring(dp) / (tp * pp) + routed * _ring(gpus / (pp * experts)) / pp
     recompute = np.where(ckpt == 2, 1.0, 0.0)
 
     collectives = TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute
@@ -213,15 +236,15 @@ def step_traffic(
 
 
 def step_comm_seconds(
-    traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1, arch: Arch | None = None
+    traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1, arch: Arch | None = None, etp=None
 ) -> dict[str, np.ndarray]:
     """Seconds per step on each dimension: tp inside a node, dp/pp across nodes when the job spans
-    nodes, ep inside a node while tp x ep GPUs fit in one (expert groups are placed there first).
-    Every tensor-parallel rank of an expert takes its tokens (Megatron-Core's expert tensor
-    parallelism, TP by default: the flex dispatcher's tp x top-k copies, the all-to-all dispatcher's
-    all-gather), so NVLink carries tp times the dispatched bytes; an expert group over several nodes
-    sends `arch`'s expert_fabric_share of its copies over an RDMA fabric (all of them over TCP) and
-    forwards them over NVLink beside it."""
+    nodes, ep inside a node while etp x ep GPUs fit in one (expert groups are placed there first;
+    etp None: tp). Every expert tensor-parallel rank of an expert takes its tokens (Megatron-Core's
+    --expert-tensor-parallel-size, TP by default: the flex dispatcher's etp x top-k copies, the
+    all-to-all dispatcher's all-gather), so NVLink carries etp times the dispatched bytes; an expert
+    group over several nodes sends `arch`'s expert_fabric_share of its copies over an RDMA fabric
+    (all of them over TCP) and forwards them over NVLink beside it."""
     gpus, tp = np.asarray(gpus, dtype=float), np.asarray(tp, dtype=float)
     per_node = np.asarray(links.gpus_per_node, dtype=float)
     multi_node = gpus > per_node
@@ -229,9 +252,9 @@ def step_comm_seconds(
     outer_bw = np.where(multi_node, links.inter_node, links.intra_node)
     seconds = {"tp": traffic["tp"] / tp_bw, "dp": traffic["dp"] / outer_bw, "pp": traffic["pp"] / outer_bw}
     if "ep" in traffic:
-        ep = np.asarray(ep, dtype=float)
-        group = tp * ep
-        nvlink = traffic["ep"] * tp / links.intra_node
+        ep, etp = np.asarray(ep, dtype=float), tp if etp is None else np.asarray(etp, dtype=float)
+        group = etp * ep
+        nvlink = traffic["ep"] * etp / links.intra_node
         share = expert_fabric_share(arch, group / per_node, ep) if arch is not None else 1.0
         share = np.where(np.asarray(links.rdma, dtype=bool), share, 1.0)
         fabric = traffic["ep"] * share / outer_bw * _beyond_pod(group, links)
@@ -242,14 +265,16 @@ def step_comm_seconds(
     return seconds
 
 
-def between_nodes_gb(traffic: dict[str, float], gpus: int, tp: int, per_node: int, ep: int = 1, cp: int = 1) -> float:
+def between_nodes_gb(
+    traffic: dict[str, float], gpus: int, tp: int, per_node: int, ep: int = 1, cp: int = 1, etp: int | None = None
+) -> float:
     """Of a step's traffic per GPU, the GB that crosses the fabric between nodes, by the placement
     step_comm_seconds times: dp and pp across nodes when the job spans several, tp, ep and cp inside
     a node while their groups fit in one (the rest stays on NVLink or PCIe)."""
     if gpus <= per_node:
         return 0.0
     crossing = traffic.get("dp", 0.0) + traffic.get("pp", 0.0)
-    for dim, group in (("tp", tp), ("ep", tp * ep), ("cp", tp * cp)):
+    for dim, group in (("tp", tp), ("ep", (tp if etp is None else etp) * ep), ("cp", tp * cp)):
         if group > per_node:
             crossing += traffic.get(dim, 0.0)
     return float(crossing) / 1e9
@@ -362,9 +387,10 @@ def _single_node(
     other: float,
     overlap: Overlap,
     arch: Arch | None = None,
+    etp: int | None = None,
 ) -> NetworkEstimate:
     """One node: every transfer stays on the GPUs' own links; no fabric to choose."""
-    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch)
+    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     step = other + float(exposed)
     return NetworkEstimate(
@@ -398,6 +424,7 @@ def compare_fabrics(
     overlap: Overlap = Overlap(),
     owned: bool = False,
     arch: Arch | None = None,
+    etp: int | None = None,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
     the slowest (cheapest) fabric whose step stays within 5% of the best fabric's, or `assumed`, the
@@ -420,6 +447,7 @@ def compare_fabrics(
             other=other_seconds,
             overlap=overlap,
             arch=arch,
+            etp=etp,
         )
     links = Links(
         intra_node_bandwidth(gpu, efficiency),
@@ -429,7 +457,7 @@ def compare_fabrics(
         np.array([[_pod(f)[1]] for f in fabrics]),
         np.array([[f.rdma] for f in fabrics]),
     )
-    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch)
+    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
     total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
@@ -451,7 +479,7 @@ def compare_fabrics(
         assumed_fabric=fabrics[here].id,
         assumed_comm_fraction=float(exposed[here] / steps[here]),
         single_node=False,
-        between_nodes_gb=between_nodes_gb(traffic, gpus, tp, gpu.nvlink_gpus, ep, cp),
+        between_nodes_gb=between_nodes_gb(traffic, gpus, tp, gpu.nvlink_gpus, ep, cp, etp),
         comm_fraction=float(exposed[pick] / steps[pick]),
         comm_total_fraction=float(total[pick] / steps[pick]),
         by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},

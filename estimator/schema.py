@@ -78,6 +78,7 @@ class Request(BaseModel):
     pp: int | None = None
     ep: int | None = None  # expert parallel (MoE)
     cp: int | None = None  # context parallel
+    etp: int | None = None  # expert tensor parallel (MoE, Megatron-Core's --expert-tensor-parallel-size)
     ckpt: Ckpt | None = None
     loss: Loss | None = None
     kv_cache: KvCache | None = None  # serving: None keeps it 16-bit, or fp8 beside fp8 weights
@@ -124,6 +125,8 @@ class Resolved(BaseModel):
     vpp: int = 1  # interleaved pipeline: model chunks per GPU (1: plain 1F1B)
     ep: int = 1  # expert parallel: routed experts sharded over ep ranks of the data-parallel group
     cp: int = 1  # context parallel: each sequence split over cp ranks
+    # expert tensor parallel (training with ep > 1): the routed experts over ep x etp GPUs of a stage
+    etp: int | None = None
     lora_rank: int | None
     mfu: float | None
     deadline_days: float | None

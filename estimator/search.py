@@ -14,7 +14,7 @@ from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
-from gpuplan.estimator import compute, fit, io, memory, network, reliability
+from gpuplan.estimator import compute, conventions, fit, io, memory, network, reliability
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
 from gpuplan.estimator.schema import ADAPTER_METHODS
@@ -57,6 +57,7 @@ class Fixed:
     micro_batch: int | None = None
     ep: int | None = None
     cp: int | None = None
+    etp: int | None = None  # expert tensor parallel (MoE)
 
 
 @functools.lru_cache(maxsize=128)
@@ -82,6 +83,8 @@ class Grid:
     ep: np.ndarray  # expert parallel ranks (1 for a dense model)
     cp: np.ndarray  # context parallel ranks: each sequence split over them
     vpp: np.ndarray  # virtual pipeline stages per GPU (1: plain 1F1B)
+    # expert tensor parallel ranks: ep x etp GPUs of a pipeline stage hold the routed experts (None: tp)
+    etp: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -103,6 +106,7 @@ class Grid:
             self.ep[keep],
             self.cp[keep],
             self.vpp[keep],
+            None if self.etp is None else self.etp[keep],
         )
 
 
@@ -163,18 +167,23 @@ def _training_grid(
     keep = _consistent(*arrays, fixed=fixed, gbs=gbs)
     arrays = [a[keep] for a in arrays]
     arrays = _with_interleaving(arrays, layers, gbs)
+    g, t, p, e = arrays[0], arrays[1], arrays[2], arrays[7]
+    arrays.append(np.full_like(g, fixed.etp) if fixed.etp else conventions.expert_tensor_parallel(t, e, g / p))
     for a in arrays:
         a.setflags(write=False)
     return Grid(*arrays)
 
 
 def _consistent(g, t, p, z, o, c, m, e, x, *, fixed: Fixed, gbs: int) -> np.ndarray:
-    """The combinations a framework accepts: tp x pp x cp dividing the GPUs, expert parallel ranks
-    taken from the data x context parallel ones (Megatron-Core), ZeRO only where there is
-    something to shard, offload with the ZeRO stage it needs, the batch split evenly."""
+    """The combinations a framework accepts: tp x pp x cp dividing the GPUs, expert parallel x
+    expert tensor parallel ranks dividing a pipeline stage's GPUs (Megatron-Core's parallel folding:
+    parallel_state.py requires world_size % (etp x ep x pp) == 0; etp 1 where ep x tp does not
+    divide them, conventions.expert_tensor_parallel), ZeRO only where there is something to shard,
+    offload with the ZeRO stage it needs, the batch split evenly."""
     shard = g / (t * p)  # ZeRO and gradient all-reduce group: data x context parallel ranks
     dp = shard / x
-    keep = (g % (t * p * x) == 0) & (shard % e == 0) & ((shard > 1) | (z == 0) | (fixed.zero is not None))
+    experts = e * (fixed.etp or 1)
+    keep = (g % (t * p * x) == 0) & ((g / p) % experts == 0) & ((shard > 1) | (z == 0) | (fixed.zero is not None))
     if fixed.zero is None:  # without data parallelism there is nothing to shard: ZeRO-0
         keep &= (shard > 1) != (z == 0)
     keep &= (o == 0) | (z >= np.where(o >= 3, 3, 1)) | (fixed.zero is not None)
@@ -236,6 +245,7 @@ class GpuOptions:
     per_node: np.ndarray  # GPUs per server
     usable: np.ndarray  # the job's precision runs on this type
     nvlink: np.ndarray  # GPUs on one NVLink domain (a server, or an NVL72 rack): where TP and EP groups go
+    rdma: np.ndarray | None = None  # the fabric between domains carries RDMA (wide serving EP)
 
     @property
     def size(self) -> int:
@@ -267,7 +277,9 @@ def drop_dominated(cat: Catalog, gpus: list[GPU], region: str | None, speed: dic
     return [g for g, out in zip(gpus, dominated, strict=True) if not out]
 
 
-def gpu_options(cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None) -> GpuOptions:
+def gpu_options(
+    cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None, fabric: str | None = None
+) -> GpuOptions:
     regions: list[str | None] = []
     stock, price = [], []
     for g in gpus:
@@ -290,6 +302,7 @@ def gpu_options(cat: Catalog, gpus: list[GPU], region: str | None, precision: st
         column([g.gpus_per_node for g in gpus]),
         column(usable).astype(bool),
         column([g.nvlink_gpus for g in gpus]),
+        column([cat.fabrics[fabric or g.node_fabric].rdma for g in gpus]).astype(bool),
     )
 
 
@@ -362,6 +375,7 @@ def layout_of(grid: Grid, gbs: int) -> Layout:
         grid.vpp,
         grid.ep,
         grid.cp,
+        grid.etp,
     )
 
 
@@ -688,7 +702,7 @@ class ServingScored:
 
 # Expert-parallel serving replicas (MoE): attention data-parallel over the ep GPUs of one node,
 # routed experts split over them (DeepSeek-V2's and SGLang's deployment of large MoE models)
-SERVING_EP = (2, 4, 8, 16, 32, 64)  # beyond 16: wide EP inside an NVL72 rack (expert_parallel_ok)
+SERVING_EP = (2, 4, 8, 16, 32, 64)  # beyond a server: over RDMA or inside an NVL72 rack (expert_parallel_ok)
 
 
 def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -803,10 +817,13 @@ def score_serving(
 
 
 def expert_parallel_ok(ep: np.ndarray, options: GpuOptions) -> np.ndarray:
-    """(T, L): expert-parallel replicas stay inside one NVLink domain (a server, or an NVL72 rack),
-    where the all-to-all is timed; PCIe cards and replicas over nodes are left to tensor parallelism."""
+    """(T, L): expert-parallel replicas on NVLink GPUs, inside one NVLink domain (a server, or an
+    NVL72 rack) or over whole domains joined by an RDMA fabric, as wide-EP decode runs (DeepSeek's
+    EP144-320 and SGLang's EP72 on DeepEP's low-latency kernels, which need NVLink inside a node
+    and RDMA between nodes); PCIe cards and TCP networks are left to tensor parallelism."""
     nvlink = np.array([[g.link == "nvlink"] for g in options.gpus])
-    return (ep[None, :] == 1) | ((ep[None, :] <= options.nvlink) & nvlink)
+    rdma = np.ones_like(nvlink) if options.rdma is None else options.rdma
+    return (ep[None, :] == 1) | (nvlink & ((ep[None, :] <= options.nvlink) | rdma))
 
 
 def choose_serving(scored: ServingScored, objective: str, batch: int, min_speed: float) -> tuple[int, bool, bool]:

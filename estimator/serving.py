@@ -175,8 +175,11 @@ def _region(ctx: Context) -> str | None:
 
 def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
     req = ctx.req
+    nodes = math.ceil(replica.ep / replica.gpu.nvlink_gpus)
     if replica.ep > 1 and not req.ep:
-        ctx.assume("serving_expert_parallel", ep=replica.ep, experts=ctx.arch.experts // replica.ep)
+        ctx.assume("serving_expert_parallel", ep=replica.ep, experts=ctx.arch.experts // replica.ep, nodes=nodes)
+    elif nodes > 1:  # wide EP the user asked for: the all-to-all over the fabric
+        ctx.assume("serving_expert_parallel_nodes", ep=replica.ep, nodes=nodes, fabric=fabric_for(ctx, replica.gpu))
     elif replica.ep == 1 and not (req.gpus or req.tp or req.pp):
         ctx.assume("serving_layout", tp=replica.tp, pp=replica.pp)
     if replica.precision in ("int8", "int4", "fp8"):
@@ -317,6 +320,7 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
     # per GPU: its share of the all-reduces, and one hop per boundary spread over the stages
     tp_bytes, pp_bytes = float(allreduces * per_allreduce), (pp - 1) * hop / pp
     ep_bytes = float(network.expert_all_to_all_bytes(ctx.arch, replica.batch, replica.ep))
+    ep_across = ep_bytes * float(network.expert_across_share(replica.ep, gpu.nvlink_gpus))  # wide EP
     seconds = float(replica.scored.comm_seconds[replica.t, replica.i])  # what the search timed
     step_s = float(replica.scored.step_seconds[replica.t, replica.i])
     by_dimension = {"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9}
@@ -324,9 +328,9 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
         by_dimension["ep"] = ep_bytes / 1e9
     return NetworkEstimate(
         per_step_gb=(tp_bytes + pp_bytes + ep_bytes) / 1e9,
-        between_nodes_gb=pp_bytes / 1e9 if pp > 1 else 0.0,  # a pipeline's stages are whole nodes
-        fabric=fabric_for(ctx, gpu) if pp > 1 else gpu.link,
-        single_node=pp == 1,
+        between_nodes_gb=((pp_bytes if pp > 1 else 0.0) + ep_across) / 1e9,  # a pipeline's stages are whole nodes
+        fabric=fabric_for(ctx, gpu) if pp > 1 or ep_across else gpu.link,
+        single_node=pp == 1 and not ep_across,
         comm_fraction=seconds / step_s if step_s > 0 else 0.0,  # the decode step includes its communication
         by_dimension_gb=by_dimension,
     )

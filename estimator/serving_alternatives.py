@@ -170,10 +170,11 @@ def score_replicas(
     tp, pp, ep = search.serving_grid(ctx.arch, fixed)
     if tp.size == 0:
         raise RequestError([no_layout(req, batch)])
-    options = search.gpu_options(cat, types, region, None)
+    options = search.gpu_options(cat, types, region, None, req.fabric)
     if (req.ep or 1) > 1 and not search.expert_parallel_ok(ep, options).any():
-        per_node = int(options.nvlink.max())
-        raise RequestError([Note(code="serving_ep_beyond_node", params={"ep": req.ep, "per_node": per_node})])
+        per_node, rdma = int(options.nvlink.max()), bool(options.rdma.any())
+        params = {"ep": req.ep, "per_node": per_node, "rdma": rdma}
+        raise RequestError([Note(code="serving_ep_beyond_node", params=params)])
     return search.score_serving(
         ctx.arch,
         precision,

@@ -172,6 +172,7 @@ def _fixed_layout(ctx: Context, per_node: int) -> search.Fixed:
         micro_batch=req.micro_batch,
         ep=req.ep,
         cp=req.cp,
+        etp=req.etp,
     )
 
 
@@ -333,8 +334,11 @@ def _state_experts(ctx: Context, pick: Pick, precision: str) -> None:
     an expert group spans nodes (network.expert_fabric_share) and what compute hides them
     (network.paired_micro_batch_share: combined 1F1B, or only the shared experts)."""
     grid, i, a = pick.scored.grid, pick.i, ctx.arch
-    ep, tp = float(grid.ep[i]), float(grid.tp[i])
-    nodes = tp * ep / pick.gpu.gpus_per_node
+    ep, etp = float(grid.ep[i]), float(grid.etp[i])
+    if etp != float(grid.tp[i]):  # Megatron-Core's parallel folding: experts laid out apart from attention
+        stage = int(grid.gpus[i] / grid.pp[i])
+        ctx.assume("expert_folding", ep=int(ep), etp=int(etp), tp=int(grid.tp[i]), stage=stage, dp=int(grid.dp()[i]))
+    nodes = etp * ep / pick.gpu.gpus_per_node
     share = float(network.expert_fabric_share(a, nodes, ep)) if nodes > 1 else 0.0
     layout = (grid.ep[i], grid.pp[i], grid.vpp[i], pick.scored.micro_batches[i], grid.ckpt[i])
     paired = network.paired_micro_batch_share(*layout, sixteen_bit=precision != "fp32")
@@ -494,6 +498,7 @@ def _resolved(
         vpp=int(grid.vpp[i]),
         ep=int(grid.ep[i]),
         cp=int(grid.cp[i]),
+        etp=int(grid.etp[i]) if grid.ep[i] > 1 else None,
         lora_rank=job.lora_rank if ctx.method in ADAPTER_METHODS else None,
         region=pick.region,
         objective=pick.objective,
@@ -545,6 +550,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         assumed=fabric_for(ctx, pick.gpu),
         ep=int(g.ep[i]),
         cp=int(g.cp[i]),
+        etp=int(g.etp[i]),
         overlap=network.Overlap(**{k: pick.at(v) for k, v in vars(step.overlap).items()}),
         owned=ctx.req.fabric is not None,
         arch=ctx.arch,
@@ -573,6 +579,7 @@ def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: i
         micro_batch=1,
         ep=fixed.ep,
         cp=fixed.cp,
+        etp=fixed.etp,
     )
     max_gpus = int(ctx.number("limits", "max_gpus"))
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus, job.seq_len)
@@ -593,6 +600,7 @@ def _fits_with_offload(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gb
         micro_batch=fixed.micro_batch or 1,
         ep=fixed.ep,
         cp=fixed.cp,
+        etp=fixed.etp,
     )
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus, job.seq_len)
     parts = memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat))

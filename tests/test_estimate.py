@@ -234,12 +234,13 @@ def test_a_vision_language_model_counts_its_image_encoder():
 
 
 def test_an_expert_layout_the_search_can_choose_can_be_asked_for():
-    """Expert ranks come from the data x context parallel ones (Megatron-Core): ep=8 with cp=4
-    on 16 GPUs is a layout, as the search would build it; ep=3 on 16 is not."""
+    """Expert ranks come from a pipeline stage's GPUs (Megatron-Core's parallel folding): ep=8 with
+    cp=4 on 16 GPUs is a layout, as the search would build it; ep=8 with expert tensor parallel 4
+    (32 GPUs of experts) on 16 is not."""
     ok = estimate(Request(model="mixtral-8x7b", method="full", gpus=16, ep=8, cp=4, seq_len=65536))
     assert (ok.resolved.ep, ok.resolved.cp) == (8, 4)
     with pytest.raises(RequestError) as err:
-        estimate(Request(model="mixtral-8x7b", method="full", gpus=16, tp=4, ep=8))
+        estimate(Request(model="mixtral-8x7b", method="full", gpus=16, tp=4, ep=8, etp=4))
     assert "parallel_not_dividing" in [n.code for n in err.value.notes]
 
 

@@ -39,9 +39,13 @@ def test_serving_expert_parallel_goes_as_wide_as_the_nvlink_domain(ep):
     assert est.resolved.ep == ep and est.memory.fits
 
 
-def test_wide_ep_across_servers_is_refused_with_its_reason():
+def test_wide_ep_across_servers_is_refused_on_a_network_without_rdma():
+    """DeepEP's kernels need RDMA between nodes: EP32 over 4 H100 servers is planned on their
+    InfiniBand and refused over 100 GbE TCP."""
     from gpuplan.estimator.errors import RequestError
 
+    request = Request(model="deepseek-v3", method="infer", gpu="h100-80gb", gpus=64, ep=32)
+    assert estimate(request).resolved.ep == 32
     with pytest.raises(RequestError) as err:
-        estimate(Request(model="deepseek-v3", method="infer", gpu="h100-80gb", gpus=64, ep=32))
+        estimate(request.model_copy(update={"fabric": "eth-100"}))
     assert err.value.notes[0].code == "serving_ep_beyond_node"

@@ -148,6 +148,10 @@ EN = [
     ("70b full fsdp with cpu offload", dict(params_b=70, zero=3, offload="cpu")),
     ("70b full zero-infinity", dict(params_b=70, offload="nvme-all")),
     ("70b pretrain tp8 pp4 on 512 GPUs", dict(params_b=70, tp=8, pp=4, gpus=512, method="pretrain")),
+    (
+        "pretrain qwen3-235b-a22b on 256 h100 tp=2 pp=8 ep=32 etp=1",
+        dict(model="qwen3-235b-a22b", method="pretrain", gpus=256, tp=2, pp=8, ep=32, etp=1),
+    ),
     ("13b full with pure bf16 and 8-bit adam", dict(params_b=13, precision="bf16", optimizer="adamw8bit")),
     ("7b full in fp8 on H100", dict(params_b=7, precision="fp8-mixed", gpu="h100-80gb")),
     ("serve llama-3-70b in int4 awq", dict(model="llama-3-70b", method="infer", precision="int4")),
@@ -961,6 +965,10 @@ ZH = [
     ("70b全参 deepspeed zero2 下放到cpu", dict(params_b=70, zero=2, offload="cpu", notes=["framework_noted"])),
     ("70b全参 fsdp", dict(params_b=70, zero=3)),
     ("张量并行8 流水线并行4 预训练175b", dict(params_b=175, tp=8, pp=4, method="pretrain")),
+    (
+        "256张H100预训练qwen3-235b-a22b，tp=2 pp=8 ep=32 etp=1",
+        dict(model="qwen3-235b-a22b", method="pretrain", gpus=256, tp=2, pp=8, ep=32, etp=1),
+    ),
     ("7b全参 bf16", dict(params_b=7, precision="bf16-mixed")),
     ("70b 推理 int4量化", dict(params_b=70, method="infer", precision="int4")),
     ("70b 推理 fp8", dict(params_b=70, method="infer", precision="fp8")),

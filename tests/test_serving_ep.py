@@ -107,7 +107,7 @@ def test_the_replica_reports_its_cache_and_weights_once():
 @pytest.mark.parametrize(
     "question, code",
     [
-        ("deepseek-v3 infer gpu=h100 ep=16 mbs=256", "serving_ep_beyond_node"),
+        ("deepseek-v3 infer gpu=h100 ep=16 mbs=256 fabric=eth-100", "serving_ep_beyond_node"),
         ("deepseek-v3 infer gpu=h200 tp=8 ep=8", "serving_ep_with_tp"),
     ],
 )
@@ -121,13 +121,9 @@ def test_expert_parallel_serving_it_cannot_plan_is_refused(question, code):
 
 def test_the_grid_offers_expert_parallel_replicas_for_moe_models_only(v2):
     tp, pp, ep = search.serving_grid(v2, search.Fixed())  # 160 routed experts: 32 divides them, 64 does not
-    assert set(ep[ep > 1]) == {
-        2,
-        4,
-        8,
-        16,
-        32,
-    }  # beyond 16: NVL72 racks only (expert_parallel_ok) and np.all(tp[ep > 1] == 1) and np.all(pp[ep > 1] == 1)
+    # beyond a server: over RDMA fabrics or inside NVL72 racks (expert_parallel_ok)
+    assert set(ep[ep > 1]) == {2, 4, 8, 16, 32}
+    assert np.all(tp[ep > 1] == 1) and np.all(pp[ep > 1] == 1)
     _, _, dense_ep = search.serving_grid(for_model("llama-3-8b"), search.Fixed())
     assert np.all(dense_ep == 1)
     _, _, fixed = search.serving_grid(v2, search.Fixed(tp=8))

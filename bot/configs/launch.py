@@ -61,6 +61,7 @@ class Launch:
     note: str = ""  # a header line about how the plan was made for this format
     loss: str = "chunked"  # the cross-entropy the plan's memory counts (loss=unchunked: Transformers' own)
     kv_cache: str | None = None  # serving: the KV cache's element type the plan counts
+    etp: int = 1  # training with ep > 1: the experts' tensor-parallel size (Megatron-Core's default: tp)
 
     @property
     def serving(self) -> bool:
@@ -102,6 +103,7 @@ def launch_from(plan: Plan) -> Launch:
         vpp=r.vpp,
         ep=r.ep,
         cp=r.cp,
+        etp=r.etp if r.etp is not None else r.tp,
         dp=r.dp,  # data-parallel replicas (training) or serving replicas
         zero=r.zero,
         offload=r.offload,

@@ -60,6 +60,8 @@ def parallel_args(launch: Launch) -> list[str]:
         args.append(flag("--sequence-parallel"))
     if launch.ep > 1:
         args.append(flag("--expert-model-parallel-size", launch.ep))
+        if launch.etp != launch.tp:  # parallel folding; Megatron-LM defaults it to the tensor-parallel size
+            args.append(flag("--expert-tensor-parallel-size", launch.etp))
     if launch.cp > 1:
         args.append(flag("--context-parallel-size", launch.cp))
     return args + sharding_args(launch)

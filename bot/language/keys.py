@@ -116,6 +116,7 @@ KEYS: tuple[Key, ...] = (
     Key("pp", ("pp",), _integer("pp"), "pp=4"),
     Key("ep", ("ep",), _integer("ep"), "ep=8"),
     Key("cp", ("cp",), _integer("cp"), "cp=2"),
+    Key("etp", ("etp",), _integer("etp"), "etp=1"),
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
     Key("loss", ("loss",), _enum(LOSSES, "loss"), "loss=unchunked"),
     Key("kv", ("kv_cache",), _enum(KV_CACHES, "kv_cache"), "kv=fp8", aliases=("kv_cache",)),
