@@ -17,14 +17,15 @@ REFERENCE = LIVE if LIVE.is_dir() else SNAPSHOT
 LOCAL = Path(__file__).resolve().parent / "data" / "local_reference"  # cases gathered here, same format
 
 
-# Cases the estimator does not meet yet, each with what is missing. Strict, so a case that starts
-# passing must be unmarked here.
+# Cases the estimator does not meet yet, each with what is missing ("source:" where the source
+# itself leaves the figure uncertain). Strict, so a case that starts passing must be unmarked here.
+LLAMA4_ON_80GB = "source: 'we fall back to 0.90 or lower' on OOM: the memory the H100 runs held unstated"
 PENDING = {
     # the source packs documents into 32k-token sequences (attention only within a document, lengths
     # not stated); gpuplan times causal attention over the whole 32k, 39% of each layer's kernel
     # time with the recomputed forward: 0.61 of the rate (0.87 on the kernels alone, before A100's
     # fitted step share)
-    "ms-swift-qwen25-7b-32k-full-4xa100-1": "packed short documents: attention FLOPs unknown",
+    "ms-swift-qwen25-7b-32k-full-4xa100-1": "source: packed length an upper bound, document lengths unstated",
     # Llama 4 on H100: 2.5x (Maverick, 3,060 against 1,210) and 1.8x (Scout, 5,560 against 3,032)
     # with the decode step's GEMMs timed by their kernels (kernels.decode_seconds). The same model
     # meets both models' H200 rows of the same table at 1000/1000 (1.13, 1.31; the held-out checks in
@@ -37,10 +38,10 @@ PENDING = {
     # (a bf16 cache would pass these rows but sink the dense 8B ones to 0.6, so it is not assumed);
     # trtllm-bench's own batch heuristic (bench/build/tuning.py) would allow about 1,536 sequences
     # here, GUARANTEED_NO_EVICT reserving each request's whole 2,000 tokens, chunked prefill off
-    "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0": "Llama 4 on 80 GB: concurrency the run held unknown",
-    "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0": "Llama 4 on 80 GB: concurrency the run held unknown",
-    "trtllm-llama4-maverick-h100-tp8-fp8-2k2k-0": "Llama 4 on 80 GB: concurrency the run held unknown",  # 2.24
-    "trtllm-llama4-scout-h100-tp4-fp8-2k2k-0": "Llama 4 on 80 GB: concurrency the run held unknown",  # 1.80
+    "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0": LLAMA4_ON_80GB,
+    "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0": LLAMA4_ON_80GB,
+    "trtllm-llama4-maverick-h100-tp8-fp8-2k2k-0": LLAMA4_ON_80GB,  # 2.24
+    "trtllm-llama4-scout-h100-tp4-fp8-2k2k-0": LLAMA4_ON_80GB,  # 1.80
     # Held-out 2048/2048 rows, 1.40-1.45: gpuplan runs high at this length for the dense models of
     # the same table too (405B 1.29, 70B 1.10 on H100), cause not found. trtllm-bench's default
     # scheduler (guaranteed_no_evict, tensorrt_llm/bench/benchmark/throughput.py) reserves a
@@ -55,7 +56,7 @@ PENDING = {
     # token (855 tok/s/GPU at full load); the plan's full-load alternative (the shape that generates
     # most on the 8 GPUs) is a pipeline of 8 at 5,920, expert-parallel replicas about 4,100 at 4k
     # tokens (ep=8); the service's lengths are not stated and the ~6-bit KV cache is not modelled
-    "deepseek-v2-8xh800-generation-min-0": "serving sized at 16 sequences; no ~6-bit KV cache",
+    "deepseek-v2-8xh800-generation-min-0": "source: lengths 'not stated numerically', a ~6-bit KV cache",
     # FSDP with CPU parameter offload. What offload leaves on the GPU is counted: FSDP's root unit, two
     # gathered layers, the replicated NF4 constants, one dequantised matrix, the layer inputs, the loss,
     # and the block the allocator keeps for the host-to-device shard copies (memory._offload_copy);
@@ -63,11 +64,11 @@ PENDING = {
     # - PEFT's W&B reading: its no-offload sibling (peft-fsdp-qlora-llama2-70b-2gpu) is 4.4 GiB above
     #   gpuplan as well (0.87); the docs see 15.0 GiB saved by offload where gpuplan moves 17.2 to the host,
     #   and they say "GPU Memory saving when using CPU Offloading is untested at present"
-    "peft-fsdp-qlora-llama2-70b-2x24gb-offload-0": "the docs' caveat: offload's GPU saving untested; 11.5 vs 18.25 GiB",
+    "peft-fsdp-qlora-llama2-70b-2x24gb-offload-0": "source: offload's GPU saving 'untested at present' (11.5 vs 18.25)",
     # - axolotl's README VRAM notes are no measured peaks: the same list gives its 8B LoRA recipe (8-bit
     #   linear layers, 2 x 4,096 packed tokens, Transformers' loss) 11 GB, less than its weights (8.5 GiB)
     #   and its fp32 logits (3.9 GiB) together
-    "axolotl-llama3-70b-qlora-fsdp-offload-2gpu-0": "README notes below their own recipes' needs; 10.7 vs 19.6 GiB",
+    "axolotl-llama3-70b-qlora-fsdp-offload-2gpu-0": "source's notes are not peaks: below its own recipes' needs",
     # - Answer.AI's train.py keeps the model's output, its fp32 logits, until after loss.backward()
     #   (`output = None` follows the step): 4 bytes a logit beside the loss's 12, 2.4 GiB at 10 x 2,048 x
     #   32,000 logits (0.79 with them). gpuplan counts Transformers' loss as the Trainer runs it, which
