@@ -429,6 +429,11 @@ EN = [
     ("serve llama 70b with prefill/decode disaggregation", dict(method="infer", prefill="disaggregated")),
     ("deepseek-v3 on 16 H100 with PD separation", dict(prefill="disaggregated", gpus=16)),
     ("vllm chunked prefill for llama 3 8b", dict(method="infer", prefill="chunked")),
+    # a prompt no shorter than the context pasted beside it: the context stands, the prompt is set aside
+    (
+        "serve llama 3 8b with max_model_len 10240, input length 50000 tokens",
+        dict(seq_len=10240, prompt_tokens=None, notes=["set_aside"]),
+    ),
     # in a training question "prompts of N tokens" stay the samples' length
     ("fine-tune 7b on 10k prompts of 1500 tokens", dict(prompt_tokens=None, sample_tokens=1500, samples=10_000)),
     # the KV cache's element type: a setting, prose, a pasted flag
