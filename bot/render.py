@@ -399,6 +399,8 @@ KEY_ASSUMPTIONS = (
     "tokens_from_samples",
     "tokens_from_dataset",
     "default_seq",
+    "default_output",
+    "prefill_disaggregated",
     "default_concurrency",
     "fitted_concurrency",
     "default_serve_precision",

@@ -356,10 +356,64 @@ class ServingSpeed:
     memory_bound: np.ndarray
 
 
-# A served sequence is taken as half prompt, half output (a benchmark's 1000/1000): while it
-# generates it holds its prompt and, on average, half its output
+# A served sequence is taken as half prompt, half output (a benchmark's 1000/1000) when the question
+# does not split it (Request.prompt_tokens): while it generates it holds its prompt and, on average,
+# half its output
 PROMPT_SHARE = 0.5
 HELD_SHARE = PROMPT_SHARE + (1 - PROMPT_SHARE) / 2
+
+
+@dataclass(frozen=True)
+class Served:
+    """What each served sequence is: `seq` tokens of context, the first `prompt` of them its prompt
+    (at least one output token). `chunked`: its prompt's prefill shares the decode steps (chunked
+    prefill, vLLM's default), else it runs on GPUs apart (disaggregated) and the steps only decode."""
+
+    seq: int
+    prompt: int
+    chunked: bool = True
+
+    @property
+    def output(self) -> int:
+        return self.seq - self.prompt
+
+    @property
+    def held(self) -> float:
+        """Tokens a generating sequence holds in its KV cache on average: its prompt, half its output."""
+        return self.prompt + self.output / 2
+
+    @property
+    def prefill_per_output(self) -> float:
+        """Prompt tokens the steps prefill per generated token at steady state: every sequence's
+        prompt once over its output (none when prefill runs apart)."""
+        return self.prompt / self.output if self.chunked else 0.0
+
+
+def served(seq: int, prompt: int | None = None, chunked: bool = True) -> Served:
+    """The load of sequences of `seq` tokens, `prompt` of them prompt (PROMPT_SHARE when not said)."""
+    default = int(round(seq * PROMPT_SHARE))
+    return Served(seq, min(prompt if prompt is not None else default, seq - 1), chunked)
+
+
+def step_load(load: Served, batch, ep=1.0, step_tokens: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(sequences generating each step, tokens through each step's matmuls): every generating
+    sequence's token and the prompt tokens prefilled with it. An engine's step holds at most
+    `step_tokens` on each scheduler (vLLM's max_num_batched_tokens, TensorRT-LLM's max_num_tokens;
+    one per attention data-parallel rank): past it prompts wait, and the sequences generating fall to
+    what the budget prefills for."""
+    batch, ep = np.asarray(batch, dtype=float), np.asarray(ep, dtype=float)
+    per_token = 1.0 + load.prefill_per_output
+    generating = batch if step_tokens is None else np.minimum(batch, step_tokens / per_token * ep)
+    return generating, generating * per_token
+
+
+def prefill_attention_seconds(a: Arch, dev: kernels.Device, load: Served, prompts, tp, pp) -> np.ndarray:
+    """Causal attention over `prompts` whole prompts (fractions allowed) on one attention rank, every
+    layer of a pipeline stage (kernels.attention_seconds: FlashAttention's rate by length and head
+    dimension); chunked prefill does the same work a chunk at a time."""
+    prompts = np.asarray(prompts, dtype=float)
+    forward, _ = kernels.attention_seconds(dev, a, prompts, float(load.prompt), tp=np.asarray(tp, dtype=float))
+    return np.where(prompts > 0, forward * a.layers / np.asarray(pp, dtype=float), 0.0)
 
 
 # Bytes of an activation entering a matmul: FP8 serving quantises activations too (W8A8); the
@@ -426,36 +480,36 @@ def decode_speed_arrays(
     a: Arch,
     precision: str,
     *,
-    seq_len: int,
+    load: Served,
     batch,
     tp,
     pp,
     dev: kernels.Device,
     comm_seconds=0.0,
-    prefill_per_output: float = 0.0,
     ep=1.0,
     kv_cache: str | None = None,
+    step_tokens: float | None = None,
 ) -> ServingSpeed:
-    """Generation throughput: each step's matmuls (decode_matmul_seconds), then attention streams
-    every sequence's KV cache (its kernels run after the matmuls, not beside them), then
-    tensor-parallel all-reduces, pipeline hops and expert-parallel all-to-alls wait on the layer
-    before. `prefill_per_output` prompt tokens per generated one share the step's matmuls (chunked
-    prefill at full load). With ep > 1 each GPU holds all but the routed experts and 1/ep of those,
-    and attends to 1/ep of the sequences. `dev` (serving_device) holds the GPU types' figures; the
-    step is memory-bound where its weights and KV cache take longer at HBM bandwidth than its
-    FLOPs at the GEMM rate."""
-    batch = np.asarray(batch, dtype=float)
+    """Generation throughput: each step's matmuls (decode_matmul_seconds) over its generated tokens
+    and, with chunked prefill, the prompt tokens prefilled beside them (step_load), each such
+    prompt's attention (prefill_attention_seconds), then attention streams every generating
+    sequence's KV cache (its kernels run after the matmuls, not beside them), then tensor-parallel
+    all-reduces, pipeline hops and expert-parallel all-to-alls wait on the layer before. With ep > 1
+    each GPU holds all but the routed experts and 1/ep of those, and attends to 1/ep of the
+    sequences. `dev` (serving_device) holds the GPU types' figures; the step is memory-bound where
+    its weights and KV cache take longer at HBM bandwidth than its FLOPs at the GEMM rate."""
     tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
     gpus = tp * pp * ep
-    tokens = batch * (1.0 + prefill_per_output)
+    generating, tokens = step_load(load, batch, ep, step_tokens)
     matmuls = decode_matmul_seconds(a, precision, tokens=tokens, tp=tp, pp=pp, ep=ep, dev=dev)
-    own = np.ceil(batch / ep)  # sequences on the busiest attention rank
-    kv_read = own * seq_len * HELD_SHARE * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
+    own = np.ceil(generating / ep)  # sequences on the busiest attention rank
+    prompts = own / load.output if load.chunked else 0.0
+    kv_read = own * load.held * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
     t_kv = kv_read / dev.hbm
-    step = matmuls + t_kv + comm_seconds
+    step = matmuls + prefill_attention_seconds(a, dev, load, prompts, tp, pp) + t_kv + comm_seconds
     streaming = (serving_weight_bytes(a, precision, tp, pp, ep) + kv_read) / dev.hbm
-    computing = tokens * token_flops(a, "infer", seq_len).model / gpus / dev.gemm
-    return ServingSpeed(batch / step / gpus, step, streaming >= computing)
+    computing = tokens * token_flops(a, "infer", load.seq).model / gpus / dev.gemm
+    return ServingSpeed(generating / step / gpus, step, streaming >= computing)
 
 
 def decode_speed(
@@ -469,24 +523,26 @@ def decode_speed(
     pp,
     defaults: Defaults,
     comm_seconds=0.0,
-    prefill_per_output: float = 0.0,
+    prompt: int | None = None,
+    chunked: bool = False,
     ep=1,
     kv_cache: str | None = None,
 ) -> ServingSpeed:
-    """decode_speed_arrays for one GPU type, with the process's kernel figures."""
+    """decode_speed_arrays for one GPU type, with the process's kernel figures: sequences of
+    `seq_len` tokens, `prompt` of them prompt (half when not said), the prompts' prefill in the
+    steps when `chunked`."""
     from gpuplan.knowledge import catalog
 
     cat = dataclasses.replace(catalog(), defaults=defaults)
     return decode_speed_arrays(
         a,
         precision,
-        seq_len=seq_len,
+        load=served(seq_len, prompt, chunked),
         batch=batch,
         tp=tp,
         pp=pp,
         dev=serving_device([gpu], precision, cat),
         comm_seconds=comm_seconds,
-        prefill_per_output=prefill_per_output,
         ep=ep,
         kv_cache=kv_cache,
     )

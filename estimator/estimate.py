@@ -9,7 +9,7 @@ import functools
 import math
 from collections import Counter
 
-from gpuplan.estimator import architecture, memo, memory
+from gpuplan.estimator import architecture, compute, memo, memory
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.context import Context
 from gpuplan.estimator.errors import RequestError
@@ -27,6 +27,7 @@ MAX_GPU_MEMORY_GIB = 1024  # a GPU named by its memory: 1 GiB to 1 TiB (today's 
 # far beyond any published job, so a typo or a pasted counter is an error, not an overflow.
 LARGEST_VALUES: dict[str, float] = {
     "seq_len": 1 << 30,
+    "prompt_tokens": 1 << 30,
     "micro_batch": 1_000_000,
     "global_batch": 1_000_000_000,
     "lora_rank": 1 << 20,
@@ -67,6 +68,8 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
         reject("gpus_nodes_mismatch", gpus=req.gpus, nodes=req.nodes)
     if req.gpus and req.tp and req.pp and req.tp >= 1 and req.pp >= 1 and req.gpus % (req.tp * req.pp):
         reject("tp_pp_not_dividing", gpus=req.gpus, tp=req.tp, pp=req.pp)
+    if req.prompt_tokens and req.seq_len and req.prompt_tokens >= req.seq_len:
+        reject("prompt_not_shorter", prompt=req.prompt_tokens, seq=req.seq_len)
     serving_ep = req.method == "infer" and (req.ep or 1) > 1
     if serving_ep and ((req.tp or 1) > 1 or (req.pp or 1) > 1):
         reject("serving_ep_with_tp", ep=req.ep, tp=req.tp or 1, pp=req.pp or 1)
@@ -90,6 +93,7 @@ def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
     bad: list[Note] = []
     counts = (
         "seq_len",
+        "prompt_tokens",
         "micro_batch",
         "global_batch",
         "nodes",
@@ -202,11 +206,23 @@ def _seq_len(ctx: Context) -> int:
     if ctx.req.seq_len:
         return ctx.req.seq_len
     default = int(getattr(ctx.cat.defaults.seq_len, "continue_" if ctx.method == "continue" else ctx.method))
+    if ctx.method == "infer" and ctx.req.prompt_tokens:
+        return _prompt_and_default_output(ctx, ctx.req.prompt_tokens, default)
     if ctx.req.sample_tokens and ctx.req.sample_tokens > default:
         default = 1 << math.ceil(math.log2(ctx.req.sample_tokens))  # room for an average sample: next power of two
     seq = min(default, ctx.arch.max_context or default)
     ctx.assume("default_seq", seq=seq)
     return seq
+
+
+def _prompt_and_default_output(ctx: Context, prompt: int, default: int) -> int:
+    """A serving question that gives the prompt, not the output: the default context's output (its
+    half after the prompt, compute.PROMPT_SHARE), within the model's context; said."""
+    output = max(1, round(default * (1 - compute.PROMPT_SHARE)))
+    if ctx.arch.max_context and prompt < ctx.arch.max_context:
+        output = min(output, ctx.arch.max_context - prompt)
+    ctx.assume("default_output", prompt=prompt, output=output)
+    return prompt + output
 
 
 # --- entry point ---------------------------------------------------------------------------

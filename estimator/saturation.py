@@ -4,15 +4,18 @@ benchmark send requests at an unbounded rate and report generated tokens per sec
 
 The budget is what the engine leaves the KV cache: its share of the GPU's memory (vLLM's
 gpu_memory_utilization, TensorRT-LLM's free-memory fraction) less weights, activations and
-overhead. Sequences are half prompt, half output (compute.HELD_SHARE); at steady state every
-generated token brings one prompt token of prefill into the same step (chunked prefill).
+overhead. Each sequence holds its prompt and half its output on average (compute.Served); at steady
+state every generated token brings prompt / output prompt tokens of prefill into the same step
+(chunked prefill), within the engine's step token budget, or the prompts run on a prefill pool apart
+(disaggregated, estimator/prefill.py) whose GPUs the throughput per GPU counts too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
-from gpuplan.estimator import compute, fit, network
+from gpuplan.estimator import compute, fit, network, prefill
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, kv_bytes_per_token, kv_share
 from gpuplan.estimator.search import ServingScored
@@ -29,7 +32,8 @@ class Saturation:
     tokens_per_s_per_gpu: float  # generated tokens
     tokens_per_s_per_sequence: float
     kv_budget_gib_per_gpu: float
-    capped: bool  # stopped by MAX_BATCH, not by memory
+    capped: bool  # stopped by MAX_BATCH or the step token budget, not by memory
+    prefill_share: float = 0.0  # disaggregated: prefill GPUs per decode GPU (counted in tokens_per_s_per_gpu)
 
 
 def kv_budget_bytes(capacity_bytes: float, held_bytes: float, kv_bytes: float, defaults: Defaults) -> float:
@@ -51,17 +55,23 @@ def saturation(
     defaults: Defaults,
     ep: int = 1,
     kv_cache: str | None = None,
+    prompt: int | None = None,
+    chunked: bool = True,
 ) -> Saturation | None:
     """The most concurrent sequences the budget holds (each its prompt and half its output on
-    average, paged; with ep > 1 each of the ep GPUs holds its own sequences and schedules them)
-    and the generated tokens per second at that load; None when not one fits."""
-    per_sequence = seq * compute.HELD_SHARE * kv_bytes_per_token(a, precision, kv_cache) / pp * float(kv_share(a, tp))
+    average, paged; with ep > 1 each of the ep GPUs holds its own sequences and schedules them),
+    no more than the engine's batch limit and, with chunked prefill, than its step token budget
+    prefills for, and the generated tokens per second at that load; None when not one fits."""
+    load = compute.served(seq, prompt, chunked)
+    per_sequence = load.held * kv_bytes_per_token(a, precision, kv_cache) / pp * float(kv_share(a, tp))
     by_memory = int(budget_bytes // per_sequence) if budget_bytes > 0 else 0
-    concurrency = min(by_memory, MAX_BATCH) * ep
+    step_tokens = defaults.number("inference", "prefill_chunk_tokens")
+    by_engine = min(MAX_BATCH, step_tokens / (1 + load.prefill_per_output))
+    concurrency = int(min(by_memory, by_engine) * ep)
     if concurrency < 1:
         return None
-    prefill = compute.PROMPT_SHARE / (1 - compute.PROMPT_SHARE)
-    comm = network.decode_comm_seconds(a, concurrency * (1 + prefill), tp, pp, links, ep)
+    tokens = concurrency * (1 + load.prefill_per_output)
+    comm = network.decode_comm_seconds(a, tokens, tp, pp, links, ep)
     speed = compute.decode_speed(
         a,
         gpu,
@@ -72,18 +82,34 @@ def saturation(
         pp=pp,
         defaults=defaults,
         comm_seconds=comm,
-        prefill_per_output=prefill,
+        prompt=load.prompt,
+        chunked=chunked,
         ep=ep,
         kv_cache=kv_cache,
     )
     per_gpu = float(speed.tokens_per_s_per_gpu.ravel()[0])
+    share = 0.0 if chunked else _prefill_share(a, precision, load, per_gpu, tp, pp, ep, gpu, links, defaults)
     return Saturation(
         concurrency=concurrency,
-        tokens_per_s_per_gpu=per_gpu,
+        tokens_per_s_per_gpu=per_gpu / (1 + share),
         tokens_per_s_per_sequence=per_gpu * tp * pp * ep / concurrency,
         kv_budget_gib_per_gpu=budget_bytes / 2**30,
-        capped=by_memory > MAX_BATCH,
+        capped=by_memory > by_engine,
+        prefill_share=share,
     )
+
+
+def _prefill_share(a: Arch, precision: str, load, decode_per_gpu: float, tp, pp, ep, gpu, links, defaults) -> float:
+    """Prefill GPUs per decode GPU at this decode rate, the prefill instances in the decode replica's
+    shape (prefill.prompt_tokens_per_s_per_gpu), as a fleet averages it."""
+    from gpuplan.knowledge import catalog
+
+    dev = compute.serving_device([gpu], precision, dataclasses.replace(catalog(), defaults=defaults))
+    step_tokens = defaults.number("inference", "prefill_chunk_tokens")
+    rate = prefill.prompt_tokens_per_s_per_gpu(
+        a, precision, load, tp=tp, pp=pp, ep=ep, dev=dev, links=links, step_tokens=step_tokens
+    )
+    return float(prefill.prefill_share(decode_per_gpu, load, rate).ravel()[0])
 
 
 def of_shape(
@@ -97,6 +123,8 @@ def of_shape(
     links: network.DecodeLinks,
     defaults: Defaults,
     kv_cache: str | None = None,
+    prompt: int | None = None,
+    chunked: bool = True,
 ) -> Saturation | None:
     """Replica shape i of a serving search on `gpu` at full load: the KV-cache budget its engine
     leaves (what the shape holds at the planned concurrency, its KV cache there taken back), filled."""
@@ -115,4 +143,6 @@ def of_shape(
         defaults=defaults,
         ep=int(scored.ep[i]),
         kv_cache=kv_cache,
+        prompt=prompt,
+        chunked=chunked,
     )

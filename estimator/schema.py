@@ -18,6 +18,8 @@ Offload = Literal["none", "cpu", "nvme", "cpu-all", "nvme-all"]
 Ckpt = Literal["none", "selective", "full"]
 Loss = Literal["chunked", "unchunked"]  # unchunked: Transformers' own cross-entropy over the whole sequence
 KvCache = Literal["bf16", "fp8", "int8", "int4"]  # serving: the KV cache's element type (vLLM --kv-cache-dtype)
+# serving: prompts prefilled in the decode steps (vLLM's chunked prefill) or on GPUs apart (disaggregated)
+Prefill = Literal["chunked", "disaggregated"]
 Region = Literal["us", "hk", "sg", "jp", "kr"]
 Objective = Literal["cheapest", "fastest", "fewest"]
 DataKind = Literal["tokens", "text", "image", "video"]
@@ -32,6 +34,7 @@ OFFLOADS: tuple[str, ...] = Offload.__args__  # type: ignore[attr-defined]
 CKPTS: tuple[str, ...] = Ckpt.__args__  # type: ignore[attr-defined]
 LOSSES: tuple[str, ...] = Loss.__args__  # type: ignore[attr-defined]
 KV_CACHES: tuple[str, ...] = KvCache.__args__  # type: ignore[attr-defined]
+PREFILLS: tuple[str, ...] = Prefill.__args__  # type: ignore[attr-defined]
 REGIONS: tuple[str, ...] = Region.__args__  # type: ignore[attr-defined]
 OBJECTIVES: tuple[str, ...] = Objective.__args__  # type: ignore[attr-defined]
 DATA_KINDS: tuple[str, ...] = DataKind.__args__  # type: ignore[attr-defined]
@@ -58,6 +61,7 @@ class Request(BaseModel):
     active_params_b: float | None = None  # a Mixture-of-Experts model's parameters per token ("32B active")
     method: Method | None = None
     seq_len: int | None = None
+    prompt_tokens: int | None = None  # serving: a sequence's average prompt, within seq_len ("5000-token prompts")
     micro_batch: int | None = None
     global_batch: int | None = None
     train_tokens: float | None = None
@@ -82,6 +86,7 @@ class Request(BaseModel):
     ckpt: Ckpt | None = None
     loss: Loss | None = None
     kv_cache: KvCache | None = None  # serving: None keeps it 16-bit, or fp8 beside fp8 weights
+    prefill: Prefill | None = None  # serving: None lets the estimator choose the cheaper per generated token
     lora_rank: int | None = None
     mfu: float | None = None
     deadline_days: float | None = None
@@ -122,6 +127,8 @@ class Resolved(BaseModel):
     ckpt: Ckpt
     loss: Loss | None = None  # training: the cross-entropy the memory counts; None for serving
     kv_cache: KvCache | None = None  # serving: the KV cache's element type; None for training
+    prompt_tokens: int | None = None  # serving: each sequence's prompt, the rest of seq_len its output
+    prefill: Prefill | None = None  # serving: where the prompts are prefilled
     vpp: int = 1  # interleaved pipeline: model chunks per GPU (1: plain 1F1B)
     ep: int = 1  # expert parallel: routed experts sharded over ep ranks of the data-parallel group
     cp: int = 1  # context parallel: each sequence split over cp ranks
@@ -282,7 +289,13 @@ class ServingEstimate(BaseModel):
     max_concurrency: int | None = None
     max_tokens_per_s_per_gpu: float | None = None
     max_tokens_per_s_per_sequence: float | None = None
-    max_capped: bool = False  # stopped by the engine's batch limit, not by memory
+    max_capped: bool = False  # stopped by the engine's batch or step token limit, not by memory
+    prompt_tokens: int | None = None  # each sequence's prompt; context - prompt_tokens is its output
+    prefill: Prefill = "chunked"  # where the prompts are prefilled
+    # disaggregated: the GPUs of each pool (gpus counts both) and the prompt tokens/s a prefill GPU computes
+    decode_gpus: int | None = None
+    prefill_gpus: int = 0
+    prefill_tokens_per_s_per_gpu: float | None = None
     mig: MigSlice | None
     region: str | None
     users: str | None

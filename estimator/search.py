@@ -729,7 +729,7 @@ def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndar
 def _decode_speed(
     arch: Arch,
     precision: str,
-    seq: int,
+    load: compute.Served,
     batch: int,
     tp: np.ndarray,
     pp: np.ndarray,
@@ -739,13 +739,15 @@ def _decode_speed(
     ep: np.ndarray | float = 1.0,
     kv_cache: str | None = None,
 ) -> tuple[np.ndarray, compute.ServingSpeed]:
-    """(network seconds per decode step, decode throughput) of every GPU type x replica shape (T, L)."""
+    """(network seconds per step, generation throughput) of every GPU type x replica shape (T, L),
+    the prompts' prefill in the steps (compute.step_load) within the engine's step token budget."""
+    step_tokens = cat.defaults.number("inference", "prefill_chunk_tokens")
     links = network.decode_links(options.gpus, cat, fabric)
-    comm = network.decode_comm_seconds(arch, batch, tp, pp, links, ep)
+    comm = network.decode_comm_seconds(arch, compute.step_load(load, batch, ep, step_tokens)[1], tp, pp, links, ep)
     return comm, compute.decode_speed_arrays(
         arch,
         precision,
-        seq_len=seq,
+        load=load,
         batch=batch,
         tp=tp,
         pp=pp,
@@ -753,6 +755,7 @@ def _decode_speed(
         comm_seconds=comm,
         ep=ep,
         kv_cache=kv_cache,
+        step_tokens=step_tokens,
     )
 
 
@@ -771,7 +774,11 @@ def score_serving(
     fabric: str | None = None,
     ep: np.ndarray | None = None,
     kv_cache: str | None = None,
+    prompt: int | None = None,
+    chunked: bool = True,
 ) -> ServingScored:
+    """Every replica shape on every GPU type serving `batch` sequences of `seq` tokens, `prompt`
+    of them prompt (compute.served), the prefill sharing the steps when `chunked`."""
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
     ep = np.ones_like(tp) if ep is None else ep
@@ -798,7 +805,8 @@ def score_serving(
     shape_ok &= expert_parallel_ok(ep, options)
     replica = tp * pp * ep
     in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
-    comm, speed = _decode_speed(arch, precision, seq, batch, tp, pp, options, cat, fabric, ep, kv_cache)
+    load = compute.served(seq, prompt, chunked)
+    comm, speed = _decode_speed(arch, precision, load, batch, tp, pp, options, cat, fabric, ep, kv_cache)
     deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,

@@ -1,14 +1,16 @@
-"""A serving plan: settle precision and concurrency, score every tensor x pipeline replica on every
-candidate GPU type, choose one, and assemble its memory, speed, cost, IO and network report."""
+"""A serving plan: settle precision, the prompt/output split and concurrency, score every tensor x
+pipeline replica on every candidate GPU type, choose one, place its prompts' prefill (in the decode
+steps or on a pool apart), and assemble its memory, speed, cost, IO and network report."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, fit, io, memory, network, saturation, search
+from gpuplan.estimator import compute, fit, io, memory, network, prefill, saturation, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import (
     SECONDS_PER_DAY,
@@ -34,9 +36,21 @@ from gpuplan.knowledge import GPU, Catalog
 MIG_GPUS = ("a100-80gb", "h100-80gb", "h200-141gb")
 
 
+@dataclass(frozen=True)
+class Step:
+    """The plan's steps: generated tokens/s per GPU of the replica, seconds per step, of which on the
+    network, and the tokens through each step's matmuls."""
+
+    tokens_per_s_gpu: float
+    seconds: float
+    comm_seconds: float
+    tokens: float
+
+
 @dataclass
 class Replica:
-    """The chosen deployment: GPU type t (with its region) and replica shape i (tp x pp)."""
+    """The chosen deployment: GPU type t (with its region) and replica shape i (tp x pp), the
+    sequences it serves, and with prefill apart the two pools."""
 
     scored: search.ServingScored
     t: int
@@ -46,7 +60,13 @@ class Replica:
     objective: str
     precision: str
     batch: int
-    seq: int
+    load: compute.Served
+    pools: prefill.Pools | None = None
+    decode: Step | None = None  # disaggregated: the decode pool's steps, generating only
+
+    @property
+    def seq(self) -> int:
+        return self.load.seq
 
     @property
     def tp(self) -> int:
@@ -66,15 +86,31 @@ class Replica:
 
     @property
     def tokens_per_s_gpu(self) -> float:
+        """Generated tokens/s per GPU of a replica with the prompts' prefill in its steps (the search's)."""
         return float(self.scored.tokens_per_s_gpu[self.t, self.i])
+
+    @property
+    def step(self) -> Step:
+        """The plan's steps: the decode pool's with prefill apart, else the search's."""
+        if self.decode is not None:
+            return self.decode
+        t, i = self.t, self.i
+        seconds, comm = (float(x[t, i]) for x in (self.scored.step_seconds, self.scored.comm_seconds))
+        tokens = self.batch * (1 + self.load.prefill_per_output)
+        return Step(self.tokens_per_s_gpu, seconds, comm, tokens)
+
+    @property
+    def served_per_gpu(self) -> float:
+        """Generated tokens/s per GPU of the deployment, a prefill pool's GPUs counted."""
+        return self.pools.tokens_per_s_per_gpu if self.pools else self.tokens_per_s_gpu
 
 
 def estimate_serving(ctx: Context, seq: int) -> Estimate:
     precision = _precision(ctx)
     types = _types_for(ctx, precision)
     batch = _concurrency(ctx, types, precision, seq)
-    replica = _choose(ctx, types, precision, batch, seq)
-    gpus = ctx.req.gpus or replica.gpus
+    replica = _choose(ctx, types, precision, batch, _load(ctx, seq))
+    gpus = _place_prefill(ctx, replica)
     _state_choices(ctx, replica, gpus)
     tokens, seconds = _day_or_tokens(ctx, replica, gpus)
     mem, io_plan = _memory_and_io(ctx, replica)
@@ -92,6 +128,14 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
         warnings=ctx.warnings,
         architecture=architecture_used(ctx.arch),
     )
+
+
+def _load(ctx: Context, seq: int) -> compute.Served:
+    """Each sequence's prompt and output: as the question splits them, else half and half (said)."""
+    load = compute.served(seq, ctx.req.prompt_tokens)
+    if ctx.req.prompt_tokens is None:
+        ctx.assume("default_prompt_split", prompt=load.prompt, output=load.output)
+    return load
 
 
 def _precision(ctx: Context) -> str:
@@ -142,16 +186,16 @@ def _published_precision(ctx: Context, gpu: GPU | None) -> str | None:
     return published
 
 
-def _choose(ctx: Context, types: list[GPU], precision: str, batch: int, seq: int) -> Replica:
+def _choose(ctx: Context, types: list[GPU], precision: str, batch: int, load: compute.Served) -> Replica:
     req, cat = ctx.req, ctx.cat
     region = _region(ctx)
-    scored = score_replicas(ctx, types, region, precision, batch, seq)
+    scored = score_replicas(ctx, types, region, precision, batch, load.seq)
     options = scored.options
     objective = req.objective or "cheapest"
     min_speed = cat.defaults.number("inference", "min_tokens_per_s_per_sequence")
     flat, met, interactive = search.choose_serving(scored, objective, batch, min_speed)
     t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
-    replica = Replica(scored, t, i, options.gpus[t], options.regions[t], objective, precision, batch, seq)
+    replica = Replica(scored, t, i, options.gpus[t], options.regions[t], objective, precision, batch, load)
     if not req.gpu:
         ctx.assume("chosen_gpu", gpu=replica.gpu.name, region=replica.region or "", types=len(types))
     if not interactive:
@@ -173,6 +217,59 @@ def _region(ctx: Context) -> str | None:
     return None
 
 
+def _place_prefill(ctx: Context, replica: Replica) -> int:
+    """Where the prompts are prefilled, and the GPUs in all: as the question says, else on a pool
+    apart when that generates more per GPU of the deployment (the same GPUs: cheaper per generated
+    token), else in the decode steps; said either way."""
+    asked = ctx.req.prefill
+    pools, decode = _disaggregated(ctx, replica)
+    chunked = replica.tokens_per_s_gpu
+    if pools is not None and (asked == "disaggregated" or (asked is None and pools.tokens_per_s_per_gpu > chunked)):
+        replica.load = dataclasses.replace(replica.load, chunked=False)
+        replica.pools, replica.decode = pools, decode
+        ctx.assume(
+            "prefill_disaggregated",
+            prefill_gpus=pools.prefill_gpus,
+            decode_gpus=pools.decode_gpus,
+            prompt_rate=pools.prompt_tokens_per_s_per_gpu,
+            per_gpu=pools.tokens_per_s_per_gpu,
+            chunked=chunked,
+            asked=asked == "disaggregated",
+        )
+        return pools.gpus
+    if asked == "disaggregated":
+        ctx.warn("disaggregated_no_room", gpus=ctx.req.gpus or replica.gpus, replica=replica.gpus)
+    share = 1.0 - decode.seconds / replica.step.seconds if decode else 0.0
+    apart = pools.tokens_per_s_per_gpu if pools else None
+    ctx.assume("prefill_chunked", prompt=replica.load.prompt, share=share, apart=apart, chunked=chunked)
+    return ctx.req.gpus or replica.gpus
+
+
+def _disaggregated(ctx: Context, replica: Replica) -> tuple[prefill.Pools | None, Step | None]:
+    """The replica's shape as a decode pool generating only, at the plan's concurrency, with the
+    prefill instances of the same shape that keep up with it (none when the GPUs the question fixes
+    hold no decode replica beside its prefill), and the decode pool's steps."""
+    a, gpu, load = ctx.arch, replica.gpu, dataclasses.replace(replica.load, chunked=False)
+    tp, pp, ep = replica.tp, replica.pp, replica.ep
+    links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
+    comm = network.decode_comm_seconds(a, replica.batch, tp, pp, links, ep)
+    speed = compute.decode_speed(
+        a, gpu, replica.precision, seq_len=load.seq, batch=replica.batch, tp=tp, pp=pp,
+        defaults=ctx.cat.defaults, comm_seconds=comm, prompt=load.prompt, chunked=False, ep=ep,
+        kv_cache=ctx.req.kv_cache,
+    )  # fmt: skip
+    per_gpu = float(speed.tokens_per_s_per_gpu.ravel()[0])
+    decode = Step(per_gpu, float(speed.step_seconds.ravel()[0]), float(np.ravel(comm)[0]), float(replica.batch))
+    dev = compute.serving_device([gpu], replica.precision, ctx.cat)
+    step_tokens = ctx.number("inference", "prefill_chunk_tokens")
+    rate = prefill.prompt_tokens_per_s_per_gpu(
+        a, replica.precision, load, tp=tp, pp=pp, ep=ep, dev=dev, links=links, step_tokens=step_tokens
+    )
+    rate = float(np.ravel(rate)[0])
+    share = float(np.ravel(prefill.prefill_share(per_gpu, load, rate))[0])
+    return prefill.size_pools(per_gpu, rate, share, replica.gpus, ctx.req.gpus), decode
+
+
 def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
     req = ctx.req
     nodes = math.ceil(replica.ep / replica.gpu.nvlink_gpus)
@@ -184,16 +281,16 @@ def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
         ctx.assume("serving_layout", tp=replica.tp, pp=replica.pp)
     if replica.precision in ("int8", "int4", "fp8"):
         ctx.assume("quantized_ends", precision=replica.precision)
-    if req.gpus:
+    if req.gpus or replica.pools:
         stock_warning(ctx, replica.gpu, gpus, replica.region)
 
 
 def _day_or_tokens(ctx: Context, replica: Replica, gpus: int) -> tuple[float, float]:
     """(tokens, seconds): the tokens asked for and the time they take, else a day at full speed."""
     if ctx.req.train_tokens:
-        return ctx.req.train_tokens, ctx.req.train_tokens / (replica.tokens_per_s_gpu * gpus)
+        return ctx.req.train_tokens, ctx.req.train_tokens / (replica.served_per_gpu * gpus)
     ctx.assume("serving_day")
-    return replica.tokens_per_s_gpu * gpus * SECONDS_PER_DAY, SECONDS_PER_DAY
+    return replica.served_per_gpu * gpus * SECONDS_PER_DAY, SECONDS_PER_DAY
 
 
 def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, IOEstimate]:
@@ -218,7 +315,7 @@ def _memory_and_io(ctx: Context, replica: Replica) -> tuple[MemoryEstimate, IOEs
 
 
 def _compute(ctx: Context, replica: Replica, gpus: int, tokens: float, seconds: float) -> ComputeEstimate:
-    gpu, speed = replica.gpu, replica.tokens_per_s_gpu
+    gpu, speed = replica.gpu, replica.served_per_gpu
     price = float(replica.scored.options.price[replica.t, 0])
     flops = compute.token_flops(ctx.arch, "infer", replica.seq)
     return compute_estimate(
@@ -226,7 +323,7 @@ def _compute(ctx: Context, replica: Replica, gpus: int, tokens: float, seconds: 
         flops_per_token=flops.model,
         mfu=speed * flops.model / (gpu.peak_16bit_tflops * 1e12),
         tokens_per_s_per_gpu=speed,
-        step_time_s=float(replica.scored.step_seconds[replica.t, replica.i]),
+        step_time_s=replica.step.seconds,
         seconds=seconds,
         gpus=gpus,
         price=price,
@@ -235,11 +332,14 @@ def _compute(ctx: Context, replica: Replica, gpus: int, tokens: float, seconds: 
 
 
 def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
-    gpu, replicas = replica.gpu, max(1, gpus // replica.gpus)
+    gpu = replica.gpu
+    replicas = max(1, (replica.pools.decode_gpus if replica.pools else gpus) // replica.gpus)  # decoding
     return resolved(
         ctx,
         method="infer",
         seq_len=replica.seq,
+        prompt_tokens=replica.load.prompt,
+        prefill="chunked" if replica.load.chunked else "disaggregated",
         micro_batch=replica.batch,
         global_batch=replica.batch * replicas,
         train_tokens=tokens,
@@ -268,8 +368,8 @@ def _serving_report(
     ctx: Context, replica: Replica, per_gpu_gib: float, full: saturation.Saturation | None
 ) -> ServingEstimate:
     """The KV cache, weights and speed of one replica; a MIG slice when one replica needs less than a GPU."""
-    arch = ctx.arch
-    ceiling = replica.tokens_per_s_gpu * replica.gpus
+    arch, pools = ctx.arch, replica.pools
+    ceiling = replica.step.tokens_per_s_gpu * replica.gpus
     kv_bytes = memory.kv_bytes_per_token(arch, replica.precision, ctx.req.kv_cache)
     return ServingEstimate(
         kv_bytes_per_token=kv_bytes,
@@ -285,6 +385,11 @@ def _serving_report(
         max_tokens_per_s_per_gpu=full.tokens_per_s_per_gpu if full else None,
         max_tokens_per_s_per_sequence=full.tokens_per_s_per_sequence if full else None,
         max_capped=bool(full and full.capped),
+        prompt_tokens=replica.load.prompt,
+        prefill="chunked" if pools is None else "disaggregated",
+        decode_gpus=pools.decode_gpus if pools else None,
+        prefill_gpus=pools.prefill_gpus if pools else 0,
+        prefill_tokens_per_s_per_gpu=pools.prompt_tokens_per_s_per_gpu if pools else None,
         mig=_mig_fit(ctx.cat, replica.gpu, per_gpu_gib) if replica.gpus == 1 else None,
         region=replica.region,
         users=ctx.req.users,
@@ -304,25 +409,27 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
         links=network.decode_links([gpu], ctx.cat, ctx.req.fabric),
         defaults=ctx.cat.defaults,
         kv_cache=ctx.req.kv_cache,
+        prompt=replica.load.prompt,
+        chunked=replica.load.chunked,
     )
     if full is not None:
-        ctx.assume("full_load", fraction=fit.usable_share(ctx.cat.defaults, serving=True))
+        fraction = fit.usable_share(ctx.cat.defaults, serving=True)
+        ctx.assume("full_load", fraction=fraction, prompt=replica.load.prompt, output=replica.load.output)
         if ctx.arch.is_moe:
             ctx.warn("moe_full_load")
     return full
 
 
 def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
-    """Bytes per decode step and the share of the step spent on them: the communication seconds
-    the search timed (network.decode_comm_seconds), not a second computation of them."""
-    gpu, tp, pp = replica.gpu, replica.tp, replica.pp
-    allreduces, per_allreduce, hop = network.decode_collectives(ctx.arch, replica.batch, tp, pp)
+    """Bytes per step and the share of the step spent on them: the communication seconds the plan's
+    steps were timed with (network.decode_comm_seconds over the step's tokens), not a second
+    computation of them."""
+    gpu, tp, pp, step = replica.gpu, replica.tp, replica.pp, replica.step
+    allreduces, per_allreduce, hop = network.decode_collectives(ctx.arch, step.tokens, tp, pp)
     # per GPU: its share of the all-reduces, and one hop per boundary spread over the stages
     tp_bytes, pp_bytes = float(allreduces * per_allreduce), (pp - 1) * hop / pp
-    ep_bytes = float(network.expert_all_to_all_bytes(ctx.arch, replica.batch, replica.ep))
+    ep_bytes = float(network.expert_all_to_all_bytes(ctx.arch, step.tokens, replica.ep))
     ep_across = ep_bytes * float(network.expert_across_share(replica.ep, gpu.nvlink_gpus))  # wide EP
-    seconds = float(replica.scored.comm_seconds[replica.t, replica.i])  # what the search timed
-    step_s = float(replica.scored.step_seconds[replica.t, replica.i])
     by_dimension = {"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9}
     if replica.ep > 1:
         by_dimension["ep"] = ep_bytes / 1e9
@@ -331,7 +438,7 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
         between_nodes_gb=((pp_bytes if pp > 1 else 0.0) + ep_across) / 1e9,  # a pipeline's stages are whole nodes
         fabric=fabric_for(ctx, gpu) if pp > 1 or ep_across else gpu.link,
         single_node=pp == 1 and not ep_across,
-        comm_fraction=seconds / step_s if step_s > 0 else 0.0,  # the decode step includes its communication
+        comm_fraction=step.comm_seconds / step.seconds if step.seconds > 0 else 0.0,  # the step includes it
         by_dimension_gb=by_dimension,
     )
 

@@ -37,14 +37,14 @@ def serving_alternatives(ctx: Context, replica, full: saturation.Saturation | No
 
 def _worth_offering(ctx: Context, replica, alt: Alternative) -> bool:
     """Streams at least a tenth (1 / search.ALTERNATIVE_SLOWDOWN) of the plan's tokens/s per
-    sequence, and serves the plan's work within the deadline and the budget, or misses each by no
-    more than the plan does (search.within_plan_limits)."""
+    sequence (its decode pool's with prefill apart), and serves the plan's work within the deadline
+    and the budget, or misses each by no more than the plan does (search.within_plan_limits)."""
     per_sequence = alt.tokens_per_s_per_gpu * alt.gpus / alt.micro_batch
-    if per_sequence * search.ALTERNATIVE_SLOWDOWN < replica.tokens_per_s_gpu * replica.gpus / replica.batch:
+    if per_sequence * search.ALTERNATIVE_SLOWDOWN < replica.step.tokens_per_s_gpu * replica.gpus / replica.batch:
         return False
-    plan_gpus = ctx.req.gpus or replica.gpus
+    plan_gpus = replica.pools.gpus if replica.pools else ctx.req.gpus or replica.gpus
     plan_hourly = float(replica.scored.options.price[replica.t, 0]) * plan_gpus
-    plan_days = _work_days(ctx, replica.tokens_per_s_gpu * plan_gpus)
+    plan_days = _work_days(ctx, replica.served_per_gpu * plan_gpus)
     alt_days = _work_days(ctx, alt.tokens_per_s_per_gpu * alt.gpus)
     days = np.array([plan_days, alt_days])
     cost = days * 24 * np.array([plan_hourly, alt.cost_usd / 24])  # an alternative's cost_usd is a day's
@@ -149,6 +149,8 @@ def _full_loads(ctx: Context, replica) -> dict[int, saturation.Saturation]:
             links=links,
             defaults=ctx.cat.defaults,
             kv_cache=ctx.req.kv_cache,
+            prompt=replica.load.prompt,
+            chunked=replica.load.chunked,
         )
         if full is not None:
             loads[i] = full
@@ -189,6 +191,8 @@ def score_replicas(
         fabric=req.fabric,
         ep=ep,
         kv_cache=req.kv_cache,
+        prompt=req.prompt_tokens,
+        chunked=req.prefill != "disaggregated",
     )
 
 

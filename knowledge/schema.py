@@ -383,6 +383,8 @@ class Lexicon(_Strict):
     pure_bf16: list[str]
     checkpointing: dict[str, list[str]]
     offload: dict[str, list[str]]
+    prefill_modes: dict[str, list[str]]  # serving: where prompts are prefilled (schema.PREFILLS) -> words
+    served_split: dict[str, BilingualList]  # serving: the words of a prompt's and an output's length
     help: list[str]
     compare: list[str]
     unsupported_hardware: list[str]
@@ -426,12 +428,14 @@ class Lexicon(_Strict):
             self.precisions,
             self.checkpointing,
             self.offload,
+            self.prefill_modes,
             self.optimizers,
         ):
             groups.extend(table.values())
         groups.append(self.frameworks)
         for bilingual in [
             *self.parallel.values(),
+            *self.served_split.values(),
             self.asks_count,
             self.asks_machines,
             self.one_machine,

@@ -38,6 +38,8 @@ LAYOUT_FIELDS = {
     "gpu": "gpu",
     "gpus": "gpus",
     "seq": "seq_len",
+    "prompt": "prompt_tokens",
+    "prefill": "prefill",
     "tokens": "train_tokens",
     "gbs": "global_batch",
     "mbs": "micro_batch",

@@ -264,7 +264,8 @@ EN = [
     ("20k samples of 2k tokens with 4k context, llama 8b lora", dict(sample_tokens=2048, seq_len=4096)),
     ("50k samples, 80k tokens in total, 7b lora", dict(samples=50_000, sample_tokens=None, train_tokens=80_000)),
     ("pretrain 1b on 300B tokens, about 100M documents", dict(sample_tokens=None, train_tokens=300 * B)),
-    ("prompts of 1500 tokens, llama 8b inference", dict(seq_len=1500, train_tokens=None)),
+    # a served prompt's length: the sequence is it and the output (the default's, said)
+    ("prompts of 1500 tokens, llama 8b inference", dict(prompt_tokens=1500, seq_len=None, train_tokens=None)),
     # the servers' RAM is not a GPU's memory, and "GPU RAM" is not the servers'
     ("GPU RAM 24GB enough for 7b lora?", dict(gpu_memory_gib=24, host_ram_gib=None)),
     ("512GB RAM, 8x 4090, 70b qlora", dict(host_ram_gib=512, gpu_memory_gib=None, gpus=8)),
@@ -421,6 +422,24 @@ EN = [
     ),
     ("fine-tuning llama-2-13b on 3 A100 and the loss shows up as nan", dict(topics=["loss_instability"])),
     ("adding gpus always makes training slower, 7b full", dict(topics=["scaling_efficiency"])),
+    # a served sequence's prompt and output, and where its prompt is prefilled: settings and prose
+    ("llama-3-70b infer prompt=5000 prefill=disaggregated", dict(prompt_tokens=5000, prefill="disaggregated")),
+    ("serve llama 3 70b with 5000-token prompts", dict(method="infer", prompt_tokens=5000, seq_len=None)),
+    ("llama 3 70b inference input 2048 output 128", dict(method="infer", prompt_tokens=2048, seq_len=2176)),
+    ("serve qwen3-235b on h200, ISL 1k OSL 8k", dict(prompt_tokens=1024, seq_len=9216, gpu="h200-141gb")),
+    ("deepseek-v3 serving at 1k/1k on 8 H200", dict(prompt_tokens=1024, seq_len=2048, gpus=8)),
+    ("serve 70b, ISL/OSL 1000/1000", dict(prompt_tokens=1000, seq_len=2000)),
+    ("serve llama 70b 2048 input / 128 output tokens", dict(prompt_tokens=2048, seq_len=2176)),
+    ("serve llama 70b with prefill/decode disaggregation", dict(method="infer", prefill="disaggregated")),
+    ("deepseek-v3 on 16 H100 with PD separation", dict(prefill="disaggregated", gpus=16)),
+    ("vllm chunked prefill for llama 3 8b", dict(method="infer", prefill="chunked")),
+    # a prompt no shorter than the context pasted beside it: the context stands, the prompt is set aside
+    (
+        "serve llama 3 8b with max_model_len 10240, input length 50000 tokens",
+        dict(seq_len=10240, prompt_tokens=None, notes=["set_aside"]),
+    ),
+    # in a training question "prompts of N tokens" stay the samples' length
+    ("fine-tune 7b on 10k prompts of 1500 tokens", dict(prompt_tokens=None, sample_tokens=1500, samples=10_000)),
     # the KV cache's element type: a setting, prose, a pasted flag
     ("llama-3.1-70b infer gpu=h100 gpus=2 kv=fp8", dict(kv_cache="fp8", precision=None)),
     ("llama 70b inference on 2 H100 with fp8 kv cache", dict(kv_cache="fp8", precision=None)),
@@ -775,6 +794,13 @@ ZH = [
     # from the eleventh batch and this session's probes: per-machine counts, MoE sizes, clause gaps, serving
     # the twelfth batch: a size asked about as tokens is none; a setup the maintainer wrote is theirs
     ("GRPO训练qwen2.5-7b，输入长度2048，输出长度4096，需要几张卡", dict(seq_len=6144, method="ppo")),
+    # a served sequence's prompt and output, and where its prompt is prefilled
+    ("部署 llama 3 70b，输入2000输出500", dict(method="infer", prompt_tokens=2000, seq_len=2500)),
+    ("部署 qwen3-235b，输入 4k token，输出 1k token", dict(method="infer", prompt_tokens=4096, seq_len=5120)),
+    ("推理服务 llama 3 70b，输入长度8000，输出长度1000", dict(method="infer", prompt_tokens=8000, seq_len=9000)),
+    ("部署deepseek-v3，prefill/decode 分离", dict(method="infer", prefill="disaggregated")),
+    ("PD分离部署 qwen3-235b，16张H100", dict(method="infer", prefill="disaggregated", gpus=16)),
+    ("部署 llama 3 70b，用分块预填充", dict(method="infer", prefill="chunked")),
     ("请问10B是指token的数量吗？如果要continue pretraining 13B这个规模的模型，大概需要多少卡", dict(params_b=13)),
     (
         "我看您在里面写到6卡H800 25h就可以完成sft过程，我这边使用2卡A800理论上75小时能够完成训练",

@@ -140,6 +140,7 @@ def test_busy_deepseek_servers_are_planned_expert_parallel_and_hold_many_more_se
 
 
 def test_a_few_sequences_stay_tensor_parallel():
-    """At 16 sequences each GPU would read every non-routed weight for two: tensor parallel wins."""
-    calm = plan_json(answer("deepseek-v3 infer gpu=h200"))
+    """At 16 sequences, short prompts, each GPU would read every non-routed weight for two: tensor
+    parallel wins (2,048-token prompts bring as many prompt tokens into each step, and expert parallel 8)."""
+    calm = plan_json(answer("deepseek-v3 infer gpu=h200 prompt=256"))
     assert calm["request"]["ep"] == 1

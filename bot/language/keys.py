@@ -26,6 +26,7 @@ from gpuplan.estimator.schema import (
     OBJECTIVES,
     OFFLOADS,
     OPTIMIZERS,
+    PREFILLS,
     REGIONS,
     SERVE_PRECISIONS,
     TRAIN_PRECISIONS,
@@ -120,6 +121,8 @@ KEYS: tuple[Key, ...] = (
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
     Key("loss", ("loss",), _enum(LOSSES, "loss"), "loss=unchunked"),
     Key("kv", ("kv_cache",), _enum(KV_CACHES, "kv_cache"), "kv=fp8", aliases=("kv_cache",)),
+    Key("prompt", ("prompt_tokens",), _with("prompt_tokens", values.length), "prompt=2k", ("isl", "input_len")),
+    Key("prefill", ("prefill",), _enum(PREFILLS, "prefill"), "prefill=disaggregated"),
     Key("precision", ("precision",), lambda raw, cat: {"precision": raw.lower()}, "precision=bf16-mixed"),
     Key(
         "optim",

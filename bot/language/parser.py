@@ -577,6 +577,7 @@ def _merge(
         fields["method"] = "pretrain"  # "500B tokens", "8B tokens": only pretraining reads that much
         parsed.notes[:] = [n for n in parsed.notes if n.code != "finetune_read_as_full"]
         parsed.notes.append(Note(code="tokens_read_as_pretraining", params={"tokens": fields["train_tokens"]}))
+    _prompt_within_context(fields, settings, reader, parsed)
     parsed.fixed = set(settings)
     if {"model", "params_b"} & set(settings) or "model" in text_fields:
         parsed.hub_id = None  # a setting or a catalog model named in the text says which model it is
@@ -584,6 +585,18 @@ def _merge(
         parsed.request = Request(**fields)
     except ValueError as exc:  # a value pydantic refuses: name it
         parsed.errors.append(Note(code="bad_value", params={"key": "request", "value": str(exc)[:200], "example": ""}))
+
+
+def _prompt_within_context(fields: dict, settings: dict, reader: Reader, parsed: Parsed) -> None:
+    """A prompt read from the prose no shorter than the context read beside it ("input length 50000"
+    with a pasted --max_model_len 10240): the context stands and the prompt is set aside, said; a
+    prompt= setting is the user's own and left for the estimate to refuse."""
+    prompt, seq = fields.get("prompt_tokens"), fields.get("seq_len")
+    if "prompt_tokens" in settings or not (prompt and seq and prompt >= seq):
+        return
+    fields.pop("prompt_tokens")
+    used, other = reader.words.get("seq_len", f"seq={seq}"), reader.words.get("prompt_tokens", str(prompt))
+    parsed.notes.append(Note(code="set_aside", params={"field": "prompt_tokens", "used": used, "other": other}))
 
 
 # a precision word read for training, as serving names it

@@ -48,6 +48,7 @@ class Vocabulary:
     model_by_alias: dict[str, str]
     frameworks: re.Pattern
     parallel: dict[str, str]  # tp/pp -> the words before the size, as one alternation
+    served_split: dict[str, str]  # prompt/output -> the words of its length, as one alternation
     asks_count: re.Pattern
     asks_machines: re.Pattern  # "how many nodes", "需要几台": the number of machines is the question
     one_machine: re.Pattern
@@ -170,6 +171,7 @@ def vocabulary() -> Vocabulary:
         model_by_alias=model_by_alias,
         frameworks=_any(lex.frameworks),
         parallel={name: _any(words.en + words.zh).pattern for name, words in lex.parallel.items()},
+        served_split={name: _any(words.en + words.zh).pattern for name, words in lex.served_split.items()},
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
         asks_machines=_any(lex.asks_machines.en + lex.asks_machines.zh),
         one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
@@ -193,6 +195,7 @@ _TABLES = (
     "precisions",
     "checkpointing",
     "offload",
+    "prefill_modes",
     "optimizers",
 )
 

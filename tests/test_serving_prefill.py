@@ -1,0 +1,107 @@
+"""Serving figures that count the prompts' prefill (issue 37): the prompt/output split of a request,
+chunked prefill inside the decode steps, and prefill on GPUs apart (disaggregated) with both pools in
+every per-GPU figure and the cost."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.estimator import compute, prefill
+from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.schema import Request
+
+
+def _serve(**fields):
+    return estimate(Request(model="llama-3-70b", method="infer", gpu="h100-80gb", **fields))
+
+
+def _codes(notes) -> list[str]:
+    return [n.code for n in notes]
+
+
+def test_the_prompt_split_defaults_to_half_and_says_so():
+    load = compute.served(4096)
+    assert (load.prompt, load.output, load.held) == (2048, 2048, 3072)
+    est = _serve(seq_len=4096)
+    assert est.serving.prompt_tokens == 2048 and "default_prompt_split" in _codes(est.assumptions)
+
+
+@pytest.mark.parametrize("objective", ["cheapest", "fastest"])
+def test_long_prompts_generate_fewer_tokens_than_half_and_half(objective):
+    """The same 5,500-token context: 5,000 prompt tokens for 500 generated bring ten prompt tokens
+    into the steps for each generated one, against one at half and half: at 16 sequences 176 tokens a
+    step, still near the weights' streaming time; at full load, compute-bound."""
+    half = _serve(seq_len=5500, prefill="chunked", objective=objective)
+    long = _serve(seq_len=5500, prompt_tokens=5000, prefill="chunked", objective=objective)
+    assert long.compute.tokens_per_s_per_gpu < 0.9 * half.compute.tokens_per_s_per_gpu
+    assert long.serving.max_tokens_per_s_per_gpu < 0.5 * half.serving.max_tokens_per_s_per_gpu
+    assert long.serving.prompt_tokens == 5000 and long.serving.prefill == "chunked"
+
+
+def test_a_prompt_without_a_context_gets_the_default_output():
+    est = _serve(prompt_tokens=5000)
+    assert est.resolved.seq_len == 5000 + 4096 // 2
+    assert "default_output" in _codes(est.assumptions)
+
+
+def test_a_prompt_as_long_as_the_context_is_refused():
+    with pytest.raises(RequestError) as err:
+        _serve(seq_len=4096, prompt_tokens=4096)
+    assert "prompt_not_shorter" in _codes(err.value.notes)
+
+
+def test_a_disaggregated_plan_counts_both_pools_in_its_gpus_speed_and_cost():
+    est = _serve(seq_len=5500, prompt_tokens=5000, prefill="disaggregated")
+    s, c = est.serving, est.compute
+    assert s.prefill == "disaggregated" and est.resolved.prefill == "disaggregated"
+    assert s.prefill_gpus >= s.replica_gpus and s.decode_gpus + s.prefill_gpus == est.resolved.gpus
+    # generated tokens/s per GPU: what the decode pool generates, over both pools' GPUs
+    decode_rate = s.tokens_per_s_per_sequence * s.concurrency * (s.decode_gpus // s.replica_gpus)
+    assert c.tokens_per_s_per_gpu * est.resolved.gpus == pytest.approx(decode_rate, rel=1e-6)
+    hourly = c.price_usd_per_gpu_hour * est.resolved.gpus
+    assert c.gpu_hours == pytest.approx(c.days * 24 * est.resolved.gpus)
+    assert c.cost_per_million_tokens_usd == pytest.approx(hourly / (decode_rate * 3600) * 1e6, rel=1e-6)
+    assert "prefill_disaggregated" in _codes(est.assumptions)
+
+
+def test_disaggregated_on_too_few_fixed_gpus_falls_back_to_chunked_and_says_so():
+    est = _serve(gpus=4, seq_len=5500, prompt_tokens=5000, prefill="disaggregated")
+    assert est.serving.prefill == "chunked" and est.resolved.gpus == 4
+    assert "disaggregated_no_room" in _codes(est.warnings)
+
+
+def test_unasked_the_plan_places_the_prefill_where_it_costs_less_per_generated_token():
+    est = _serve(seq_len=5500, prompt_tokens=5000)
+    chunked = _serve(seq_len=5500, prompt_tokens=5000, prefill="chunked")
+    apart = _serve(seq_len=5500, prompt_tokens=5000, prefill="disaggregated")
+    best = max(chunked.compute.tokens_per_s_per_gpu, apart.compute.tokens_per_s_per_gpu)
+    assert est.compute.tokens_per_s_per_gpu == pytest.approx(best, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "decode_rate, share, instance, total, pools",
+    [
+        # one decode replica of 2 GPUs keeps a quarter of a prefill instance busy: one instance
+        (100.0, 0.25, 2, None, (2, 2, 50.0)),
+        # 16 GPUs: 6 decode replicas and 2 prefill instances (6 x 0.25 = 1.5, rounded up) fill 8 slots
+        (100.0, 0.25, 2, 16, (12, 4, 75.0)),
+        # a share of exactly 1: one prefill instance per decode replica
+        (100.0, 1.0, 4, 8, (4, 4, 50.0)),
+        # two GPUs hold no decode replica of 2 beside its prefill
+        (100.0, 0.25, 2, 2, None),
+    ],
+)
+def test_pools_by_hand(decode_rate, share, instance, total, pools):
+    got = prefill.size_pools(decode_rate, 1000.0, share, instance, total)
+    if pools is None:
+        assert got is None
+    else:
+        assert (got.decode_gpus, got.prefill_gpus, got.tokens_per_s_per_gpu) == pools
+
+
+def test_prefill_share_by_hand():
+    """5,000-token prompts for 500 generated: a decode GPU at 100 tokens/s needs 1,000 prompt
+    tokens/s, a quarter of a prefill GPU computing 4,000."""
+    load = compute.served(5500, 5000, chunked=False)
+    assert float(prefill.prefill_share(100.0, load, 4000.0)) == pytest.approx(0.25)
