@@ -27,6 +27,9 @@ ROOT = Path(__file__).parent.parent
 
 INTERNAL_ERROR = 1  # the CLI's exit code for an internal error (DESIGN.md's exit codes)
 
+if __name__ == "__main__":  # run as a script to record: the tests package is imported from the root
+    sys.path.insert(0, str(ROOT))
+
 
 @dataclass(frozen=True)
 class Run:
@@ -185,6 +188,5 @@ if __name__ == "__main__" and "--record" in sys.argv:
     import os
 
     os.environ["GPUPLAN_HF_LOOKUP"] = "0"
-    sys.path.insert(0, str(ROOT))
     after = sys.argv[sys.argv.index("--record") + 1 :]
     record(after[0] if after else None)
