@@ -383,6 +383,14 @@ class Served:
         return self.prompt + self.output / 2
 
     @property
+    def reserved(self) -> int:
+        """Tokens of KV cache the engine sets aside for a sequence it admits: its prompt and all its
+        output. TensorRT-LLM's default capacity scheduler (GUARANTEED_NO_EVICT, "Useful Runtime
+        Options" in its performance tuning guide) admits a request only when both fit, so it is
+        never paused; a paging engine that admits more (vLLM) preempts and recomputes when they grow."""
+        return self.seq
+
+    @property
     def prefill_per_output(self) -> float:
         """Prompt tokens the steps prefill per generated token at steady state: every sequence's
         prompt once over its output (none when prefill runs apart)."""
