@@ -383,6 +383,14 @@ class Served:
         return self.prompt + self.output / 2
 
     @property
+    def reserved(self) -> int:
+        """Tokens of KV cache the engine sets aside for a sequence it admits: its prompt and all its
+        output. TensorRT-LLM's default capacity scheduler (GUARANTEED_NO_EVICT, "Useful Runtime
+        Options" in its performance tuning guide) admits a request only when both fit, so it is
+        never paused; a paging engine that admits more (vLLM) preempts and recomputes when they grow."""
+        return self.seq
+
+    @property
     def prefill_per_output(self) -> float:
         """Prompt tokens the steps prefill per generated token at steady state: every sequence's
         prompt once over its output (none when prefill runs apart)."""
@@ -492,8 +500,9 @@ def decode_speed_arrays(
 ) -> ServingSpeed:
     """Generation throughput: each step's matmuls (decode_matmul_seconds) over its generated tokens
     and, with chunked prefill, the prompt tokens prefilled beside them (step_load), each such
-    prompt's attention (prefill_attention_seconds), then attention streams every generating
-    sequence's KV cache (its kernels run after the matmuls, not beside them), then tensor-parallel
+    prompt's attention (prefill_attention_seconds), then attention over every generating
+    sequence's KV cache (kernels.decode_attention_seconds: streamed, or for MLA computed; its kernels
+    run after the matmuls, not beside them), then tensor-parallel
     all-reduces, pipeline hops and expert-parallel all-to-alls wait on the layer before. With ep > 1
     each GPU holds all but the routed experts and 1/ep of those, and attends to 1/ep of the
     sequences. `dev` (serving_device) holds the GPU types' figures; the step is memory-bound where
@@ -505,7 +514,7 @@ def decode_speed_arrays(
     own = np.ceil(generating / ep)  # sequences on the busiest attention rank
     prompts = own / load.output if load.chunked else 0.0
     kv_read = own * load.held * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
-    t_kv = kv_read / dev.hbm
+    t_kv = kernels.decode_attention_seconds(dev, a, own, load.held, kv_read, tp=tp, pp=pp)
     step = matmuls + prefill_attention_seconds(a, dev, load, prompts, tp, pp) + t_kv + comm_seconds
     streaming = (serving_weight_bytes(a, precision, tp, pp, ep) + kv_read) / dev.hbm
     computing = tokens * token_flops(a, "infer", load.seq).model / gpus / dev.gemm

@@ -191,6 +191,29 @@ def attention_seconds(dev: Device, a: Arch, sequences, length, *, tp=1.0, cp=1.0
     return forward, backward
 
 
+def decode_attention_flops(a: Arch, sequences, held, *, tp=1.0) -> np.ndarray:
+    """FLOPs of one layer's decode attention on a rank: each sequence's new query against the `held`
+    positions of its cache, QK^T and AV at 2 FLOPs a multiply-add, heads split over tp. MLA decodes in
+    its absorbed form (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1.2; FlashMLA): every head scores the
+    kv_lora_rank + rope latent and sums the kv_lora_rank values, so 128 heads share one 576-wide
+    cache entry (about 240 FLOPs a cached byte in 16 bits, against 1-8 for multi-head and GQA)."""
+    if a.is_mla:
+        d_qk, d_v = a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank
+    else:
+        d_qk = d_v = a.head_dim
+    return 2.0 * sequences * held * (a.heads / np.asarray(tp, dtype=float)) * (d_qk + d_v)
+
+
+def decode_attention_seconds(dev: Device, a: Arch, sequences, held, kv_bytes, *, tp=1.0, pp=1.0) -> np.ndarray:
+    """A decode step's attention over the KV cache on one rank, every layer of a pipeline stage: the
+    longer of streaming `kv_bytes` (the stage's cache the step reads) at HBM bandwidth and the FLOPs
+    (decode_attention_flops) at the generation's attention rate (Device.attn_fwd; FlashMLA, the MLA
+    decode kernel, reaches 580 TFLOP/s compute-bound on H800, 0.59 of 989, near FlashAttention-3's
+    0.65: FlashMLA README). Multi-head and GQA caches are memory-bound; MLA's is compute-bound."""
+    flops = decode_attention_flops(a, sequences, held, tp=tp) * a.layers / np.asarray(pp, dtype=float)
+    return np.maximum(kv_bytes / dev.hbm, flops / dev.attn_fwd)
+
+
 def stream_seconds(dev: Device, nbytes, kernels=1.0) -> np.ndarray:
     """Memory-bound kernels: their bytes at the HBM bandwidth a streaming kernel sustains, plus launches."""
     return nbytes / dev.hbm + kernels * dev.launch

@@ -4,7 +4,9 @@ benchmark send requests at an unbounded rate and report generated tokens per sec
 
 The budget is what the engine leaves the KV cache: its share of the GPU's memory (vLLM's
 gpu_memory_utilization, TensorRT-LLM's free-memory fraction) less weights, activations and
-overhead. Each sequence holds its prompt and half its output on average (compute.Served); at steady
+overhead. The engine admits a sequence only when its prompt and whole output fit (compute.Served.reserved,
+TensorRT-LLM's default scheduler), while each step reads what the sequences hold on average, their
+prompt and half their output (compute.Served.held); at steady
 state every generated token brings prompt / output prompt tokens of prefill into the same step
 (chunked prefill), within the engine's step token budget, or the prompts run on a prefill pool apart
 (disaggregated, estimator/prefill.py) whose GPUs the throughput per GPU counts too.
@@ -58,12 +60,12 @@ def saturation(
     prompt: int | None = None,
     chunked: bool = True,
 ) -> Saturation | None:
-    """The most concurrent sequences the budget holds (each its prompt and half its output on
-    average, paged; with ep > 1 each of the ep GPUs holds its own sequences and schedules them),
+    """The most concurrent sequences the budget admits (each its prompt and whole output reserved;
+    with ep > 1 each of the ep GPUs holds its own sequences and schedules them),
     no more than the engine's batch limit and, with chunked prefill, than its step token budget
     prefills for, and the generated tokens per second at that load; None when not one fits."""
     load = compute.served(seq, prompt, chunked)
-    per_sequence = load.held * kv_bytes_per_token(a, precision, kv_cache) / pp * float(kv_share(a, tp))
+    per_sequence = load.reserved * kv_bytes_per_token(a, precision, kv_cache) / pp * float(kv_share(a, tp))
     by_memory = int(budget_bytes // per_sequence) if budget_bytes > 0 else 0
     step_tokens = defaults.number("inference", "prefill_chunk_tokens")
     by_engine = min(MAX_BATCH, step_tokens / (1 + load.prefill_per_output))

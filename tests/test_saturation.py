@@ -28,12 +28,14 @@ def _full(cat, model, gpu_id, budget_gib, seq=2000, tp=1, precision="bf16"):
 
 
 def test_llama2_7b_on_one_a100_by_hand(cat):
-    """Llama 2 7B: 32 layers x 2 (K, V) x 4096 x 2 bytes = 512 KiB of KV per token. A sequence of
-    2,000 tokens holds 1,500 on average (its 1,000-token prompt and half its output)."""
+    """Llama 2 7B: 32 layers x 2 (K, V) x 4096 x 2 bytes = 512 KiB of KV per token. The engine
+    admits a sequence of 2,000 tokens only when all 2,000 fit (TensorRT-LLM's GUARANTEED_NO_EVICT);
+    it holds 1,500 on average (its 1,000-token prompt and half its output), what each step reads."""
     full = _full(cat, "llama-2-7b", "a100-80gb", budget_gib=40)
+    reserved = 2000 * 32 * 2 * 4096 * 2
     per_sequence = 1500 * 32 * 2 * 4096 * 2
-    assert full.concurrency == math.floor(40 * GIB / per_sequence)  # 54
-    # 2 x 54 tokens a step (each generated one brings a prompt token) sit below A100's bf16 ridge
+    assert full.concurrency == math.floor(40 * GIB / reserved)  # 40
+    # 2 x 40 tokens a step (each generated one brings a prompt token) sit below A100's bf16 ridge
     # (271 TFLOP/s over 1,631 GB/s: 166 rows), so every GEMM streams its weight: the layers' and the
     # output layer's 6.607B parameters at 2 bytes, one launch each (4 x 32 + 1), then the KV cache;
     # within 2%: the gate-up and output GEMMs need a second wave of 128 x 128 tiles on 108 SMs
@@ -41,13 +43,40 @@ def test_llama2_7b_on_one_a100_by_hand(cat):
     b = full.concurrency
     weights = 6.607e9 * 2 / hbm + 129 * 2e-6
     kv = b * per_sequence / hbm
-    # and the prompts it prefills: 54 / 1,000 of a 1,000-token prompt a step, causal attention of 32
+    # and the prompts it prefills: 40 / 1,000 of a 1,000-token prompt a step, causal attention of 32
     # heads x (128 + 128) x 1000 x 500 x 2 FLOPs a layer at FlashAttention's A100 rate, 227.8 TFLOP/s
     # at length 1000 / (1000 + 410), one launch a layer
     prompt_attention = 32 * (b / 1000 * 2 * 32 * 256 * 1000 * 500 / (227.76e12 * 1000 / 1410) + 2e-6)
     step = weights + kv + prompt_attention
     assert full.tokens_per_s_per_gpu == pytest.approx(b / step, rel=0.02)
     assert full.tokens_per_s_per_sequence == pytest.approx(1 / step, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    "prompt, seq, reserved_tokens",
+    [
+        (128, 2176, 2176),  # TensorRT-LLM's 128/2048 rows: 2,176 tokens set aside, 1,152 held on average
+        (1024, 9216, 9216),  # 1k/8k: 9,216 set aside, 5,120 held
+        (5000, 5500, 5500),  # a long prompt: 5,500 set aside, 5,250 held
+    ],
+)
+def test_a_sequence_is_admitted_for_its_whole_output(cat, prompt, seq, reserved_tokens):
+    """Llama 3.1 8B, 32 layers x 2 x 8 KV heads x 128 x 2 bytes = 128 KiB a token, in a 30 GiB
+    budget: as many sequences as their prompt and whole output fit, not their average holding."""
+    gpu = cat.gpus["h100-80gb"]
+    full = saturation.saturation(
+        from_spec(cat.models["llama-3.1-8b"]),
+        "bf16",
+        seq=seq,
+        tp=1,
+        pp=1,
+        gpu=gpu,
+        budget_bytes=30 * GIB,
+        links=network.decode_links([gpu], cat, None),
+        defaults=cat.defaults,
+        prompt=prompt,
+    )
+    assert full.concurrency == math.floor(30 * GIB / (reserved_tokens * 128 * 1024))  # 112, 26, 44
 
 
 def test_more_memory_more_sequences_and_throughput(cat):
