@@ -12,7 +12,7 @@ python -m sglang.launch_server \
   --model-path meta-llama/Llama-3.1-70B \
   --tp-size 2 \
   --context-length 4096 \
-  --max-running-requests 147 \
+  --max-running-requests 110 \
   --mem-fraction-static 0.9 \
   --quantization fp8 \
   --kv-cache-dtype fp8_e4m3 \

@@ -12,7 +12,7 @@ vllm serve meta-llama/Llama-3.1-70B \
   --tensor-parallel-size 2 \
   --pipeline-parallel-size 1 \
   --max-model-len 4096 \
-  --max-num-seqs 147 \
+  --max-num-seqs 110 \
   --gpu-memory-utilization 0.9 \
   --quantization fp8 \
   --kv-cache-dtype fp8 \

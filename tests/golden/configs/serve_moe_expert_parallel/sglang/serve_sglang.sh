@@ -16,7 +16,7 @@ python -m sglang.launch_server \
   --enable-dp-attention \
   --ep-size 8 \
   --context-length 4096 \
-  --max-running-requests 2160 \
+  --max-running-requests 1616 \
   --mem-fraction-static 0.9 \
   --quantization fp8 \
   --kv-cache-dtype fp8_e4m3 \

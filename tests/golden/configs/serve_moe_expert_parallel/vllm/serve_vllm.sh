@@ -15,7 +15,7 @@ vllm serve deepseek-ai/DeepSeek-V2 \
   --data-parallel-size 8 \
   --enable-expert-parallel \
   --max-model-len 4096 \
-  --max-num-seqs 270 \
+  --max-num-seqs 202 \
   --gpu-memory-utilization 0.9 \
   --quantization fp8 \
   --kv-cache-dtype fp8 \

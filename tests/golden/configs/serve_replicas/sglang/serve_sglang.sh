@@ -14,7 +14,7 @@ python -m sglang.launch_server \
   --tp-size 2 \
   --dp-size 2 \
   --context-length 4096 \
-  --max-running-requests 87 \
+  --max-running-requests 65 \
   --mem-fraction-static 0.9 \
   --host 0.0.0.0 \
   --port 30000

@@ -14,7 +14,7 @@ vllm serve Qwen/Qwen2.5-14B \
   --pipeline-parallel-size 1 \
   --data-parallel-size 2 \
   --max-model-len 4096 \
-  --max-num-seqs 87 \
+  --max-num-seqs 65 \
   --gpu-memory-utilization 0.9 \
   --host 0.0.0.0 \
   --port 8000
