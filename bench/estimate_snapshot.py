@@ -87,9 +87,9 @@ def main() -> None:
         print(f"{len(now)} estimates written to {path}")
         return
     before = {row["key"]: row["json"] for row in map(json.loads, path.read_text().splitlines())}
-    changed = [key for key in before if now.get(key) != before[key]]
-    for key in changed[:20]:
-        print(f"CHANGED (largest relative difference {_largest_difference(before[key], now.get(key)):.1e})", key)
+    changed = {key: _largest_difference(before[key], now.get(key)) for key in before if now.get(key) != before[key]}
+    for key, difference in sorted(changed.items(), key=lambda item: -item[1])[:20]:
+        print(f"CHANGED (largest relative difference {difference:.1e})", key)
     print(f"{len(before)} estimates compared, {len(changed)} changed")
     sys.exit(1 if changed else 0)
 
