@@ -235,7 +235,12 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
     pick = {f: np.broadcast_to(getattr(work, f), shape)[firsts] for f in names}
     mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
-    spread = lambda x: np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))[..., inverse]  # noqa: E731
+
+    def spread(x):
+        if np.shape(x)[-1:] != firsts.shape:
+            x = np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))
+        return x[..., inverse]
+
     layer = kernels.LayerTime(*(spread(x) for x in vars(mb.layer).values()))
     return kernels.MicroBatch(layer, spread(mb.first), spread(mb.last))
 

@@ -95,14 +95,30 @@ def sustained_gemm(gpu: GPU, precision: str, kf: KernelFile) -> float:
     return _device_row(gpu, precision, kf, float(kf.generations[gpu.family].tile_shape[0]))[4]
 
 
+_DEVICES: dict[tuple, tuple[list[GPU], Device]] = {}  # device() by its GPU objects' ids (kept alive beside it)
+
+
 def device(
     gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None = None, serving: bool = False
 ) -> Device:
     """The kernel figures of GPU types as (T, 1) columns, for a training precision or (`serving`) a
-    serving precision, whose weights may be narrower than its activations (int8, int4)."""
+    serving precision, whose weights may be narrower than its activations (int8, int4). Memoised by
+    the (frozen) GPU and kernel-file objects, which the entry keeps alive so their ids stay theirs;
+    the columns are read-only, shared by every caller."""
+    key = (*map(id, gpus), precision, *(group_rows or ()), id(kf), serving)
+    if key not in _DEVICES:
+        if len(_DEVICES) > 1024:  # custom GPUs make new objects per request: a bound, not an LRU
+            _DEVICES.clear()
+        _DEVICES[key] = ([*gpus, kf], _read_device(gpus, precision, kf, group_rows, serving))
+    return _DEVICES[key][1]
+
+
+def _read_device(gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None, serving: bool):
     rows = group_rows or [float(kf.generations[g.family].tile_shape[0]) for g in gpus]
     table = np.array([_device_row(g, precision, kf, r) for g, r in zip(gpus, rows, strict=True)])
     columns = [table[:, [i]] for i in range(table.shape[1])]
+    for column in columns:
+        column.setflags(write=False)
     matmul_bytes = 1.0 if precision in ("fp8-mixed", "fp8") else 4.0 if precision == "fp32" else 2.0
     weight_bytes = SERVE_WEIGHT_BYTES[precision] if serving else matmul_bytes
     extra = (matmul_bytes, weight_bytes, float(kf.attention_head_dim_half.value), float(kf.launch_us.value) * 1e-6)
@@ -124,11 +140,13 @@ def _fitting_tile(size, large) -> np.ndarray:
     return np.minimum(large, fits)
 
 
-def _tile_seconds(dev: Device, tm, tn, k_slice, rate) -> np.ndarray:
-    """One tile's main loop over `k_slice` of k, plus its output store, which does not overlap it:
-    tm x tn outputs written at the SM's share of HBM bandwidth take as long as this many more of k."""
+def _tile_seconds(dev: Device, tm, tn, k_slices, rate) -> list[np.ndarray]:
+    """One tile's main loop over each of `k_slices` of k, plus its output store, which does not
+    overlap it: tm x tn outputs written at the SM's share of HBM bandwidth take as long as this many
+    more of k."""
     k_store = OUT_BYTES * rate / (2.0 * dev.hbm)
-    return 2.0 * tm * tn * (k_slice + k_store) / (rate / dev.sms)
+    flops, per_sm = 2.0 * tm * tn, rate / dev.sms
+    return [flops * (k_slice + k_store) / per_sm for k_slice in k_slices]
 
 
 def gemm_seconds(
@@ -147,13 +165,18 @@ def gemm_seconds(
     in_bytes = dev.matmul_bytes if in_bytes is None else in_bytes
     weight_bytes = in_bytes if weight_bytes is None else weight_bytes
     grouped = np.asarray(groups) > 1
-    tm = np.where(grouped, np.where(m < dev.tile_m, dev.group_rows, dev.tile_m), _fitting_tile(m, dev.tile_m))
+    tm = _fitting_tile(m, dev.tile_m)
+    if grouped.any():
+        tm = np.where(grouped, np.where(m < dev.tile_m, dev.group_rows, dev.tile_m), tm)
+        row_tiles = np.where(grouped, np.maximum(weights_read, m / tm + weights_read / 2), np.ceil(m / tm))
+    else:  # no grouped GEMM: the plain tiles alone (the same figures, fewer array passes)
+        row_tiles = np.ceil(m / tm)
     tn = _fitting_tile(n, dev.tile_n)
-    row_tiles = np.where(grouped, np.maximum(weights_read, m / tm + weights_read / 2), np.ceil(m / tm))
     tiles = groups * row_tiles * np.ceil(n / tn)
     split = np.maximum(1.0, np.minimum(np.floor(dev.sms / tiles), np.ceil(k / 64.0)))
-    whole = np.ceil(tiles / dev.sms) * _tile_seconds(dev, tm, tn, k, rate)
-    split_k = np.ceil(tiles * split / dev.sms) * _tile_seconds(dev, tm, tn, k / split, rate)
+    tile_whole, tile_split = _tile_seconds(dev, tm, tn, (k, k / split), rate)
+    whole = np.ceil(tiles / dev.sms) * tile_whole
+    split_k = np.ceil(tiles * split / dev.sms) * tile_split
     compute = np.minimum(whole, split_k)
     partials = np.where(split_k < whole, (split - 1.0) * m * n * 2.0 * FP32_PARTIAL_BYTES, 0.0)
     traffic = groups * (in_bytes * m * k + weights_read * weight_bytes * k * n + OUT_BYTES * m * n + partials)

@@ -10,7 +10,7 @@ loop over them.
 from __future__ import annotations
 
 import functools
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -58,6 +58,9 @@ class Fixed:
     ep: int | None = None
     cp: int | None = None
     etp: int | None = None  # expert tensor parallel (MoE)
+
+
+FIXED_FIELDS = fields(Fixed)
 
 
 @functools.lru_cache(maxsize=128)
@@ -122,8 +125,13 @@ def training_grid(
     long_enough = [c for c in CONTEXT_PARALLEL if c == 1 or seq_len // c >= CP_MIN_TOKENS_PER_RANK]
     cps = (fixed.cp,) if fixed.cp else tuple(long_enough)
     return _training_grid(
-        arch.heads, arch.layers, experts, cps, pipeline_allowed, adapters, astuple(fixed), gbs, per_node, max_gpus
+        arch.heads, arch.layers, experts, cps, pipeline_allowed, adapters, _fields(fixed), gbs, per_node, max_gpus
     )
+
+
+def _fields(fixed: Fixed) -> tuple:
+    """The fixed values in field order (dataclasses.astuple without its deep copy: they are numbers)."""
+    return tuple(getattr(fixed, f.name) for f in FIXED_FIELDS)
 
 
 @functools.lru_cache(maxsize=512)

@@ -42,7 +42,10 @@ class Pick:
 
     def at(self, values: np.ndarray) -> float:
         """A per-candidate figure (types x layouts, or broadcast to it) at the chosen candidate."""
-        return float(np.broadcast_to(values, self.scored.fits.shape)[self.t, self.i])
+        shape = self.scored.fits.shape
+        if np.shape(values) == shape:
+            return float(values[self.t, self.i])
+        return float(np.broadcast_to(values, shape)[self.t, self.i])
 
 
 def estimate_training(ctx: Context, seq: int) -> Estimate:

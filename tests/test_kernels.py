@@ -146,3 +146,13 @@ def test_short_dimensions_take_smaller_tiles(a100):
     longer, (108 x 4096 + 4096 x 22016 + 108 x 22016) x 2 B / 1,631.2 GB/s = 114.0 us, + 2 us. In the
     large 256-row tile the same GEMM would compute for 222 us."""
     assert one(kernels.gemm_seconds(a100, 108, 22016, 4096)) == pytest.approx(116.0e-6, rel=1e-3)
+
+
+def test_device_figures_are_read_once_and_shared(cat):
+    """kernels.device is memoised by its GPU objects: the same Device, read-only, for every caller."""
+    gpus = [cat.gpus["h100-80gb"], cat.gpus["a100-80gb"]]
+    first = kernels.device(gpus, "bf16-mixed", cat.kernels)
+    assert kernels.device(list(gpus), "bf16-mixed", cat.kernels) is first
+    assert kernels.device(gpus, "fp8-mixed", cat.kernels) is not first
+    with pytest.raises(ValueError):
+        first.gemm[0, 0] = 1.0
