@@ -312,9 +312,8 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     scheduled = ctx.req.mfu is None and (grid.tp[i] > 1 or grid.pp[i] > 1)
     if scheduled:
         _state_schedule(ctx, pick)
-    if ctx.req.framework in ctx.cat.frameworks:
-        _state_framework(ctx, job, pick, zero)
-    elif not scheduled:
+    stated = ctx.req.framework in ctx.cat.frameworks and _state_framework(ctx, job, pick, zero)
+    if not stated and not scheduled:
         _state_loss(ctx, job, pick)
     _state_sharding(ctx, job, pick, zero)
     price = float(pick.scored.options.price[pick.t, 0])
@@ -379,27 +378,34 @@ def _state_loss(ctx: Context, job: Job, pick: Pick) -> None:
         ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
 
 
-def _state_framework(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
-    """Whose memory habits the plan follows (the framework named): where FSDP keeps the embeddings and
-    head, the loss and what it holds at its peak (with the logits a loop keeps), Megatron-Core's."""
+def _state_framework(ctx: Context, job: Job, pick: Pick, zero: int) -> bool:
+    """Whose memory habits the plan follows (the framework named), those that apply to this layout:
+    where FSDP keeps the embeddings and head, the loss and what it holds at its peak (with the logits
+    a loop keeps), Megatron-Core's. True when the loss was stated here."""
     grid, i = pick.scored.grid, pick.i
-    megatron = bool(conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i])) or job.megatron_core
     framework = ctx.cat.frameworks[str(ctx.req.framework)]
-    tokens = float(grid.micro_batch[i]) * job.seq_len / float(grid.cp[i]) * (2 if job.method == "dpo" else 1)
-    logits = tokens * ctx.arch.vocab / float(grid.tp[i])
+    megatron = bool(conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i])) or job.megatron_core
+    sharded = zero >= 3 or int(grid.offload[i]) >= memory.OFFLOAD_CODE["cpu-all"]
+    sharded = sharded and framework.fsdp_ends is not None
+    loss = job.loss if not megatron and (framework.loss or job.keeps_logits or ctx.req.loss) else ""
+    if not (sharded or loss or job.megatron_core):
+        return False
+    logits = float(grid.micro_batch[i]) * job.seq_len / float(grid.cp[i]) * ctx.arch.vocab / float(grid.tp[i])
+    logits *= 2 if job.method == "dpo" else 1  # chosen and rejected
     per_logit = float(conventions.loss_bytes_per_logit(megatron, job.loss, job.keeps_logits))
-    kept = conventions.KEPT_LOGITS_BYTES_PER_LOGIT if job.keeps_logits and not megatron else 0
+    kept = conventions.KEPT_LOGITS_BYTES_PER_LOGIT if job.keeps_logits and loss else 0
     ctx.assume(
         "framework_habits",
         framework=framework.name,
-        sharded=zero >= 3 or int(grid.offload[i]) >= memory.OFFLOAD_CODE["cpu-all"],
+        sharded=sharded,
         apart=job.fsdp_ends != "root",
-        loss="" if megatron else job.loss,
+        loss=loss,
         chunks=conventions.LOSS_CHUNKS,
         loss_gib=logits * per_logit / GIB,
         kept_gib=logits * kept / GIB,
         megatron=job.megatron_core,
     )
+    return bool(loss) or job.megatron_core
 
 
 def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:

@@ -106,6 +106,18 @@ def test_the_framework_named_sets_the_habits_and_the_answer_says_so():
     assert next(a for a in torchtune.assumptions if a.code == "sharded_gathers").params["apart"]
 
 
+def test_only_the_habits_a_framework_has_are_said():
+    """DeepSpeed says nothing of the loss: the default's is stated as ever; Megatron-Core's loss
+    replaces it, with data parallelism alone too."""
+    deepspeed = {a.code for a in estimate(_torchtune_70b(framework="deepspeed")).assumptions}
+    assert {"framework_habits", "activation_conventions"} <= deepspeed
+    megatron = estimate(
+        Request(model="llama-3-8b", method="full", gpu="h100-80gb", gpus=8, tp=1, pp=1, framework="megatron")
+    )
+    codes = [a.code for a in megatron.assumptions]
+    assert "framework_habits" in codes and "activation_conventions" not in codes
+
+
 def test_a_loss_asked_for_comes_before_the_frameworks():
     est = estimate(_torchtune_70b(framework="torchtune", loss="unchunked"))
     note = next(a for a in est.assumptions if a.code == "framework_habits")
@@ -133,7 +145,7 @@ def test_a_loss_asked_for_comes_before_the_frameworks():
         (
             "用torchtune全参微调llama-3.1-70b，8张a100-80gb，gpus=8 tp=1 zero=3 offload=cpu-all mbs=2 seq=2048 "
             "ckpt=full",
-            ["按 torchtune 的做法估算", "作为独立的 FSDP 单元分片", "作为独立单元只在用到时聚合"],
+            ["按 torchtune 的做法估算", "作为独立单元分片", "作为独立单元只在用到时聚合"],
         ),
     ],
 )
