@@ -31,6 +31,17 @@ CHUNKED_LOSS_BYTES_PER_LOGIT = 2 + 2 * 4 / LOSS_CHUNKS
 UNCHUNKED_LOSS_BYTES_PER_LOGIT = 3 * 4
 # Megatron-Core's vocab-parallel cross-entropy: bf16 logits and their fp32 copy (exponentiated in place)
 MEGATRON_LOSS_BYTES_PER_LOGIT = 2 + 4
+# Unsloth's fused cross-entropy: the 16-bit logits, saved for the backward kernel that writes their
+# gradient over them (unsloth/kernels/cross_entropy_loss.py: backward returns `logits`)
+INPLACE_LOSS_BYTES_PER_LOGIT = 2
+ELSEWHERE_LOSS_BYTES_PER_LOGIT = {
+    "chunked": CHUNKED_LOSS_BYTES_PER_LOGIT,
+    "unchunked": UNCHUNKED_LOSS_BYTES_PER_LOGIT,
+    "inplace": INPLACE_LOSS_BYTES_PER_LOGIT,
+}
+# A loop that keeps the model's output through the backward pass holds its logits beside the loss's:
+# fp32, as Transformers' LlamaForCausalLM returned them before 4.45 (logits = logits.float())
+KEPT_LOGITS_BYTES_PER_LOGIT = 4
 # Mixed precisions whose gradients Megatron-Core keeps in fp32 (fp8 training keeps bf16 weights)
 FP32_GRADS_UNDER_MEGATRON = frozenset({"bf16-mixed", "fp8-mixed"})
 
@@ -47,10 +58,11 @@ def grad_bytes(precision: str, megatron) -> np.ndarray:
     return np.where(fp32, 4.0, 2.0)
 
 
-def loss_bytes_per_logit(megatron, unchunked: bool = False) -> np.ndarray:
+def loss_bytes_per_logit(megatron, loss: str = "chunked", keeps_logits: bool = False) -> np.ndarray:
     """Bytes per logit at the loss's peak: Megatron-Core's own loss on its layouts; elsewhere the
-    chunked loss, or Transformers' own when the request says so (loss=unchunked)."""
-    elsewhere = UNCHUNKED_LOSS_BYTES_PER_LOGIT if unchunked else CHUNKED_LOSS_BYTES_PER_LOGIT
+    loss the request or its framework names (chunked unless said), plus the output's logits where
+    the training loop keeps them through the backward pass."""
+    elsewhere = ELSEWHERE_LOSS_BYTES_PER_LOGIT[loss] + (KEPT_LOGITS_BYTES_PER_LOGIT if keeps_logits else 0)
     return np.where(megatron, MEGATRON_LOSS_BYTES_PER_LOGIT, elsewhere)
 
 

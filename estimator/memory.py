@@ -9,6 +9,7 @@ parallelism whenever tp > 1, 1F1B pipeline schedule.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,12 @@ class Job:
     seq_len: int
     lora_rank: int = 16
     lora_targets: str = "all-linear"
-    loss: str = "chunked"  # "unchunked": Transformers' own cross-entropy over the whole sequence
+    loss: str = "chunked"  # "unchunked": Transformers' own cross-entropy over the whole sequence; "inplace": Unsloth's
+    # the framework's habits (knowledge/frameworks.yaml): where FSDP keeps the embeddings and head ("root" unit, or
+    # "apart" as units of their own), the loop keeping the fp32 logits through backward, Megatron-Core on any layout
+    fsdp_ends: str = "root"
+    keeps_logits: bool = False
+    megatron_core: bool = False
 
 
 @dataclass(frozen=True)
@@ -266,7 +272,7 @@ def _activations(job: Job, place: _Placement, ckpt: np.ndarray, mbs: np.ndarray,
     per_layer_none = activation_elems_per_token_layer(a)["none"] * tokens * act_b / tp
     stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
     recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
-    per_logit = conventions.loss_bytes_per_logit(place.megatron, job.loss == "unchunked")
+    per_logit = conventions.loss_bytes_per_logit(place.megatron, job.loss, job.keeps_logits)
     loss_peak = tokens * (a.vocab * per_logit + a.hidden * act_b) / tp
     return _Activations(stored_per_layer, recompute_peak, loss_peak)
 
@@ -282,29 +288,54 @@ def _ends_params(a: Arch, pp: np.ndarray) -> np.ndarray:
     return np.where(pp > 1, max(a.embed_params, a.head_params + a.final_norm_params), both)
 
 
-def gathered_unit_params(a: Arch, tp: np.ndarray, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(root, layers) parameters per GPU that ZeRO-3 / FSDP holds gathered at the step's peak.
+def largest_unit_params(a: Arch, tp: np.ndarray, ends: str = "root") -> np.ndarray:
+    """Parameters per GPU of the largest unit gathered apart from the root: a decoder layer, or where
+    the embeddings and head are units of their own ("apart"), the larger of those and a layer."""
+    layer = _layer_params(a)
+    return (layer if ends == "root" else max(layer, a.embed_params, a.head_params)) / np.asarray(tp, dtype=float)
+
+
+def gathered_unit_params(a: Arch, tp: np.ndarray, pp: np.ndarray, ends: str = "root") -> tuple[np.ndarray, np.ndarray]:
+    """(root, units) parameters per GPU that ZeRO-3 / FSDP holds gathered at the step's peak.
 
     FSDP with transformer auto-wrap (Accelerate, PEFT's fsdp_auto_wrap_policy) wraps each decoder
     layer; the embeddings, head and final norm stay in the root unit, which FSDP does not reshard
     after forward (torch fsdp/_runtime_utils._post_forward_reshard; FSDP2 likewise), so they are
     gathered for the whole step. Two layers are gathered at a time: the running one and the next,
     prefetched (BACKWARD_PRE); their buffers come from the all-gather stream's own pool, which the
-    caching allocator does not lend to the activations.
+    caching allocator does not lend to the activations. Where the embeddings and head are units of
+    their own (torchtune's custom_sharded_layers, DeepSpeed ZeRO-3's per-module gathering) the root
+    keeps the final norm alone, and the head's backward gathers the head beside the last layer.
     """
-    return _ends_params(a, pp) / tp, 2.0 * _layer_params(a) / tp
+    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    layer = _layer_params(a) / tp
+    if ends == "root":
+        return _ends_params(a, pp) / tp, 2.0 * layer
+    return np.ones_like(pp) * a.final_norm_params / tp, layer + largest_unit_params(a, tp, ends)
 
 
 def gathered_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(root, layers) bytes of the gathered units, each in the bytes it is stored in: 16-bit (fp32
+    """(root, units) bytes of the gathered units, each in the bytes it is stored in: 16-bit (fp32
     for fp32 training), the 4-bit data of a QLoRA base's linear layers (its constants stay resident)."""
+    root = gathered_unit_params(job.arch, tp, pp, job.fsdp_ends)[0]
+    w16 = 4.0 if job.precision == "fp32" and job.method != "qlora" else 2.0
+    layer, largest = _unit_bytes(job, tp)
+    return root * w16, layer + largest
+
+
+def _unit_bytes(job: Job, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(one decoder layer, the largest unit apart from the root) in gathered bytes: a QLoRA layer's
+    linear weights in 4 bits, its norms, the embeddings and head in 16."""
     a = job.arch
-    root, layers = gathered_unit_params(a, tp, pp)
-    w16 = 4.0 if job.precision == "fp32" else 2.0
-    if job.method != "qlora":
-        return root * w16, layers * w16
-    norms = 2.0 * a.norm_params_per_layer / tp
-    return root * 2.0, (layers - norms) * NF4_DATA_BYTES + norms * 2.0
+    tp = np.asarray(tp, dtype=float)
+    w16 = 4.0 if job.precision == "fp32" and job.method != "qlora" else 2.0
+    layer = _layer_params(a) / tp * w16
+    if job.method == "qlora":
+        norms = a.norm_params_per_layer / tp
+        layer = (_layer_params(a) / tp - norms) * NF4_DATA_BYTES + norms * 2.0
+    if job.fsdp_ends == "root":
+        return layer, layer
+    return layer, np.maximum(layer, max(a.embed_params, a.head_params) / tp * w16)
 
 
 def _offload_copy(job: Job, place: _Placement) -> np.ndarray:
@@ -315,8 +346,9 @@ def _offload_copy(job: Job, place: _Placement) -> np.ndarray:
     pre-unshard stream, handed to the all-gather with record_stream; FSDP2 copies in likewise), and
     the allocator keeps that stream's blocks for that stream alone: the largest unit's shard, the
     root's (embeddings and head) unless a decoder layer is larger."""
-    root, layers = gathered_bytes(job, place.tp, place.pp)
-    return np.where(place.params_on_host, np.maximum(root, layers / 2) / place.shard_w, 0.0)
+    root = gathered_bytes(job, place.tp, place.pp)[0]
+    largest = _unit_bytes(job, place.tp)[1]
+    return np.where(place.params_on_host, np.maximum(root, largest) / place.shard_w, 0.0)
 
 
 def offload_copy_bytes(job: Job, gpus, tp, pp, zero, offload, ep=1.0) -> np.ndarray:
@@ -375,10 +407,11 @@ def _trained_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np
     g_b = conventions.grad_bytes(job.precision, place.megatron)
     trained_copies = _model_copies(job.method)[0]
     pp, tp = place.pp, place.tp
-    root, layers = gathered_unit_params(a, tp, pp)
+    root = gathered_unit_params(a, tp, pp, job.fsdp_ends)[0]
     # FSDP reduce-scatters a unit's gradient when the unit's backward ends: the root's (embeddings,
-    # head) is held unsharded for the whole backward, beside the running layer's
-    unit = np.where(place.zero >= 3, root + layers / 2, place.unit)
+    # head, unless they are units of their own) is held unsharded for the whole backward, beside the
+    # running unit's
+    unit = np.where(place.zero >= 3, root + largest_unit_params(a, tp, job.fsdp_ends), place.unit)
     resident_g = params * g_b / place.shard_g + np.where(place.zero >= 3, unit * g_b, 0.0)
     gradients = trained_copies * np.where(place.opt_on_host, unit * g_b, resident_g)
     factored = a.factored_state_elems * 4.0 / (pp * tp) if job.optimizer == "adafactor" else 0.0
@@ -473,6 +506,8 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     a = job.arch
     ones, (gpus, tp, pp, zero, offload, ckpt, mbs, micro_batches, ep, cp, etp) = _broadcast_layout(lay)
     place = _placement(a, gpus, tp, pp, zero, offload, ep, cp, etp)
+    if job.megatron_core:  # a framework that runs Megatron-Core on data parallelism alone too
+        place = dataclasses.replace(place, megatron=np.ones_like(place.megatron, dtype=bool))
     act = _activations(job, place, ckpt, mbs, cp)
 
     first_p, last_p = _stage_params(a, pp, tp)

@@ -85,6 +85,7 @@ class Request(BaseModel):
     etp: int | None = None  # expert tensor parallel (MoE, Megatron-Core's --expert-tensor-parallel-size)
     ckpt: Ckpt | None = None
     loss: Loss | None = None
+    framework: str | None = None  # training: whose memory habits to follow (knowledge/frameworks.yaml id)
     kv_cache: KvCache | None = None  # serving: None keeps it 16-bit, or fp8 beside fp8 weights
     prefill: Prefill | None = None  # serving: None lets the estimator choose the cheaper per generated token
     lora_rank: int | None = None

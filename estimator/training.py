@@ -94,9 +94,21 @@ def _job(ctx: Context, seq: int) -> tuple[Job, int, float]:
     tokens = _train_tokens(ctx, seq)
     gbs = _global_batch(ctx, seq, tokens)
     # precision None: bf16-mixed, or fp16-mixed on GPUs without bf16 (decided per type)
-    loss = req.loss or "chunked"
-    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets, loss)
+    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets, **_habits(ctx))
     return job, gbs, tokens
+
+
+def _habits(ctx: Context) -> dict:
+    """The Job's framework habits: those of the framework the request names (knowledge/frameworks.yaml),
+    the layout's defaults for the rest; a loss the request sets (loss=) comes before its framework's."""
+    framework = ctx.cat.frameworks.get(ctx.req.framework or "")
+    habit = {k: getattr(framework, k, None) for k in ("loss", "fsdp_ends", "keeps_logits", "megatron_core")}
+    return {
+        "loss": ctx.req.loss or (str(habit["loss"].value) if habit["loss"] else "chunked"),
+        "fsdp_ends": str(habit["fsdp_ends"].value) if habit["fsdp_ends"] else "root",
+        "keeps_logits": bool(habit["keeps_logits"] and habit["keeps_logits"].value),
+        "megatron_core": bool(habit["megatron_core"] and habit["megatron_core"].value),
+    }
 
 
 def _global_batch(ctx: Context, seq: int, tokens: float) -> int:
@@ -300,17 +312,12 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
         ctx.assume("megatron_conventions")
     if ctx.req.mfu is None and grid.ep[i] > 1:
         _state_experts(ctx, pick, precision)
-    if ctx.req.mfu is None and (grid.tp[i] > 1 or grid.pp[i] > 1):
+    scheduled = ctx.req.mfu is None and (grid.tp[i] > 1 or grid.pp[i] > 1)
+    if scheduled:
         _state_schedule(ctx, pick)
-    else:
-        tokens = float(grid.micro_batch[i]) * job.seq_len / float(grid.cp[i])
-        tp = float(grid.tp[i])
-        if job.loss == "unchunked":
-            held = tokens * ctx.arch.vocab * conventions.UNCHUNKED_LOSS_BYTES_PER_LOGIT / tp
-            ctx.assume("activation_conventions_unchunked", gib=held / 2**30)
-        else:
-            extra = conventions.unchunked_loss_extra_bytes(tokens, ctx.arch.vocab, tp)
-            ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
+    stated = ctx.req.framework in ctx.cat.frameworks and _state_framework(ctx, job, pick, zero)
+    if not stated and not scheduled:
+        _state_loss(ctx, job, pick)
     _state_sharding(ctx, job, pick, zero)
     price = float(pick.scored.options.price[pick.t, 0])
     ctx.assume("price_default", gpu=gpu.name, price=price, region=pick.region or "")
@@ -361,6 +368,49 @@ def _state_experts(ctx: Context, pick: Pick, precision: str) -> None:
     )
 
 
+def _state_loss(ctx: Context, job: Job, pick: Pick) -> None:
+    """The loss the activations count, with what Transformers' unchunked one would add, or holds when asked for."""
+    grid, i = pick.scored.grid, pick.i
+    tokens = float(grid.micro_batch[i]) * job.seq_len / float(grid.cp[i])
+    tp = float(grid.tp[i])
+    if job.loss == "unchunked":
+        held = tokens * ctx.arch.vocab * conventions.UNCHUNKED_LOSS_BYTES_PER_LOGIT / tp
+        ctx.assume("activation_conventions_unchunked", gib=held / 2**30)
+    else:
+        extra = conventions.unchunked_loss_extra_bytes(tokens, ctx.arch.vocab, tp)
+        ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
+
+
+def _state_framework(ctx: Context, job: Job, pick: Pick, zero: int) -> bool:
+    """Whose memory habits the plan follows (the framework named), those that apply to this layout:
+    where FSDP keeps the embeddings and head, the loss and what it holds at its peak (with the logits
+    a loop keeps), Megatron-Core's. True when the loss was stated here."""
+    grid, i = pick.scored.grid, pick.i
+    framework = ctx.cat.frameworks[str(ctx.req.framework)]
+    megatron = bool(conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i])) or job.megatron_core
+    sharded = zero >= 3 or int(grid.offload[i]) >= memory.OFFLOAD_CODE["cpu-all"]
+    sharded = sharded and framework.fsdp_ends is not None
+    loss = job.loss if not megatron and (framework.loss or job.keeps_logits or ctx.req.loss) else ""
+    if not (sharded or loss or job.megatron_core):
+        return False
+    logits = float(grid.micro_batch[i]) * job.seq_len / float(grid.cp[i]) * ctx.arch.vocab / float(grid.tp[i])
+    logits *= 2 if job.method == "dpo" else 1  # chosen and rejected
+    per_logit = float(conventions.loss_bytes_per_logit(megatron, job.loss, job.keeps_logits))
+    kept = conventions.KEPT_LOGITS_BYTES_PER_LOGIT if job.keeps_logits and loss else 0
+    ctx.assume(
+        "framework_habits",
+        framework=framework.name,
+        sharded=sharded,
+        apart=job.fsdp_ends != "root",
+        loss=loss,
+        chunks=conventions.LOSS_CHUNKS,
+        loss_gib=logits * per_logit / GIB,
+        kept_gib=logits * kept / GIB,
+        megatron=job.megatron_core,
+    )
+    return bool(loss) or job.megatron_core
+
+
 def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
     """What ZeRO-3 / FSDP or parameter offload keeps gathered on each GPU, and what offload moves
     to the host (memory.gathered_bytes, memory.replicated_constant_bytes)."""
@@ -379,6 +429,7 @@ def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
         offload_all=offload_all,
         copy_gib=float(copy) / GIB,
         adapters=ctx.method in ADAPTER_METHODS,
+        apart=job.fsdp_ends != "root",
     )
 
 
@@ -497,7 +548,7 @@ def _resolved(
         pp=int(grid.pp[i]),
         dp=int(grid.dp()[i]),
         ckpt=CKPTS[int(grid.ckpt[i])],
-        loss=job.loss,
+        loss="unchunked" if job.loss == "unchunked" else "chunked",  # Unsloth's in-place loss holds less than chunks
         vpp=int(grid.vpp[i]),
         ep=int(grid.ep[i]),
         cp=int(grid.cp[i]),

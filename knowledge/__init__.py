@@ -30,6 +30,8 @@ from gpuplan.knowledge.schema import (
     Fabric,
     FaqFile,
     FaqRule,
+    Framework,
+    FrameworkFile,
     Instance,
     InstanceFile,
     InventoryFile,
@@ -112,6 +114,7 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     instances: list[Instance]
     kernels: KernelFile
     deployment: DeploymentLink | None = None  # the guide's training-to-deployment section
+    frameworks: dict[str, Framework] = dataclasses.field(default_factory=dict)  # frameworks.yaml by id
 
     def find_gpu(self, text: str) -> GPU | None:
         gpu_id = self.gpu_index.get(normalize_name(text))
@@ -120,6 +123,14 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     def find_model(self, text: str) -> ModelSpec | None:
         model_id = self.model_index.get(normalize_name(text))
         return self.models[model_id] if model_id else None
+
+    def find_framework(self, text: str) -> Framework | None:
+        """A framework by its id or by a name it is written with ("torchtune", "LLaMA-Factory")."""
+        key = text.strip().lower()
+        for framework in self.frameworks.values():
+            if key == framework.id or any(re.fullmatch(p, key) for p in framework.names.en + framework.names.zh):
+                return framework
+        return None
 
     def with_model(self, spec: ModelSpec) -> Catalog:
         """A copy that also holds a model read at run time (a Hugging Face config.json). The
@@ -308,6 +319,7 @@ KNOWLEDGE_FILES = (
     "instances",
     "lexicon",
     "faq",
+    "frameworks",
 )
 CACHE_KEPT = 8  # cache files kept of each kind: a few checkouts or versions side by side
 
@@ -332,6 +344,7 @@ def _validate(texts: dict[str, str]) -> dict[str, Any]:
         "instances": InstanceFile(**data["instances"]),
         "lexicon": Lexicon(**data["lexicon"]),
         "faq": FaqFile(**data["faq"]),
+        "frameworks": FrameworkFile(**data["frameworks"]),
         "gpu_index": _index(gpus, "GPU"),
         "model_index": _index(models, "model"),
     }
@@ -445,4 +458,5 @@ def catalog() -> Catalog:
         model_index=files["model_index"],
         instances=instances,
         kernels=files["kernels"],
+        frameworks={f.id: f for f in files["frameworks"].frameworks},
     )

@@ -357,6 +357,42 @@ class BilingualList(_Strict):
     zh: list[str]
 
 
+class Habit(_Strict):
+    """One memory habit of a training framework, with the code or documentation it is read from."""
+
+    value: bool | str
+    source: str
+
+
+class Framework(_Strict):
+    """A training framework named in questions and the memory habits gpuplan follows for it
+    (knowledge/frameworks.yaml); a habit left out is the layout's default."""
+
+    id: str
+    name: str
+    names: BilingualList  # regular expressions matched against the lower-cased question
+    fsdp_ends: Habit | None = None  # "root": embeddings and head in FSDP's root unit; "apart": units of their own
+    loss: Habit | None = None  # "chunked" | "unchunked" | "inplace"
+    keeps_logits: Habit | None = None  # the loop holds the model's fp32 logits through the backward pass
+    megatron_core: Habit | None = None  # Megatron-Core on every layout: fp32 gradients and its loss
+
+    @model_validator(mode="after")
+    def _values_known(self) -> Framework:
+        allowed = {"fsdp_ends": ("root", "apart"), "loss": ("chunked", "unchunked", "inplace")}
+        for field, values in allowed.items():
+            habit = getattr(self, field)
+            if habit is not None and habit.value not in values:
+                raise ValueError(f"frameworks.yaml: {self.id} {field} {habit.value!r} is not one of {values}")
+        for pattern in self.names.en + self.names.zh:
+            re.compile(pattern)
+        return self
+
+
+class FrameworkFile(_Strict):
+    source: str
+    frameworks: list[Framework]
+
+
 class Multipliers(_Strict):
     """Number words and what they multiply by, per language (lower case)."""
 

@@ -615,6 +615,27 @@ EN = [
         dict(gpus=32, nodes=4),
     ),
     ("how much memory does the critic model of a 7b ppo run need", dict(method="ppo")),
+    # a training framework named: its memory habits (knowledge/frameworks.yaml); "LLaMA-Factory" names no model
+    (
+        "llama 3.1 70b full fine-tune with torchtune on 8 A100 with cpu offload",
+        dict(model="llama-3.1-70b", framework="torchtune", offload="cpu"),
+    ),
+    (
+        "LLaMA-Factory qlora 70b on 2x4090",
+        dict(params_b=70, method="qlora", framework="llama-factory", not_notes=["unknown_model_name"]),
+    ),
+    ("qlora llama-2-7b with Answer.AI's fsdp_qlora on two 3090s", dict(framework="answerai-fsdp-qlora", gpus=2)),
+    ("lora qwen2.5-7b with ms-swift", dict(model="qwen2.5-7b", framework="ms-swift")),
+    ("pretrain 7b on 1T tokens with Megatron-LM", dict(params_b=7, framework="megatron")),
+    ("axolotl lora llama 3 8b", dict(model="llama-3-8b", framework="axolotl")),
+    ("sft llama 3 8b lora with TRL's SFTTrainer", dict(model="llama-3-8b", framework="hf-trainer")),
+    ("unsloth lora qwen2.5 7b on a 4090", dict(model="qwen2.5-7b", framework="unsloth")),
+    # a repository of the framework's checkpoints, a verb and a serving engine name no training framework
+    ("unsloth/llama-3-8b-bnb-4bit lora on a 4090", dict(model="llama-3-8b", framework=None)),
+    ("how to accelerate 7b lora training", dict(framework=None)),
+    ("serve llama 70b with vllm", dict(framework=None, notes=["framework_noted"])),
+    ("llama-factory with deepspeed zero3 lora 70b", dict(framework="llama-factory", zero=3, notes=["set_aside"])),
+    ("lora 7b framework=LLaMA-Factory", dict(framework="llama-factory")),
     # an RL framework or a module named for its algorithm names the method; so does 'RL'
     (
         "how to train use 2 * 2 * A100? new to verl and ray; I can train a 1.5B model on 1 node",
@@ -988,7 +1009,20 @@ ZH = [
     ("昇腾910B能训练70b吗", dict(params_b=70, notes=["unsupported_hardware"], unknown=["昇腾910b"])),
     ("70b全参 zero3 开梯度检查点", dict(params_b=70, zero=3, ckpt="full")),
     ("70b全参 不开重计算", dict(params_b=70, ckpt="none")),
-    ("70b全参 deepspeed zero2 下放到cpu", dict(params_b=70, zero=2, offload="cpu", notes=["framework_noted"])),
+    ("70b全参 deepspeed zero2 下放到cpu", dict(params_b=70, zero=2, offload="cpu", framework="deepspeed")),
+    ("用torchtune全参微调llama 3.1 70b，8卡A100，开cpu offload", dict(model="llama-3.1-70b", framework="torchtune")),
+    (
+        "用LLaMA-Factory做qlora微调70b，两张4090",
+        dict(params_b=70, method="qlora", framework="llama-factory", not_notes=["unknown_model_name"]),
+    ),
+    ("用魔搭swift做lora微调qwen2.5-7b", dict(model="qwen2.5-7b", method="lora", framework="ms-swift")),
+    ("用unsloth微调qwen2.5 7b lora，一张4090", dict(model="qwen2.5-7b", framework="unsloth")),
+    ("megatron预训练7b，1万亿token", dict(params_b=7, method="pretrain", framework="megatron")),
+    ("answer.ai的fsdp_qlora 两张3090 qlora 70b", dict(params_b=70, framework="answerai-fsdp-qlora")),
+    ("用LLaMA-Factory加deepspeed zero3做lora微调70b", dict(params_b=70, zero=3, framework="llama-factory")),
+    ("用axolotl做qlora微调llama 3 8b", dict(model="llama-3-8b", method="qlora", framework="axolotl")),
+    ("trl的SFTTrainer做lora微调llama 3 8b", dict(model="llama-3-8b", framework="hf-trainer")),
+    ("vllm部署llama 70b", dict(method="infer", framework=None, notes=["framework_noted"])),
     ("70b全参 fsdp", dict(params_b=70, zero=3)),
     ("张量并行8 流水线并行4 预训练175b", dict(params_b=175, tp=8, pp=4, method="pretrain")),
     (

@@ -66,18 +66,6 @@ PENDING = {
     #   linear layers, 2 x 4,096 packed tokens, Transformers' loss) 11 GB, less than its weights (8.5 GiB)
     #   and its fp32 logits (3.9 GiB) together
     "axolotl-llama3-70b-qlora-fsdp-offload-2gpu-0": "source's notes are not peaks: below its own recipes' needs",
-    # - Answer.AI's train.py keeps the model's output, its fp32 logits, until after loss.backward()
-    #   (`output = None` follows the step): 4 bytes a logit beside the loss's 12, 2.4 GiB at 10 x 2,048 x
-    #   32,000 logits (0.79 with them). gpuplan counts Transformers' loss as the Trainer runs it, which
-    #   drops the output before the backward; Answer.AI's other rows pass without those 4 bytes
-    "answerai-llama2-7b-lora-fsdp-offload-2x4090-bs10-0": "the loop keeps its fp32 logits through backward: +2.4 GiB",
-    # torchtune shards tok_embeddings and output as FSDP units of their own (70B_full.yaml's
-    # custom_sharded_layers); gpuplan keeps them in FSDP's root unit, gathered for the whole step with
-    # their gradients unsharded through the backward, as Accelerate's transformer auto-wrap (and
-    # gpuplan's own fsdp config) does: the root's 3.9 GiB of weights and 3.9 of gradients, 21.2 vs 13.9
-    # GiB. Counted as torchtune shards them (the head's 2.0 GiB gathered beside a layer, its 2.0 GiB
-    # gradient, a 0.25 GiB copy block), about 13.7 GiB (0.98)
-    "torchtune-llama31-70b-full-offload-8x-a100-0": "embeddings and head sharded apart (torchtune) not modelled",
 }
 
 # What a case's source states about its run that the query leaves unsaid, added to the query.
@@ -88,6 +76,16 @@ STATED_BY_SOURCE = {
     # every layer was recomputed; left open, gpuplan now recomputes selectively, as Megatron has
     # since Korthikanti et al. 2022 (the 12,288-GPU Megatron-LM and Nemotron-4 runs).
     "megatron-gpt3-175b-1024-a100-0": "ckpt=full",
+    # Answer.AI's train.py keeps the model's output, its fp32 logits, until after loss.backward()
+    # (`output = None` follows the optimizer step): 4 bytes a logit beside the loss's 12, 2.4 GiB at
+    # 10 x 2,048 x 32,000 logits (knowledge/frameworks.yaml, answerai-fsdp-qlora). 15.4 -> 17.9 GiB
+    # against 22.69 (0.68 -> 0.79)
+    "answerai-llama2-7b-lora-fsdp-offload-2x4090-bs10-0": "framework=answerai-fsdp-qlora",
+    # torchtune's 70B_full.yaml shards tok_embeddings and output as FSDP units of their own
+    # (custom_sharded_layers) and takes the loss in chunks (CEWithChunkedOutputLoss): the head's
+    # 2.0 GiB gathered beside a layer, its 2.0 GiB gradient, a 0.25 GiB copy block where the root unit
+    # held 3.9 GiB of weights and 3.9 of gradients. 21.2 -> 13.6 GiB against 13.9 (1.53 -> 0.98)
+    "torchtune-llama31-70b-full-offload-8x-a100-0": "framework=torchtune",
 }
 
 # Cases that passed under the flat 90% goodput and fall outside their tolerance with the failure

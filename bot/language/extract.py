@@ -794,6 +794,7 @@ class Reader:
         "read_gpu_names",
         "unknown_gpu_names",
         "fabric",
+        "frameworks",
         "read_model_names",
         "prompt_and_response",
         "served_split",
@@ -1918,6 +1919,15 @@ class Reader:
                     )
                 )
 
+    def frameworks(self) -> None:
+        """Training frameworks named (knowledge/frameworks.yaml), whose memory habits the plan follows;
+        read before the model names, which "LLaMA-Factory" is not."""
+        if not self.voc.triggers["training_options"].search(self.scan.text):
+            return
+        for framework, names in self.voc.framework_ids:
+            for match in self.scan.finditer(names):
+                self.set("framework", framework, self.scan.take(match))
+
     def training_options(self) -> None:
         """Precision, ZeRO/FSDP/DeepSpeed, checkpointing, offload, TP/PP, optimizer, LoRA rank."""
         if not self.voc.triggers["training_options"].search(self.scan.text):
@@ -1950,7 +1960,7 @@ class Reader:
             self.set("zero", 0, scan.take(match))
 
     def _frameworks(self) -> None:
-        """Training and serving frameworks named: noted, and left for method() to weigh."""
+        """Frameworks without memory habits of their own named (serving engines, launchers): noted."""
         for match in self.scan.finditer(self.voc.frameworks):
             self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))
 

@@ -87,6 +87,13 @@ def _fabric(raw: str, cat: Catalog) -> dict[str, Any]:
     return {"fabric": raw.lower()}
 
 
+def _framework(raw: str, cat: Catalog) -> dict[str, Any]:
+    framework = cat.find_framework(raw)
+    if framework is None:
+        raise ValueError(raw)
+    return {"framework": framework.id}
+
+
 def _budget(raw: str, cat: Catalog) -> dict[str, Any]:
     usd, currency = values.money_usd(raw)
     return {"budget_usd": usd, "_currency": currency}
@@ -120,6 +127,7 @@ KEYS: tuple[Key, ...] = (
     Key("etp", ("etp",), _integer("etp"), "etp=1"),
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
     Key("loss", ("loss",), _enum(LOSSES, "loss"), "loss=unchunked"),
+    Key("framework", ("framework",), _framework, "framework=torchtune"),
     Key("kv", ("kv_cache",), _enum(KV_CACHES, "kv_cache"), "kv=fp8", aliases=("kv_cache",)),
     Key("prompt", ("prompt_tokens",), _with("prompt_tokens", values.length), "prompt=2k", ("isl", "input_len")),
     Key("prefill", ("prefill",), _enum(PREFILLS, "prefill"), "prefill=disaggregated"),

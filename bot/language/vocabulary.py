@@ -46,7 +46,8 @@ class Vocabulary:
     gpu_alias: re.Pattern
     gpu_by_alias: dict[str, str]
     model_by_alias: dict[str, str]
-    frameworks: re.Pattern
+    frameworks: re.Pattern  # frameworks without memory habits of their own (serving engines, launchers)
+    framework_ids: list[tuple[str, re.Pattern]]  # frameworks.yaml id -> its names
     parallel: dict[str, str]  # tp/pp -> the words before the size, as one alternation
     served_split: dict[str, str]  # prompt/output -> the words of its length, as one alternation
     asks_count: re.Pattern
@@ -170,6 +171,7 @@ def vocabulary() -> Vocabulary:
         gpu_by_alias=gpu_by_alias,
         model_by_alias=model_by_alias,
         frameworks=_any(lex.frameworks),
+        framework_ids=[(f.id, _any(f.names.en + f.names.zh)) for f in cat.frameworks.values()],
         parallel={name: _any(words.en + words.zh).pattern for name, words in lex.parallel.items()},
         served_split={name: _any(words.en + words.zh).pattern for name, words in lex.served_split.items()},
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
