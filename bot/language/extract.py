@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from gpuplan.bot.language import values
+from gpuplan.bot.language import engine, values
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, vocabulary
@@ -1825,27 +1825,20 @@ class Reader:
         return found
 
     def batches(self) -> None:
-        if not self.voc.triggers["batches"].search(self.scan.text):
-            return
-        number = r"(\d+)"
-        micro = (
-            r"(?:micro[- _]?batch(?:[- _]?size)?|per[- ]device (?:train )?batch(?: size)?|per[- ]gpu batch(?: size)?|"
-            r"每卡\s*(?:batch|批量|批大小)|mbs)\s*(?:of|=|:|is|为|是)?\s*" + number
-        )
-        glob = (
-            r"(?:global[- _]?batch(?:[- _]?size)?|total batch(?: size)?|全局\s*(?:batch|批量|批大小)|gbs)"
-            r"\s*(?:of|=|:|is|为|是)?\s*" + number
-        )
-        plain = r"(?:batch[- _]?size|batch|bs|批量大小|批量|批大小)\s*(?:of|=|:|is|为|是)?\s*" + number
-        for pattern, name in ((micro, "micro_batch"), (glob, "global_batch")):
-            for match in self.scan.finditer(pattern):
-                self.set(name, int(match.group(1)), self.scan.take(match))
-        for match in self.scan.finditer(plain):
-            value = int(match.group(1))
-            name = "micro_batch" if value <= 64 else "global_batch"
-            words = self.scan.take(match)
-            self.set(name, value, words)
-            self.notes.append(Note(code="batch_read_as", params={"words": words, "field": name, "value": value}))
+        if self.voc.triggers["batches"].search(self.scan.text):
+            self._engine_readings("batch")
+
+    def _engine_readings(self, dimension: str) -> None:
+        """The settled readings of a dimension whose rules are data (engine.py), each taken from
+        the text and set, with its rule's note when the reading asks for one."""
+        for span in engine.read(self.scan.text, dimension):
+            self.scan.last_span = (span.start, span.end)
+            words = self.scan.text[span.start : span.end].strip()
+            self.scan.blank(span.start, span.end)
+            self.set(span.field, span.value, words)
+            if span.rule.note and span.note_params is not None:
+                params = span.note_params or {"words": words, "field": span.field, "value": span.value}
+                self.notes.append(Note(code=span.rule.note, params=params))
 
     def schedule(self) -> None:
         """The deadline: a duration said to be the time one has ("within two weeks", "we have 10 days",
@@ -1888,36 +1881,8 @@ class Reader:
         )
 
     def budget(self) -> None:
-        if not self.voc.triggers["budget"].search(self.scan.text):
-            return
-        money = (
-            r"(?:(?:预算|budget|spend|cost)\s{0,3})?(?:(?:of|is|为|是|有|:|about|around|under|up to|约|大约)\s{0,3})?"
-            r"((?:\$|usd\s*|¥|￥)\s*\d+(?:[.,]\d+)*\s*(?:k|m|万|千)?(?![a-z])"
-            r"|\d+(?:[.,]\d+)*\s*(?:k|m|万|千)?\s*(?:美元|美金|usd|dollars?|bucks|人民币|rmb|cny|元|块钱|块))"
-        )
-        # "预算50万" / "budget of 50k": a bare amount after the word, in the question's currency
-        bare = (
-            r"(?:预算|budget)\s{0,3}(?:(?:of|is|为|是|有|:|：|about|around|约|大约)\s{0,3})?"
-            r"(\d+(?:\.\d+)?\s*(?:k|m|万|千))(?![a-z0-9])"
-        )
-        found = [(m, m.group(1)) for m in self.scan.finditer(money)]
-        taken = [m.span() for m, _ in found]
-        for m in self.scan.finditer(bare):
-            if not any(start < m.end() and m.start() < end for start, end in taken):  # "预算5万美元": read above
-                found.append((m, m.group(1) + ("元" if "预算" in m.group(0) else " usd")))
-        for match, raw in found:
-            try:
-                usd, currency = values.money_usd(raw)
-            except ValueError:
-                continue
-            words = self.scan.take(match)
-            self.set("budget_usd", usd, words)
-            if currency != "USD":
-                self.notes.append(
-                    Note(
-                        code="currency_converted", params={"value": raw.strip(), "usd": usd, "rate": values.CNY_PER_USD}
-                    )
-                )
+        if self.voc.triggers["budget"].search(self.scan.text):
+            self._engine_readings("budget")
 
     def frameworks(self) -> None:
         """Training frameworks named (knowledge/frameworks.yaml), whose memory habits the plan follows;

@@ -1,0 +1,189 @@
+"""The reading engine: rules as data, one small mechanism.
+
+Each dimension of a question (batch sizes, budget, ...) has its rules in per-language YAML under
+knowledge/rules/<lang>/<dimension>.yaml: a name, a pattern built from named pieces
+(knowledge/rules/pieces.yaml: `{INT}` is a piece, `{value:MONEY}` the piece captured as the value),
+the field it reads, how its value is converted, a priority and examples with their expected
+reading. `find` lists every rule's matches over the text as candidate spans; `settle` keeps, by
+priority, then length, then position, the candidates that overlap no kept one. Rules never edit
+the text, so no rule depends on what another consumed. Every rule applies to every question: a
+Chinese question may say "batch size 8", an English one "预算50万".
+
+Modelled on Duckling (rules per dimension and language, composed from parsed pieces, examples
+beside them) and spaCy's SpanRuler (patterns as data, overlaps settled by one explicit filter).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from gpuplan.bot.language import values
+from gpuplan.bot.language.compiled import compiled
+from gpuplan.knowledge import read_yaml
+
+LANGS = ("en", "zh")
+_PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_]+)\}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One way of writing a reading: `pattern` (compiled, pieces expanded) whose `value` group
+    `convert` turns into the value of `field`, when it lies within [`least`, `most`]."""
+
+    name: str
+    dimension: str
+    lang: str
+    pattern: re.Pattern
+    field: str
+    convert: str = "int"
+    priority: int = 0
+    least: float | None = None
+    most: float | None = None
+    note: str | None = None  # a note code said back when the conversion asks for it
+    examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A candidate reading: where it stands, what it reads, which rule read it, and the
+    parameters of its note (None: no note)."""
+
+    start: int
+    end: int
+    field: str
+    value: Any
+    rule: Rule
+    note_params: dict[str, Any] | None = None
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+# --- converters: a matched value's text -> (value, the note's parameters or None) ---------------
+
+
+def _int(raw: str) -> tuple[int, None]:
+    return int(raw), None
+
+
+def _int_said(raw: str) -> tuple[int, dict[str, Any]]:
+    """An integer whose reading the answer says back (a plain "batch size 8" read as per GPU)."""
+    return int(raw), {}
+
+
+def _money(raw: str, suffix: str = "") -> tuple[float, dict[str, Any] | None]:
+    """USD, with a note when the amount was written in yuan and converted."""
+    usd, currency = values.money_usd(raw + suffix)
+    if currency == "USD":
+        return usd, None
+    return usd, {"value": (raw + suffix).strip(), "usd": usd, "rate": values.CNY_PER_USD}
+
+
+CONVERTERS: dict[str, Callable[[str], tuple[Any, dict[str, Any] | None]]] = {
+    "int": _int,
+    "int_said": _int_said,
+    "money": _money,
+    "money_usd": functools.partial(_money, suffix=" usd"),  # "budget 50k": dollars when none is written
+    "money_cny": functools.partial(_money, suffix="元"),  # "预算50万": yuan when none is written
+}
+
+
+# --- loading --------------------------------------------------------------------------------------
+
+
+def _text(*parts: str) -> str:
+    return resources.files("gpuplan.knowledge").joinpath("rules", *parts).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def pieces() -> dict[str, str]:
+    return read_yaml(_text("pieces.yaml"))["pieces"]
+
+
+def expand(pattern: str, table: dict[str, str] | None = None) -> str:
+    """`{INT}` -> the piece as a non-capturing group; `{value:INT}` -> captured as `value`."""
+    table = pieces() if table is None else table
+
+    def piece(match: re.Match) -> str:
+        body = expand(table[match["piece"]], table)
+        return f"(?P<{match['group']}>{body})" if match["group"] else f"(?:{body})"
+
+    return _PIECE.sub(piece, pattern)
+
+
+def _rule(entry: dict[str, Any], dimension: str, lang: str) -> Rule:
+    if entry.get("convert", "int") not in CONVERTERS:
+        raise ValueError(f"rule {entry['name']}: unknown converter {entry['convert']!r}")
+    return Rule(
+        name=entry["name"],
+        dimension=dimension,
+        lang=lang,
+        pattern=compiled(expand(entry["pattern"])),
+        field=entry["field"],
+        convert=entry.get("convert", "int"),
+        priority=int(entry.get("priority", 0)),
+        least=entry.get("least"),
+        most=entry.get("most"),
+        note=entry.get("note"),
+        examples=entry.get("examples") or {},
+    )
+
+
+@functools.cache
+def rules(dimension: str) -> tuple[Rule, ...]:
+    """Every language's rules for one dimension (knowledge/rules/<lang>/<dimension>.yaml)."""
+    found: list[Rule] = []
+    for lang in LANGS:
+        try:
+            table = read_yaml(_text(lang, f"{dimension}.yaml"))
+        except FileNotFoundError:
+            continue
+        found += [_rule(entry, dimension, lang) for entry in table["rules"]]
+    if not found:
+        raise ValueError(f"no rules for the dimension {dimension!r}")
+    return tuple(found)
+
+
+def dimensions() -> list[str]:
+    folder = resources.files("gpuplan.knowledge").joinpath("rules")
+    names = {path.name[: -len(".yaml")] for lang in LANGS for path in folder.joinpath(lang).iterdir()}
+    return sorted(name for name in names if not name.startswith("_"))
+
+
+# --- finding and settling -------------------------------------------------------------------------
+
+
+def find(text: str, candidates: Iterable[Rule]) -> list[Span]:
+    """Every rule's every match whose value converts and lies within the rule's bounds."""
+    spans = []
+    for rule in candidates:
+        for match in rule.pattern.finditer(text):
+            try:
+                value, note_params = CONVERTERS[rule.convert](match["value"])
+            except (ValueError, IndexError):
+                continue
+            if (rule.least is not None and value < rule.least) or (rule.most is not None and value > rule.most):
+                continue
+            spans.append(Span(match.start(), match.end(), rule.field, value, rule, note_params))
+    return spans
+
+
+def settle(spans: list[Span]) -> list[Span]:
+    """Of overlapping candidates the one of highest priority stands, then the longest, then the
+    first; the kept spans in the order they are written."""
+    kept: list[Span] = []
+    for span in sorted(spans, key=lambda s: (-s.rule.priority, -s.length, s.start)):
+        if all(span.end <= other.start or other.end <= span.start for other in kept):
+            kept.append(span)
+    return sorted(kept, key=lambda s: s.start)
+
+
+def read(text: str, dimension: str) -> list[Span]:
+    """The settled readings of one dimension in lower-cased `text`."""
+    return settle(find(text, rules(dimension)))

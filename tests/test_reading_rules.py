@@ -1,0 +1,89 @@
+"""The reading engine (bot/language/engine.py) and its rules as data (knowledge/rules/): every
+rule's examples read as they say, alone and through the whole parser; overlaps settle by priority,
+then length, then position; pieces expand; no text makes the engine fail or overlap its readings."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuplan.bot.language import engine
+from gpuplan.bot.language.parser import parse
+
+RULES = [rule for dimension in engine.dimensions() for rule in engine.rules(dimension)]
+EXAMPLES = [
+    pytest.param(rule, text, want, id=f"{rule.dimension}-{rule.lang}-{rule.name}-{i}")
+    for rule in RULES
+    for i, (text, want) in enumerate(rule.examples.items())
+]
+
+
+def _close(got: dict, want: dict) -> bool:
+    """The same fields with the same values, money to the cent."""
+    return set(got) == set(want) and all(got[k] == pytest.approx(v, abs=0.01) for k, v in want.items())
+
+
+def test_every_rule_has_an_example_and_a_name_of_its_own():
+    assert RULES, "no rules loaded"
+    assert not [rule.name for rule in RULES if not rule.examples]
+    names = [(rule.dimension, rule.lang, rule.name) for rule in RULES]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("rule, text, want", EXAMPLES)
+def test_rule_example_reads_as_it_says(rule, text, want):
+    got = {span.field: span.value for span in engine.read(text.lower(), rule.dimension)}
+    assert _close(got, want), got
+    assert any(span.rule is rule for span in engine.read(text.lower(), rule.dimension)), "another rule read it"
+
+
+@pytest.mark.parametrize("rule, text, want", EXAMPLES)
+def test_rule_example_reads_so_through_the_parser(rule, text, want):
+    request = parse(text).request.model_dump()
+    assert _close({k: request[k] for k in want}, want)
+
+
+def _rule(name: str, priority: int) -> engine.Rule:
+    return engine.Rule(name, "test", "en", engine.compiled("x"), "micro_batch", priority=priority)
+
+
+def _span(start: int, end: int, rule: engine.Rule) -> engine.Span:
+    return engine.Span(start, end, rule.field, end - start, rule)
+
+
+def test_settle_keeps_the_higher_priority_then_the_longer_then_the_first():
+    high, low = _rule("high", 30), _rule("low", 20)
+    assert engine.settle([_span(0, 20, low), _span(5, 10, high)]) == [_span(5, 10, high)]
+    assert engine.settle([_span(0, 5, low), _span(3, 12, low)]) == [_span(3, 12, low)]
+    assert engine.settle([_span(4, 8, low), _span(0, 4, low), _span(2, 6, low)]) == [_span(0, 4, low), _span(4, 8, low)]
+
+
+def test_settle_returns_the_kept_in_the_order_they_are_written():
+    rule = _rule("r", 0)
+    assert [s.start for s in engine.settle([_span(10, 12, rule), _span(0, 2, rule), _span(5, 7, rule)])] == [0, 5, 10]
+
+
+def test_pieces_expand_nested_and_captured():
+    table = {"INT": r"\d+", "PAIR": "{INT}x{INT}"}
+    assert engine.expand("{value:PAIR}", table) == r"(?P<value>(?:\d+)x(?:\d+))"
+    with pytest.raises(KeyError):
+        engine.expand("{NOT_A_PIECE}", table)
+
+
+def test_a_value_outside_a_rules_bounds_is_no_reading():
+    """The plain batch rules split at 64: per GPU up to it, the global batch above it."""
+    assert [(s.field, s.value) for s in engine.read("batch size 64", "batch")] == [("micro_batch", 64)]
+    assert [(s.field, s.value) for s in engine.read("batch size 65", "batch")] == [("global_batch", 65)]
+
+
+CHARACTERS = list("abcdegilmnorstuxyz 0123456789$¥.,:=kKm万千元预算批量每卡全局")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(CHARACTERS), max_size=80))
+def test_any_text_reads_without_error_and_without_overlap(text):
+    for dimension in engine.dimensions():
+        spans = engine.read(text.lower(), dimension)
+        assert all(0 <= s.start < s.end <= len(text) for s in spans)
+        assert all(a.end <= b.start for a, b in zip(spans, spans[1:], strict=False))
