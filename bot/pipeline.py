@@ -90,7 +90,7 @@ def _with_hub_model(parsed: Parsed, cat: Catalog) -> Catalog:
     wanted = model if model and model not in cat.models else parsed.hub_id
     if not wanted:
         return cat
-    from gpuplan.bot.language import hub
+    from gpuplan.bot import hub  # lazy: the Hub client loads urllib, kept off the start-up path of a catalog model
 
     spec = hub.lookup(wanted)
     if spec is None:  # the size its name carries, when it does, is what is left to plan with

@@ -348,7 +348,7 @@ def test_a_reader_that_stops_early_is_not_an_error():
 # asyncio, some 45 ms of a 0.5 s answer
 SLACK_APP_MODULES = ("gpuplan.bot.slack.serve", "gpuplan.bot.slack.settings", "pydantic_settings", "asyncio")
 # nor the Hugging Face look-up (urllib and its HTTP stack, some 12 ms) without an `org/name` in it
-HUB_MODULES = ("gpuplan.bot.language.hub", "urllib.request")
+HUB_MODULES = ("gpuplan.bot.hub", "urllib.request")
 MASKED_ARRAYS = ("numpy.ma",)  # numpy's masked arrays (5 ms): no answer uses them
 
 

@@ -1,7 +1,7 @@
 """Hugging Face lookups: config.json -> ModelSpec, and fetching it from a local stand-in of the Hub.
 
 No test touches the internet: HF_ENDPOINT points at tests/hf_standin.py, which records every request
-(gpuplan.bot.language.hub passes it to huggingface_hub at each call, so the library's import-time
+(gpuplan.bot.hub passes it to huggingface_hub at each call, so the library's import-time
 endpoint is never used).
 """
 
@@ -14,7 +14,7 @@ from hf_standin import CONFIGS, HubStandIn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplan.bot.language import hub
+from gpuplan.bot import hub
 from gpuplan.estimator.architecture import from_spec
 
 LLAMA = "meta-llama/Meta-Llama-3-8B"
@@ -328,10 +328,10 @@ def test_lookup_takes_a_huggingface_address(standin):
 
 @pytest.mark.parametrize("repo", [MISSING, GATED])
 def test_missing_and_gated_repos_give_none_and_are_not_retried_at_once(standin, repo, caplog):
-    caplog.set_level("DEBUG", logger="gpuplan.bot.language.hub")
+    caplog.set_level("DEBUG", logger="gpuplan.bot.hub")
     assert hub.lookup(repo) is None
     assert standin.recorder.calls[-1]["status"] == (401 if repo == GATED else 404)
-    assert [r.message for r in caplog.records if r.name == "gpuplan.bot.language.hub"] == [caplog.records[-1].message]
+    assert [r.message for r in caplog.records if r.name == "gpuplan.bot.hub"] == [caplog.records[-1].message]
     seen = standin.recorder.count()
     assert hub.lookup(repo) is None
     assert standin.recorder.count() == seen  # remembered for NEGATIVE_TTL

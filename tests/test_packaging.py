@@ -38,7 +38,8 @@ def test_wheel_carries_every_module_and_its_data(wheel: zipfile.ZipFile) -> None
     names = set(wheel.namelist())
     for path in [*ROOT.glob("bot/**/*.py"), *ROOT.glob("estimator/*.py"), *ROOT.glob("knowledge/*.py")]:
         assert "gpuplan/" + path.relative_to(ROOT).as_posix() in names
-    for path in [*ROOT.glob("knowledge/*.yaml"), *ROOT.glob("knowledge/*.npz"), *ROOT.glob("templates/??/*")]:
+    data = [*ROOT.glob("knowledge/*.yaml"), *ROOT.glob("knowledge/rules/**/*.yaml"), *ROOT.glob("knowledge/*.npz")]
+    for path in [*data, *ROOT.glob("templates/??/*")]:
         assert "gpuplan/" + path.relative_to(ROOT).as_posix() in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "gpuplan = gpuplan.bot.cli:main" in wheel.read(entry).decode()
@@ -73,3 +74,28 @@ def test_imports_are_under_the_one_name() -> None:
     bare = ("bot", "estimator", "knowledge", "templates")
     for path in [*ROOT.glob("bot/**/*.py"), *ROOT.glob("estimator/*.py"), *ROOT.glob("knowledge/*.py")]:
         assert not {n for n in _imports(path) if n.split(".")[0] in bare}, path
+
+
+def _imports_inside_functions(path: Path) -> list[int]:
+    """Lines of imports written inside a function (TYPE_CHECKING blocks are at module level)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = (n for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom))
+            lines += [n.lineno for n in inner]
+    return lines
+
+
+def test_the_reading_layer_imports_nothing_inside_a_function() -> None:
+    """No import cycle held together by an import inside a function (issue 38)."""
+    found = {
+        path.name: lines for path in (ROOT / "bot/language").glob("*.py") if (lines := _imports_inside_functions(path))
+    }
+    assert not found
+
+
+def test_the_reading_layer_makes_no_network_calls() -> None:
+    """Looking a Hub id up is bot/hub.py's; bot/language only tells whether a word is one."""
+    network = ("urllib", "http", "huggingface_hub", "requests", "socket", "gpuplan.bot.hub")
+    for path in (ROOT / "bot/language").glob("*.py"):
+        assert not {n for n in _imports(path) if n.startswith(network)}, path

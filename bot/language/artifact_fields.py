@@ -14,6 +14,7 @@ from typing import Any
 from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
 from gpuplan.bot.language.extract import Reader
+from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog
 
@@ -167,8 +168,6 @@ def _model(got: Collected, reader: Reader, cat: Catalog) -> None:
                 return
         parts = [p for p in path.split("/") if p]
         if len(parts) >= 2:
-            from gpuplan.bot.language.hub import looks_like_repo_id
-
             repo = "/".join(parts[-2:])
             if looks_like_repo_id(repo):
                 got.fields.setdefault("hub_id", repo)

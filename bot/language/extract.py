@@ -16,10 +16,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from rapidfuzz import fuzz, process
+
 from gpuplan.bot.language import engine, values
+from gpuplan.bot.language.artifacts import vocabulary as artifact_words
 from gpuplan.bot.language.compiled import compiled
+from gpuplan.bot.language.intent import hits, section_pattern
 from gpuplan.bot.language.patterns import literal_first
-from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, vocabulary
+from gpuplan.bot.language.repo_ids import looks_like_repo_id
+from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, method_word, vocabulary
 from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog, normalize_name
@@ -238,16 +243,6 @@ def model_id(matched: str, cat: Catalog) -> str | None:
     numbers = _NUMBERS.findall(matched.lower())
     named = any(_NUMBERS.findall(name.lower()) == numbers for name in (spec.id, spec.name, *spec.aliases))
     return spec.id if named else None
-
-
-def method_word(text: str) -> str | None:
-    """The method a word names ("QLoRA", "全参", "fine-tune" -> full), or None."""
-    lowered = text.lower()
-    voc = vocabulary()
-    found = [method for method, pattern in voc.methods if pattern.search(lowered)]
-    if found:
-        return found[0]
-    return "full" if voc.finetune.search(lowered) else None
 
 
 # the servers' own RAM: "内存 256G", "内存1T", "CPU内存512GB", "512GB RAM", "host memory: 1TB"
@@ -530,7 +525,6 @@ def _clause(text: str, span: tuple[int, int]) -> str:
 
 def lacked(text: str, span: tuple[int, int]) -> bool:
     """Whether the clause around `span` says the user lacks it ("A100s aren't available to me")."""
-    from gpuplan.bot.language.intent import section_pattern
 
     return section_pattern("lacking").search(_clause(text, span)) is not None
 
@@ -541,7 +535,6 @@ def owner(text: str, span: tuple[int, int]) -> int:
     ("I have", "我这里"), -1 when it quotes someone else's (a paper, a README, the official
     benchmark), one the user had before ("以前", "previously"), one they lack ("没有") or one that
     shows the same thing too ("也会出现同样的情况"), else 0."""
-    from gpuplan.bot.language.intent import section_pattern
 
     clause = _clause(text, span)
     if section_pattern("prospective").search(clause):
@@ -882,7 +875,6 @@ class Reader:
         """Cards of different types the user has together ("一台40G A100 服务器 和 一台 80G A800 服务器",
         "1张RTX5000ADA 32G+1张V100 32G", "a 3090 and a 4090"): all of them, planned as the type with
         the least memory (sharded work is bound by the smallest card), and said so."""
-        from gpuplan.bot.language.intent import hits
 
         text = self.scan.original
         group = _joined_mentions(text, self.gpu_mentions)
@@ -1417,7 +1409,6 @@ class Reader:
         written = [match.group(0) for match in _REPO_ID.finditer(prose)]
         if not written:
             return None
-        from gpuplan.bot.language.hub import looks_like_repo_id  # lazy: hub loads urllib, for an `org/name` only
 
         return next((name for name in written if looks_like_repo_id(name) and not self.cat.find_model(name)), None)
 
@@ -2011,7 +2002,6 @@ class Reader:
     def _method_mentions(self) -> list[tuple[int, int, str, str]]:
         """(position, lexicon order, method, words) of every method word not negated, in one pass
         (at one position the lexicon's order decides, so "qlora" is QLoRA, not LoRA)."""
-        from gpuplan.bot.language.artifacts import vocabulary as artifact_words
 
         negation = artifact_words().negation
         found = []
@@ -2119,7 +2109,6 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
     """Catalog models spelled like `value` ("DeekSeep-R1", "lama3-70b"): (id, score 0-100, whether
     its numbers are exactly the ones written). Letters may be misspelt, sizes and versions not:
     "llama-3-7b" is not "llama-3-70b"."""
-    from rapidfuzz import fuzz, process
 
     key = normalize_name(value)
     if len(key) < 4:
@@ -2136,7 +2125,6 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
 def suggest_models(value: str, cat: Catalog, n: int = 3) -> list[str]:
     """Did-you-mean candidates for a model name the catalog does not know (numbers may differ:
     "llama-3-7b" suggests Llama 3 8B)."""
-    from rapidfuzz import fuzz, process
 
     hits = process.extract(
         normalize_name(value), list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=50
@@ -2168,7 +2156,6 @@ def family_sizes(name: str, after: str, cat: Catalog) -> tuple[str, list[str]] |
 
 def suggest_gpus(value: str, cat: Catalog, n: int = 3) -> list[str]:
     """Did-you-mean candidates for a GPU name the catalog does not know."""
-    from rapidfuzz import fuzz, process
 
     hits = process.extract(normalize_name(value), list(cat.gpu_index), scorer=fuzz.ratio, limit=n * 3, score_cutoff=50)
     return list(dict.fromkeys(cat.gpu_index[name] for name, _, _ in hits))[:n]

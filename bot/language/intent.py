@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
 from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation, literal_first
+from gpuplan.bot.language.vocabulary import vocabulary
 from gpuplan.knowledge import cache_path, read_yaml, write_cache
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def triggered(text: str) -> tuple[str, ...]:
     the features and the verdict both ask). A link's words are not the user's ("https" is no "tps")."""
     lowered = _URL.sub(" ", text.lower())
     found = []
-    for rule_id, pattern in extract.vocabulary().tables["symptoms"]:
+    for rule_id, pattern in vocabulary().tables["symptoms"]:
         match = pattern.search(lowered)
         if match:
             found.append((match.start(), rule_id))
@@ -216,7 +216,7 @@ def ngrams(text: str) -> dict[str, int]:
 
 
 def dense_names() -> list[str]:
-    rules = [rule_id for rule_id, _ in extract.vocabulary().tables["symptoms"]]
+    rules = [rule_id for rule_id, _ in vocabulary().tables["symptoms"]]
     return (
         [f"words:{s}" for s in SECTIONS]
         + [f"trigger:{r}" for r in rules]
@@ -232,7 +232,7 @@ def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
     text = ev.raw
     request = parsed.request
     fired = set(triggered(text))  # cached for judge()
-    rules = [rule_id for rule_id, _ in extract.vocabulary().tables["symptoms"]]
+    rules = [rule_id for rule_id, _ in vocabulary().tables["symptoms"]]
     values = [hits(s, ev.prose, most=3) / 3 for s in SECTIONS]  # the user's words, not a pasted config's
     values += [1.0 if r in fired else 0.0 for r in rules]
     lowered_code = ev.code.lower()
@@ -435,7 +435,7 @@ def verdict(
 
 def _vetoed(topic: str, prose: str) -> bool:
     """The classifier's guess of a topic whose words here mean something else (faq.yaml `unless`)."""
-    veto = extract.vocabulary().topic_vetoes.get(topic)
+    veto = vocabulary().topic_vetoes.get(topic)
     return bool(veto and veto.search(prose.lower()))
 
 

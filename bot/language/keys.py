@@ -15,7 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rapidfuzz.distance import OSA
+
 from gpuplan.bot.language import artifacts, values
+from gpuplan.bot.language.repo_ids import looks_like_repo_id
+from gpuplan.bot.language.vocabulary import method_word  # the lexicon's method words, shared with the prose reader
 from gpuplan.estimator.schema import (
     AREAS,
     CKPTS,
@@ -32,7 +36,7 @@ from gpuplan.estimator.schema import (
     TRAIN_PRECISIONS,
     Note,
 )
-from gpuplan.knowledge import Catalog
+from gpuplan.knowledge import Catalog, catalog
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,6 @@ def _with(field_name: str, reader: Callable[[str], Any]):
 
 
 def _method(raw: str, cat: Catalog) -> dict[str, Any]:
-    from gpuplan.bot.language.extract import method_word  # the lexicon's method words, shared with the prose reader
-
     method = raw.lower() if raw.lower() in METHODS else method_word(raw)
     if method is None:
         raise ValueError(raw)
@@ -216,8 +218,6 @@ def _prose_value(match: re.Match) -> bool:
 
 def _reads(key: Key, raw: str) -> bool:
     """Whether `raw` is a value `key` takes, names checked as the settings' readers later check them."""
-    from gpuplan.bot.language.hub import looks_like_repo_id
-    from gpuplan.knowledge import catalog
 
     cat = catalog()
     try:
@@ -251,7 +251,6 @@ def apply(token_key: str, raw: str, cat: Catalog) -> tuple[Key, dict[str, Any] |
 def close_key(name: str) -> str | None:
     """A gpuplan key that `name` is probably a misspelling of (`sqe` -> `seq`, `methd` -> `method`):
     one edit away (a swap of two letters is one), two for names of eight letters or more."""
-    from rapidfuzz.distance import OSA
 
     name = name.lower()
     allowed = 2 if len(name) >= 8 else 1

@@ -17,8 +17,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import artifacts, extract, intent, keys
+from gpuplan.bot.language import artifact_fields, artifacts, extract, intent, keys
 from gpuplan.bot.language.extract import CJK, Reader, family_model
+from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.estimator.architecture import billions, for_spec
 from gpuplan.estimator.schema import Note, Request
 from gpuplan.knowledge import Catalog, catalog
@@ -260,7 +261,6 @@ def _model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None
     if size is not None:
         fields["params_b"] = -size if signed else size  # the estimator names impossible sizes
         return
-    from gpuplan.bot.language.hub import looks_like_repo_id
 
     if looks_like_repo_id(raw):
         parsed.hub_id = raw
@@ -529,7 +529,6 @@ def _artifact_fields(
     found: artifacts.Artifacts, reader: Reader, cat: Catalog, parsed: Parsed, method: str | None
 ) -> dict[str, Any]:
     """Request fields from what was pasted, each with a `read` note naming the words."""
-    from gpuplan.bot.language import artifact_fields
 
     fields, read = artifact_fields.to_request(found, reader, cat, method)
     parsed.read += read

@@ -10,6 +10,8 @@ import functools
 import math
 import re
 
+from gpuplan.knowledge import catalog
+
 CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character: the text is (partly) Chinese
 
 _CN_DIGITS = {
@@ -34,8 +36,6 @@ NUMBER = rf"(\d+(?:[.,]\d+)*(?:\.\d+)?|[{CN_NUMERALS}]+)"
 @functools.cache
 def multipliers() -> dict[str, float]:
     """The multiplier words of knowledge/lexicon.yaml: 'b' -> 1e9, '亿' -> 1e8, '万亿' -> 1e12."""
-    from gpuplan.knowledge import catalog
-
     words = catalog().lexicon.multipliers
     return {**words.en, **words.zh}
 

@@ -266,3 +266,13 @@ def _family_patterns(lex: Lexicon) -> tuple[re.Pattern, re.Pattern]:
         ),
     )
     return family, family_size
+
+
+def method_word(text: str) -> str | None:
+    """The method a word names ("QLoRA", "全参", "fine-tune" -> full), or None."""
+    lowered = text.lower()
+    voc = vocabulary()
+    found = [method for method, pattern in voc.methods if pattern.search(lowered)]
+    if found:
+        return found[0]
+    return "full" if voc.finetune.search(lowered) else None

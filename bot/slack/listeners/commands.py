@@ -9,7 +9,7 @@ from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from gpuplan.bot.language import hub
+from gpuplan.bot import hub
 from gpuplan.bot.slack import observe
 from gpuplan.bot.slack.listeners.guard import guarded, slack_error
 from gpuplan.bot.slack.listeners.services import services

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpuplan.estimator.architecture import from_spec
 from gpuplan.knowledge import ModelSpec
 from gpuplan.knowledge.schema import MLA
 
@@ -280,8 +281,6 @@ def _spec(repo_id: str, config: dict[str, Any], looked_up: dt.date) -> ModelSpec
 
 def _with_params(repo_id: str, fields: dict[str, Any]) -> ModelSpec:
     """Validate twice: with a provisional size, then with the size the architecture adds up to."""
-    from gpuplan.estimator.architecture import from_spec
-
     try:
         provisional = ModelSpec(**fields, params_b=1.0)
         total = from_spec(provisional).params / 1e9
