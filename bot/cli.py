@@ -129,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         if text.strip().lower() in ("gpus", "models"):
             _print_to_pipe(_list_gpus() if text.strip().lower() == "gpus" else _list_models())
             return EXIT_OK
-        plan = answer(text, lang=args.lang)
-        files = configs.export_answered(text, plan, args.config)[1] if args.config else None
+        plan, files = answer(text, lang=args.lang), None
+        if args.config:  # the plan the files are written for: planned again where the format needs it
+            plan, files = configs.export_answered(text, plan, args.config)
         if args.ticket:
             reply, note = render.ticket(plan, text)
             output = reply + "\n" + "-" * 72 + "\n" + note

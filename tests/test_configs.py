@@ -544,6 +544,23 @@ def test_a_data_parallel_format_plans_the_question_again_without_model_paralleli
     assert err.value.code == "config_needs_megatron"
 
 
+def test_json_with_a_data_parallel_config_plans_as_gpuplan_config_does(capsys):
+    """`gpuplan --json --config deepspeed "70b full"` answers as `gpuplan config deepspeed` does: the
+    plan printed is the one the files are for (planned again without model parallelism), not a
+    refusal of the open plan."""
+    import json
+
+    from gpuplan.bot import cli
+    from gpuplan.bot.configs import export_for_question
+
+    plan, files = export_for_question("70b full", "deepspeed")
+    assert cli.main(["--json", "--config", "deepspeed", "70b full"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["configs"] == files
+    resolved = plan.estimate.resolved
+    assert (printed["request"]["tp"], printed["request"]["pp"]) == (1, 1) == (resolved.tp, resolved.pp)
+
+
 @pytest.mark.parametrize(
     "command, tp, ep",
     [

@@ -33,7 +33,7 @@ SERVING_FORMATS = ("vllm", "sglang")
 
 # formats that run data parallelism only: a plan left open is made again without model parallelism
 DATA_PARALLEL_ONLY = ("deepspeed", "fsdp", "llamafactory")
-WITHOUT_MODEL_PARALLEL = "tp=1 pp=1 cp=1"
+WITHOUT_MODEL_PARALLEL = {"tp": 1, "pp": 1, "cp": 1}
 
 __all__ = ["FORMATS", "ConfigError", "export", "export_answered", "export_for_question", "formats_for"]
 
@@ -53,36 +53,42 @@ def export(plan: Plan, fmt: str, note: str = "") -> dict[str, str]:
 
 
 def export_for_question(text: str, fmt: str, lang: str | None = None) -> tuple[Plan, dict[str, str]]:
-    """`gpuplan config FORMAT question`: the plan and its files. A serving plan that holds too few
-    sequences is planned again for concurrency (export_answered). A data-parallel format asked of
-    a plan whose open layout splits the model is planned again without model parallelism (the
-    files say so), when that plan fits; a layout the user fixed is never changed."""
+    """`gpuplan config FORMAT question`: the plan and its files (export_answered)."""
     plan = answer(text, lang=lang)
-    try:
-        return export_answered(text, plan, fmt)
-    except ConfigError as exc:
-        request = plan.request
-        fixed = any(v is not None for v in (request.tp, request.pp, request.cp))
-        if exc.code != "config_needs_megatron" or fmt not in DATA_PARALLEL_ONLY or fixed:
-            raise
-        again = answer(f"{text} {WITHOUT_MODEL_PARALLEL}", lang=plan.lang)
-        if again.estimate is None or not again.estimate.memory.fits:
-            raise
-        note = Note(code="config_replanned", params={"format": fmt, "layout": exc.params.get("layout", "")})
-        return again, export(again, fmt, note=render.message(note, again.lang))
+    return export_answered(text, plan, fmt)
 
 
 def export_answered(text: str, plan: Plan, fmt: str) -> tuple[Plan, dict[str, str]]:
-    """The files of `fmt` for a question already answered (`plan`): a serving plan that holds too
-    few sequences at full load is planned again first (concurrency.replan), the files saying the
-    trade; any other plan is written as it is."""
+    """The plan the files of `fmt` are written for, and the files, for a question already answered
+    (`plan`). A serving plan that holds too few sequences at full load is planned again first
+    (concurrency.replan); a data-parallel format asked of a plan whose open layout splits the model
+    is planned again without model parallelism (the files say so), when that plan fits; a layout
+    the user fixed is never changed. Both re-plan through the request, never by editing the text."""
     replanned = concurrency.replan(text, plan) if fmt in SERVING_FORMATS else None
     if replanned is not None:
         try:
             return replanned.plan, export(replanned.plan, fmt, note=replanned.note)
         except ConfigError:  # a layout this engine cannot launch: the plan as asked, as before
             pass
-    return plan, export(plan, fmt)
+    try:
+        return plan, export(plan, fmt)
+    except ConfigError as exc:
+        again = _without_model_parallel(text, plan, fmt, exc)
+        if again is None:
+            raise
+        note = Note(code="config_replanned", params={"format": fmt, "layout": exc.params.get("layout", "")})
+        return again, export(again, fmt, note=render.message(note, again.lang))
+
+
+def _without_model_parallel(text: str, plan: Plan, fmt: str, refused: ConfigError) -> Plan | None:
+    """The question planned with tp = pp = cp = 1, when `fmt` runs data parallelism only, the
+    plan's layout was left open and the plan without model parallelism fits; else None."""
+    request = plan.request
+    fixed = any(v is not None for v in (request.tp, request.pp, request.cp))
+    if refused.code != "config_needs_megatron" or fmt not in DATA_PARALLEL_ONLY or fixed:
+        return None
+    again = answer(text, lang=plan.lang, settings=WITHOUT_MODEL_PARALLEL)
+    return again if again.estimate is not None and again.estimate.memory.fits else None
 
 
 def formats_for(plan: Plan) -> list[str]:
