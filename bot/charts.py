@@ -234,7 +234,7 @@ def draw(data: ChartData) -> bytes:
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # lazy, as matplotlib above
 
     with _DRAW_LOCK:
         cjk = cjk_font()

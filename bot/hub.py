@@ -161,7 +161,7 @@ def _download_config(rid: str) -> tuple[Path, dt.date] | None:
     gated repos); the request itself is a single bounded GET rather than hf_hub_download, whose
     retries outlive any deadline and share one HTTP client across threads. The headers are ours:
     huggingface_hub's build_hf_headers fetches an agent registry from the Hub first (up to 3 s)."""
-    from huggingface_hub import get_token, hf_hub_url
+    from huggingface_hub import get_token, hf_hub_url  # lazy: a heavy library, needed by a look-up only
 
     endpoint = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
     url = hf_hub_url(rid, "config.json", endpoint=endpoint)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from gpuplan.knowledge import ModelSpec
+from gpuplan.knowledge import ModelSpec, catalog
 
 GENERIC_ASPECT = 128  # hidden / layers of GPT-3's models (Brown et al. 2020, Table 2.1)
 GENERIC_HEAD_DIM = 128  # head_dim of Llama 3.1 8B, 70B and 405B (config.json: hidden_size / num_attention_heads)
@@ -337,15 +337,11 @@ class Arch:
 @functools.lru_cache(maxsize=256)
 def for_model(model_id: str) -> Arch:
     """The Arch of a catalog model, built once per process."""
-    from gpuplan.knowledge import catalog
-
     return from_spec(catalog().models[model_id])
 
 
 def for_spec(spec: ModelSpec) -> Arch:
     """The Arch of a model: a catalog model's built once per process, a run-time one's each time."""
-    from gpuplan.knowledge import catalog
-
     return for_model(spec.id) if catalog().models.get(spec.id) is spec else from_spec(spec)
 
 

@@ -34,7 +34,7 @@ from gpuplan.estimator.network import (
     tensor_parallel_async_share,
 )
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Catalog, Defaults
+from gpuplan.knowledge import GPU, Catalog, Defaults, catalog
 
 
 @dataclass(frozen=True)
@@ -545,8 +545,6 @@ def decode_speed(
     """decode_speed_arrays for one GPU type, with the process's kernel figures: sequences of
     `seq_len` tokens, `prompt` of them prompt (half when not said), the prompts' prefill in the
     steps when `chunked`."""
-    from gpuplan.knowledge import catalog
-
     cat = dataclasses.replace(catalog(), defaults=defaults)
     return decode_speed_arrays(
         a,

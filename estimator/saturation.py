@@ -21,7 +21,7 @@ from gpuplan.estimator import compute, fit, network, prefill
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, kv_bytes_per_token, kv_share
 from gpuplan.estimator.search import ServingScored
-from gpuplan.knowledge import GPU, Defaults
+from gpuplan.knowledge import GPU, Defaults, catalog
 
 # TensorRT-LLM's default max_batch_size (BuildConfig); engines that cap lower (vLLM's
 # --max-num-seqs) stop there, and the answer says so
@@ -104,8 +104,6 @@ def saturation(
 def _prefill_share(a: Arch, precision: str, load, decode_per_gpu: float, tp, pp, ep, gpu, links, defaults) -> float:
     """Prefill GPUs per decode GPU at this decode rate, the prefill instances in the decode replica's
     shape (prefill.prompt_tokens_per_s_per_gpu), as a fleet averages it."""
-    from gpuplan.knowledge import catalog
-
     dev = compute.serving_device([gpu], precision, dataclasses.replace(catalog(), defaults=defaults))
     step_tokens = defaults.number("inference", "prefill_chunk_tokens")
     rate = prefill.prompt_tokens_per_s_per_gpu(

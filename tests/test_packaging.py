@@ -99,3 +99,15 @@ def test_the_reading_layer_makes_no_network_calls() -> None:
     network = ("urllib", "http", "huggingface_hub", "requests", "socket", "gpuplan.bot.hub")
     for path in (ROOT / "bot/language").glob("*.py"):
         assert not {n for n in _imports(path) if n.startswith(network)}, path
+
+
+def test_elsewhere_an_import_inside_a_function_says_why() -> None:
+    """Outside bot/language only the lazy import of a heavy library (matplotlib, Slack's SDK, the
+    Hub client) stays inside a function, kept off the start-up path, with a comment saying so."""
+    unexplained = []
+    for path in [*ROOT.glob("bot/**/*.py"), *ROOT.glob("estimator/*.py"), *ROOT.glob("knowledge/*.py")]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for line in _imports_inside_functions(path):
+            if not any("#" in text for text in lines[max(0, line - 4) : line]):
+                unexplained.append(f"{path.relative_to(ROOT)}:{line}")
+    assert not unexplained

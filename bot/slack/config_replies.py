@@ -4,13 +4,18 @@ make the Slack calls."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuplan.bot import configs, render
 from gpuplan.bot.configs import ConfigError
 from gpuplan.bot.language.parser import detect_lang
 from gpuplan.bot.pipeline import QuestionError
 from gpuplan.bot.slack import blocks, config_blocks, pages
-from gpuplan.bot.slack.replies import Replies, Reply, clean_text
+from gpuplan.bot.slack.reply import Reply, clean_text
 from gpuplan.estimator.schema import Note, Plan
+
+if TYPE_CHECKING:  # the replies call this module; it needs their type only
+    from gpuplan.bot.slack.replies import Replies
 
 
 def modal(replies: Replies, ref: str, fmt: str | None = None, notice: str = "") -> Reply:

@@ -16,7 +16,7 @@ from typing import Any
 
 def _numbers() -> tuple[int, int, int]:
     """PORT, WEB_CONCURRENCY and GPUPLAN_THREADS; one that is not a number ends the start in one line."""
-    from gpuplan.bot.slack import startup
+    from gpuplan.bot.slack import startup  # lazy: Slack's SDK and SQLAlchemy, loaded by the hook that uses them
 
     try:
         port = startup.whole_number("PORT", 3000, 1, 65535)
@@ -44,7 +44,7 @@ def nworkers_changed(server: Any, new_value: int, old_value: int | None) -> None
     is the only line on stderr and no worker is forked to fail to boot."""
     if old_value is not None:
         return  # TTIN/TTOU or a reload: the server is already up
-    from gpuplan.bot.slack import startup
+    from gpuplan.bot.slack import startup  # lazy: Slack's SDK and SQLAlchemy, loaded by the hook that uses them
 
     try:
         startup.check_http(server.cfg.address, server.cfg.reuse_port)

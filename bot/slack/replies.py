@@ -9,13 +9,14 @@ import functools
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from gpuplan.bot.language.conversation import change, follow_up
 from gpuplan.bot.language.parser import CJK, Parsed, parse
 from gpuplan.bot.pipeline import QuestionError, answer, answer_parsed
-from gpuplan.bot.slack import blocks, pages, selects
+from gpuplan.bot.slack import blocks, config_replies, pages, selects
+from gpuplan.bot.slack.reply import MAX_QUESTION, Reply, clean_text  # noqa: F401 - the listeners' names for them
 from gpuplan.bot.slack.settings import Settings
 from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store
 from gpuplan.estimator import memo
@@ -70,28 +71,6 @@ class Who:
     team_id: str = ""
     user_id: str = ""
     channel_id: str = ""
-
-
-@dataclass
-class Reply:
-    """A message to post, or a view to open (then `message` is the fallback if it cannot open)."""
-
-    message: dict[str, Any] | None = None
-    view: dict[str, Any] | None = None
-    plan_id: str | None = None
-    plan: Plan | None = None
-    outcome: str = "plan"  # for the request log: plan, clarify, troubleshoot, help, page, error, not_found
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-MAX_QUESTION = 8000  # the parser reads 4,000 characters; a ticket keeps a little more of the customer's words
-
-
-def clean_text(text: object) -> str:
-    """User text as gpuplan keeps it: a string, valid UTF-8 (lone surrogates replaced), bounded."""
-    if not isinstance(text, str):
-        return ""
-    return text[:MAX_QUESTION].encode("utf-8", "replace").decode("utf-8")
 
 
 def split_subcommand(text: str) -> tuple[str | None, str]:
@@ -198,8 +177,6 @@ class Replies:
         if word == "show":
             return self.show(rest, lang, who)
         if word == "config":
-            from gpuplan.bot.slack import config_replies  # it builds on this module
-
             return config_replies.command(self, rest, lang) or self.question(text, who, source="command")
         return self.ticket_for_text(rest, who, lang)
 

@@ -35,7 +35,7 @@ def parser() -> argparse.ArgumentParser:
 
 def http_command(args: argparse.Namespace) -> list[str]:
     """gunicorn's command for the options given, else HOST, PORT and WEB_CONCURRENCY (a bad one: StartupFailure)."""
-    from gpuplan.bot.slack import startup
+    from gpuplan.bot.slack import startup  # lazy: Slack's SDK and SQLAlchemy, for serving only
 
     host = args.host or os.environ.get("HOST", "0.0.0.0")
     port = args.port if args.port is not None else startup.whole_number("PORT", 3000, 1, 65535)
@@ -60,11 +60,11 @@ def gunicorn_argv(host: str, port: int, workers: int) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from gpuplan.bot.slack import startup
+    from gpuplan.bot.slack import startup  # lazy: Slack's SDK and SQLAlchemy, for serving only
 
     args = parser().parse_args(argv)
     if args.socket:
-        from gpuplan.bot.slack.socket_mode import run
+        from gpuplan.bot.slack.socket_mode import run  # lazy: Socket Mode's client, for --socket only
 
         return run()
     try:  # the settings fail here, without exec'ing gunicorn; the rest is checked in its master

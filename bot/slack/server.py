@@ -23,7 +23,9 @@ from slack_bolt.error import BoltError
 from slack_bolt.middleware import Middleware
 from slack_sdk import WebClient
 
+from gpuplan.bot.pipeline import answer
 from gpuplan.bot.slack import observe, slack_io
+from gpuplan.bot.slack.blocks import plan_message
 from gpuplan.bot.slack.listeners import register_listeners
 from gpuplan.bot.slack.payloads import well_formed
 from gpuplan.bot.slack.replies import Replies
@@ -80,9 +82,6 @@ def create_app(settings: Settings, store: Store, verify_token: bool = True) -> A
 
 def warm_up() -> None:
     """Answer and render one question per language so the first real request pays no compile cost."""
-    from gpuplan.bot.pipeline import answer
-    from gpuplan.bot.slack.blocks import plan_message
-
     for question in ("llama-3-70b lora", "700亿 全参微调"):
         plan_message(answer(question), "warmup00")
 

@@ -114,7 +114,7 @@ class Settings(BaseSettings):
 def database_display(url: str) -> str:
     """The database URL with any password masked, for logs and start-up lines, without the driver
     gpuplan added (postgresql://, as the deployer wrote it, not postgresql+psycopg://)."""
-    from sqlalchemy.engine import make_url
+    from sqlalchemy.engine import make_url  # lazy: SQLAlchemy is heavy; settings load without a database
 
     parsed = make_url(url)
     return parsed.set(drivername=parsed.get_backend_name()).render_as_string(hide_password=True)
