@@ -27,17 +27,17 @@ def plan_json(plan: Plan, configs: dict[str, str] | None = None) -> dict[str, An
         "io": plan.io.model_dump() if plan.io else None,
         "network": plan.network.model_dump() if plan.network else None,
         "serving": est.serving.model_dump() if est and est.serving else None,
-        "tier": plan.tier,
-        "alternatives": plan.alternatives,
+        "tier": plan.tier.model_dump() if plan.tier else None,
+        "alternatives": [a.model_dump() for a in plan.alternatives],
         "diagnoses": diagnoses(plan),
-        "comparison": plan.comparison,
+        "comparison": [row.model_dump() for row in plan.comparison],
         "topics": plan.topics,
         "unknown": plan.unknown,
         "warnings": notes_text(est.warnings, lang) if est else [],
         "findings": notes_text(plan.findings, lang),
-        "largest": plan.largest,
-        "price": plan.price,
-        "footprint": plan.footprint,
+        "largest": plan.largest.model_dump() if plan.largest else None,
+        "price": plan.price.model_dump() if plan.price else None,
+        "footprint": [row.model_dump() for row in plan.footprint],
     }
     if configs is not None:
         out["configs"] = configs

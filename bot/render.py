@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 
+from gpuplan.estimator.answer_schema import ComparisonRow
 from gpuplan.estimator.schema import METHODS, Note, Plan
 from gpuplan.knowledge import cache_dir, catalog, read_yaml
 
@@ -470,11 +471,11 @@ def answer_options(plan: Plan) -> dict[str, Any]:
     return {"options": rows, "options_title": label("ui", "alternatives", lang)}
 
 
-def _row_params(row: dict[str, Any], lang: str) -> dict[str, Any]:
-    name = label("method", row["method"], lang) if row["kind"] == "method" else row["model_name"]
-    if row["kind"] == "gpu":
-        name = card(row["gpu_name"])
-    return {**row, "option_name": name, "card": card(row["gpu_name"])}
+def _row_params(row: ComparisonRow, lang: str) -> dict[str, Any]:
+    name = label("method", row.method, lang) if row.kind == "method" else row.model_name
+    if row.kind == "gpu":
+        name = card(row.gpu_name)
+    return {**row.model_dump(), "option_name": name, "card": card(row.gpu_name)}
 
 
 @functools.cache
@@ -516,10 +517,10 @@ def diagnoses(plan: Plan) -> list[dict[str, Any]]:
     f = display_facts(plan.facts, lang)
     out = []
     for d in plan.diagnoses:
-        title, answer, checks = _rule_template(lang, d["id"])
+        title, answer, checks = _rule_template(lang, d.id)
         text = answer.render(
             f=_Absent(f),
-            p=_Absent(d["probes"]),
+            p=_Absent(d.probes),
             lang=lang,
             label=lambda k, v: label(k, v, lang),
             name=lambda kind, key: name_of(kind, key, lang),
@@ -527,13 +528,13 @@ def diagnoses(plan: Plan) -> list[dict[str, Any]]:
         text = "\n".join(line.strip() for line in text.strip().splitlines() if line.strip())
         out.append(
             {
-                "id": d["id"],
-                "topic": d["topic"],
+                "id": d.id,
+                "topic": d.topic,
                 "title": title,
                 "answer": text,
                 "checks": checks,
-                "fired_by": d["fired_by"],
-                "probes": d["probes"],
+                "fired_by": d.fired_by,
+                "probes": {name: probe.model_dump() for name, probe in d.probes.items()},
             }
         )
     return out
@@ -677,7 +678,7 @@ def _diagnosis_headline(plan: Plan, ctx: dict[str, Any]) -> str:
     """The leading rule's one-sentence answer: the most likely cause and the first thing to try."""
     rule = next(r for r in catalog().rules if r.id == plan.verdict.cause)
     template = cached_environment().get_template(f"{plan.lang}/rules/{rule.id}/headline")
-    probes = next((d["probes"] for d in plan.diagnoses if d["id"] == rule.id), {})
+    probes = next((d.probes for d in plan.diagnoses if d.id == rule.id), {})
     lang = plan.lang
     return template.render(
         f=_Absent(display_facts(plan.facts, lang)),

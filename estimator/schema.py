@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from gpuplan.estimator.answer_schema import ComparisonRow, Diagnosis, FootprintRow, Largest, Price, Tier
+
 Method = Literal["pretrain", "continue", "full", "lora", "qlora", "dpo", "ppo", "infer"]
 TrainPrecision = Literal["bf16-mixed", "fp16-mixed", "bf16", "fp32", "fp8-mixed"]
 ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
@@ -435,19 +437,18 @@ class Plan(BaseModel):
     notes: list[Note] = Field(default_factory=list)
     io: IOEstimate | None = None
     network: NetworkEstimate | None = None
-    tier: dict[str, Any] | None = None
-    alternatives: list[dict[str, Any]] = Field(default_factory=list)
-    diagnoses: list[dict[str, Any]] = Field(default_factory=list)  # rules engine output, most relevant first
+    tier: Tier | None = None
+    alternatives: list[Alternative] = Field(default_factory=list)
+    diagnoses: list[Diagnosis] = Field(default_factory=list)  # rules engine output, most relevant first
     facts: dict[str, Any] = Field(default_factory=dict)  # what the diagnoses' answers quote
     topics: list[str] = Field(default_factory=list)  # troubleshooting topics the question raised
-    comparison: list[dict[str, Any]] = Field(default_factory=list)  # one summary per compared option
+    comparison: list[ComparisonRow] = Field(default_factory=list)  # one summary per compared option
     unknown: list[str] = Field(default_factory=list)  # words the parser did not understand
     read: list[Note] = Field(default_factory=list)  # what was taken from pasted artifacts
     findings: list[Note] = Field(default_factory=list)  # the answer to a question without a plan (largest, price)
-    largest: dict[str, Any] | None = None  # the largest model per method on given GPUs
-    price: dict[str, Any] | None = None  # what given GPUs cost for a time
-    footprint: list[dict[str, Any]] = Field(default_factory=list)  # the least memory per method on one GPU
-    observed: dict[str, Any] = Field(default_factory=dict)  # figures the user's own logs state (OOM, NCCL)
+    largest: Largest | None = None  # the largest model per method on given GPUs
+    price: Price | None = None  # what given GPUs cost for a time
+    footprint: list[FootprintRow] = Field(default_factory=list)  # the least memory per method on one GPU
     verdict: Verdict | None = None  # the answer to the question asked: the first line on every surface
 
     @property

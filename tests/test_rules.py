@@ -68,27 +68,27 @@ def test_rule_fires_from_numbers_alone(cat):
     req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096)
     est = estimate(req)
     _, found = diagnose(cat, [], req, est, estimate)
-    oom = next(d for d in found if d["id"] == "oom_large_model")
-    assert oom["fired_by"] == "numbers"
-    assert oom["probes"]["sharded"]["fits"] and oom["probes"]["sharded"]["gpus"] > 8
-    assert oom["probes"]["qlora"]["method"] == "qlora"
+    oom = next(d for d in found if d.id == "oom_large_model")
+    assert oom.fired_by == "numbers"
+    assert oom.probes["sharded"].fits and oom.probes["sharded"].gpus > 8
+    assert oom.probes["qlora"].method == "qlora"
 
 
 def test_question_first_then_numbers(cat):
     req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096)
     _, found = diagnose(cat, ["nccl_timeout"], req, estimate(req), estimate)
-    assert [d["id"] for d in found][:2] == ["nccl_timeout", "oom_large_model"]
+    assert [d.id for d in found][:2] == ["nccl_timeout", "oom_large_model"]
 
 
 def test_symptom_without_plan_has_no_probes(cat):
     f, found = diagnose(cat, ["gpu_starved_io"], Request(), None)
     assert f == {"has_plan": False, "method": "none"}
-    assert found == [
+    assert [d.model_dump() for d in found] == [
         {
             "id": "gpu_starved_io",
             "topic": "gpu_starved_io",
             "fired_by": "question",
-            "score": found[0]["score"],
+            "score": found[0].score,
             "severity": 3,
             "probes": {},
         }
@@ -98,7 +98,7 @@ def test_symptom_without_plan_has_no_probes(cat):
 def test_applies_blocks_a_rule(cat):
     req = Request(model="llama-3-8b", method="infer")
     _, found = diagnose(cat, ["fp8_transformer_engine"], req, estimate(req), estimate)
-    assert "fp8_transformer_engine" not in [d["id"] for d in found]  # about training only
+    assert "fp8_transformer_engine" not in [d.id for d in found]  # about training only
 
 
 def test_facts_of_a_multi_node_plan(cat):
@@ -111,7 +111,7 @@ def test_facts_of_a_multi_node_plan(cat):
 def test_host_ram_rule(cat):
     req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, offload="cpu", seq_len=4096)
     _, found = diagnose(cat, [], req, estimate(req), estimate)
-    assert "offload_host_ram" in [d["id"] for d in found]
+    assert "offload_host_ram" in [d.id for d in found]
 
 
 def test_communication_bound_plan_fires_scaling_rule(cat):
@@ -121,7 +121,7 @@ def test_communication_bound_plan_fires_scaling_rule(cat):
     assert est.network.assumed_fabric == "eth-25" and est.network.assumed_comm_fraction > 0.3
     assert est.network.comm_fraction < est.network.assumed_comm_fraction  # a faster fabric is recommended
     _, found = diagnose(cat, [], req, est, estimate)
-    assert {"scaling_efficiency", "network_choice"} <= {d["id"] for d in found}
+    assert {"scaling_efficiency", "network_choice"} <= {d.id for d in found}
 
 
 def test_a_trigger_starting_with_a_number_starts_only_where_the_number_does(cat):
