@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from gpuplan.estimator.answer_schema import ComparisonRow
+from gpuplan.estimator.answer_schema import ComparisonRow, Facts
 from gpuplan.estimator.schema import METHODS, Note, Plan
 from gpuplan.knowledge import cache_dir, catalog, read_yaml
 
@@ -446,7 +446,9 @@ def network_line(plan: Plan, always: bool = False) -> str:
     net, r = plan.estimate.network, plan.estimate.resolved
     if net is None or net.per_step_gb <= 0 or (net.single_node and net.comm_fraction < 0.1 and not always):
         return ""
-    return message(Note(code="network_line", params={**dict(net), "method": r.method, "nodes": r.nodes}), plan.lang)
+    options = [dict(option) for option in net.options]  # a message quotes values, not models
+    params = {**dict(net), "options": options, "method": r.method, "nodes": r.nodes}
+    return message(Note(code="network_line", params=params), plan.lang)
 
 
 def answer_options(plan: Plan) -> dict[str, Any]:
@@ -495,9 +497,9 @@ class _Absent(dict):
         return None
 
 
-def display_facts(facts: dict[str, Any], lang: str) -> dict[str, Any]:
+def display_facts(facts: Facts | None, lang: str) -> dict[str, Any]:
     """The plan's facts plus the words answers quote (storage, fabric, data kind) in this language."""
-    f = dict(facts)
+    f = dict(facts) if facts is not None else {}
     if f.get("has_plan"):
         f.update(
             read_rate=rate(f.get("read_mb_s_per_node", 0.0)),
@@ -615,6 +617,7 @@ def _headline_context(plan: Plan) -> dict[str, Any]:
     remedies as phrases, the options of a choice by their short names."""
     v, lang = plan.verdict, plan.lang
     ctx: dict[str, Any] = dict(v)
+    ctx["remedies"] = [dict(r) for r in v.remedies] if v.remedies is not None else None  # values, not models
     ctx.update(card=card(v.gpu_name), fixes=[remedy_text(r, lang) for r in v.remedies or []])
     ctx["bounded"] = v.bounded or []
     if v.kind == "choice" and (v.pick in METHODS or (v.other or "").split(" / ")[0] in METHODS):

@@ -239,3 +239,89 @@ class Observed(BaseModel):
     nccl_timeout_s: Number | None = None
     checkpoint_seen_s: Number | None = None  # how long the user says a checkpoint save takes
     dataloader_workers: Number | None = None
+
+
+# --- what the troubleshooting rules test and their answers quote (estimator/diagnose.py) ---------------
+
+
+class Facts(BaseModel):
+    """The plan's figures the rules of knowledge/faq.yaml test (`fact:`) and their answers quote
+    (`f.<name>`), flat. A question without a plan has only `has_plan`, `method` and what its logs
+    state; a fact the plan does not have is None, which no condition satisfies."""
+
+    # a fact a plan stored by another version has and this one does not is left out (tests/test_rules.py
+    # checks that every fact the engine computes is declared here)
+    model_config = ConfigDict(extra="ignore")
+
+    has_plan: bool
+    method: str  # "none" when neither the question nor a plan names one
+    # the plan
+    model_name: str | None = None
+    params_b: float | None = None
+    gpus: int | None = None
+    nodes: int | None = None
+    gpu: str | None = None
+    gpu_name: str | None = None
+    gpu_family: str | None = None
+    gpus_per_node: int | None = None
+    capacity_gib: float | None = None
+    per_gpu_gib: float | None = None
+    fits: bool | None = None
+    limit_gib: float | None = None  # what the fit was judged against: the share of the card a plan may fill
+    over_capacity_gib: Number | None = None
+    weights_gib: float | None = None
+    kv_cache_gib: float | None = None
+    model_state_gb: Number | None = None  # trained weights, gradients and optimizer state
+    adapter: bool | None = None
+    frozen_weights_gb: Number | None = None  # an adapter run's frozen base
+    host_ram_gib: float | None = None
+    offload: str | None = None
+    zero: int | None = None
+    ckpt: str | None = None
+    precision: str | None = None
+    kv_cache: str | None = None  # the KV cache's element type
+    seq_len: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    mfu: float | None = None
+    days: float | None = None
+    cost_usd: float | None = None
+    region: str | None = None
+    multi_node: bool | None = None
+    chinchilla_tokens: Number | None = None  # 20 tokens per parameter
+    bubble_fraction: Number | None = None  # the pipeline's idle share of a step
+    cost_per_mtok: float | None = None  # serving: USD per million generated tokens
+    replicas: int | None = None
+    # the network between GPUs
+    per_step_gb: Number | None = None
+    fabric: str | None = None
+    fabric_options: list[dict[str, str | Number]] | None = None  # each fabric's step time and waiting share
+    comm_fraction: Number | None = None
+    fabric_owned: bool | None = None  # the plan runs on the fabric recommended
+    # data and checkpoints
+    read_mb_s_per_node: Number | None = None
+    cpu_bound: bool | None = None
+    decode_cores_per_node: Number | None = None
+    workers: int | None = None  # data-loader workers per GPU
+    data: str | None = None
+    storage: str | None = None
+    read_share_of_storage: Number | None = None
+    checkpoint_gb: float | None = None
+    checkpoint_write_s: float | None = None
+    # serving
+    concurrency: int | None = None
+    replica_gpus: int | None = None
+    tokens_per_s_per_sequence: float | None = None
+    mig: dict[str, str | Number] | None = None  # the MIG slice that holds a replica
+    mig_fits: bool | None = None
+    # what the user's own logs state (Observed)
+    oom_seen: bool | None = None
+    nccl_timeout_s: Number | None = None
+    checkpoint_seen_s: Number | None = None
+    workers_seen: Number | None = None
+    oom_capacity_gib: Number | None = None
+    oom_requested_gib: Number | None = None
+    oom_free_gib: Number | None = None
+    oom_in_use_gib: Number | None = None
+    oom_short_gib: Number | None = None
+    checkpoint_seen_gb_s: Number | None = None  # the write rate the user's own save reached

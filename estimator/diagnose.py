@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuplan.estimator.answer_schema import Diagnosis, Observed, OomSeen, Probe
+from gpuplan.estimator.answer_schema import Diagnosis, Facts, Observed, OomSeen, Probe
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import NF4_BYTES_PER_PARAM, kv_element, state_bytes
 from gpuplan.estimator.schema import (
@@ -217,7 +217,7 @@ def diagnose(
     est: Estimate | None,
     estimate_fn: Callable[[Request], Estimate] | None = None,
     observed: Observed | None = None,
-) -> tuple[dict[str, Any], list[Diagnosis]]:
+) -> tuple[Facts, list[Diagnosis]]:
     """(facts, diagnoses most relevant first). `raised` are the rule ids the question triggered;
     `observed` the figures the user's own logs state (a CUDA OOM message's capacity and request)."""
     f = facts(request, est, cat)
@@ -249,4 +249,4 @@ def diagnose(
             )
         )
     found.sort(key=lambda d: -d.score)
-    return f, found
+    return Facts.model_validate(f), found

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from gpuplan.estimator.diagnose import diagnose, facts, holds
+from gpuplan.estimator.answer_schema import Facts, Observed, OomSeen
+from gpuplan.estimator.diagnose import diagnose, facts, holds, observed_facts
 from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.schema import Request
 from gpuplan.knowledge.schema import Condition
@@ -82,7 +83,7 @@ def test_question_first_then_numbers(cat):
 
 def test_symptom_without_plan_has_no_probes(cat):
     f, found = diagnose(cat, ["gpu_starved_io"], Request(), None)
-    assert f == {"has_plan": False, "method": "none"}
+    assert f.model_dump(exclude_unset=True) == {"has_plan": False, "method": "none"}
     assert [d.model_dump() for d in found] == [
         {
             "id": "gpu_starved_io",
@@ -275,3 +276,42 @@ def _answer_says(question: str, said: list[str], not_said: list[str], capsys) ->
         assert words in out
     for words in not_said:
         assert words not in out
+
+
+# the words bot/render.py display_facts adds for the answers to quote, beside the plan's facts
+DISPLAY_WORDS = {
+    "read_rate",
+    "data_label",
+    "storage_name",
+    "region_name",
+    "offload_label",
+    "fabric_name",
+    "checkpoint_size",
+}
+
+
+def test_every_fact_a_rule_names_is_declared(cat):
+    """A `fact:` a condition tests or an `f.<name>` an answer quotes is a Facts field: a misspelt
+    fact would otherwise never hold, silently."""
+    tested = {c.fact for rule in cat.rules for group in [*rule.when, rule.applies] for c in group}
+    quoted = {
+        name
+        for rule in cat.rules
+        for text in (rule.answer.en, rule.answer.zh, rule.headline.en, rule.headline.zh)
+        for name in re.findall(r"\bf\.(\w+)", text)
+    }
+    assert tested | (quoted - DISPLAY_WORDS) <= set(Facts.model_fields)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=16, pp=2),  # multi-node, pipeline
+        Request(model="llama-3-8b", method="infer", gpu="a100-80gb"),  # serving, a MIG slice
+        Request(model="qwen2.5-7b", method="qlora", gpu="rtx-4090-24gb", gpus=1),  # an adapter
+    ],
+)
+def test_every_fact_computed_is_declared(cat, request_):
+    observed = Observed(oom=OomSeen(requested_gib=2.0, free_gib=1.0), nccl_timeout_s=600, checkpoint_seen_s=90)
+    computed = facts(request_, estimate(request_), cat) | observed_facts(observed)
+    assert set(computed) <= set(Facts.model_fields)
