@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.bot import render
+from gpuplan.estimator.answer_schema import ComparisonRow
 from gpuplan.estimator.schema import Alternative, Estimate, Note, Plan
 
 log = logging.getLogger("gpuplan.charts")
@@ -157,27 +158,23 @@ def _compared(plan: Plan, serving: bool) -> list[Point]:
     r = plan.estimate.resolved
     points = []
     for row in plan.comparison:
-        if (row["method"] == "infer") != serving:
+        if (row.method == "infer") != serving:
             continue
-        x, y = (
-            (row["tokens_per_s_per_sequence"], row["usd_per_million_tokens"])
-            if serving
-            else (row["days"], row["cost_usd"])
-        )
+        x, y = (row.tokens_per_s_per_sequence, row.usd_per_million_tokens) if serving else (row.days, row.cost_usd)
         if x is None or y is None:
             continue
-        mine = (row["gpu"], row["gpus"], row["method"], row["model_name"]) == (r.gpu, r.gpus, r.method, r.model_name)
+        mine = (row.gpu, row.gpus, row.method, row.model_name) == (r.gpu, r.gpus, r.method, r.model_name)
         name = _option_name(row, plan.lang)
-        text = _point_label(plan.lang, row["gpus"], row["gpu_name"], name, row["fits"], mine=mine)
-        points.append(Point(text, x, y, "plan" if mine else "option", row["fits"]))
+        text = _point_label(plan.lang, row.gpus, row.gpu_name, name, row.fits, mine=mine)
+        points.append(Point(text, x, y, "plan" if mine else "option", row.fits))
     return points
 
 
-def _option_name(row: dict[str, Any], lang: str) -> str:
+def _option_name(row: ComparisonRow, lang: str) -> str:
     """What a compared option is called beside its GPUs: the method or the model; a GPU names itself."""
-    if row["kind"] == "method":
-        return render.label("method", row["method"], lang)
-    return row["model_name"] if row["kind"] == "model" else ""
+    if row.kind == "method":
+        return render.label("method", row.method, lang)
+    return row.model_name if row.kind == "model" else ""
 
 
 def _point_label(lang: str, gpus: int, gpu_name: str, name: str, fits: bool, mine: bool = False) -> str:

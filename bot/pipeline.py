@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from gpuplan.bot.language.parser import Parsed, parse
 from gpuplan.estimator import capacity, hardware, verdict
 from gpuplan.estimator.advise import advise, advise_without_plan
+from gpuplan.estimator.answer_schema import ComparisonRow, Largest, Observed
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request, estimate
 from gpuplan.estimator.footprint import footprint
@@ -71,7 +71,7 @@ def _answered(parsed: Parsed, lang: str) -> tuple[Plan, Catalog]:
         return _compare(parsed, request, lang, cat, extra), cat
     plan = _advise(parsed, request, lang, parsed.intent, cat)
     if parsed.memory_asked and plan.estimate:  # "how much VRAM does it need": every method's least
-        extra["footprint"] = [asdict(row) for row in footprint(request, cat)]
+        extra["footprint"] = footprint(request, cat)
     return plan.model_copy(update=extra), cat
 
 
@@ -173,25 +173,25 @@ def _about_hardware(
             **extra,
         )
     price = capacity.price(request, cat)
-    findings = [Note(code="price_line", params=price)]
-    if price["tier"]:
-        title = price["tier"]["title"][lang]
-        findings.append(Note(code="price_tier", params={"title": title, "url": price["tier"]["url"]}))
-    if not price["hours_given"]:
+    findings = [Note(code="price_line", params=price.model_dump())]
+    if price.tier:
+        title = getattr(price.tier.title, lang)
+        findings.append(Note(code="price_tier", params={"title": title, "url": price.tier.url}))
+    if not price.hours_given:
         findings.append(Note(code="price_hours_default"))
     return Plan(intent="plan", lang=lang, request=request, notes=notes, findings=findings, price=price, **extra)
 
 
-def largest_findings(largest: dict[str, Any]) -> list[Note]:
-    rows = [Note(code="largest_heading", params={"gpu": largest["gpu"], "gpus": largest["gpus"]})]
-    for key, row in largest["methods"].items():
+def largest_findings(largest: Largest) -> list[Note]:
+    rows = [Note(code="largest_heading", params={"gpu": largest.gpu, "gpus": largest.gpus})]
+    for key, row in largest.methods.items():
         if row is None:
             rows.append(Note(code="largest_none", params={"method": key.split("_")[0]}))
         else:
-            rows.append(Note(code="largest_row", params=row))
-    in_time = largest["pretrain_in_time"]
+            rows.append(Note(code="largest_row", params=row.model_dump()))
+    in_time = largest.pretrain_in_time
     if in_time:
-        rows.append(Note(code="largest_in_time", params={**in_time, "given": largest["deadline_given"]}))
+        rows.append(Note(code="largest_in_time", params={**in_time.model_dump(), "given": largest.deadline_given}))
     return rows
 
 
@@ -202,7 +202,7 @@ def _without_model(
     (its request the `asked` one, naming the card a memory makes: "一张48G的4090" rtx-4090-48gb)."""
     notes = parsed.notes if notes is None else notes
     if parsed.topics:
-        plan = advise_without_plan(parsed.request, lang, parsed.topics, notes=notes, observed=parsed.observed)
+        plan = advise_without_plan(parsed.request, lang, parsed.topics, notes=notes, observed=_observed(parsed))
         if plan.diagnoses:
             return plan.model_copy(update={"intent": parsed.intent, **extra})
     return Plan(
@@ -250,7 +250,8 @@ def _advise(parsed: Parsed, request: Request, lang: str, intent: str, cat: Catal
     """The plan, with `_retrying`'s drops of readings that make it impossible."""
 
     def plan(req: Request, notes: list[Note]) -> Plan:
-        return advise(req, lang, intent=intent, notes=notes, raised=parsed.topics, cat=cat, observed=parsed.observed)
+        observed = _observed(parsed)
+        return advise(req, lang, intent=intent, notes=notes, raised=parsed.topics, cat=cat, observed=observed)
 
     return _retrying(parsed, request, lang, plan)
 
@@ -278,7 +279,13 @@ def _retrying(parsed: Parsed, request: Request, lang: str, answer_with: Callable
 
 def _extra(parsed: Parsed) -> dict[str, Any]:
     """What every answer carries from the reading of the question."""
-    return {"topics": parsed.topics, "unknown": parsed.unknown, "read": parsed.read, "observed": parsed.observed}
+    return {"topics": parsed.topics, "unknown": parsed.unknown, "read": parsed.read}
+
+
+def _observed(parsed: Parsed) -> Observed:
+    """The figures the user's own logs state, as the rules quote them (the reading keeps them apart
+    from the answer: they are not part of the plan)."""
+    return Observed.model_validate(parsed.observed)
 
 
 def _droppable(complaints: list[Note], fixed: set[str], request: Request) -> str | None:
@@ -315,60 +322,60 @@ def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: d
                 update.update(gpus=own, nodes=None)
         plans.append((option, _advise(parsed, request.model_copy(update=update), lang, label, cat)))
     rows = [_comparison_row(kind, option, plan) for option, plan in plans]
-    fits = [i for i, r in enumerate(rows) if r["fits"]]
+    fits = [i for i, r in enumerate(rows) if r.fits]
     _mark_winners(rows, fits)  # none fits: no option is the fastest or the cheapest way to run it
     fitting = fits or list(range(len(rows)))
     # setups written with their own counts ("8张A100 还是 4张H100") lead with the first that fits, the
     # user's own as a rule; GPU types alone ("A100 or H100") with the cheapest (per token for serving)
-    cheapest = next((i for i, row in enumerate(rows) if row["cheapest"]), None)
+    cheapest = next((i for i, row in enumerate(rows) if row.cheapest), None)
     if cheapest is None:  # nothing fits: the least costly of them
-        cheapest = min(fitting, key=lambda i: rows[i]["cost_usd"])
+        cheapest = min(fitting, key=lambda i: rows[i].cost_usd)
     best = fitting[0] if "counts" in parsed.compare else cheapest
     plan = plans[best][1]
     if kind == "gpu":  # the comparison answers it: no generic "A100 or H100" note beside it
-        plan = plan.model_copy(update={"diagnoses": [d for d in plan.diagnoses if d["id"] != GPU_CHOICE_RULE]})
+        plan = plan.model_copy(update={"diagnoses": [d for d in plan.diagnoses if d.id != GPU_CHOICE_RULE]})
     return plan.model_copy(update={"comparison": rows, **extra})
 
 
-def _mark_winners(rows: list[dict[str, Any]], fitting: list[int]) -> None:
+def _mark_winners(rows: list[ComparisonRow], fitting: list[int]) -> None:
     """Of the options that fit, the fastest and the cheapest, said on their rows: for training the
     shortest run and the lowest cost, for serving the fastest stream per sequence and the lowest cost
     per generated token (a day of serving costs what it costs whatever it serves)."""
-    serving = all(row["method"] == "infer" for row in rows)
+    serving = all(row.method == "infer" for row in rows)
     measures = (_SERVING_MEASURES if serving else _TRAINING_MEASURES).items()
     for flag, measure in measures:
         known = [i for i in fitting if measure(rows[i]) is not None]
         best = min(known, key=lambda i: measure(rows[i]), default=None) if len(rows) > 1 else None
         for i, row in enumerate(rows):
-            row[flag] = i == best
+            setattr(row, flag, i == best)
 
 
-def _slowness(row: dict[str, Any]) -> float | None:
-    speed = row["tokens_per_s_per_sequence"]
+def _slowness(row: ComparisonRow) -> float | None:
+    speed = row.tokens_per_s_per_sequence
     return 1 / speed if speed else None
 
 
 # what the least of is the fastest and the cheapest option
-_TRAINING_MEASURES = {"fastest": lambda row: row["days"], "cheapest": lambda row: row["cost_usd"]}
-_SERVING_MEASURES = {"fastest": _slowness, "cheapest": lambda row: row["usd_per_million_tokens"]}
+_TRAINING_MEASURES = {"fastest": lambda row: row.days, "cheapest": lambda row: row.cost_usd}
+_SERVING_MEASURES = {"fastest": _slowness, "cheapest": lambda row: row.usd_per_million_tokens}
 
 
-def _comparison_row(kind: str, option: Any, plan: Plan) -> dict[str, Any]:
+def _comparison_row(kind: str, option: Any, plan: Plan) -> ComparisonRow:
     est = plan.estimate
-    return {
-        "kind": kind,
-        "option": option,
-        "gpu": est.resolved.gpu,
-        "gpu_name": est.resolved.gpu_name,
-        "gpus": est.resolved.gpus,
-        "method": est.resolved.method,
-        "model_name": est.resolved.model_name,
-        "per_gpu_gib": est.memory.per_gpu_gib,
-        "capacity_gib": est.memory.capacity_gib,
-        "fits": est.memory.fits,
-        "days": est.compute.days,
-        "cost_usd": est.compute.cost_usd,
-        "tokens_per_s_per_gpu": est.compute.tokens_per_s_per_gpu,
-        "tokens_per_s_per_sequence": est.serving.tokens_per_s_per_sequence if est.serving else None,
-        "usd_per_million_tokens": est.compute.cost_per_million_tokens_usd if est.serving else None,
-    }
+    return ComparisonRow(
+        kind=kind,
+        option=option,
+        gpu=est.resolved.gpu,
+        gpu_name=est.resolved.gpu_name,
+        gpus=est.resolved.gpus,
+        method=est.resolved.method,
+        model_name=est.resolved.model_name,
+        per_gpu_gib=est.memory.per_gpu_gib,
+        capacity_gib=est.memory.capacity_gib,
+        fits=est.memory.fits,
+        days=est.compute.days,
+        cost_usd=est.compute.cost_usd,
+        tokens_per_s_per_gpu=est.compute.tokens_per_s_per_gpu,
+        tokens_per_s_per_sequence=est.serving.tokens_per_s_per_sequence if est.serving else None,
+        usd_per_million_tokens=est.compute.cost_per_million_tokens_usd if est.serving else None,
+    )

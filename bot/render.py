@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 
+from gpuplan.estimator.answer_schema import ComparisonRow, Facts
 from gpuplan.estimator.schema import METHODS, Note, Plan
 from gpuplan.knowledge import cache_dir, catalog, read_yaml
 
@@ -445,7 +446,9 @@ def network_line(plan: Plan, always: bool = False) -> str:
     net, r = plan.estimate.network, plan.estimate.resolved
     if net is None or net.per_step_gb <= 0 or (net.single_node and net.comm_fraction < 0.1 and not always):
         return ""
-    return message(Note(code="network_line", params={**dict(net), "method": r.method, "nodes": r.nodes}), plan.lang)
+    options = [dict(option) for option in net.options]  # a message quotes values, not models
+    params = {**dict(net), "options": options, "method": r.method, "nodes": r.nodes}
+    return message(Note(code="network_line", params=params), plan.lang)
 
 
 def answer_options(plan: Plan) -> dict[str, Any]:
@@ -470,11 +473,11 @@ def answer_options(plan: Plan) -> dict[str, Any]:
     return {"options": rows, "options_title": label("ui", "alternatives", lang)}
 
 
-def _row_params(row: dict[str, Any], lang: str) -> dict[str, Any]:
-    name = label("method", row["method"], lang) if row["kind"] == "method" else row["model_name"]
-    if row["kind"] == "gpu":
-        name = card(row["gpu_name"])
-    return {**row, "option_name": name, "card": card(row["gpu_name"])}
+def _row_params(row: ComparisonRow, lang: str) -> dict[str, Any]:
+    name = label("method", row.method, lang) if row.kind == "method" else row.model_name
+    if row.kind == "gpu":
+        name = card(row.gpu_name)
+    return {**row.model_dump(), "option_name": name, "card": card(row.gpu_name)}
 
 
 @functools.cache
@@ -494,9 +497,9 @@ class _Absent(dict):
         return None
 
 
-def display_facts(facts: dict[str, Any], lang: str) -> dict[str, Any]:
+def display_facts(facts: Facts | None, lang: str) -> dict[str, Any]:
     """The plan's facts plus the words answers quote (storage, fabric, data kind) in this language."""
-    f = dict(facts)
+    f = dict(facts) if facts is not None else {}
     if f.get("has_plan"):
         f.update(
             read_rate=rate(f.get("read_mb_s_per_node", 0.0)),
@@ -516,10 +519,10 @@ def diagnoses(plan: Plan) -> list[dict[str, Any]]:
     f = display_facts(plan.facts, lang)
     out = []
     for d in plan.diagnoses:
-        title, answer, checks = _rule_template(lang, d["id"])
+        title, answer, checks = _rule_template(lang, d.id)
         text = answer.render(
             f=_Absent(f),
-            p=_Absent(d["probes"]),
+            p=_Absent(d.probes),
             lang=lang,
             label=lambda k, v: label(k, v, lang),
             name=lambda kind, key: name_of(kind, key, lang),
@@ -527,13 +530,13 @@ def diagnoses(plan: Plan) -> list[dict[str, Any]]:
         text = "\n".join(line.strip() for line in text.strip().splitlines() if line.strip())
         out.append(
             {
-                "id": d["id"],
-                "topic": d["topic"],
+                "id": d.id,
+                "topic": d.topic,
                 "title": title,
                 "answer": text,
                 "checks": checks,
-                "fired_by": d["fired_by"],
-                "probes": d["probes"],
+                "fired_by": d.fired_by,
+                "probes": {name: probe.model_dump() for name, probe in d.probes.items()},
             }
         )
     return out
@@ -614,6 +617,7 @@ def _headline_context(plan: Plan) -> dict[str, Any]:
     remedies as phrases, the options of a choice by their short names."""
     v, lang = plan.verdict, plan.lang
     ctx: dict[str, Any] = dict(v)
+    ctx["remedies"] = [dict(r) for r in v.remedies] if v.remedies is not None else None  # values, not models
     ctx.update(card=card(v.gpu_name), fixes=[remedy_text(r, lang) for r in v.remedies or []])
     ctx["bounded"] = v.bounded or []
     if v.kind == "choice" and (v.pick in METHODS or (v.other or "").split(" / ")[0] in METHODS):
@@ -677,7 +681,7 @@ def _diagnosis_headline(plan: Plan, ctx: dict[str, Any]) -> str:
     """The leading rule's one-sentence answer: the most likely cause and the first thing to try."""
     rule = next(r for r in catalog().rules if r.id == plan.verdict.cause)
     template = cached_environment().get_template(f"{plan.lang}/rules/{rule.id}/headline")
-    probes = next((d["probes"] for d in plan.diagnoses if d["id"] == rule.id), {})
+    probes = next((d.probes for d in plan.diagnoses if d.id == rule.id), {})
     lang = plan.lang
     return template.render(
         f=_Absent(display_facts(plan.facts, lang)),

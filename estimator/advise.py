@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuplan.estimator import diagnose, tiers
+from gpuplan.estimator.answer_schema import Observed
 from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.schema import Note, Plan, Request
 from gpuplan.knowledge import Catalog, catalog
@@ -15,7 +16,7 @@ def advise(
     notes: list[Note] | None = None,
     raised: list[str] | None = None,
     cat: Catalog | None = None,
-    observed: dict | None = None,
+    observed: Observed | None = None,
 ) -> Plan:
     """The full answer for a request that names a model or a size (raises RequestError otherwise).
     `raised` are the troubleshooting rules the question itself triggered."""
@@ -36,7 +37,7 @@ def advise(
         tier=tier_info,
         io=est.io,
         network=est.network,
-        alternatives=[a.model_dump() for a in est.alternatives],
+        alternatives=est.alternatives,
         diagnoses=diagnoses,
         facts=facts,
     )
@@ -48,7 +49,7 @@ def advise_without_plan(
     raised: list[str],
     notes: list[Note] | None = None,
     cat: Catalog | None = None,
-    observed: dict | None = None,
+    observed: Observed | None = None,
 ) -> Plan:
     """A symptom question with no model named: the diagnoses alone, without figures."""
     cat = cat or catalog()

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
+from gpuplan.estimator.answer_schema import Bilingual, Largest, LargestInTime, LargestRow, Price, PriceTier
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import check_request, estimate
 from gpuplan.estimator.schema import Note, Request
@@ -25,9 +25,9 @@ STEPS = 10  # bisection steps on log(size): ln(3000/0.1)/2^10, about 1% resoluti
 DEFAULT_DEADLINE_DAYS = 30.0  # "could we pretrain it" without a deadline: in about a month
 
 
-def largest(request: Request, cat: Catalog) -> dict[str, Any]:
-    """{method: {params_b, at_least, per_gpu_gib, capacity_gib, usable_gib, days}} for the GPUs of
-    `request` (with the settings it fixes: zero, tp, precision, ...), plus `pretrain_in_time` (the
+def largest(request: Request, cat: Catalog) -> Largest:
+    """A row per method (params_b, at_least, per_gpu_gib, capacity_gib, usable_gib, days) for the GPUs
+    of `request` (with the settings it fixes: zero, tp, precision, ...), plus `pretrain_in_time` (the
     biggest pretraining that ends by the deadline) and the hardware used; `at_least` marks a row
     whose size is the search's upper bound, LARGEST_B, which fits: the largest size is larger still.
     Raises RequestError when those settings cannot hold any model."""
@@ -36,16 +36,21 @@ def largest(request: Request, cat: Catalog) -> dict[str, Any]:
     if problems:
         raise RequestError(problems)
     estimate(_request(base, "lora", SMALLEST_B), cat)  # settings no size can meet (tp=3: heads) raise here
-    out: dict[str, Any] = {"gpu": base.gpu, "gpus": base.gpus, "methods": {}}
+    methods: dict[str, LargestRow | None] = {}
     for key, method, fixed in _rows(base):
         size = _bisect(lambda b, m=method, f=fixed: _fits(f, m, b, cat))
-        out["methods"][key] = _row(fixed, method, size, cat) if size else None
+        methods[key] = _row(fixed, method, size, cat) if size else None
     deadline = request.deadline_days or DEFAULT_DEADLINE_DAYS
     training = _rows(base)[0][2]
     size = _bisect(lambda b: _ends_by(training, b, deadline, cat))
-    out["pretrain_in_time"] = {**_row(training, "pretrain", size, cat), "deadline_days": deadline} if size else None
-    out["deadline_given"] = request.deadline_days is not None
-    return out
+    in_time = LargestInTime(**dict(_row(training, "pretrain", size, cat)), deadline_days=deadline) if size else None
+    return Largest(
+        gpu=base.gpu,
+        gpus=base.gpus,
+        methods=methods,
+        pretrain_in_time=in_time,
+        deadline_given=request.deadline_days is not None,
+    )
 
 
 def _base(request: Request, cat: Catalog) -> Request:
@@ -106,26 +111,26 @@ def _bisect(ok: Callable[[float], bool]) -> float | None:
     return math.floor(math.exp(low) * scale) / scale  # rounded down: it still fits
 
 
-def _row(base: Request, method: str, size_b: float, cat: Catalog) -> dict[str, Any]:
+def _row(base: Request, method: str, size_b: float, cat: Catalog) -> LargestRow:
     est = estimate(_request(base, method, size_b), cat)
-    return {
-        "method": method,
-        "precision": est.resolved.precision,
-        "sequences": est.resolved.micro_batch,
-        "seq_len": est.resolved.seq_len,
-        "params_b": size_b,
-        "at_least": size_b >= LARGEST_B,  # the bound fits: no figure of the largest, only that it is larger
-        "per_gpu_gib": est.memory.per_gpu_gib,
-        "capacity_gib": est.memory.capacity_gib,
-        "usable_gib": est.memory.usable_gib,
-        "days": est.compute.days,
-        "zero": est.resolved.zero,
-        "tp": est.resolved.tp,
-        "pp": est.resolved.pp,
-    }
+    return LargestRow(
+        method=method,
+        precision=est.resolved.precision,
+        sequences=est.resolved.micro_batch,
+        seq_len=est.resolved.seq_len,
+        params_b=size_b,
+        at_least=size_b >= LARGEST_B,  # the bound fits: no figure of the largest, only that it is larger
+        per_gpu_gib=est.memory.per_gpu_gib,
+        capacity_gib=est.memory.capacity_gib,
+        usable_gib=est.memory.usable_gib,
+        days=est.compute.days,
+        zero=est.resolved.zero,
+        tp=est.resolved.tp,
+        pp=est.resolved.pp,
+    )
 
 
-def price(request: Request, cat: Catalog) -> dict[str, Any]:
+def price(request: Request, cat: Catalog) -> Price:
     """GPUs x hours x the GPU-hour price where they are asked for (the default region otherwise)."""
     base = _base(request, cat)
     problems = check_request(request.model_copy(update={"gpus": base.gpus}), cat)
@@ -139,15 +144,17 @@ def price(request: Request, cat: Catalog) -> dict[str, Any]:
         (t for t in cat.tiers if gpu.id in t.gpu_ids and t.gpus[0] <= gpus <= t.gpus[1]),
         None,
     )
-    return {
-        "gpu": gpu.id,
-        "gpu_name": gpu.name,
-        "gpus": gpus,
-        "hours": hours,
-        "region": region,
-        "usd_per_gpu_hour": per_hour,
-        "cost_usd": per_hour * gpus * hours,
-        "hours_given": request.deadline_days is not None,
-        "tier": {"id": tier.id, "url": cat.tier_url(tier), "title": tier.title.model_dump()} if tier else None,
-        "price_source": gpu.price_source,
-    }
+    title = Bilingual(en=tier.title.en, zh=tier.title.zh) if tier else None
+    offered = PriceTier(id=tier.id, url=cat.tier_url(tier), title=title) if tier else None
+    return Price(
+        gpu=gpu.id,
+        gpu_name=gpu.name,
+        gpus=gpus,
+        hours=hours,
+        region=region,
+        usd_per_gpu_hour=per_hour,
+        cost_usd=per_hour * gpus * hours,
+        hours_given=request.deadline_days is not None,
+        tier=offered,
+        price_source=gpu.price_source,
+    )

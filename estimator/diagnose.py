@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gpuplan.estimator.answer_schema import Diagnosis, Facts, Observed, OomSeen, Probe
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import NF4_BYTES_PER_PARAM, kv_element, state_bytes
 from gpuplan.estimator.schema import (
@@ -137,21 +138,21 @@ def _serving_facts(serving: ServingEstimate | None) -> dict[str, Any]:
     }
 
 
-def observed_facts(observed: dict[str, Any]) -> dict[str, Any]:
+def observed_facts(observed: Observed) -> dict[str, Any]:
     """What the user's pasted logs say, as facts the rules may quote (`oom_*`, `nccl_timeout_s`)."""
-    if not observed:
+    if not observed.model_fields_set:
         return {}
-    oom = observed.get("oom") or {}
+    oom = observed.oom or OomSeen()
     out: dict[str, Any] = {
-        "oom_seen": bool(oom),
-        "nccl_timeout_s": observed.get("nccl_timeout_s"),
-        "checkpoint_seen_s": observed.get("checkpoint_seen_s"),
-        "workers_seen": observed.get("dataloader_workers"),
+        "oom_seen": observed.oom is not None,
+        "nccl_timeout_s": observed.nccl_timeout_s,
+        "checkpoint_seen_s": observed.checkpoint_seen_s,
+        "workers_seen": observed.dataloader_workers,
     }
     for key in ("capacity_gib", "requested_gib", "free_gib", "in_use_gib"):
-        out[f"oom_{key}"] = oom.get(key)
-    if oom.get("requested_gib") is not None and oom.get("free_gib") is not None:
-        out["oom_short_gib"] = max(0.0, oom["requested_gib"] - oom["free_gib"])
+        out[f"oom_{key}"] = getattr(oom, key)
+    if oom.requested_gib is not None and oom.free_gib is not None:
+        out["oom_short_gib"] = max(0.0, oom.requested_gib - oom.free_gib)
     return out
 
 
@@ -176,31 +177,31 @@ def holds(cond: Condition, f: dict[str, Any]) -> bool:
         return False
 
 
-def probe_summary(est: Estimate) -> dict[str, Any]:
+def probe_summary(est: Estimate) -> Probe:
     r, m, c = est.resolved, est.memory, est.compute
-    return {
-        "method": r.method,
-        "gpu": r.gpu,
-        "gpu_name": r.gpu_name,
-        "gpus": r.gpus,
-        "nodes": r.nodes,
-        "zero": r.zero,
-        "ckpt": r.ckpt,
-        "offload": r.offload,
-        "precision": r.precision,
-        "per_gpu_gib": m.per_gpu_gib,
-        "capacity_gib": m.capacity_gib,
-        "usable_gib": m.usable_gib,
-        "fits": m.fits,
-        "host_ram_gib": m.host_ram_gib,
-        "days": c.days,
-        "cost_usd": c.cost_usd,
-        "concurrency": est.serving.concurrency if est.serving else None,
-    }
+    return Probe(
+        method=r.method,
+        gpu=r.gpu,
+        gpu_name=r.gpu_name,
+        gpus=r.gpus,
+        nodes=r.nodes,
+        zero=r.zero,
+        ckpt=r.ckpt,
+        offload=r.offload,
+        precision=r.precision,
+        per_gpu_gib=m.per_gpu_gib,
+        capacity_gib=m.capacity_gib,
+        usable_gib=m.usable_gib,
+        fits=m.fits,
+        host_ram_gib=m.host_ram_gib,
+        days=c.days,
+        cost_usd=c.cost_usd,
+        concurrency=est.serving.concurrency if est.serving else None,
+    )
 
 
-def run_probes(rule: FaqRule, request: Request, estimate_fn: Callable[[Request], Estimate]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def run_probes(rule: FaqRule, request: Request, estimate_fn: Callable[[Request], Estimate]) -> dict[str, Probe]:
+    out: dict[str, Probe] = {}
     for name, changes in rule.probes.items():
         try:
             out[name] = probe_summary(estimate_fn(request.model_copy(update=changes)))
@@ -215,12 +216,12 @@ def diagnose(
     request: Request,
     est: Estimate | None,
     estimate_fn: Callable[[Request], Estimate] | None = None,
-    observed: dict[str, Any] | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    observed: Observed | None = None,
+) -> tuple[Facts, list[Diagnosis]]:
     """(facts, diagnoses most relevant first). `raised` are the rule ids the question triggered;
     `observed` the figures the user's own logs state (a CUDA OOM message's capacity and request)."""
     f = facts(request, est, cat)
-    f.update(observed_facts(observed or {}))
+    f.update(observed_facts(observed or Observed()))
     if f.get("checkpoint_seen_s") and f.get("checkpoint_gb"):  # the write rate the user's save reached
         f["checkpoint_seen_gb_s"] = f["checkpoint_gb"] / f["checkpoint_seen_s"]
     found = []
@@ -238,14 +239,14 @@ def diagnose(
         fired = "both" if by_question and by_numbers else "question" if by_question else "numbers"
         probes = run_probes(rule, request, estimate_fn) if est is not None and estimate_fn else {}
         found.append(
-            {
-                "id": rule.id,
-                "topic": rule.topic,
-                "fired_by": fired,
-                "score": round(score, 2),
-                "severity": rule.severity,
-                "probes": probes,
-            }
+            Diagnosis(
+                id=rule.id,
+                topic=rule.topic,
+                fired_by=fired,
+                score=round(score, 2),
+                severity=rule.severity,
+                probes=probes,
+            )
         )
-    found.sort(key=lambda d: -d["score"])
-    return f, found
+    found.sort(key=lambda d: -d.score)
+    return Facts.model_validate(f), found

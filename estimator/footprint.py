@@ -11,9 +11,8 @@ same question by method and precision).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpuplan.estimator import fit
+from gpuplan.estimator.answer_schema import FootprintRow
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.schema import Request
@@ -34,16 +33,6 @@ EIGHT_BIT = ("fp8", "int8")
 REFERENCE_GPU = "h100-80gb"
 CARDS_NAMED = 2  # of the smallest cards that hold a row, the cheapest this many are named
 OLD_FAMILIES = ("kepler", "maxwell", "pascal")  # no tensor cores: not named as a card to buy or rent
-
-
-@dataclass(frozen=True)
-class FootprintRow:
-    method: str
-    precision: str
-    per_gpu_gib: float
-    seq_len: int
-    smallest_gib: float | None  # the least memory of a catalog card that holds it; None: no single card
-    cards: tuple[str, ...]  # the cheapest catalog cards of that memory
 
 
 def footprint(request: Request, cat: Catalog) -> list[FootprintRow]:

@@ -6,9 +6,12 @@ to quote); the bot renders them in the reader's language from `templates/<lang>/
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
+
+from gpuplan.estimator.answer_schema import ComparisonRow, Diagnosis, Facts, FootprintRow, Largest, Price, Tier
 
 Method = Literal["pretrain", "continue", "full", "lora", "qlora", "dpo", "ppo", "infer"]
 TrainPrecision = Literal["bf16-mixed", "fp16-mixed", "bf16", "fp32", "fp8-mixed"]
@@ -42,13 +45,19 @@ AREAS: tuple[str, ...] = Area.__args__  # type: ignore[attr-defined]
 ADAPTER_METHODS = ("lora", "qlora")
 
 
+# a value a message quotes: JSON's (a renderer passing a model's fields passes them as a dict)
+NoteValue = TypeAliasType(
+    "NoteValue", "str | int | float | bool | None | list[NoteValue] | tuple[NoteValue, ...] | dict[str, NoteValue]"
+)
+
+
 class Note(BaseModel):
     """An assumption, warning or error: a message code and the values it quotes."""
 
     model_config = ConfigDict(frozen=True)
 
     code: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, NoteValue] = Field(default_factory=dict)
 
 
 class Request(BaseModel):
@@ -211,13 +220,22 @@ class Alternative(BaseModel):
     ep: int = 1  # serving: expert parallel with data-parallel attention (MoE)
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class _Sparse(BaseModel):
     """A report whose training and serving forms carry different fields: the ones a form does not
-    have are None and left out of its dump (and of the JSON answer)."""
+    have are None and left out of its dump (and of the JSON answer). Each optional field is marked
+    `exclude_if` None, so that the published JSON schema names every field a form may have."""
 
-    @model_serializer(mode="wrap")
-    def _without_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {k: v for k, v in handler(self).items() if v is not None}
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: object) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        for field in cls.model_fields.values():
+            if not field.is_required():
+                field.exclude_if = _is_none
+        cls.model_rebuild(force=True)
 
 
 class IOEstimate(_Sparse):
@@ -436,19 +454,18 @@ class Plan(BaseModel):
     notes: list[Note] = Field(default_factory=list)
     io: IOEstimate | None = None
     network: NetworkEstimate | None = None
-    tier: dict[str, Any] | None = None
-    alternatives: list[dict[str, Any]] = Field(default_factory=list)
-    diagnoses: list[dict[str, Any]] = Field(default_factory=list)  # rules engine output, most relevant first
-    facts: dict[str, Any] = Field(default_factory=dict)  # what the diagnoses' answers quote
+    tier: Tier | None = None
+    alternatives: list[Alternative] = Field(default_factory=list)
+    diagnoses: list[Diagnosis] = Field(default_factory=list)  # rules engine output, most relevant first
+    facts: Facts | None = None  # what the diagnoses' answers quote; None: no rule was looked at
     topics: list[str] = Field(default_factory=list)  # troubleshooting topics the question raised
-    comparison: list[dict[str, Any]] = Field(default_factory=list)  # one summary per compared option
+    comparison: list[ComparisonRow] = Field(default_factory=list)  # one summary per compared option
     unknown: list[str] = Field(default_factory=list)  # words the parser did not understand
     read: list[Note] = Field(default_factory=list)  # what was taken from pasted artifacts
     findings: list[Note] = Field(default_factory=list)  # the answer to a question without a plan (largest, price)
-    largest: dict[str, Any] | None = None  # the largest model per method on given GPUs
-    price: dict[str, Any] | None = None  # what given GPUs cost for a time
-    footprint: list[dict[str, Any]] = Field(default_factory=list)  # the least memory per method on one GPU
-    observed: dict[str, Any] = Field(default_factory=dict)  # figures the user's own logs state (OOM, NCCL)
+    largest: Largest | None = None  # the largest model per method on given GPUs
+    price: Price | None = None  # what given GPUs cost for a time
+    footprint: list[FootprintRow] = Field(default_factory=list)  # the least memory per method on one GPU
     verdict: Verdict | None = None  # the answer to the question asked: the first line on every surface
 
     @property

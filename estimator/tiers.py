@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from gpuplan.estimator import answer_schema as answer
 from gpuplan.estimator.schema import Estimate, Request
 from gpuplan.knowledge import Catalog, Tier
 
@@ -83,29 +83,29 @@ def plan_hardware(cat: Catalog, est: Estimate) -> Hardware:
 
 def match(
     cat: Catalog, est: Estimate, request: Request, lang: str, estimate_fn: Callable[[Request], Estimate]
-) -> dict[str, Any]:
+) -> answer.Tier:
     r = est.resolved
     hardware = plan_hardware(cat, est)
     tier = best_tier(cat, r.method, r.params_b, ("plan", "starter"), hardware)
     starter = best_tier(cat, r.method, r.params_b, ("starter",), hardware)
-    out: dict[str, Any] = {
-        "id": tier.id,
-        "title": tier.title.model_dump()[lang],
-        "url": cat.tier_url(tier),
-        "summary": tier.summary.model_dump()[lang],
-        "kind": tier.kind,
-        "exact": is_exact(cat, tier, r.method, r.params_b, hardware),
-    }
-    if starter and starter.id != tier.id:
-        out["starter"] = {"id": starter.id, "title": starter.title.model_dump()[lang], "url": cat.tier_url(starter)}
-    # the starter rows name concrete starting configurations ("from 8 x A100/H100 80GB")
-    out["start"] = _check_start(cat, starter or tier, request, est, estimate_fn)
-    return out
+    other = starter if starter and starter.id != tier.id else None
+    named = answer.TierLink(id=other.id, title=getattr(other.title, lang), url=cat.tier_url(other)) if other else None
+    return answer.Tier(
+        id=tier.id,
+        title=getattr(tier.title, lang),
+        url=cat.tier_url(tier),
+        summary=getattr(tier.summary, lang),
+        kind=tier.kind,
+        exact=is_exact(cat, tier, r.method, r.params_b, hardware),
+        starter=named,
+        # the starter rows name concrete starting configurations ("from 8 x A100/H100 80GB")
+        start=_check_start(cat, starter or tier, request, est, estimate_fn),
+    )
 
 
 def _check_start(
     cat: Catalog, tier: Tier, request: Request, est: Estimate, estimate_fn: Callable[[Request], Estimate]
-) -> dict[str, Any]:
+) -> answer.TierStart:
     """Estimate the tier's starting configuration for this job, on the plan's GPU type when the
     tier lists it: does it hold it?"""
     r = est.resolved
@@ -117,23 +117,19 @@ def _check_start(
     try:
         start = estimate_fn(trial)
     except ValueError:
-        return {"gpu": gpu_id, "gpu_name": cat.gpus[gpu_id].name, "gpus": gpus, "fits": False, "per_gpu_gib": None}
+        return answer.TierStart(gpu=gpu_id, gpu_name=cat.gpus[gpu_id].name, gpus=gpus, fits=False, per_gpu_gib=None)
     result = _start_row(cat, tier, gpu_id, gpus, start.memory.fits, start.memory.per_gpu_gib)
     if not start.memory.fits:
-        result.update(_what_holds(cat, gpu_id, gpus, trial, start, estimate_fn))
+        needed = _fewest_that_hold(cat, gpu_id, trial, estimate_fn)
+        result = result.model_copy(update={"needed": needed, "with_offload": _with_offload(gpus, start)})
     return result
 
 
-def _start_row(cat: Catalog, tier: Tier, gpu_id: str, gpus: int, fits: bool, per_gpu_gib: float) -> dict[str, Any]:
+def _start_row(cat: Catalog, tier: Tier, gpu_id: str, gpus: int, fits: bool, per_gpu_gib: float) -> answer.TierStart:
     """The starting configuration as the answer reports it."""
-    return {
-        "tier": tier.id,
-        "gpu": gpu_id,
-        "gpu_name": cat.gpus[gpu_id].name,
-        "gpus": gpus,
-        "fits": fits,
-        "per_gpu_gib": per_gpu_gib,
-    }
+    return answer.TierStart(
+        tier=tier.id, gpu=gpu_id, gpu_name=cat.gpus[gpu_id].name, gpus=gpus, fits=fits, per_gpu_gib=per_gpu_gib
+    )
 
 
 def _starting_request(request: Request, est: Estimate, gpu_id: str, gpus: int) -> Request:
@@ -160,52 +156,43 @@ def _starting_request(request: Request, est: Estimate, gpu_id: str, gpus: int) -
     )
 
 
-def _what_holds(
-    cat: Catalog, gpu_id: str, gpus: int, trial: Request, start: Estimate, estimate_fn: Callable
-) -> dict[str, Any]:
-    """When the starting configuration does not hold the job: the fewest GPUs of its type that do,
-    and the same GPUs with offload when the estimate suggests it."""
-    out: dict[str, Any] = {}
-    needed = _fewest_that_hold(cat, gpu_id, trial, estimate_fn)
-    if needed is not None:
-        out["needed"] = needed
+def _with_offload(gpus: int, start: Estimate) -> answer.TierWithOffload | None:
+    """When the starting configuration does not hold the job: the same GPUs with offload, when the
+    estimate suggests it (its fits_with_offload warning)."""
     offload = [w.params for w in start.warnings if w.code == "fits_with_offload"]
-    if offload:
-        out["with_offload"] = {
-            "gpus": gpus,
-            "per_gpu_gib": offload[0]["per_gpu"],
-            "host_ram_gib": offload[0]["host_ram"],
-        }
-    return out
+    if not offload:
+        return None
+    return answer.TierWithOffload(gpus=gpus, per_gpu_gib=offload[0]["per_gpu"], host_ram_gib=offload[0]["host_ram"])
 
 
-def _fewest_that_hold(cat: Catalog, gpu_id: str, trial: Request, estimate_fn: Callable) -> dict[str, Any] | None:
-    """The fewest GPUs of the starter's type that hold the job, or None when none can be estimated."""
+def _fewest_that_hold(cat: Catalog, gpu_id: str, trial: Request, estimate_fn: Callable) -> answer.TierNeeded | None:
+    """When the starting configuration does not hold the job: the fewest GPUs of its type that do,
+    or None when none can be estimated."""
     try:
         fix = estimate_fn(trial.model_copy(update={"gpus": None, "objective": "fewest"}))
     except ValueError:
         return None
-    return {
-        "gpu": gpu_id,
-        "gpu_name": cat.gpus[gpu_id].name,
-        "gpus": fix.resolved.gpus,
-        "tp": fix.resolved.tp,
-        "zero": fix.resolved.zero,
-        "ckpt": fix.resolved.ckpt,
-        "fits": fix.memory.fits,
-    }
+    return answer.TierNeeded(
+        gpu=gpu_id,
+        gpu_name=cat.gpus[gpu_id].name,
+        gpus=fix.resolved.gpus,
+        tp=fix.resolved.tp,
+        zero=fix.resolved.zero,
+        ckpt=fix.resolved.ckpt,
+        fits=fix.memory.fits,
+    )
 
 
-def deployment_link(cat: Catalog, lang: str) -> dict[str, Any] | None:
+def deployment_link(cat: Catalog, lang: str) -> answer.Tier | None:
     """A serving plan's link: the guide's section on serving a trained model near its users."""
     link = cat.deployment
     if link is None:
         return None
-    return {
-        "id": link.id,
-        "title": link.title.model_dump()[lang],
-        "url": cat.tier_url(link),
-        "summary": link.summary.model_dump()[lang],
-        "kind": "deployment",
-        "exact": True,
-    }
+    return answer.Tier(
+        id=link.id,
+        title=getattr(link.title, lang),
+        url=cat.tier_url(link),
+        summary=getattr(link.summary, lang),
+        kind="deployment",
+        exact=True,
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gpuplan.estimator.answer_schema import ComparisonRow, Diagnosis, Largest, Price
 from gpuplan.estimator.remedy import remedies
 from gpuplan.estimator.schema import Estimate, Plan, Request, Verdict
 from gpuplan.knowledge import Catalog
@@ -41,7 +42,7 @@ def judge(plan: Plan, question: str, estimate_fn: EstimateFn | None, cat: Catalo
     est = plan.estimate
     if est is None:
         if plan.diagnoses:
-            return Verdict(kind="diagnosis", asked="why", cause=plan.diagnoses[0]["id"])
+            return Verdict(kind="diagnosis", asked="why", cause=plan.diagnoses[0].id)
         return Verdict(kind="other", asked=_asked(question), reason="clarify")
     if len(plan.comparison) > 1:
         return _choice(plan, question)
@@ -51,7 +52,7 @@ def judge(plan: Plan, question: str, estimate_fn: EstimateFn | None, cat: Catalo
     return _for_plan(plan, est, question, estimate_fn, cat)
 
 
-def _leading_diagnosis(plan: Plan, question: str, cat: Catalog) -> dict[str, Any] | None:
+def _leading_diagnosis(plan: Plan, question: str, cat: Catalog) -> Diagnosis | None:
     """The rule the answer leads with: the most likely one of a troubleshooting question, or a symptom
     the question itself raised (a pasted NCCL error, "keeps OOMing") when it asks for no figure of its
     own (how long, how much, how many, whether it fits); advice ("serve it near the users", "InfiniBand
@@ -61,7 +62,7 @@ def _leading_diagnosis(plan: Plan, question: str, cat: Catalog) -> dict[str, Any
     if question not in ("plan", "choose"):
         return None
     leads = {rule.id for rule in cat.rules if rule.kind == "symptom" or question == "choose"}
-    return next((d for d in plan.diagnoses if d["fired_by"] in ("question", "both") and d["id"] in leads), None)
+    return next((d for d in plan.diagnoses if d.fired_by in ("question", "both") and d.id in leads), None)
 
 
 def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
@@ -87,14 +88,14 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
 
 def _least(plan: Plan, method: str) -> dict[str, Any]:
     """ "How much VRAM does it need": the least one GPU needs for the method planned (the footprint)."""
-    row = next((r for r in plan.footprint if r["method"] == method), None)
+    row = next((r for r in plan.footprint if r.method == method), None)
     if row is None:
         return {}
-    cards = list(row["cards"]) or None
+    cards = list(row.cards) or None
     return {
-        "least_gib": row["per_gpu_gib"],
+        "least_gib": row.per_gpu_gib,
         "least_cards": cards,
-        "least_card_gib": row["smallest_gib"] if cards else None,
+        "least_card_gib": row.smallest_gib if cards else None,
     }
 
 
@@ -178,11 +179,11 @@ def _missed_limit(est: Estimate) -> dict[str, Any] | None:
     }
 
 
-def _diagnosis(plan: Plan, leading: dict[str, Any], estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
+def _diagnosis(plan: Plan, leading: Diagnosis, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The most likely cause; for an out-of-memory report, the plan's numbers as the user likely
     runs it (see `_as_run`) and the smallest change that makes it fit."""
     est = plan.estimate
-    cause = leading["id"]
+    cause = leading.id
     base = _base(plan, est, "plan") | {"asked": "why"}
     if cause != OOM_TOPIC or estimate_fn is None:
         return Verdict(**base, kind="diagnosis", cause=cause)
@@ -227,16 +228,16 @@ def _choice(plan: Plan, question: str) -> Verdict:
     """The option to take and why: the only one that fits, else the cheaper (per generated token
     when serving) and whether it is also the faster."""
     rows = plan.comparison
-    fitting = [row for row in rows if row["fits"]]
+    fitting = [row for row in rows if row.fits]
     if not fitting:
         named = " / ".join(_option_name(row) for row in rows)
-        return Verdict(kind="choice", asked="choice", reason="none_fits", other=named, method=rows[0]["method"])
-    pick = next((row for row in fitting if row.get("cheapest")), fitting[0])
+        return Verdict(kind="choice", asked="choice", reason="none_fits", other=named, method=rows[0].method)
+    pick = next((row for row in fitting if row.cheapest), fitting[0])
     other = next(row for row in rows if row is not pick)
-    serving = pick["method"] == "infer"
+    serving = pick.method == "infer"
     if len(fitting) == 1:
         reason = "only_fits"
-    elif pick.get("fastest"):
+    elif pick.fastest:
         reason = "cheaper_and_faster"
     else:
         reason = "cheaper"
@@ -247,47 +248,47 @@ def _choice(plan: Plan, question: str) -> Verdict:
         reason=reason,
         pick=_option_name(pick),
         other=_option_name(other),
-        pick_value=pick[figure],
-        other_value=other[figure] if other["fits"] else None,
-        other_days=(other.get("tokens_per_s_per_sequence") if serving else other["days"]) if other["fits"] else None,
-        method=pick["method"],
-        model_name=pick["model_name"],
-        gpus=pick["gpus"],
-        gpu_name=pick["gpu_name"],
-        days=pick["days"],
-        cost_usd=pick["cost_usd"],
-        per_gpu_gib=pick["per_gpu_gib"],
-        tokens_per_s_per_sequence=pick.get("tokens_per_s_per_sequence"),
-        usd_per_million_tokens=pick.get("usd_per_million_tokens"),
+        pick_value=getattr(pick, figure),
+        other_value=getattr(other, figure) if other.fits else None,
+        other_days=(other.tokens_per_s_per_sequence if serving else other.days) if other.fits else None,
+        method=pick.method,
+        model_name=pick.model_name,
+        gpus=pick.gpus,
+        gpu_name=pick.gpu_name,
+        days=pick.days,
+        cost_usd=pick.cost_usd,
+        per_gpu_gib=pick.per_gpu_gib,
+        tokens_per_s_per_sequence=pick.tokens_per_s_per_sequence,
+        usd_per_million_tokens=pick.usd_per_million_tokens,
     )
 
 
-def _option_name(row: dict[str, Any]) -> str:
+def _option_name(row: ComparisonRow) -> str:
     """An option as the question named it: a GPU with its count, a method, a model."""
-    if row["kind"] == "gpu":
-        return f"{row['gpus']} x {row['gpu_name']}"
-    if row["kind"] == "method":
-        return str(row["method"])
-    return str(row["model_name"])
+    if row.kind == "gpu":
+        return f"{row.gpus} x {row.gpu_name}"
+    if row.kind == "method":
+        return str(row.method)
+    return str(row.model_name)
 
 
-def _largest(largest: dict[str, Any], method: str | None, cat: Catalog) -> Verdict:
+def _largest(largest: Largest, method: str | None, cat: Catalog) -> Verdict:
     """The largest model on the GPUs asked about. For pretraining, the compute-optimal size that ends
     in time (a model that only fits in memory would take far longer to pretrain); for another method
     its row; with no method asked, every method's figure (`figures`), the full fine-tune's first."""
-    gpu = cat.gpus.get(largest["gpu"])
-    base = {"kind": "largest", "asked": "largest", "gpus": largest["gpus"], "gpu_name": gpu.name if gpu else None}
-    figures = {key: row["params_b"] for key, row in largest["methods"].items() if row}
-    bounded = {key for key, row in largest["methods"].items() if row and row.get("at_least")}
-    in_time = largest.get("pretrain_in_time")
+    gpu = cat.gpus.get(largest.gpu)
+    base = {"kind": "largest", "asked": "largest", "gpus": largest.gpus, "gpu_name": gpu.name if gpu else None}
+    figures = {key: row.params_b for key, row in largest.methods.items() if row}
+    bounded = {key for key, row in largest.methods.items() if row and row.at_least}
+    in_time = largest.pretrain_in_time
     if method in PRETRAINING and in_time:
         return Verdict(
             **base,
             method=method,
-            params_b=in_time["params_b"],
-            days=in_time.get("deadline_days"),
+            params_b=in_time.params_b,
+            days=in_time.deadline_days,
             figures=figures,
-            at_least=bool(in_time.get("at_least")),
+            at_least=in_time.at_least,
         )
     key = method if method in figures else None
     return Verdict(
@@ -300,13 +301,13 @@ def _largest(largest: dict[str, Any], method: str | None, cat: Catalog) -> Verdi
     )
 
 
-def _price(price: dict[str, Any]) -> Verdict:
+def _price(price: Price) -> Verdict:
     return Verdict(
         kind="price",
         asked="price",
-        gpus=price.get("gpus"),
-        gpu_name=price.get("gpu_name"),
-        cost_usd=price.get("cost_usd"),
-        usd_per_hour=price["usd_per_gpu_hour"] * price["gpus"],
-        hours=price.get("hours"),
+        gpus=price.gpus,
+        gpu_name=price.gpu_name,
+        cost_usd=price.cost_usd,
+        usd_per_hour=price.usd_per_gpu_hour * price.gpus,
+        hours=price.hours,
     )

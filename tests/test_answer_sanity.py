@@ -130,8 +130,8 @@ def test_a_data_parallel_launcher_gets_no_model_parallel_layout(answers):
 def test_no_figure_at_a_search_bound(answers):
     wrong = []
     for qid, _, plan, text in answers:
-        for row in (plan.largest or {}).get("methods", {}).values():
-            if row and row["params_b"] >= capacity.LARGEST_B and not row.get("at_least"):
+        for row in (plan.largest.methods if plan.largest else {}).values():
+            if row and row.params_b >= capacity.LARGEST_B and not row.at_least:
                 wrong.append(qid)
         if "about 3,000.0B" in text or "约 3,000.0B" in text:
             wrong.append(qid)

@@ -161,8 +161,8 @@ def test_artifact_is_read(question, fields):
 @pytest.mark.parametrize("lang, wrap", WRAPS.items())
 def test_oom_message_capacity_and_request_are_used_and_said(lang, wrap):
     plan = answer(wrap.format(artifact="qwen2.5-72b full on 8 A800. " + OOM_NEW))
-    assert plan.observed["oom"]["capacity_gib"] == pytest.approx(79.33)
-    assert plan.observed["oom"]["requested_gib"] == pytest.approx(16.83)
+    assert plan.facts.oom_capacity_gib == pytest.approx(79.33)
+    assert plan.facts.oom_requested_gib == pytest.approx(16.83)
     data = plan_json(plan)
     oom = next(d for d in data["diagnoses"] if d["topic"] == "oom_large_model")
     assert "79.3" in oom["answer"] and "16.8" in oom["answer"] and "6.5" in oom["answer"]  # 16.83 - 10.31

@@ -53,7 +53,7 @@ def _expected_points(plan) -> list[tuple[float, float]]:
     if plan.comparison:
         infer = est.serving is not None
         keys = ("tokens_per_s_per_sequence", "usd_per_million_tokens") if infer else ("days", "cost_usd")
-        return [(row[keys[0]], row[keys[1]]) for row in plan.comparison]
+        return [(getattr(row, keys[0]), getattr(row, keys[1])) for row in plan.comparison]
     if est.serving is not None:
         points = [(est.serving.tokens_per_s_per_sequence, est.compute.cost_per_million_tokens_usd)]
         per_sequence = [a.tokens_per_s_per_gpu * a.gpus / a.micro_batch for a in est.alternatives]

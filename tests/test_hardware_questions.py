@@ -34,18 +34,18 @@ def test_bisect_says_when_nothing_or_everything_holds():
 def test_largest_sizes_fit_and_a_little_more_does_not(cat):
     request = Request(gpu="h100-80gb", gpus=8)
     largest = capacity.largest(request, cat)
-    assert largest["gpus"] == 8 and largest["gpu"] == "h100-80gb"
-    rows = {key: row for key, row in largest["methods"].items() if row}
-    sizes = {key: row["params_b"] for key, row in rows.items()}
+    assert largest.gpus == 8 and largest.gpu == "h100-80gb"
+    rows = {key: row for key, row in largest.methods.items() if row}
+    sizes = {key: row.params_b for key, row in rows.items()}
     assert sizes["pretrain"] <= sizes["full"] < sizes["lora"] < sizes["qlora"]
     assert sizes["infer"] < sizes["infer_int4"]  # one sequence served, in 16 and in 4 bits
-    assert rows["infer"]["sequences"] == rows["infer_int4"]["sequences"] == 1
+    assert rows["infer"].sequences == rows["infer_int4"].sequences == 1
     for key, row in rows.items():
-        if row["params_b"] < capacity.LARGEST_B:
-            serving = {"micro_batch": 1, "precision": row["precision"]} if row["method"] == "infer" else {}
-            same = dict(method=row["method"], gpu="h100-80gb", gpus=8, **serving)
-            fits = estimate(Request(params_b=row["params_b"], **same), cat).memory.fits
-            bigger = estimate(Request(params_b=row["params_b"] * 1.05, **same), cat)
+        if row.params_b < capacity.LARGEST_B:
+            serving = {"micro_batch": 1, "precision": row.precision} if row.method == "infer" else {}
+            same = dict(method=row.method, gpu="h100-80gb", gpus=8, **serving)
+            fits = estimate(Request(params_b=row.params_b, **same), cat).memory.fits
+            bigger = estimate(Request(params_b=row.params_b * 1.05, **same), cat)
             assert fits and not bigger.memory.fits, key
 
 
@@ -59,10 +59,10 @@ def test_largest_sizes_fit_and_a_little_more_does_not(cat):
     ],
 )
 def test_a_row_at_the_search_bound_says_the_largest_is_larger(cat, gpus, key, at_least):
-    row = capacity.largest(Request(gpu="h100-80gb", gpus=gpus), cat)["methods"][key]
-    assert row["at_least"] is at_least
-    assert (row["params_b"] == capacity.LARGEST_B) is at_least
-    assert row["per_gpu_gib"] <= row["usable_gib"] < row["capacity_gib"]
+    row = capacity.largest(Request(gpu="h100-80gb", gpus=gpus), cat).methods[key]
+    assert row.at_least is at_least
+    assert (row.params_b == capacity.LARGEST_B) is at_least
+    assert row.per_gpu_gib <= row.usable_gib < row.capacity_gib
 
 
 def test_the_bound_is_beyond_every_catalog_model(cat):
@@ -92,8 +92,8 @@ def test_the_answer_says_the_bound_in_words_not_as_the_figure(question, bound, s
 def test_largest_honours_the_settings_the_question_fixes(cat):
     free = capacity.largest(Request(gpu="h100-80gb", gpus=8), cat)
     zero1 = capacity.largest(Request(gpu="h100-80gb", gpus=8, zero=1, tp=1, pp=1), cat)
-    assert (zero1["methods"]["full"]["zero"], zero1["methods"]["full"]["tp"]) == (1, 1)
-    assert zero1["methods"]["full"]["params_b"] < free["methods"]["full"]["params_b"]
+    assert (zero1.methods["full"].zero, zero1.methods["full"].tp) == (1, 1)
+    assert zero1.methods["full"].params_b < free.methods["full"].params_b
 
 
 def test_largest_refuses_settings_no_size_can_meet(cat):
@@ -104,11 +104,11 @@ def test_largest_refuses_settings_no_size_can_meet(cat):
 
 def test_price_is_gpus_times_hours_times_the_regional_rate(cat):
     price = capacity.price(Request(gpu="h100-80gb", gpus=8, deadline_days=14, region="jp"), cat)
-    assert price["hours"] == 14 * 24 and price["region"] == "jp"
-    assert price["usd_per_gpu_hour"] == cat.price("h100-80gb", "jp")
-    assert price["cost_usd"] == pytest.approx(8 * 14 * 24 * cat.price("h100-80gb", "jp"))
+    assert price.hours == 14 * 24 and price.region == "jp"
+    assert price.usd_per_gpu_hour == cat.price("h100-80gb", "jp")
+    assert price.cost_usd == pytest.approx(8 * 14 * 24 * cat.price("h100-80gb", "jp"))
     one_node = capacity.price(Request(gpu="h100-80gb", nodes=2), cat)
-    assert one_node["gpus"] == 2 * cat.gpus["h100-80gb"].gpus_per_node and not one_node["hours_given"]
+    assert one_node.gpus == 2 * cat.gpus["h100-80gb"].gpus_per_node and not one_node.hours_given
 
 
 def test_price_refuses_impossible_settings(cat):
@@ -203,12 +203,12 @@ def test_memory_only_questions_in_parallel_do_not_disturb_each_other():
 )
 def test_largest_questions_are_answered_whatever_the_classifier_says(question):
     plan = answer(question)
-    assert plan.intent == "plan" and plan.largest and plan.largest["methods"]["lora"]
+    assert plan.intent == "plan" and plan.largest and plan.largest.methods["lora"]
 
 
 def test_a_tensor_parallel_size_read_from_text_is_dropped_not_fatal():
     plan = answer("largest model on 16 h100 with tp 3")
-    assert plan.largest["methods"]["lora"] and "reading_dropped" in [n.code for n in plan.notes]
+    assert plan.largest.methods["lora"] and "reading_dropped" in [n.code for n in plan.notes]
 
 
 @pytest.mark.parametrize(
@@ -252,10 +252,10 @@ def test_largest_serving_keeps_the_concurrency_asked_and_training_ignores_it(cat
     training rows are sized as without them (concurrency is no training micro-batch)."""
     asked = capacity.largest(Request(gpu="l40s-48gb", gpus=32, method="infer", micro_batch=64), cat)
     plain = capacity.largest(Request(gpu="l40s-48gb", gpus=32), cat)
-    assert asked["methods"]["infer"]["sequences"] == 64
-    assert asked["methods"]["infer"]["params_b"] < plain["methods"]["infer"]["params_b"]
-    assert asked["methods"]["full"]["params_b"] == plain["methods"]["full"]["params_b"]
-    assert asked["pretrain_in_time"]["params_b"] == plain["pretrain_in_time"]["params_b"]
+    assert asked.methods["infer"].sequences == 64
+    assert asked.methods["infer"].params_b < plain.methods["infer"].params_b
+    assert asked.methods["full"].params_b == plain.methods["full"].params_b
+    assert asked.pretrain_in_time.params_b == plain.pretrain_in_time.params_b
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from gpuplan.estimator.diagnose import diagnose, facts, holds
+from gpuplan.estimator.answer_schema import Facts, Observed, OomSeen
+from gpuplan.estimator.diagnose import diagnose, facts, holds, observed_facts
 from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.schema import Request
 from gpuplan.knowledge.schema import Condition
@@ -68,27 +69,27 @@ def test_rule_fires_from_numbers_alone(cat):
     req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096)
     est = estimate(req)
     _, found = diagnose(cat, [], req, est, estimate)
-    oom = next(d for d in found if d["id"] == "oom_large_model")
-    assert oom["fired_by"] == "numbers"
-    assert oom["probes"]["sharded"]["fits"] and oom["probes"]["sharded"]["gpus"] > 8
-    assert oom["probes"]["qlora"]["method"] == "qlora"
+    oom = next(d for d in found if d.id == "oom_large_model")
+    assert oom.fired_by == "numbers"
+    assert oom.probes["sharded"].fits and oom.probes["sharded"].gpus > 8
+    assert oom.probes["qlora"].method == "qlora"
 
 
 def test_question_first_then_numbers(cat):
     req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, seq_len=4096)
     _, found = diagnose(cat, ["nccl_timeout"], req, estimate(req), estimate)
-    assert [d["id"] for d in found][:2] == ["nccl_timeout", "oom_large_model"]
+    assert [d.id for d in found][:2] == ["nccl_timeout", "oom_large_model"]
 
 
 def test_symptom_without_plan_has_no_probes(cat):
     f, found = diagnose(cat, ["gpu_starved_io"], Request(), None)
-    assert f == {"has_plan": False, "method": "none"}
-    assert found == [
+    assert f.model_dump(exclude_unset=True) == {"has_plan": False, "method": "none"}
+    assert [d.model_dump() for d in found] == [
         {
             "id": "gpu_starved_io",
             "topic": "gpu_starved_io",
             "fired_by": "question",
-            "score": found[0]["score"],
+            "score": found[0].score,
             "severity": 3,
             "probes": {},
         }
@@ -98,7 +99,7 @@ def test_symptom_without_plan_has_no_probes(cat):
 def test_applies_blocks_a_rule(cat):
     req = Request(model="llama-3-8b", method="infer")
     _, found = diagnose(cat, ["fp8_transformer_engine"], req, estimate(req), estimate)
-    assert "fp8_transformer_engine" not in [d["id"] for d in found]  # about training only
+    assert "fp8_transformer_engine" not in [d.id for d in found]  # about training only
 
 
 def test_facts_of_a_multi_node_plan(cat):
@@ -111,7 +112,7 @@ def test_facts_of_a_multi_node_plan(cat):
 def test_host_ram_rule(cat):
     req = Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=8, zero=3, offload="cpu", seq_len=4096)
     _, found = diagnose(cat, [], req, estimate(req), estimate)
-    assert "offload_host_ram" in [d["id"] for d in found]
+    assert "offload_host_ram" in [d.id for d in found]
 
 
 def test_communication_bound_plan_fires_scaling_rule(cat):
@@ -121,7 +122,7 @@ def test_communication_bound_plan_fires_scaling_rule(cat):
     assert est.network.assumed_fabric == "eth-25" and est.network.assumed_comm_fraction > 0.3
     assert est.network.comm_fraction < est.network.assumed_comm_fraction  # a faster fabric is recommended
     _, found = diagnose(cat, [], req, est, estimate)
-    assert {"scaling_efficiency", "network_choice"} <= {d["id"] for d in found}
+    assert {"scaling_efficiency", "network_choice"} <= {d.id for d in found}
 
 
 def test_a_trigger_starting_with_a_number_starts_only_where_the_number_does(cat):
@@ -275,3 +276,42 @@ def _answer_says(question: str, said: list[str], not_said: list[str], capsys) ->
         assert words in out
     for words in not_said:
         assert words not in out
+
+
+# the words bot/render.py display_facts adds for the answers to quote, beside the plan's facts
+DISPLAY_WORDS = {
+    "read_rate",
+    "data_label",
+    "storage_name",
+    "region_name",
+    "offload_label",
+    "fabric_name",
+    "checkpoint_size",
+}
+
+
+def test_every_fact_a_rule_names_is_declared(cat):
+    """A `fact:` a condition tests or an `f.<name>` an answer quotes is a Facts field: a misspelt
+    fact would otherwise never hold, silently."""
+    tested = {c.fact for rule in cat.rules for group in [*rule.when, rule.applies] for c in group}
+    quoted = {
+        name
+        for rule in cat.rules
+        for text in (rule.answer.en, rule.answer.zh, rule.headline.en, rule.headline.zh)
+        for name in re.findall(r"\bf\.(\w+)", text)
+    }
+    assert tested | (quoted - DISPLAY_WORDS) <= set(Facts.model_fields)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        Request(model="llama-3-70b", method="full", gpu="h100-80gb", gpus=16, pp=2),  # multi-node, pipeline
+        Request(model="llama-3-8b", method="infer", gpu="a100-80gb"),  # serving, a MIG slice
+        Request(model="qwen2.5-7b", method="qlora", gpu="rtx-4090-24gb", gpus=1),  # an adapter
+    ],
+)
+def test_every_fact_computed_is_declared(cat, request_):
+    observed = Observed(oom=OomSeen(requested_gib=2.0, free_gib=1.0), nccl_timeout_s=600, checkpoint_seen_s=90)
+    computed = facts(request_, estimate(request_), cat) | observed_facts(observed)
+    assert set(computed) <= set(Facts.model_fields)

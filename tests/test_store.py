@@ -6,7 +6,7 @@ from dbs import BACKENDS, fresh_url
 from gpuplan.bot.pipeline import answer
 from gpuplan.bot.slack.settings import Settings
 from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store, new_id
-from gpuplan.estimator.schema import Request
+from gpuplan.estimator.schema import Plan, Request
 
 
 @pytest.fixture(params=BACKENDS)
@@ -108,3 +108,21 @@ def test_old_event_ids_are_pruned_as_claims_go_by(store, monkeypatch):
         assert store.claim_event(f"EvOld{i}")
     assert store.claim_event("EvFifth")  # the fifth claim prunes the four before it first
     assert store.claim_event("EvOld0")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "70b full gpus=2",  # a tier whose start does not hold it
+        "llama-3-70b lora: A100 or H100?",  # a comparison
+        "largest model 8 H100 can train",
+        "8 H100 for two weeks in Tokyo, how much?",
+        "how much VRAM does qwen2.5-7b need for lora",  # the least memory per method
+        "GPU utilization only 40% on 8 GPUs, dataloader is slow",  # diagnoses and their facts, no plan
+    ],
+)
+def test_a_stored_plan_of_every_kind_opens_as_it_was(question):
+    """A plan is stored as its JSON without defaults and opened later (`show`): the typed parts of
+    the answer (tier, comparison, largest, price, footprint, diagnoses, facts) come back equal."""
+    plan = answer(question)
+    assert Plan.model_validate_json(plan.model_dump_json(exclude_defaults=True)) == plan

@@ -52,15 +52,15 @@ def test_the_cited_tier_is_the_one_closest_to_the_plan(question, tier, exact, st
     from gpuplan.bot.pipeline import answer
 
     cited = answer(question).tier
-    assert (cited["id"], cited["exact"]) == (tier, exact)
-    assert cited["start"]["gpu"] == start_gpu
+    assert (cited.id, cited.exact) == (tier, exact)
+    assert cited.start.gpu == start_gpu
 
 
 @pytest.mark.parametrize("question", ["serve llama-3.1-70b", "qwen2.5-72b 推理 gpus=4", "70b infer"])
 def test_a_serving_plan_cites_the_deployment_section(question):
     from gpuplan.bot.pipeline import answer
 
-    assert answer(question).tier["id"] == "train-to-deploy"
+    assert answer(question).tier.id == "train-to-deploy"
 
 
 @pytest.mark.parametrize(
@@ -82,17 +82,17 @@ def test_a_ticket_says_when_the_tier_is_only_the_closest(question, lang, said):
 
 def test_70b_full_start_configuration_cannot_hold_it(cat):
     plan = advise(Request(params_b=70, method="full"), "en")
-    start = plan.tier["start"]
-    assert start["tier"] == "starter-large-full" and start["gpus"] == 8 and not start["fits"]
-    assert start["needed"]["fits"] and start["needed"]["gpus"] > 8
-    assert start["with_offload"]["host_ram_gib"] > 1000
-    assert plan.tier["url"].startswith("https://")
+    start = plan.tier.start
+    assert start.tier == "starter-large-full" and start.gpus == 8 and not start.fits
+    assert start.needed.fits and start.needed.gpus > 8
+    assert start.with_offload.host_ram_gib > 1000
+    assert plan.tier.url.startswith("https://")
 
 
 def test_small_qlora_start_configuration_holds_it(cat):
     plan = advise(Request(model="qwen2.5-7b", method="qlora"), "zh")
-    assert plan.tier["start"]["fits"]
-    assert "微调" in plan.tier["title"]
+    assert plan.tier.start.fits
+    assert "微调" in plan.tier.title
 
 
 def test_serving_kv_and_throughput(cat):
@@ -124,7 +124,7 @@ def test_interactive_speed_preferred(cat):
 
 def test_serving_has_no_training_tier(cat):
     tier = advise(Request(model="llama-3-8b", method="infer"), "en").tier
-    assert tier["kind"] == "deployment" and "start" not in tier  # no training configuration to check
+    assert tier.kind == "deployment" and "start" not in tier.model_dump()  # no training configuration to check
 
 
 def test_serving_plans_link_the_deployment_section(cat):
@@ -135,8 +135,8 @@ def test_serving_plans_link_the_deployment_section(cat):
         ("llama-3-8b 推理", "zh", "从训练到部署"),
     ):
         plan = answer(question, lang)
-        assert plan.tier["kind"] == "deployment" and plan.tier["title"] == title
-        assert plan.tier["url"].endswith("#train-to-deploy") and "MIG" in plan.tier["summary"]
+        assert plan.tier.kind == "deployment" and plan.tier.title == title
+        assert plan.tier.url.endswith("#train-to-deploy") and "MIG" in plan.tier.summary
 
 
 @pytest.mark.parametrize(

@@ -252,7 +252,7 @@ def test_nothing_is_said_three_times_in_a_serving_answer():
     details = render.plan_text(plan, details=True)
     assert len(re.findall(r"South-?East Asia|Southeast Asia", details, re.I)) <= 1
     plan = answer("H100 or H200 for serving llama-3.1-70b?")
-    assert not any(d["id"] == "gpu_choice_a100_h100" for d in plan.diagnoses)
+    assert not any(d.id == "gpu_choice_a100_h100" for d in plan.diagnoses)
 
 
 @pytest.mark.parametrize("question", ["qwen2.5-7b lora on one H100", "70b full"])

@@ -287,8 +287,8 @@ def _tier_button(plan: Plan, blocks: list[dict]) -> None:
         (b for b in blocks if b.get("text", {}).get("text", "").startswith(("*Tier:*", "*对应方案：*"))), None
     )
     if tier_block is not None:
-        url = plan.tier["url"]
-        tier_block["accessory"] = button(_ui("open_tier", plan.lang), "open_tier", plan.tier["id"], url=url)
+        url = plan.tier.url
+        tier_block["accessory"] = button(_ui("open_tier", plan.lang), "open_tier", plan.tier.id, url=url)
 
 
 # where a long headline splits into the header (150 characters at most) and a line below it: after a
