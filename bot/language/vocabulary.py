@@ -57,7 +57,6 @@ class Vocabulary:
     users: list[re.Pattern]
     sample_nouns: str  # what a count of samples counts, as one alternation ("samples?|examples?|...")
     token_total: re.Pattern  # words that make a token count the whole data's ("in total", "总共")
-    deadline: dict[str, str]  # words around a duration that make it the time one has, or not (one alternation each)
     triggers: dict[str, re.Pattern]
     topic_vetoes: dict[str, re.Pattern]  # a troubleshooting topic -> words that mean something else
     serving_symptoms: frozenset[str]  # rule ids whose symptom a served model shows too
@@ -181,7 +180,6 @@ def vocabulary() -> Vocabulary:
         users=[compiled(p) for p in lex.users.en + lex.users.zh],
         sample_nouns=_any(lex.sample_nouns.en + lex.sample_nouns.zh).pattern,
         token_total=_any(lex.token_total.en + lex.token_total.zh),
-        deadline={name: _any(words.en + words.zh).pattern for name, words in lex.deadline.items()},
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
         topic_vetoes={rule.topic: _any(rule.unless.en + rule.unless.zh) for rule in cat.rules if rule.unless},
         serving_symptoms=frozenset(rule.id for rule in cat.rules if rule.serving_symptom),
