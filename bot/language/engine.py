@@ -27,7 +27,7 @@ from gpuplan.bot.language.compiled import compiled
 from gpuplan.knowledge import read_yaml
 
 LANGS = ("en", "zh")
-_PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_]+)\}")
+_PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_][A-Z0-9_]*)\}")
 
 
 @dataclass(frozen=True)

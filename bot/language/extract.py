@@ -1591,21 +1591,16 @@ class Reader:
 
     def concurrency(self) -> None:
         """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency; else
-        the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so."""
+        the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so
+        (knowledge/rules/*/concurrency.yaml, users.yaml)."""
         if self.voc.triggers["concurrency"].search(self.scan.text):
-            for pattern in self.voc.concurrency:
-                for match in self.scan.finditer(pattern):
-                    value = int(match.group(1))
-                    if 1 <= value <= 1_000_000:
-                        self.set("micro_batch", value, self.scan.take(match))
+            self._engine_readings("concurrency")
         if "micro_batch" in self.fields:
             return
-        for pattern in self.voc.users:
-            match = next(self.scan.finditer(pattern), None)
-            users = int(match.group(1)) if match else 0
-            if 1 <= users <= 1_000_000:
-                self.users_read = (users, self.scan.take(match))
-                return
+        spans = engine.read(self.scan.text, "users", original=self.scan.original)
+        if spans:  # the first rule that reads any, at its first place
+            first = min(spans, key=lambda span: (-span.rule.priority, span.start))
+            self.users_read = (first.value, self._take_span(first))
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8
@@ -1740,13 +1735,18 @@ class Reader:
         if self.voc.triggers["batches"].search(self.scan.text):
             self._engine_readings("batch")
 
+    def _take_span(self, span: engine.Span) -> str:
+        """A reading's words, taken from the text as Scan.take takes a match's."""
+        self.scan.last_span = (span.start, span.end)
+        words = self.scan.text[span.start : span.end].strip()
+        self.scan.blank(span.start, span.end)
+        return words
+
     def _engine_readings(self, dimension: str) -> None:
         """The settled readings of a dimension whose rules are data (engine.py), each taken from
         the text and set, with its rule's note when the reading asks for one."""
         for span in engine.read(self.scan.text, dimension, original=self.scan.original):
-            self.scan.last_span = (span.start, span.end)
-            words = self.scan.text[span.start : span.end].strip()
-            self.scan.blank(span.start, span.end)
+            words = self._take_span(span)
             self.set(span.field, span.value, words)
             if span.rule.note and span.note_params is not None:
                 params = span.note_params or {"words": words, "field": span.field, "value": span.value}
