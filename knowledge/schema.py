@@ -433,11 +433,8 @@ class Lexicon(_Strict):
     asks_count: BilingualList
     asks_machines: BilingualList
     one_machine: BilingualList
-    concurrency: BilingualList  # each pattern's first group: the number of sequences served at once
-    users: BilingualList  # each pattern's first group: the users a service is for, taken as concurrency
     sample_nouns: BilingualList  # what a count of training samples counts ("50k samples", "5万条数据")
     token_total: BilingualList  # words that make a token count the whole data's ("in total", "总共")
-    deadline: dict[str, BilingualList]  # words around a duration that make it the time one has, or not
     triggers: dict[str, BilingualList]  # extractor -> the words without which it has nothing to read
     multipliers: Multipliers
 
@@ -475,11 +472,8 @@ class Lexicon(_Strict):
             self.asks_count,
             self.asks_machines,
             self.one_machine,
-            self.concurrency,
-            self.users,
             self.sample_nouns,
             self.token_total,
-            *self.deadline.values(),
             *self.triggers.values(),
         ]:
             groups.append(bilingual.en + bilingual.zh)

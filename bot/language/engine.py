@@ -27,7 +27,7 @@ from gpuplan.bot.language.compiled import compiled
 from gpuplan.knowledge import read_yaml
 
 LANGS = ("en", "zh")
-_PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_]+)\}")
+_PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_][A-Z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ class Rule:
     least: float | None = None
     most: float | None = None
     note: str | None = None  # a note code said back when the conversion asks for it
+    # no reading where `unless_before` ends right before the match or its first group, or
+    # `unless_after` starts right after its last group ("took 10 days", "8 hours per day")
+    unless_before: re.Pattern | None = None
+    unless_after: re.Pattern | None = None
+    when: tuple[str, ...] = ()  # named conditions (CONDITIONS) that must all hold
     examples: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -65,33 +70,62 @@ class Span:
         return self.end - self.start
 
 
-# --- converters: a matched value's text -> (value, the note's parameters or None) ---------------
+# --- converters: a match -> (value, the note's parameters or None) --------------------------------
 
 
-def _int(raw: str) -> tuple[int, None]:
-    return int(raw), None
+def _int(match: re.Match) -> tuple[int, None]:
+    return int(match["value"]), None
 
 
-def _int_said(raw: str) -> tuple[int, dict[str, Any]]:
+def _int_said(match: re.Match) -> tuple[int, dict[str, Any]]:
     """An integer whose reading the answer says back (a plain "batch size 8" read as per GPU)."""
-    return int(raw), {}
+    return int(match["value"]), {}
 
 
-def _money(raw: str, suffix: str = "") -> tuple[float, dict[str, Any] | None]:
+def _money(match: re.Match, suffix: str = "") -> tuple[float, dict[str, Any] | None]:
     """USD, with a note when the amount was written in yuan and converted."""
+    raw = match["value"]
     usd, currency = values.money_usd(raw + suffix)
     if currency == "USD":
         return usd, None
     return usd, {"value": (raw + suffix).strip(), "usd": usd, "rate": values.CNY_PER_USD}
 
 
-CONVERTERS: dict[str, Callable[[str], tuple[Any, dict[str, Any] | None]]] = {
+def _days(match: re.Match) -> tuple[float, None]:
+    """A duration in days from its `count` and `unit` ("two weeks", "10天", "36 hours")."""
+    return values.duration_days(f"{values.count_value(match['count'])}{match['unit']}"), None
+
+
+def _period_days(match: re.Match) -> tuple[float, None]:
+    """ "this week", "next month", "一个月内": a week is 7 days, a month 30."""
+    return (7.0 if match["unit"] in ("week", "周") else 30.0), None
+
+
+CONVERTERS: dict[str, Callable[[re.Match], tuple[Any, dict[str, Any] | None]]] = {
     "int": _int,
     "int_said": _int_said,
     "money": _money,
     "money_usd": functools.partial(_money, suffix=" usd"),  # "budget 50k": dollars when none is written
     "money_cny": functools.partial(_money, suffix="元"),  # "预算50万": yuan when none is written
+    "days": _days,
+    "period_days": _period_days,
 }
+
+
+# --- conditions: (the whole lower-cased question, a match) -> whether the reading holds ----------
+
+_CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]|\s{2,}|\s(?=我)")
+
+
+def _time_had(text: str, match: re.Match) -> bool:
+    """A duration followed by what is to be done in it is the time one has when its clause says
+    so before it ("we have $30k and 10 days to pretrain") or opens with it ("3 months to train")."""
+    clause = max((m.end() for m in _CLAUSE_END.finditer(text, 0, match.start())), default=0)
+    before = text[clause : match.start()]
+    return not before.strip(" ~(") or bool(_piece_pattern("HAVE").search(before))
+
+
+CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had}
 
 
 # --- loading --------------------------------------------------------------------------------------
@@ -103,7 +137,14 @@ def _text(*parts: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def pieces() -> dict[str, str]:
-    return read_yaml(_text("pieces.yaml"))["pieces"]
+    """knowledge/rules/pieces.yaml, and NUM: a count in digits, Chinese numerals or English words
+    (values.NUM, built from the number words)."""
+    return {**read_yaml(_text("pieces.yaml"))["pieces"], "NUM": values.NUM[1:-1]}  # its group is the rules' to name
+
+
+@functools.cache
+def _piece_pattern(name: str) -> re.Pattern:
+    return compiled(expand("{" + name + "}"))
 
 
 def expand(pattern: str, table: dict[str, str] | None = None) -> str:
@@ -117,34 +158,44 @@ def expand(pattern: str, table: dict[str, str] | None = None) -> str:
     return _PIECE.sub(piece, pattern)
 
 
-def _rule(entry: dict[str, Any], dimension: str, lang: str) -> Rule:
+def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str]) -> Rule:
     if entry.get("convert", "int") not in CONVERTERS:
         raise ValueError(f"rule {entry['name']}: unknown converter {entry['convert']!r}")
+    if unknown := set(entry.get("when", ())) - set(CONDITIONS):
+        raise ValueError(f"rule {entry['name']}: unknown conditions {sorted(unknown)}")
+    before, after = entry.get("unless_before"), entry.get("unless_after")
     return Rule(
         name=entry["name"],
         dimension=dimension,
         lang=lang,
-        pattern=compiled(expand(entry["pattern"])),
+        pattern=compiled(expand(entry["pattern"], table)),
         field=entry["field"],
         convert=entry.get("convert", "int"),
         priority=int(entry.get("priority", 0)),
         least=entry.get("least"),
         most=entry.get("most"),
         note=entry.get("note"),
+        unless_before=compiled(rf"(?:{expand(before, table)})\s*$") if before else None,
+        unless_after=compiled(rf"\s*(?:{expand(after, table)})") if after else None,
+        when=tuple(entry.get("when", ())),
         examples=entry.get("examples") or {},
     )
 
 
 @functools.cache
 def rules(dimension: str) -> tuple[Rule, ...]:
-    """Every language's rules for one dimension (knowledge/rules/<lang>/<dimension>.yaml)."""
+    """Every language's rules for one dimension (knowledge/rules/<lang>/<dimension>.yaml, whose
+    `pieces` add to the shared ones for its own rules)."""
     found: list[Rule] = []
     for lang in LANGS:
         try:
             table = read_yaml(_text(lang, f"{dimension}.yaml"))
         except FileNotFoundError:
             continue
-        found += [_rule(entry, dimension, lang) for entry in table["rules"]]
+        own = table.get("pieces") or {}  # pieces of this file's own, beside the shared ones
+        if clash := set(own) & set(pieces()):
+            raise ValueError(f"{lang}/{dimension}.yaml redefines the shared pieces {sorted(clash)}")
+        found += [_rule(entry, dimension, lang, {**pieces(), **own}) for entry in table["rules"]]
     if not found:
         raise ValueError(f"no rules for the dimension {dimension!r}")
     return tuple(found)
@@ -159,13 +210,32 @@ def dimensions() -> list[str]:
 # --- finding and settling -------------------------------------------------------------------------
 
 
-def find(text: str, candidates: Iterable[Rule]) -> list[Span]:
-    """Every rule's every match whose value converts and lies within the rule's bounds."""
+# how far before a match its `unless_before` words are looked for
+CONTEXT_WINDOW = 24
+
+
+def _in_context(rule: Rule, original: str, match: re.Match) -> bool:
+    """Whether the words around the match let it stand (`original`: the question before any
+    reading took words from it)."""
+    if rule.unless_before is not None:
+        for at in {match.start(), match.start(1)}:
+            if rule.unless_before.search(original, max(0, at - CONTEXT_WINDOW), at):
+                return False
+    if rule.unless_after is not None and rule.unless_after.match(original, match.end(match.lastindex or 0)):
+        return False
+    return all(CONDITIONS[name](original, match) for name in rule.when)
+
+
+def find(text: str, candidates: Iterable[Rule], original: str | None = None) -> list[Span]:
+    """Every rule's every match whose value converts, lies within the rule's bounds and stands in
+    its context (`original`, the whole question, where it differs from `text`)."""
     spans = []
     for rule in candidates:
         for match in rule.pattern.finditer(text):
+            if not _in_context(rule, text if original is None else original, match):
+                continue
             try:
-                value, note_params = CONVERTERS[rule.convert](match["value"])
+                value, note_params = CONVERTERS[rule.convert](match)
             except (ValueError, IndexError):
                 continue
             if (rule.least is not None and value < rule.least) or (rule.most is not None and value > rule.most):
@@ -184,6 +254,7 @@ def settle(spans: list[Span]) -> list[Span]:
     return sorted(kept, key=lambda s: s.start)
 
 
-def read(text: str, dimension: str) -> list[Span]:
-    """The settled readings of one dimension in lower-cased `text`."""
-    return settle(find(text, rules(dimension)))
+def read(text: str, dimension: str, original: str | None = None) -> list[Span]:
+    """The settled readings of one dimension in lower-cased `text` (`original`: the whole question,
+    for the rules that look at the words around a match)."""
+    return settle(find(text, rules(dimension), original))

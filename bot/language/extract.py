@@ -30,67 +30,11 @@ from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog, normalize_name
 
 CJK = values.CJK
-EN_NUMBERS = {
-    "one": 1,
-    "a": 1,
-    "an": 1,
-    "single": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "sixteen": 16,
-    "twenty": 20,
-    "thirty": 30,
-    "sixty": 60,
-    "ninety": 90,
-    "a couple of": 2,
-    "couple of": 2,
-    "a few": 3,
-    "a single": 1,
-    "dual": 2,
-    "a pair of": 2,
-    "pair of": 2,
-    "quad": 4,
-}
-_NUMERALS = values.CN_NUMERALS.replace("零", "")  # no count starts with 零
-_COUNT_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
-_COUNT_WORDS += ["sixteen", "twenty", "thirty", "sixty", "ninety", "a couple of", "a few", "a single", "a pair of"]
-_COUNT_WORDS += ["dual", "quad", "a", "an"]
-# a count: digits ("1,024", "2.5", "5千"), Chinese numerals ("两千", "万"), English words; each
-# branch starts with its first character written out, so that `re` scans for those instead of
-# trying every position
-NUM = (
-    "("
-    + "|".join(
-        [rf"{d}\d*(?:,\d{{3}})*(?:\.\d+)?(?:[百千万](?!兆))?" for d in "0123456789"]
-        + [f"{c}[{_NUMERALS}]*(?!兆)" for c in _NUMERALS]  # "万兆" is 10 GbE
-        + _COUNT_WORDS
-    )
-    + ")"
-)
+EN_NUMBERS, NUM, count_value = values.EN_NUMBERS, values.NUM, values.count_value
 # how far before a name its count is looked for: the longest count with its words ("a couple of
 # 8x", "3*8*", "2台8卡") is far shorter; searching all the text before it cost time on long pastes
 COUNT_WINDOW = 48
 MAX_READ_NUMBER = 1e15  # larger numbers in prose are not read: no count, size or length is that big
-
-
-def count_value(text: str) -> float:
-    """A small count written as digits, in Chinese or in English words; 0 when it is none."""
-    text = text.strip().lower()
-    if text in EN_NUMBERS:
-        return float(EN_NUMBERS[text])
-    try:
-        return values.number(text)
-    except ValueError:
-        return 0.0
 
 
 # the parameters an MoE activates per token: "32B active", "32b activated", "激活32B", "A22B" after a size
@@ -567,29 +511,6 @@ def _rx(pattern: str) -> re.Pattern:
 
 
 # the units of a duration (values.duration_days reads them)
-_DURATION_UNITS = r"(days?|weeks?|wks?|months?|hours?|hrs?|天|周|星期|个星期|个月|月|小时|个小时|日)"
-
-
-@functools.cache
-def _deadline_patterns() -> tuple[re.Pattern, ...]:
-    """A duration with the words that make it the time one has, before it or after it (the lexicon's
-    deadline words), rented ("租8张H100两周"), or followed by what is to be done in it ("10 days to
-    pretrain", last); the count and unit in groups 1 and 2."""
-    words = vocabulary().deadline
-    duration = NUM + r"\s*" + _DURATION_UNITS
-    return (
-        _rx(rf"(?:{words['before']})\s*" + duration),
-        _rx(duration + rf"\s*(?:{words['after']})"),
-        _rx(r"(?:租|租用|包|用)[^。？?!！\n]{0,12}?" + duration),  # the time rented
-        _rx(duration + rf"\s*(?:{words['to_do']})"),  # the time to do it in, when one has it (last: _time_had)
-    )
-
-
-@functools.cache
-def _not_deadline_words() -> tuple[re.Pattern, re.Pattern]:
-    """(words that end right before a duration spent, words right after a duration that is no deadline)."""
-    words = vocabulary().deadline
-    return re.compile(rf"(?:{words['not_before']})\s*$"), re.compile(rf"\s*(?:{words['not_after']})")
 
 
 # a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
@@ -1670,21 +1591,16 @@ class Reader:
 
     def concurrency(self) -> None:
         """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency; else
-        the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so."""
+        the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so
+        (knowledge/rules/*/concurrency.yaml, users.yaml)."""
         if self.voc.triggers["concurrency"].search(self.scan.text):
-            for pattern in self.voc.concurrency:
-                for match in self.scan.finditer(pattern):
-                    value = int(match.group(1))
-                    if 1 <= value <= 1_000_000:
-                        self.set("micro_batch", value, self.scan.take(match))
+            self._engine_readings("concurrency")
         if "micro_batch" in self.fields:
             return
-        for pattern in self.voc.users:
-            match = next(self.scan.finditer(pattern), None)
-            users = int(match.group(1)) if match else 0
-            if 1 <= users <= 1_000_000:
-                self.users_read = (users, self.scan.take(match))
-                return
+        spans = engine.read(self.scan.text, "users", original=self.scan.original)
+        if spans:  # the first rule that reads any, at its first place
+            first = min(spans, key=lambda span: (-span.rule.priority, span.start))
+            self.users_read = (first.value, self._take_span(first))
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8
@@ -1819,57 +1735,27 @@ class Reader:
         if self.voc.triggers["batches"].search(self.scan.text):
             self._engine_readings("batch")
 
+    def _take_span(self, span: engine.Span) -> str:
+        """A reading's words, taken from the text as Scan.take takes a match's."""
+        self.scan.last_span = (span.start, span.end)
+        words = self.scan.text[span.start : span.end].strip()
+        self.scan.blank(span.start, span.end)
+        return words
+
     def _engine_readings(self, dimension: str) -> None:
         """The settled readings of a dimension whose rules are data (engine.py), each taken from
         the text and set, with its rule's note when the reading asks for one."""
-        for span in engine.read(self.scan.text, dimension):
-            self.scan.last_span = (span.start, span.end)
-            words = self.scan.text[span.start : span.end].strip()
-            self.scan.blank(span.start, span.end)
+        for span in engine.read(self.scan.text, dimension, original=self.scan.original):
+            words = self._take_span(span)
             self.set(span.field, span.value, words)
             if span.rule.note and span.note_params is not None:
                 params = span.note_params or {"words": words, "field": span.field, "value": span.value}
                 self.notes.append(Note(code=span.rule.note, params=params))
 
     def schedule(self) -> None:
-        """The deadline: a duration said to be the time one has ("within two weeks", "we have 10 days",
-        "10 days to pretrain", "10天之内要训完", "时间只有一周", "租8张H100两周"), not time spent."""
-        if not self.voc.triggers["schedule"].search(self.scan.text):
-            return
-        *said, to_do = _deadline_patterns()
-        for pattern in (*said, to_do):
-            for match in self.scan.finditer(pattern):
-                if self._time_spent(match) or (pattern is to_do and not self._time_had(match)):
-                    continue
-                try:
-                    count = count_value(match.group(1))
-                    days = values.duration_days(f"{count}{match.group(2)}")
-                except ValueError:
-                    continue
-                self.set("deadline_days", days, self.scan.take(match))
-        for match in self.scan.finditer(r"(?:this|next|one|a|一个)\s*(week|month|周|月)(?:\s*内)?"):
-            words = self.scan.take(match)
-            self.set("deadline_days", 7.0 if match.group(1) in ("week", "周") else 30.0, words)
-
-    def _time_had(self, match: re.Match) -> bool:
-        """Whether a duration followed by what is to be done in it is the time the user has: its clause
-        says so before it ("we have $30k and 10 days to pretrain") or opens with it ("3 months to train")."""
-        text = self.scan.original
-        before = text[max((m.end() for m in _CLAUSE_END.finditer(text, 0, match.start())), default=0) : match.start()]
-        has = _rx(self.voc.deadline["has"])
-        return not before.strip(" ~(") or bool(has.search(before))
-
-    def _time_spent(self, match: re.Match) -> bool:
-        """Whether the duration of a deadline pattern's match is time spent or a span of something else
-        ("took 10 days to train", "ran for 10 days", "用了3天", "8 hours per day", "10 days of serving")."""
-        not_before, not_after = _not_deadline_words()
-        text = self.scan.original
-        start = min(match.start(), match.start(1))
-        return bool(
-            not_before.search(text, max(0, start - 24), start)
-            or not_before.search(text, max(0, match.start(1) - 24), match.start(1))
-            or not_after.match(text, match.end(2))
-        )
+        """The deadline: a duration said to be the time one has (knowledge/rules/*/schedule.yaml)."""
+        if self.voc.triggers["schedule"].search(self.scan.text):
+            self._engine_readings("schedule")
 
     def budget(self) -> None:
         if self.voc.triggers["budget"].search(self.scan.text):

@@ -32,6 +32,64 @@ _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000}
 CN_NUMERALS = "".join([*_CN_DIGITS, *_CN_UNITS])  # every character of a number written in Chinese
 NUMBER = rf"(\d+(?:[.,]\d+)*(?:\.\d+)?|[{CN_NUMERALS}]+)"
 
+EN_NUMBERS = {
+    "one": 1,
+    "a": 1,
+    "an": 1,
+    "single": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "sixteen": 16,
+    "twenty": 20,
+    "thirty": 30,
+    "sixty": 60,
+    "ninety": 90,
+    "a couple of": 2,
+    "couple of": 2,
+    "a few": 3,
+    "a single": 1,
+    "dual": 2,
+    "a pair of": 2,
+    "pair of": 2,
+    "quad": 4,
+}
+_NUMERALS = CN_NUMERALS.replace("零", "")  # no count starts with 零
+_COUNT_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+_COUNT_WORDS += ["sixteen", "twenty", "thirty", "sixty", "ninety", "a couple of", "a few", "a single", "a pair of"]
+_COUNT_WORDS += ["dual", "quad", "a", "an"]
+# a count: digits ("1,024", "2.5", "5千"), Chinese numerals ("两千", "万"), English words; each
+# branch starts with its first character written out, so that `re` scans for those instead of
+# trying every position
+NUM = (
+    "("
+    + "|".join(
+        [rf"{d}\d*(?:,\d{{3}})*(?:\.\d+)?(?:[百千万](?!兆))?" for d in "0123456789"]
+        + [f"{c}[{_NUMERALS}]*(?!兆)" for c in _NUMERALS]  # "万兆" is 10 GbE
+        + _COUNT_WORDS
+    )
+    + ")"
+)
+
+
+def count_value(text: str) -> float:
+    """A small count written as digits, in Chinese or in English words; 0 when it is none."""
+    text = text.strip().lower()
+    if text in EN_NUMBERS:
+        return float(EN_NUMBERS[text])
+    try:
+        return number(text)
+    except ValueError:
+        return 0.0
+
 
 @functools.cache
 def multipliers() -> dict[str, float]:

@@ -53,11 +53,8 @@ class Vocabulary:
     asks_count: re.Pattern
     asks_machines: re.Pattern  # "how many nodes", "需要几台": the number of machines is the question
     one_machine: re.Pattern
-    concurrency: list[re.Pattern]
-    users: list[re.Pattern]
     sample_nouns: str  # what a count of samples counts, as one alternation ("samples?|examples?|...")
     token_total: re.Pattern  # words that make a token count the whole data's ("in total", "总共")
-    deadline: dict[str, str]  # words around a duration that make it the time one has, or not (one alternation each)
     triggers: dict[str, re.Pattern]
     topic_vetoes: dict[str, re.Pattern]  # a troubleshooting topic -> words that mean something else
     serving_symptoms: frozenset[str]  # rule ids whose symptom a served model shows too
@@ -177,11 +174,8 @@ def vocabulary() -> Vocabulary:
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
         asks_machines=_any(lex.asks_machines.en + lex.asks_machines.zh),
         one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
-        concurrency=[compiled(p) for p in lex.concurrency.en + lex.concurrency.zh],
-        users=[compiled(p) for p in lex.users.en + lex.users.zh],
         sample_nouns=_any(lex.sample_nouns.en + lex.sample_nouns.zh).pattern,
         token_total=_any(lex.token_total.en + lex.token_total.zh),
-        deadline={name: _any(words.en + words.zh).pattern for name, words in lex.deadline.items()},
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
         topic_vetoes={rule.topic: _any(rule.unless.en + rule.unless.zh) for rule in cat.rules if rule.unless},
         serving_symptoms=frozenset(rule.id for rule in cat.rules if rule.serving_symptom),
