@@ -17,10 +17,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import artifact_fields, artifacts, extract, intent, keys
-from gpuplan.bot.language.extract import CJK, Reader, family_model
-from gpuplan.bot.language.repo_ids import looks_like_repo_id
-from gpuplan.estimator.architecture import billions, for_spec
+from gpuplan.bot.language import artifact_fields, artifacts, extract, intent, keys, options, settings_given
+from gpuplan.bot.language.extract import CJK, Reader
 from gpuplan.estimator.schema import Note, Request
 from gpuplan.knowledge import Catalog, catalog
 
@@ -119,8 +117,8 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
     tokens = keys.find(raw)
     unset = artifacts.blank(raw, [t.span() for t in tokens])
     prose, code = artifacts.split(unset)
-    settings, settings_keys = _read_settings(tokens, cat, parsed)
-    _hint_misspelled_keys(unset, parsed)
+    settings, settings_keys = settings_given.read_settings(tokens, cat, parsed)
+    settings_given.hint_misspelled_keys(unset, parsed)
     found = artifacts.read(raw, code)
     evidence = intent.Evidence(raw=raw, prose=prose, code=code, found=found)
     if not code.strip() and not settings_keys and extract.vocabulary().help.search(prose.lower()):
@@ -171,118 +169,6 @@ def _blank_list_markers(prose: str) -> str:
 _DECIMAL_SIZE = re.compile(r"\d(?:b|m|k|t)(?![a-z])", re.I)  # "1." + "5B": a size with one decimal, no list number
 
 
-# --- gpuplan's own settings -------------------------------------------------------------------------
-
-
-def _read_settings(tokens: list[re.Match], cat: Catalog, parsed: Parsed) -> tuple[dict[str, Any], list[str]]:
-    """gpuplan's own `key=value` settings: (the fields they set, the keys written). A key written
-    with different values and a comparison word between them ("tp=2,pp=2 or tp=4, pp=1?") is a
-    choice, compared or left open for the search, and said so; otherwise the last one written
-    stands."""
-    fields: dict[str, Any] = {}
-    written: list[str] = []
-    choices: dict[str, list[re.Match]] = {}
-    for match in tokens:
-        key, values_read, error = keys.apply(match.group(1), match.group(2), cat)
-        written.append(key.name)
-        if error:
-            parsed.errors.append(error)
-            continue
-        choices.setdefault(match.group(1), []).append(match)
-        for name, value in values_read.items():
-            _setting_value(name, value, match.group(2), cat, fields, parsed)
-    for token_key, matches in choices.items():
-        values = list(dict.fromkeys(m.group(2) for m in matches))
-        between = matches[0].string[matches[0].end() : matches[-1].start()].lower()
-        if len(values) > 1 and extract.vocabulary().compare.search(between):
-            _settings_choice(token_key, values, cat, fields, parsed)  # "tp=2 or tp=4"; else the last stands
-    return fields, written
-
-
-# the fields a setting's internal name fills (`model=` a catalog model or a size)
-_SETTING_FIELDS = {"_model": ("model", "params_b"), "_gpu": ("gpu",)}
-
-
-def _settings_choice(token_key: str, written: list[str], cat: Catalog, fields: dict, parsed: Parsed) -> None:
-    """One setting written with several values: GPUs or models are compared ("gpu=a100 or
-    gpu=h100"), anything else is left open for the search ("tp=2 ... or tp=4"), said so."""
-    for name in keys.apply(token_key, written[0], cat)[1] or {}:
-        for filled in _SETTING_FIELDS.get(name, (name,)):
-            fields.pop(filled, None)
-    if token_key == "gpu":
-        found = [gpu.id for value in written if (gpu := cat.find_gpu(value))]
-        if len(set(found)) > 1:
-            parsed.compare, parsed.compare_direct = {"kind": "gpu", "options": list(dict.fromkeys(found))}, True
-            return
-    if token_key == "model":
-        found = [spec.id for value in written if (spec := cat.find_model(value))]
-        if len(set(found)) == len(written):
-            parsed.compare, parsed.compare_direct = {"kind": "model", "options": found}, True
-            return
-    parsed.notes.append(Note(code="setting_choices", params={"key": token_key, "values": written}))
-
-
-def _setting_value(name: str, value: Any, raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None:
-    """The few settings whose value needs the catalog or the Parsed itself."""
-    if name == "_model":
-        _model_setting(raw, cat, fields, parsed)
-    elif name == "_gpu":
-        gpu = cat.find_gpu(raw)
-        if gpu:
-            fields["gpu"] = gpu.id
-        else:
-            parsed.errors.append(
-                Note(code="unknown_gpu", params={"value": raw, "suggestions": extract.suggest_gpus(raw, cat)})
-            )
-    elif name == "_lang":
-        parsed.lang, parsed.lang_given = value, True
-    elif name == "_currency":
-        if value != "USD":
-            parsed.notes.append(
-                Note(
-                    code="currency_converted",
-                    params={"value": raw, "usd": fields["budget_usd"], "rate": extract.values.CNY_PER_USD},
-                )
-            )
-    else:
-        fields[name] = value
-
-
-def _model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None:
-    spec = cat.find_model(raw)
-    if spec:
-        fields["model"] = spec.id
-        return
-    signed = re.fullmatch(r"\s*-\s*(.+)", raw)
-    try:
-        size = extract.values.model_size_b(signed.group(1) if signed else raw)
-    except ValueError:
-        size = None
-    if size is not None:
-        fields["params_b"] = -size if signed else size  # the estimator names impossible sizes
-        return
-
-    if looks_like_repo_id(raw):
-        parsed.hub_id = raw
-        return
-    parsed.errors.append(
-        Note(code="unknown_model", params={"value": raw, "suggestions": extract.suggest_models(raw, cat)})
-    )
-
-
-def _hint_misspelled_keys(text: str, parsed: Parsed) -> None:
-    """`sqe=4k` on a line of the question (not in pasted code, where names are the tool's) was
-    probably meant as `seq=4k`: say so. `text` is the message with its settings blanked out."""
-    for line in artifacts.blank(text, artifacts.quoted_spans(text)).split("\n"):
-        if line.startswith(("\t", "    ")):
-            continue
-        for match in keys.ASSIGNMENT.finditer(line):
-            close = keys.close_key(match.group(1))
-            exact = match.group(1) in keys.BY_NAME  # a key whose value is prose ("loss=1.234"): no typo
-            if close and not exact and match.group(1).lower() not in artifacts.vocabulary().by_name:
-                parsed.notes.append(Note(code="not_a_setting", params={"words": match.group(0), "key": close}))
-
-
 # --- the prose --------------------------------------------------------------------------------------
 
 
@@ -293,8 +179,8 @@ def _read_prose(prose: str, code: str, cat: Catalog, parsed: Parsed) -> Reader:
     gpus, models, sizes = reader.gpu_ids, reader.model_ids, reader.size_readings
     parsed.gpus_named = list(gpus)
     comparing = bool(reader.voc.compare.search(prose.lower()))  # vocabularies are lower case
-    _compare_or_set_aside(parsed, reader, gpus, models, sizes, comparing)
-    _forget_servers_set_aside(parsed, reader)
+    options.compare_or_set_aside(parsed, reader, gpus, models, sizes, comparing)
+    options.forget_servers_set_aside(parsed, reader)
     reader.method(comparing)
     parsed.users_read = reader.users_read
     reader.context()
@@ -351,154 +237,6 @@ def _pretraining_sized(fields: dict[str, Any], parsed: Parsed, settings: dict[st
     bare = [n for n in parsed.notes if n.code == "finetune_read_as_full" and n.params.get("words") == "训练"]
     unnamed = not fields.get("method") or (bare and "method" not in settings)
     return bool(unnamed and (fields.get("train_tokens") or 0) >= PRETRAINING_TOKENS)
-
-
-def _forget_servers_set_aside(parsed: Parsed, reader: Reader) -> None:
-    """The usual servers' size is said of the cards planned ('4台H100'), not of a type set aside ('4 H20
-    (96GB) machines' that an official example used)."""
-    options = parsed.compare.get("options", []) if parsed.compare and parsed.compare["kind"] == "gpu" else []
-    planned = {reader.fields.get("gpu"), *reader.mixed_types, *options}
-    names = {reader.cat.gpus[g].name for g in planned if g in reader.cat.gpus}
-    reader.notes = [n for n in reader.notes if n.code != "servers_of_usual_size" or n.params["gpu"] in names]
-
-
-def _compare_or_set_aside(
-    parsed: Parsed, reader: Reader, gpus: list[str], models: list[str], sizes: list[tuple[float, str]], comparing: bool
-) -> None:
-    """Two GPU types, models or sizes: a comparison when the question compares, else the first is
-    used and the others set aside (the answer says so)."""
-    options = [g for g in gpus if g not in reader.gpus_lacked]  # "A100s aren't available to me"
-    if len(options) >= 2 and comparing and _gpus_compared(reader):
-        parsed.compare = {"kind": "gpu", "options": options}
-        counts = {g: reader.gpu_counts[g] for g in options if g in reader.gpu_counts}
-        if len(set(counts.values())) > 1:  # "2x 3090 vs 1x 4090": each option with its own count
-            parsed.compare["counts"] = counts
-    if models:
-        reader.words.setdefault("model", reader.model_words.get(models[0], models[0]))
-    options: list[tuple[str, Any]] = [("model", m) for m in models] + [("params_b", s) for s, _ in sizes]
-    distinct = list(dict.fromkeys(options))
-    if len(distinct) >= 2 and comparing and not parsed.compare and not _sizes_of(models, sizes, reader.cat):
-        parsed.compare = {"kind": "model", "options": [v for _, v in distinct]}
-    elif models:
-        models = _most_mentioned_first(reader, models)
-        reader.fields["model"] = models[0]
-        reader.words["model"] = reader.model_words.get(models[0], models[0])
-        _sizes_beside_a_model(reader, models, sizes)
-    elif len(distinct) >= 2:
-        best = max(sizes, key=lambda s: (reader.mentions.get(("params_b", s[0]), 0), -sizes.index(s)))
-        other = next(s for s in sizes if s[0] != best[0])
-        reader.conflict("params_b", best[1], other[1])
-        reader.fields["params_b"] = best[0]
-    elif distinct:
-        name, value = distinct[0]
-        reader.fields[name] = value
-    if not parsed.compare and comparing:
-        parsed.compare = _compared_methods(reader)
-    if parsed.compare:
-        spans = reader.option_spans[parsed.compare["kind"]]
-        parsed.compare_direct = parsed.compare_direct or _joined(reader.scan.original, spans)  # settings: True
-        reader.set_aside = [n for n in reader.set_aside if n.params["field"] != parsed.compare["kind"]]
-
-
-def _gpus_compared(reader: Reader) -> bool:
-    """Two GPU types are weighed when the question asks to choose ("which", "faster", "vs") or names
-    them side by side ("A100 or H100"); an "or" elsewhere ("R1 or V3 needs 8xH100 ..., on a single
-    4090") joins other things, and the GPUs are a quoted setup and the user's own."""
-    text = reader.scan.original
-    return intent.hits("choice", text, most=1) > 0 or _side_by_side(text, reader.option_spans["gpu"])
-
-
-_STRONG_CONNECTIVE = re.compile(r"\bvs\.?|\bversus\b|还是|对比|compared (?:to|with)|(?<!\w)比(?!较)")
-_WEAK_CONNECTIVE = re.compile(r"\bor\b|\bover\b|\band\b|或者?|和|与|跟|/")
-
-
-def _joined(text: str, spans: list[tuple[int, int]]) -> bool:
-    """Two options written side by side with a connective between ("A100 vs H100", "QLoRA or
-    full", "A100还是H100"): a comparison by its form. "or" between them does not make one of a
-    question whether either would do ("单卡3090或4090能跑吗", "can a 3090 or 4090 run it")."""
-    feasibility = intent.hits("resources", text, most=1) > 0 or intent.hits("yes_no", text, most=1) > 0
-    return _side_by_side(text, spans, weak=not feasibility)
-
-
-def _side_by_side(text: str, spans: list[tuple[int, int]], weak: bool = True) -> bool:
-    """Whether two of the spans stand within a few words of each other with a connective between
-    (a weak one, "or" / "和", only when `weak`)."""
-    ordered = sorted(spans)
-    for (_, end), (start, _) in zip(ordered, ordered[1:], strict=False):
-        between = text[end:start]
-        if len(between) > 24:
-            continue
-        if _STRONG_CONNECTIVE.search(between) or (weak and _WEAK_CONNECTIVE.search(between)):
-            return True
-    return False
-
-
-def _most_mentioned_first(reader: Reader, models: list[str]) -> list[str]:
-    """Of several models, the one the question is about: the most mentioned, a mention in a
-    question sentence counting double ("works with Qwen-7B, OOM with Qwen-14B; what does Qwen-14B
-    need?"); a size written alone may pick a member of a family named without one ("Llama-2 ...
-    7B fine, 70B FT slower ... 70B"). Ties keep the first named."""
-    cat = reader.cat
-
-    def weight(model: str) -> int:
-        own = sum(w for (kind, v), w in reader.mentions.items() if kind == "params_b" and _same_size(v, model, cat))
-        return reader.mentions.get(("model", model), 0) + own
-
-    best = max(models, key=lambda m: (weight(m), -models.index(m)))
-    loose = {v: w for (kind, v), w in reader.mentions.items() if kind == "params_b"}
-    size, size_weight = max(loose.items(), key=lambda item: item[1], default=(None, 0))
-    if size is not None and size_weight > weight(best) and not any(_same_size(size, m, cat) for m in models):
-        member = _family_member(best, size, cat)
-        if member:
-            return [member] + [m for m in models if m != member]
-    return [best] + [m for m in models if m != best]
-
-
-def _family_member(model: str, size: float, cat: Catalog) -> str | None:
-    """The model of `model`'s family (its id up to the size) that has about `size` parameters."""
-    stem = re.match(r"(.*?)[-_]?\d+(?:\.\d+)?[bm]\b", model)
-    return family_model((stem.group(1),), size, "", cat) if stem and stem.group(1) else None
-
-
-def _same_size(size: float, model: str, cat: Catalog) -> bool:
-    """Whether `size` is the model's: its parameters, or for a Mixture-of-Experts model also the
-    parameters active per token ("R1 ... 685B MoE params ... 37B activated")."""
-    spec = cat.models[model]
-    own = [spec.params_b]
-    if spec.experts > 1:
-        own.append(billions(for_spec(spec).active_params))
-    return any(abs(size - b) <= 0.2 * size for b in own)
-
-
-def _sizes_of(models: list[str], sizes: list[tuple[float, str]], cat: Catalog) -> bool:
-    """True when the sizes written are just the sizes of the models named ("Llama 3 70B")."""
-    return len(models) == 1 and all(_same_size(s, models[0], cat) for s, _ in sizes)
-
-
-def _sizes_beside_a_model(reader: Reader, models: list[str], sizes: list[tuple[float, str]]) -> None:
-    """A catalog model plus a size: the size may be its own ("llama3 8b") or the data ("on 300B")."""
-    for size, words in sizes:
-        if _same_size(size, models[0], reader.cat):
-            continue
-        if re.search(r"tokens?|数据|语料|data", reader.scan.original[reader.scan.original.find(words) :][:40]):
-            reader.fields.setdefault("train_tokens", size * 1e9)
-            reader.notes.append(Note(code="size_read_as_tokens", params={"words": words}))
-        else:
-            reader.conflict("model", reader.words["model"], words)
-    for extra in models[1:]:
-        reader.conflict("model", reader.words["model"], reader.model_words.get(extra, extra))
-
-
-def _compared_methods(reader: Reader) -> dict[str, Any] | None:
-    scan, voc = reader.scan, reader.voc
-    reader.option_spans["method"] = sorted(
-        m.span() for pattern in [p for _, p in voc.methods] + [voc.explicit_full] for m in scan.finditer(pattern)
-    )
-    named = [m for m, pattern in voc.methods if scan.search(pattern)]
-    adapters = [m for m in named if m in ("lora", "qlora")]
-    if adapters and reader.scan.search(reader.voc.explicit_full):
-        return {"kind": "method", "options": [adapters[0], "full"]}
-    return None
 
 
 def _precision_field(reader: Reader, method: str | None, parsed: Parsed) -> dict[str, Any]:
