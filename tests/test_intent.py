@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parser_table import EN, ZH
 
-from gpuplan.bot.language import intent, parser
+from gpuplan.bot.language import classifier, intent, parser
 from gpuplan.bot.language.patterns import fast_alternation, literal_branches, literal_first
 
 MODEL = intent.model()
@@ -48,7 +48,7 @@ def test_word_memo_gives_the_ngram_vector_for_any_text(text):
 
 @needs_model
 def test_word_memo_is_bounded(monkeypatch):
-    monkeypatch.setattr(intent, "WORDS_REMEMBERED", 5)
+    monkeypatch.setattr(classifier, "WORDS_REMEMBERED", 5)
     MODEL._columns_seen.clear()
     for i in range(20):
         MODEL.text_vector(f"word{i}", np.zeros(len(MODEL.dense_names), dtype=np.float32))

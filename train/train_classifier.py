@@ -5,8 +5,8 @@ usage:  pip install -e ".[train]"
 
 Data: train/questions/*.yaml (questions from public GitHub issues, rewritten in our own words and
 labelled) and the development set of ../shared/questions/dev.yaml. The features are computed by
-bot/language/intent.py exactly as at run time; scikit-learn fits the weights, which are stored in an .npz
-that bot/language/intent.py applies with numpy.
+bot/language/classifier.py (through intent.py) exactly as at run time; scikit-learn fits the
+weights, which are stored in an .npz that bot/language/classifier.py applies with numpy.
 
 It prints, before fitting the shipped model on everything:
   held-out   trained on train/questions only, scored on the dev set (never seen in training)

@@ -21,9 +21,9 @@ from rapidfuzz import fuzz, process
 from gpuplan.bot.language import engine, values
 from gpuplan.bot.language.artifacts import vocabulary as artifact_words
 from gpuplan.bot.language.compiled import compiled
-from gpuplan.bot.language.intent import hits, section_pattern
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
+from gpuplan.bot.language.sections import hits, section_pattern
 from gpuplan.bot.language.vocabulary import ORG_BEFORE, VENDOR_BEFORE, Vocabulary, method_word, vocabulary
 from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note

@@ -13,47 +13,48 @@ model file the rules alone decide, as they did before it existed.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import io
-import itertools
-import math
 import re
-import zipfile
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
-from importlib.abc import Traversable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from gpuplan.bot.language.artifacts import Artifacts
-from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import fast_alternation, literal_first
+from gpuplan.bot.language.classifier import (
+    MAX_CODE_CHARS,
+    Evidence,
+    Model,
+    Vector,
+    _classifier_arrays,
+    dense,
+    dense_names,
+    model,
+    ngrams,
+    text_for_ngrams,
+    tfidf,
+)
+from gpuplan.bot.language.sections import (
+    RULE_SECTIONS,
+    SECTIONS,
+    _section_patterns,
+    contrasts,
+    hits,
+    question_words,
+    section_pattern,
+    sections_in,
+    triggered,
+)
 from gpuplan.bot.language.vocabulary import vocabulary
-from gpuplan.knowledge import cache_path, read_yaml, write_cache
 
 if TYPE_CHECKING:
     from gpuplan.bot.language.parser import Parsed
 
-SECTIONS = ("resources", "why", "compare", "out_of_scope", "largest", "price", "first_person", "reference")
-# read by the rules only, not classifier features
-RULE_SECTIONS = (
-    "choice",
-    "worth",
-    "yes_no",
-    "earlier",
-    "lacking",
-    "also_seen",
-    "prospective",
-    "memory_ask",
-    "ask_fit",
-    "ask_time",
-    "ask_cost",
-    "ask_count",
-)
+# the classifier's and the question words' names, read through this module by the parser, the
+# training script and the tests
+__all__ = [
+    "MAX_CODE_CHARS", "RULE_SECTIONS", "SECTIONS", "Evidence", "Model", "Vector", "Verdict", "_classifier_arrays",
+    "_section_patterns", "asked", "contrasts", "dense", "dense_names", "either_enough", "hits", "judge", "model",
+    "ngrams", "overruled", "question_kind", "question_words", "section_pattern", "sections_in", "text_for_ngrams",
+    "tfidf", "triggered", "verdict",
+]  # fmt: skip
+
 # what a question asks to be told, most telling first: whether it fits, how long, what it costs, how
 # many or which GPUs, how much memory (the answer's first line says that first)
 QUESTION_KINDS = (
@@ -65,7 +66,6 @@ QUESTION_KINDS = (
     ("choice", "choose"),  # "which network between nodes?": a choice, not a figure
 )
 INTENTS = ("plan", "troubleshoot", "compare", "other")
-MAX_CODE_CHARS = 1500  # of a long pasted log, the first part says what it is
 TOPIC_FLOOR = 0.35  # a topic below this probability is raised only by its own trigger phrase
 # a verdict the classifier gives more than half its probability is not overruled by the weak rules
 # (a family named in a question about templates or licences stays outside gpuplan's field): in the
@@ -78,328 +78,11 @@ TRIGGER_BONUS = 0.45  # a trigger phrase in the question adds this to its topic'
 
 
 @dataclass
-class Evidence:
-    """What intent is judged on: the whole message, its prose and code, and what was pasted."""
-
-    raw: str
-    prose: str
-    code: str
-    found: Artifacts
-
-
-@dataclass
 class Verdict:
     intent: str
     topics: list[str] = field(default_factory=list)
     ask: str = "plan"
     scores: dict[str, float] = field(default_factory=dict)  # intent probabilities, for tests and logs
-
-
-# --- the words ------------------------------------------------------------------------------------
-
-
-@functools.cache
-def question_words() -> dict[str, list[re.Pattern]]:
-    """knowledge/questions.yaml, compiled: section -> its patterns (English and Chinese)."""
-    data = _questions()
-    return {
-        name: [compiled(literal_first(p)) for p in data[name]["en"] + data[name]["zh"]]
-        for name in SECTIONS + RULE_SECTIONS
-    }
-
-
-@functools.cache
-def _questions() -> dict[str, Any]:
-    return read_yaml(resources.files("gpuplan.knowledge").joinpath("questions.yaml").read_text(encoding="utf-8"))
-
-
-def _alternations(named: dict[str, Iterable[re.Pattern]]) -> dict[str, re.Pattern]:
-    """One alternation per entry: one search says whether an entry occurs at all (most questions
-    touch few), and only those are then counted pattern by pattern. Entries repeat each other's
-    words ("or" is a comparison and a choice word, "fsdp" a ZeRO stage and a framework), so each
-    is searched on its own; one shared alternation would give a match to one entry only."""
-    return {name: compiled(built(fast_alternation, tuple(p.pattern for p in ps))) for name, ps in named.items()}
-
-
-@functools.cache
-def _section_patterns() -> dict[str, re.Pattern]:
-    return _alternations(question_words())
-
-
-def section_pattern(name: str) -> re.Pattern:
-    """One alternation of a section's patterns: whether any of them occurs."""
-    return _section_patterns()[name]
-
-
-@functools.lru_cache(maxsize=256)
-def sections_in(text: str) -> frozenset[str]:
-    """The sections of knowledge/questions.yaml that occur in (lower-cased) text."""
-    return frozenset(name for name, pattern in _section_patterns().items() if pattern.search(text))
-
-
-@functools.cache
-def _kinds_present() -> dict[str, re.Pattern]:
-    return _alternations({kind: options.values() for kind, options in contrasts().items()})
-
-
-@functools.cache
-def contrasts() -> dict[str, dict[str, re.Pattern]]:
-    """knowledge/questions.yaml `contrasts`, compiled: kind -> option -> pattern."""
-    data = _questions()["contrasts"]
-    return {
-        kind: {option: compiled(literal_first(p)) for option, p in options.items()} for kind, options in data.items()
-    }
-
-
-def contrasted(text: str, gpus_named: int) -> dict[str, int]:
-    """How many different options of each kind the text names (two or more: a comparison's sign);
-    the GPU types are the parser's count."""
-    text = text.lower()
-    present = {kind for kind, pattern in _kinds_present().items() if pattern.search(text)}
-    out = {
-        kind: sum(1 for p in options.values() if p.search(text)) if kind in present else 0
-        for kind, options in contrasts().items()
-    }
-    out["gpu"] = gpus_named
-    return out
-
-
-def hits(section: str, text: str, most: int | None = None) -> int:
-    """How many of a section's patterns occur in the text, counting up to `most` (the patterns are
-    lower case; so is the text they are matched on, instead of the slower IGNORECASE)."""
-    lowered = text.lower()
-    if section not in sections_in(lowered):
-        return 0
-    if most == 1:
-        return 1  # the section's one alternation has matched
-    found = (1 for pattern in question_words()[section] if pattern.search(lowered))
-    return sum(itertools.islice(found, most))
-
-
-_URL = re.compile(r"(?:https?://|www\.)\S+")
-
-
-@functools.lru_cache(maxsize=256)
-def triggered(text: str) -> tuple[str, ...]:
-    """Rule ids whose trigger phrases occur in the text, in the order they first occur (memoised:
-    the features and the verdict both ask). A link's words are not the user's ("https" is no "tps")."""
-    lowered = _URL.sub(" ", text.lower())
-    found = []
-    for rule_id, pattern in vocabulary().tables["symptoms"]:
-        match = pattern.search(lowered)
-        if match:
-            found.append((match.start(), rule_id))
-    return tuple(rule_id for _, rule_id in sorted(found))
-
-
-# --- features ---------------------------------------------------------------------------------------
-
-
-def text_for_ngrams(ev: Evidence) -> str:
-    """The prose, then the start of the code: what the n-grams are counted over."""
-    prose = " ".join(ev.prose.lower().split())
-    code = " ".join(ev.code.lower().split())[:MAX_CODE_CHARS]
-    return prose + " | " + code if code else prose
-
-
-def ngrams(text: str) -> dict[str, int]:
-    """Character 1-4-grams inside whitespace-separated words padded with a space (scikit-learn's
-    `char_wb` analyser), counted."""
-    grams: list[str] = []
-    for word in text.split():
-        padded = f" {word} "
-        size = len(padded)
-        grams += [padded[i : i + n] for n in (1, 2, 3, 4) for i in range(size - n + 1)]
-    counts = Counter(grams)
-    counts.pop(" ", None)
-    return counts
-
-
-def dense_names() -> list[str]:
-    rules = [rule_id for rule_id, _ in vocabulary().tables["symptoms"]]
-    return (
-        [f"words:{s}" for s in SECTIONS]
-        + [f"trigger:{r}" for r in rules]
-        + ["pasted:oom", "pasted:nccl", "pasted:code", "pasted:launcher", "pasted:traceback"]
-        + ["read:model", "read:size", "read:gpu", "read:gpus", "read:method", "read:infer", "read:compare"]
-        + ["form:question_mark", "form:short", "form:long"]
-        + [f"contrast:{kind}" for kind in [*contrasts(), "gpu"]]
-    )
-
-
-def dense(ev: Evidence, parsed: Parsed) -> np.ndarray:
-    """The rule-read features, each in [0, 1], in `dense_names()` order."""
-    text = ev.raw
-    request = parsed.request
-    fired = set(triggered(text))  # cached for judge()
-    rules = [rule_id for rule_id, _ in vocabulary().tables["symptoms"]]
-    values = [hits(s, ev.prose, most=3) / 3 for s in SECTIONS]  # the user's words, not a pasted config's
-    values += [1.0 if r in fired else 0.0 for r in rules]
-    lowered_code = ev.code.lower()
-    values += [
-        float(ev.found.oom is not None or "out of memory" in lowered_code),
-        float(ev.found.nccl_timeout_s is not None or "nccl" in lowered_code),
-        float(bool(ev.code.strip())),
-        float(bool(ev.found.launchers)),
-        float(bool(re.search(r"traceback|error:|exception", lowered_code))),
-    ]
-    values += [
-        float(request.model is not None or parsed.hub_id is not None),
-        float(request.params_b is not None),
-        float(request.gpu is not None or request.gpu_memory_gib is not None),
-        float(request.gpus is not None or request.nodes is not None),
-        float(request.method is not None),
-        float(request.method == "infer"),
-        float(parsed.compare is not None),
-    ]
-    length = len(ev.prose.split())
-    values += [float("?" in text or "？" in text), float(length < 12), float(length > 80)]
-    named = contrasted(ev.prose + " " + ev.code[:MAX_CODE_CHARS], len(parsed.gpus_named))
-    values += [float(named[kind] >= 2) for kind in [*contrasts(), "gpu"]]
-    return np.array(values, dtype=np.float32)
-
-
-# words whose n-gram columns a process keeps (a few MB; emptied when full)
-WORDS_REMEMBERED = 50_000
-
-# --- the trained model -----------------------------------------------------------------------------
-
-
-def tfidf(grams: dict[str, int], index: dict[str, int], idf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(columns, values): sublinear tf-idf, 1 + log(count) times idf, L2-normalised, of the n-grams
-    the vocabulary has (scikit-learn's TfidfVectorizer with sublinear_tf). Training uses it too."""
-    return weighted({index[g]: c for g, c in grams.items() if g in index}, idf)
-
-
-def weighted(counts: dict[int, int], idf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(columns, values) of tfidf from each column's count."""
-    if not counts:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    idx = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-    vals = idf[idx] * (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float32, count=len(counts))))
-    return idx, vals / float(np.sqrt(vals @ vals))
-
-
-@dataclass
-class Model:
-    index: dict[str, int]  # n-gram -> column
-    idf: np.ndarray
-    dense_names: list[str]
-    intents: list[str]
-    intent_w: np.ndarray  # (intents, features)
-    intent_b: np.ndarray
-    topics: list[str]
-    topic_w: np.ndarray  # (topics, features)
-    topic_b: np.ndarray
-    meta: dict[str, Any]
-    _columns_seen: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
-
-    @functools.cached_property
-    def dense_columns(self) -> np.ndarray:
-        return len(self.idf) + np.arange(len(self.dense_names))
-
-    def vector(self, grams: dict[str, int], dense_values: np.ndarray) -> Vector:
-        """tf-idf of the n-grams (1 + log tf, L2-normalised; only the columns present), and the
-        dense features after them."""
-        idx, vals = tfidf(grams, self.index, self.idf)
-        return Vector(np.concatenate((idx, self.dense_columns)), np.concatenate((vals, dense_values)))
-
-    def text_vector(self, text: str, dense_values: np.ndarray) -> Vector:
-        """vector(ngrams(text), dense_values), counting each word's known n-gram columns, which are
-        remembered per word: questions reuse most of their words, and cutting a word into n-grams
-        is the slow part."""
-        counts: Counter[int] = Counter()
-        for word in text.split():
-            counts.update(self._word_columns(word))
-        idx, vals = weighted(counts, self.idf)
-        return Vector(np.concatenate((idx, self.dense_columns)), np.concatenate((vals, dense_values)))
-
-    def _word_columns(self, word: str) -> tuple[int, ...]:
-        columns = self._columns_seen.get(word)
-        if columns is None:
-            if len(self._columns_seen) >= WORDS_REMEMBERED:
-                self._columns_seen.clear()
-            grams = ngrams(word)  # one word: its padded 1-4-grams, the lone space dropped
-            columns = tuple(c for g, n in grams.items() if (c := self.index.get(g)) is not None for _ in range(n))
-            self._columns_seen[word] = columns
-        return columns
-
-    @functools.cached_property
-    def _weights(self) -> np.ndarray:
-        """Intent and topic weights side by side, one row per feature: a question's few non-zero
-        features gather a few rows, and one product gives every logit."""
-        return np.ascontiguousarray(np.vstack([self.intent_w, self.topic_w]).T)
-
-    @functools.cached_property
-    def _biases(self) -> list[float]:
-        return [*self.intent_b.tolist(), *self.topic_b.tolist()]
-
-    def probabilities(self, x: Vector) -> tuple[dict[str, float], dict[str, float]]:
-        """(intent -> softmax probability, topic -> one-vs-rest probability). One product gives the
-        logits; the few probabilities are then cheaper in plain floats than as small arrays (the
-        sigmoid as 1/2 + tanh(z/2)/2, which cannot overflow)."""
-        logits = [z + b for z, b in zip((x.vals @ self._weights[x.idx]).tolist(), self._biases, strict=True)]
-        k = len(self.intents)
-        top = max(logits[:k])
-        exp = [math.exp(z - top) for z in logits[:k]]
-        total = sum(exp)
-        return (
-            dict(zip(self.intents, [e / total for e in exp], strict=True)),
-            dict(zip(self.topics, [0.5 + 0.5 * math.tanh(z / 2) for z in logits[k:]], strict=True)),
-        )
-
-
-@dataclass(frozen=True)
-class Vector:
-    """A sparse feature vector: the columns that are not zero and their values."""
-
-    idx: np.ndarray
-    vals: np.ndarray
-
-
-@functools.cache
-def model() -> Model | None:
-    """knowledge/classifier.npz, loaded once; None when it is absent or was trained on other features."""
-    path = resources.files("gpuplan.knowledge").joinpath("classifier.npz")
-    if not path.is_file():
-        return None
-    data = _classifier_arrays(path)
-    names = [str(n) for n in data["dense_names"]]
-    if names != dense_names():
-        return None  # features changed since training: retrain (train/train_classifier.py)
-    grams = data["vocabulary"].tolist()  # Python strings at once: 74k numpy scalars one by one took 0.03 s
-    return Model(
-        index=dict(zip(grams, range(len(grams)), strict=True)),
-        idf=data["idf"].astype(np.float32, copy=False),
-        dense_names=names,
-        intents=[str(c) for c in data["intents"]],
-        intent_w=data["intent_w"].astype(np.float32, copy=False),
-        intent_b=data["intent_b"].astype(np.float32, copy=False),
-        topics=[str(t) for t in data["topics"]],
-        topic_w=data["topic_w"].astype(np.float32, copy=False),
-        topic_b=data["topic_b"].astype(np.float32, copy=False),
-        meta=read_yaml(str(data["meta"])),
-    )
-
-
-def _classifier_arrays(path: Traversable) -> dict[str, np.ndarray]:
-    """classifier.npz's arrays, from an uncompressed copy in the knowledge cache when one holds these
-    very members (the copy is named by their CRC-32s, which the zip's directory gives without inflating
-    anything): inflating the 7 MB took 0.034 s of every process, reading the copy 0.009 s."""
-    with path.open("rb") as fh, zipfile.ZipFile(fh) as archive:
-        members = [f"{i.filename}:{i.CRC:08x}:{i.file_size}".encode() for i in archive.infolist()]
-    copy = cache_path("classifier", members, ".npz")
-    if copy is not None and copy.is_file():
-        damaged = (OSError, ValueError, EOFError, zipfile.BadZipFile)  # a damaged copy: inflate again
-        with contextlib.suppress(*damaged), np.load(copy, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    with path.open("rb") as fh, np.load(fh, allow_pickle=False) as data:
-        arrays = {name: data[name] for name in data.files}
-    if copy is not None:
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        write_cache(copy, buffer.getvalue())
-    return arrays
 
 
 # --- the verdict -------------------------------------------------------------------------------------
