@@ -6,7 +6,7 @@ answer says what was taken from the paste, `observed` what a log states."""
 import pytest
 
 from gpuplan.bot.jsonout import plan_json
-from gpuplan.bot.language import artifacts
+from gpuplan.bot.language import code_spans
 from gpuplan.bot.language.parser import parse
 from gpuplan.bot.pipeline import answer
 
@@ -303,7 +303,7 @@ def test_the_text_wins_over_the_paste_and_says_so():
     ],
 )
 def test_code_lines_are_told_from_prose(line, code):
-    assert bool(artifacts.find_code(line)) == code
+    assert bool(code_spans.find_code(line)) == code
 
 
 @pytest.mark.parametrize(
@@ -380,7 +380,8 @@ def test_a_sentence_after_a_continued_command_line_is_prose(question, params_b):
     ],
 )
 def test_how_long_a_checkpoint_save_takes_is_read(text, seconds):
-    from gpuplan.bot.language.artifacts import read_checkpoint_save_s, vocabulary
+    from gpuplan.bot.language.artifact_words import vocabulary
+    from gpuplan.bot.language.logs import read_checkpoint_save_s
 
     assert read_checkpoint_save_s(text, vocabulary()) == seconds
 

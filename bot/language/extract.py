@@ -19,7 +19,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from gpuplan.bot.language import engine, values
-from gpuplan.bot.language.artifacts import vocabulary as artifact_words
+from gpuplan.bot.language.artifact_words import vocabulary as artifact_words
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.repo_ids import looks_like_repo_id

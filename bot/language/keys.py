@@ -17,7 +17,7 @@ from typing import Any
 
 from rapidfuzz.distance import OSA
 
-from gpuplan.bot.language import artifacts, values
+from gpuplan.bot.language import code_spans, values
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.bot.language.vocabulary import method_word  # the lexicon's method words, shared with the prose reader
 from gpuplan.estimator.schema import (
@@ -176,7 +176,7 @@ _OPENS = re.compile(r"[(\[{\\]\s*$")
 def find(text: str) -> list[re.Match]:
     """The setting tokens of a message: on its own lines, not inside code (fenced or inline), not
     on an indented line or one that continues a call or command (`    model=MODEL_PATH,`)."""
-    fenced = artifacts.quoted_spans(text)
+    fenced = code_spans.quoted_spans(text)
     found, position, previous = [], 0, ""
     for line in text.split("\n"):
         indented = line.startswith(("\t", "    "))  # a code block or the body of a call
@@ -236,7 +236,7 @@ def _continues(previous: str) -> bool:
     after a code line ending in a comma (`Trainer(model=m,`), not after prose ("Hi team,")."""
     if _OPENS.search(previous):
         return True
-    return previous.rstrip().endswith(",") and artifacts.is_code_line(previous)
+    return previous.rstrip().endswith(",") and code_spans.is_code_line(previous)
 
 
 def apply(token_key: str, raw: str, cat: Catalog) -> tuple[Key, dict[str, Any] | None, Note | None]:

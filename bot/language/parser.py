@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import artifact_fields, artifacts, extract, intent, keys, options, settings_given
+from gpuplan.bot.language import artifact_fields, artifacts, code_spans, extract, intent, keys, options, settings_given
 from gpuplan.bot.language.extract import CJK, Reader
 from gpuplan.estimator.schema import Note, Request
 from gpuplan.knowledge import Catalog, catalog
@@ -115,8 +115,8 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
     raw = _unescape_markdown(normalize_text(strip_slack_markup(text or ""))[:MAX_TEXT])
     parsed = Parsed(request=Request(), lang=detect_lang(raw))
     tokens = keys.find(raw)
-    unset = artifacts.blank(raw, [t.span() for t in tokens])
-    prose, code = artifacts.split(unset)
+    unset = code_spans.blank(raw, [t.span() for t in tokens])
+    prose, code = code_spans.split(unset)
     settings, settings_keys = settings_given.read_settings(tokens, cat, parsed)
     settings_given.hint_misspelled_keys(unset, parsed)
     found = artifacts.read(raw, code)

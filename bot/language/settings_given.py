@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.bot.language import artifacts, extract, keys
+from gpuplan.bot.language import artifact_words, code_spans, extract, keys
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog
@@ -115,11 +115,11 @@ def model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None:
 def hint_misspelled_keys(text: str, parsed: Parsed) -> None:
     """`sqe=4k` on a line of the question (not in pasted code, where names are the tool's) was
     probably meant as `seq=4k`: say so. `text` is the message with its settings blanked out."""
-    for line in artifacts.blank(text, artifacts.quoted_spans(text)).split("\n"):
+    for line in code_spans.blank(text, code_spans.quoted_spans(text)).split("\n"):
         if line.startswith(("\t", "    ")):
             continue
         for match in keys.ASSIGNMENT.finditer(line):
             close = keys.close_key(match.group(1))
             exact = match.group(1) in keys.BY_NAME  # a key whose value is prose ("loss=1.234"): no typo
-            if close and not exact and match.group(1).lower() not in artifacts.vocabulary().by_name:
+            if close and not exact and match.group(1).lower() not in artifact_words.vocabulary().by_name:
                 parsed.notes.append(Note(code="not_a_setting", params={"words": match.group(0), "key": close}))
