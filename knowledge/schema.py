@@ -429,7 +429,6 @@ class Lexicon(_Strict):
     stopwords_en: list[str]
     optimizers: dict[str, list[str]]  # the most specific first
     frameworks: list[str]
-    parallel: dict[str, BilingualList]
     asks_count: BilingualList
     asks_machines: BilingualList
     one_machine: BilingualList
@@ -467,7 +466,6 @@ class Lexicon(_Strict):
             groups.extend(table.values())
         groups.append(self.frameworks)
         for bilingual in [
-            *self.parallel.values(),
             *self.served_split.values(),
             self.asks_count,
             self.asks_machines,

@@ -50,6 +50,7 @@ class Rule:
     unless_before: re.Pattern | None = None
     unless_after: re.Pattern | None = None
     when: tuple[str, ...] = ()  # named conditions (CONDITIONS) that must all hold
+    value: Any = None  # the value a `convert: const` rule reads ("fsdp": ZeRO stage 3)
     examples: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -96,6 +97,11 @@ def _days(match: re.Match) -> tuple[float, None]:
     return values.duration_days(f"{values.count_value(match['count'])}{match['unit']}"), None
 
 
+def _const(match: re.Match, value: Any = None) -> tuple[Any, None]:
+    """The rule's own value, whatever the words ("fsdp" is ZeRO-3, "ddp" ZeRO-0)."""
+    return value, None
+
+
 def _period_days(match: re.Match) -> tuple[float, None]:
     """ "this week", "next month", "一个月内": a week is 7 days, a month 30."""
     return (7.0 if match["unit"] in ("week", "周") else 30.0), None
@@ -109,6 +115,7 @@ CONVERTERS: dict[str, Callable[[re.Match], tuple[Any, dict[str, Any] | None]]] =
     "money_cny": functools.partial(_money, suffix="元"),  # "预算50万": yuan when none is written
     "days": _days,
     "period_days": _period_days,
+    "const": _const,
 }
 
 
@@ -178,6 +185,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         unless_before=compiled(rf"(?:{expand(before, table)})\s*$") if before else None,
         unless_after=compiled(rf"\s*(?:{expand(after, table)})") if after else None,
         when=tuple(entry.get("when", ())),
+        value=entry.get("value"),
         examples=entry.get("examples") or {},
     )
 
@@ -235,7 +243,8 @@ def find(text: str, candidates: Iterable[Rule], original: str | None = None) -> 
             if not _in_context(rule, text if original is None else original, match):
                 continue
             try:
-                value, note_params = CONVERTERS[rule.convert](match)
+                convert = CONVERTERS[rule.convert]
+                value, note_params = convert(match, rule.value) if rule.convert == "const" else convert(match)
             except (ValueError, IndexError):
                 continue
             if (rule.least is not None and value < rule.least) or (rule.most is not None and value > rule.most):

@@ -1780,9 +1780,9 @@ class Reader:
             found = _first_in(self.voc.tables["checkpointing" if field == "ckpt" else field], self.scan)
             if found:
                 self.set(field, found[0], found[1])
-        self._parallel_sizes()
+        self._engine_readings("parallel")
         self._optimizer()
-        self._lora_rank()
+        self._engine_readings("lora_rank")
 
     def _precision_and_sharding(self) -> None:
         scan, voc = self.scan, self.voc
@@ -1794,33 +1794,17 @@ class Reader:
         found = _first_in(voc.tables["precisions"], scan)
         if found:
             self.set("precision_word", found[0], found[1])
-        for match in scan.finditer(r"zero[- _]?(?:stage[- _]?)?([0-3])(?![0-9])|zero[- _]?([0-3])\b"):
-            self.set("zero", int(match.group(1) or match.group(2)), scan.take(match))
-        for match in scan.finditer(r"(?<![a-z])fsdp\d?(?![a-z])"):
-            self.set("zero", 3, scan.take(match))
-        for match in scan.finditer(r"(?<![a-z])ddp(?![a-z])"):
-            self.set("zero", 0, scan.take(match))
+        self._engine_readings("sharding")
 
     def _frameworks(self) -> None:
         """Frameworks without memory habits of their own named (serving engines, launchers): noted."""
         for match in self.scan.finditer(self.voc.frameworks):
             self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))
 
-    def _parallel_sizes(self) -> None:
-        for field, words in self.voc.parallel.items():
-            for match in self.scan.finditer(rf"(?:{words})\s*[=:]?\s*(\d+)"):
-                self.set(field, int(match.group(1)), self.scan.take(match))
-
     def _optimizer(self) -> None:
         found = _first_in(self.voc.tables["optimizers"], self.scan)  # the most specific first
         if found:
             self.set("optimizer", found[0], found[1])
-
-    def _lora_rank(self) -> None:
-        for match in self.scan.finditer(
-            r"(?<![a-z])(?:lora[- _]?)?(?:rank|r)\s*[=:]?\s*(\d+)(?![0-9])(?=\s|$|,|，)|秩\s*(?:为|是)?\s*(\d+)"
-        ):
-            self.set("lora_rank", int(match.group(1) or match.group(2)), self.scan.take(match))
 
     def method(self, comparing: bool = False) -> None:
         """The method named first (a word after "not"/"非"/"without" does not count), except that

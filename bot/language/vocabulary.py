@@ -48,7 +48,6 @@ class Vocabulary:
     model_by_alias: dict[str, str]
     frameworks: re.Pattern  # frameworks without memory habits of their own (serving engines, launchers)
     framework_ids: list[tuple[str, re.Pattern]]  # frameworks.yaml id -> its names
-    parallel: dict[str, str]  # tp/pp -> the words before the size, as one alternation
     served_split: dict[str, str]  # prompt/output -> the words of its length, as one alternation
     asks_count: re.Pattern
     asks_machines: re.Pattern  # "how many nodes", "需要几台": the number of machines is the question
@@ -169,7 +168,6 @@ def vocabulary() -> Vocabulary:
         model_by_alias=model_by_alias,
         frameworks=_any(lex.frameworks),
         framework_ids=[(f.id, _any(f.names.en + f.names.zh)) for f in cat.frameworks.values()],
-        parallel={name: _any(words.en + words.zh).pattern for name, words in lex.parallel.items()},
         served_split={name: _any(words.en + words.zh).pattern for name, words in lex.served_split.items()},
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
         asks_machines=_any(lex.asks_machines.en + lex.asks_machines.zh),
