@@ -167,7 +167,7 @@ def model_args(launch: Launch) -> list[str]:
 
 def _moe_args(launch: Launch) -> list[str]:
     shape = launch.shape
-    if shape.experts <= 1 or launch.spec is None:  # a generic MoE is written as its dense shape
+    if shape.experts <= 1:
         return []
     args = [
         flag("--num-experts", shape.experts),
@@ -257,7 +257,7 @@ def variables(launch: Launch, words: Words) -> list[tuple[str, str, str]]:
         out.append(("TOKENIZER", f"{CHANGE_ME}/tokenizer", words("megatron_tokenizer", model=launch.model_name)))
     if not launch.shape.learned_positions:
         out.append(("ROPE_THETA", CHANGE_ME, words("rope_theta")))
-    if launch.spec and launch.shape.experts > 1:
+    if launch.shape.experts > 1:
         out.append(("MOE_AUX_LOSS_COEFF", CHANGE_ME, words("moe_aux_loss")))
     return out
 
