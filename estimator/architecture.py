@@ -1,7 +1,8 @@
 """Transformer shapes and the parameter counts derived from them.
 
-`Arch` holds one decoder-only architecture; `from_spec` builds it from a catalog entry and
-`generic` from a bare parameter count. Everything else in the estimator reads shapes from here.
+`Arch` holds one decoder-only architecture: the knowledge base's Shape under a name (a NamedShape,
+the type the estimate keeps) with the counts derived from it; `from_spec` builds it from a catalog
+entry and `generic` from a bare parameter count. Everything else in the estimator reads shapes from here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from gpuplan.estimator.schema import NamedShape
 from gpuplan.knowledge import ModelSpec, catalog
 
 GENERIC_ASPECT = 128  # hidden / layers of GPT-3's models (Brown et al. 2020, Table 2.1)
@@ -55,39 +57,46 @@ class Projection:
 
 @dataclass(frozen=True)
 class Arch:
-    name: str
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn_hidden: int
-    vocab: int
-    tied: bool = False
-    gated: bool = True
-    norm_params_per_layer: int = 0
-    qkv_bias: bool = False
-    linear_bias: bool = False
-    qk_norm: bool = False
-    learned_positions: int = 0
-    embedding_norm: bool = False
-    experts: int = 1
-    experts_per_token: int = 1
-    moe_ffn_hidden: int = 0
-    shared_experts: int = 0
-    dense_layers: int = 0
-    expert_groups: int = 1  # node-limited routing: a token's experts come from groups_per_token groups
-    groups_per_token: int = 1
-    residual_ffn_hidden: int = 0  # a dense MLP beside the experts in every MoE layer (Snowflake Arctic)
-    # DeepSeek MLA (0 = standard attention)
-    q_lora_rank: int = 0
-    kv_lora_rank: int = 0
-    qk_rope_head_dim: int = 0
-    v_head_dim: int = 0
+    """A model's NamedShape (the type the estimate keeps) as the estimator counts it: with the
+    catalog's context and release precision, and the counts derived from the shape, each computed
+    once (cached properties). The shape's fields read as Arch's own: `arch.layers`, `arch.name`."""
+
+    shape: NamedShape
     max_context: int | None = None
     weights_dtype: str = "bf16"
     generic: bool = False
-    vision_params: int = 0  # a vision-language model's image encoder and projector, held frozen
+
+    def __post_init__(self) -> None:
+        # the shape's fields copied into this instance's attributes: Python reads those at full speed,
+        # where each attribute of a pydantic model passes through its __getattr__ hook (some 40 ns more)
+        self.__dict__.update(self.shape.shape_fields(), name=self.shape.name, vision_params=self.shape.vision_params)
+
+    def changed(self, **changes) -> Arch:
+        """This architecture with the shape fields `changes`, its counts derived afresh."""
+        return replace(self, shape=NamedShape(**(self.shape.model_dump() | changes)))
+
+    # --- the shape as the formulas read it --------------------------------------------
+    @cached_property
+    def norm_params_per_layer(self) -> int:
+        """Weights of a layer's norms: a weight per channel (RMSNorm), or a weight and a bias (LayerNorm)."""
+        return self.norms_per_layer * (1 if self.norm == "rms" else 2) * self.hidden
+
+    # DeepSeek MLA's widths (config.json names; 0 = standard attention)
+    @cached_property
+    def q_lora_rank(self) -> int:
+        return self.mla.q_lora_rank if self.mla else 0
+
+    @cached_property
+    def kv_lora_rank(self) -> int:
+        return self.mla.kv_lora_rank if self.mla else 0
+
+    @cached_property
+    def qk_rope_head_dim(self) -> int:
+        return self.mla.qk_rope_head_dim if self.mla else 0
+
+    @cached_property
+    def v_head_dim(self) -> int:
+        return self.mla.v_head_dim if self.mla else 0
 
     # --- attention widths -------------------------------------------------------------
     @property
@@ -346,44 +355,9 @@ def for_spec(spec: ModelSpec) -> Arch:
 
 
 def from_spec(spec: ModelSpec) -> Arch:
-    norm_width = 1 if spec.norm == "rms" else 2
-    mla = spec.mla
-    head_dim = spec.head_dim or spec.hidden // spec.heads
-    if mla:
-        head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim
-    return Arch(
-        name=spec.name,
-        layers=spec.layers,
-        hidden=spec.hidden,
-        heads=spec.heads,
-        kv_heads=spec.kv_heads,
-        head_dim=head_dim,
-        ffn_hidden=spec.ffn_hidden,
-        vocab=spec.vocab,
-        tied=spec.tied,
-        gated=spec.gated,
-        norm_params_per_layer=spec.norms_per_layer * norm_width * spec.hidden,
-        qkv_bias=spec.qkv_bias,
-        linear_bias=spec.linear_bias,
-        qk_norm=spec.qk_norm,
-        learned_positions=spec.learned_positions,
-        embedding_norm=spec.embedding_norm,
-        experts=spec.experts,
-        experts_per_token=spec.experts_per_token,
-        moe_ffn_hidden=spec.moe_ffn_hidden or 0,
-        shared_experts=spec.shared_experts,
-        dense_layers=spec.dense_layers if spec.experts > 1 else 0,
-        expert_groups=spec.expert_groups,
-        groups_per_token=spec.groups_per_token,
-        residual_ffn_hidden=spec.residual_ffn_hidden or 0,
-        q_lora_rank=mla.q_lora_rank if mla else 0,
-        kv_lora_rank=mla.kv_lora_rank if mla else 0,
-        qk_rope_head_dim=mla.qk_rope_head_dim if mla else 0,
-        v_head_dim=mla.v_head_dim if mla else 0,
-        max_context=spec.max_context,
-        weights_dtype=spec.weights_dtype,
-        vision_params=int(spec.vision_params_b * 1e9),
-    )
+    vision_params = int(spec.vision_params_b * 1e9)
+    shape = NamedShape(**spec.shape_fields(), name=spec.name, vision_params=vision_params)
+    return Arch(shape, max_context=spec.max_context, weights_dtype=spec.weights_dtype)
 
 
 def _round_to(x: float, step: int) -> int:
@@ -430,10 +404,10 @@ def generic(params_b: float, shape: tuple[int, ...] | None = None) -> Arch:
 def _with_shape(arch: Arch, params_b: float, shape: tuple[int, ...]) -> Arch:
     """`arch` with the SHARED_FIELDS of `shape` and the SwiGLU width (rounded to 256) that makes up
     `params_b`; `arch` itself when the embeddings leave no room for that shape's MLPs."""
-    shaped = replace(arch, **dict(zip(SHARED_FIELDS, shape, strict=True)), norm_params_per_layer=2 * shape[1])
-    no_mlp = replace(shaped, ffn_hidden=0)
-    room = (params_b * 1e9 - no_mlp.params) / (shaped.layers * 3 * shaped.hidden)
-    return replace(shaped, ffn_hidden=_round_to(room, 256)) if room >= 256 else arch
+    shaped = arch.changed(**dict(zip(SHARED_FIELDS, shape, strict=True)))
+    no_mlp_params = shaped.params - shaped.layers * shaped.dense_mlp_params
+    room = (params_b * 1e9 - no_mlp_params) / (shaped.layers * 3 * shaped.hidden)
+    return shaped.changed(ffn_hidden=_round_to(room, 256)) if room >= 256 else arch
 
 
 def _ideal_hidden(target: float, embedding_rows: int) -> float:
@@ -457,7 +431,7 @@ def _generic_dense(params_b: float, vocab: int, tied: bool) -> Arch:
     head_dim = GENERIC_HEAD_DIM if ideal >= 2048 else GENERIC_SMALL_HEAD_DIM
     hidden = _round_to(ideal, 8 * head_dim)
     heads = hidden // head_dim
-    one_layer = Arch(
+    shape = NamedShape(
         name=f"{params_b:g}B" if params_b >= 1 else f"{params_b * 1000:g}M",  # "125M", not "0.125B"
         layers=1,
         hidden=hidden,
@@ -467,13 +441,11 @@ def _generic_dense(params_b: float, vocab: int, tied: bool) -> Arch:
         ffn_hidden=_round_to(8 * hidden / 3, 256),
         vocab=vocab,
         tied=tied,
-        norm_params_per_layer=2 * hidden,
-        max_context=None,
-        generic=True,
     )
+    one_layer = Arch(shape, generic=True)
     per_layer = one_layer.dense_layer_params
     outside_layers = one_layer.params - per_layer  # embedding, output layer and final norm
-    return replace(one_layer, layers=max(1, round((target - outside_layers) / per_layer)))
+    return one_layer.changed(layers=max(1, round((target - outside_layers) / per_layer)))
 
 
 # fine-grained experts as DeepSeek-V3 and Kimi K2 route them (config.json: 8 routed of 256 or 384
@@ -496,8 +468,7 @@ def generic_moe(params_b: float, active_b: float) -> Arch:
     experts = int(_round_to(GENERIC_MOE_TOP_K + extra, 8))
     if experts <= GENERIC_MOE_TOP_K:
         return generic(params_b)
-    return replace(
-        dense,
+    return dense.changed(
         name=(f"{params_b / 1000:g}T" if params_b >= 1000 else f"{params_b:g}B") + f"-A{active_b:g}B (MoE)",
         experts=experts,
         experts_per_token=GENERIC_MOE_TOP_K,

@@ -8,7 +8,7 @@ from typing import Any
 from gpuplan.estimator import fit
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.context import SECONDS_PER_DAY, Context
-from gpuplan.estimator.schema import ArchitectureUsed, ComputeEstimate, MemoryBreakdown, MemoryEstimate, Resolved
+from gpuplan.estimator.schema import ComputeEstimate, MemoryBreakdown, MemoryEstimate, NamedShape, Resolved
 from gpuplan.knowledge import GPU, Defaults
 
 
@@ -84,5 +84,6 @@ def resolved(ctx: Context, **choices: Any) -> Resolved:
     )
 
 
-def architecture_used(arch: Arch) -> ArchitectureUsed:
-    return ArchitectureUsed.model_validate(arch, from_attributes=True)
+def architecture_used(arch: Arch) -> NamedShape:
+    """The shape `arch` was built from, without what the estimator derives from it."""
+    return arch.shape

@@ -6,12 +6,13 @@ to quote); the bot renders them in the reader's language from `templates/<lang>/
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypeAliasType
 
 from gpuplan.estimator.answer_schema import ComparisonRow, Diagnosis, Facts, FootprintRow, Largest, Price, Tier
+from gpuplan.knowledge import Shape, catalog
 
 Method = Literal["pretrain", "continue", "full", "lora", "qlora", "dpo", "ppo", "infer"]
 TrainPrecision = Literal["bf16-mixed", "fp16-mixed", "bf16", "fp32", "fp8-mixed"]
@@ -320,23 +321,39 @@ class ServingEstimate(BaseModel):
     users: str | None
 
 
-class ArchitectureUsed(BaseModel):
-    """The model shape an estimate was computed with, kept so that what quotes it (the "show the
-    math" modal, a stored plan opened later) never rebuilds or guesses it."""
+class NamedShape(Shape):
+    """The model shape an estimate was computed with, under the model's name and with its frozen vision
+    encoder's parameters, kept so that what quotes it (the "show the math" modal, a stored plan opened
+    later, the config files) never rebuilds or guesses it."""
 
     name: str
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn_hidden: int
-    vocab: int
-    tied: bool = False  # the output layer is the embedding table (tie_word_embeddings)
-    experts: int = 1
-    experts_per_token: int = 1
     vision_params: int = 0
-    kv_lora_rank: int = 0
+
+
+# the fields an estimate kept of its model's shape before it kept the whole Shape (ArchitectureUsed)
+SHAPE_PART_STORED_BEFORE = {"name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab"} | {
+    "tied",
+    "experts",
+    "experts_per_token",
+    "vision_params",
+    "kv_lora_rank",
+}
+
+
+def shape_stored_before(value: Any) -> Any:
+    """A plan stored before the estimate kept the whole Shape kept the part above: that part becomes
+    its catalog model's shape; without a catalog model of its name, a dense shape stands as kept
+    (the rest at its defaults) and a mixture of experts or MLA becomes None (as in a plan stored
+    before any shape was kept: its expert width is unknown). Other values as given."""
+    if not isinstance(value, dict) or not set(value) <= SHAPE_PART_STORED_BEFORE:
+        return value
+    known = (m for m in catalog().models.values() if m.name == value.get("name"))
+    spec = next((m for m in known if (m.layers, m.hidden) == (value.get("layers"), value.get("hidden"))), None)
+    if spec is not None:
+        return {**spec.shape_fields(), "name": spec.name, "vision_params": value.get("vision_params", 0)}
+    if value.get("kv_lora_rank") or value.get("experts", 1) > 1:
+        return None
+    return {key: item for key, item in value.items() if key != "kv_lora_rank"}
 
 
 class Estimate(BaseModel):
@@ -346,11 +363,16 @@ class Estimate(BaseModel):
     io: IOEstimate
     network: NetworkEstimate | None = None
     serving: ServingEstimate | None = None
-    architecture: ArchitectureUsed | None = None  # None only in plans stored before it was kept
+    architecture: NamedShape | None = None  # None only in plans stored before it was kept
     alternatives: list[Alternative] = Field(default_factory=list)
     candidates: int = 0
     assumptions: list[Note] = Field(default_factory=list)
     warnings: list[Note] = Field(default_factory=list)
+
+    @field_validator("architecture", mode="before")
+    @classmethod
+    def _architecture_stored_before(cls, value: Any) -> Any:
+        return shape_stored_before(value)
 
 
 VerdictKind = Literal[

@@ -85,18 +85,20 @@ class MLA(_Strict):
     v_head_dim: int
 
 
-class ModelSpec(_Strict):
-    id: str
-    name: str
-    aliases: list[str]
+class Shape(_Strict):
+    """A decoder-only transformer's architecture, in config.json's terms: the one shape type from the
+    catalog (ModelSpec) through the estimator (architecture.Arch) and the estimate (schema.NamedShape)
+    to the config files. head_dim is filled in when unstated: hidden / heads, or under MLA the query
+    and key width (qk_nope_head_dim + qk_rope_head_dim, DeepSeek-V2 arXiv:2405.04434 Sec. 2.1)."""
+
     layers: int = Field(ge=1)
     hidden: int = Field(ge=1)
     heads: int = Field(ge=1)
     kv_heads: int = Field(ge=1)
-    head_dim: int | None = None
+    head_dim: int = Field(ge=1)
     ffn_hidden: int = Field(ge=1)
     vocab: int = Field(ge=1)
-    tied: bool = False
+    tied: bool = False  # the output layer is the embedding table (tie_word_embeddings)
     gated: bool = True
     norm: Literal["rms", "layer"] = "rms"
     norms_per_layer: int = 2
@@ -107,37 +109,64 @@ class ModelSpec(_Strict):
     embedding_norm: bool = False
     experts: int = 1
     experts_per_token: int = 1
-    moe_ffn_hidden: int | None = None
+    moe_ffn_hidden: int = Field(default=0, ge=0)  # 0: no experts
     shared_experts: int = 0
-    dense_layers: int = 0
+    dense_layers: int = 0  # leading layers with a dense MLP (mixture-of-experts models only)
     # node-limited routing (DeepSeek's config.json n_group / topk_group): the routed experts form
     # expert_groups groups and a token's experts come from groups_per_token of them (1 / 1: no limit)
     expert_groups: int = Field(default=1, ge=1)
     groups_per_token: int = Field(default=1, ge=1)
     # a dense MLP run in parallel with the experts in every MoE layer (Snowflake Arctic's
-    # residual MLP), counted by estimator/architecture.py
-    residual_ffn_hidden: int | None = Field(default=None, ge=1)
+    # residual MLP), counted by estimator/architecture.py; 0: none
+    residual_ffn_hidden: int = Field(default=0, ge=0)
     mla: MLA | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _head_dim_filled(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "hidden" not in data or "heads" not in data:
+            return data  # the field errors say what is missing
+        mla = data.get("mla")
+        if mla:
+            mla = mla if isinstance(mla, MLA) else MLA(**mla)
+            return {**data, "head_dim": mla.qk_nope_head_dim + mla.qk_rope_head_dim}
+        if not data.get("head_dim"):
+            return {**data, "head_dim": data["hidden"] // data["heads"]}
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Shape:
+        # the catalog's id names the model in the message; a shape without one, its size
+        who = getattr(self, "id", None) or f"{self.layers} layers of {self.hidden}"
+        if self.experts > 1 and not self.moe_ffn_hidden:
+            raise ValueError(f"{who}: a mixture-of-experts model needs moe_ffn_hidden")
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"{who}: experts_per_token exceeds experts")
+        if self.kv_heads > self.heads or self.heads % self.kv_heads:
+            raise ValueError(f"{who}: heads must be a multiple of kv_heads")
+        if self.experts % self.expert_groups or self.groups_per_token > self.expert_groups:
+            raise ValueError(f"{who}: expert_groups must divide experts and hold groups_per_token")
+        if self.experts == 1 and (self.residual_ffn_hidden or self.dense_layers):
+            raise ValueError(f"{who}: residual_ffn_hidden and dense_layers belong to mixture-of-experts models")
+        return self
+
+    def shape_fields(self) -> dict[str, Any]:
+        """This model's Shape fields alone (a ModelSpec's or an Arch's without their own)."""
+        return {name: getattr(self, name) for name in Shape.model_fields}
+
+
+class ModelSpec(Shape):
+    """A catalog model: its Shape and what the catalog says of the release."""
+
+    id: str
+    name: str
+    aliases: list[str]
     # int4: released in 4 bits (MXFP4 experts, AWQ/GPTQ), served as gpuplan's int4
     weights_dtype: Literal["bf16", "fp16", "fp8", "int4"] = "bf16"
     max_context: int = Field(ge=1)
     params_b: float = Field(gt=0)
     vision_params_b: float = Field(default=0.0, ge=0)  # a vision-language model's encoder and projector
     source: str
-
-    @model_validator(mode="after")
-    def _moe_consistent(self) -> ModelSpec:
-        if self.experts > 1 and self.moe_ffn_hidden is None:
-            raise ValueError(f"{self.id}: a mixture-of-experts model needs moe_ffn_hidden")
-        if self.experts_per_token > self.experts:
-            raise ValueError(f"{self.id}: experts_per_token exceeds experts")
-        if self.kv_heads > self.heads or self.heads % self.kv_heads:
-            raise ValueError(f"{self.id}: heads must be a multiple of kv_heads")
-        if self.experts % self.expert_groups or self.groups_per_token > self.expert_groups:
-            raise ValueError(f"{self.id}: expert_groups must divide experts and hold groups_per_token")
-        if self.residual_ffn_hidden is not None and self.experts == 1:
-            raise ValueError(f"{self.id}: residual_ffn_hidden belongs to mixture-of-experts layers")
-        return self
 
 
 class ModelVariant(_Strict):

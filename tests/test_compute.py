@@ -117,7 +117,7 @@ def test_slowest_stage_counts_whole_layers_and_the_ends(cat):
     gpt3 = from_spec(cat.models["gpt-3-175b"])
     assert float(slowest_stage(gpt3, np.array(16.0), 1.0, 0.2, 3.0)) == pytest.approx(6 + 3.0)
     assert float(slowest_stage(gpt3, np.array(1.0), 1.0, 0.2, 3.0)) == pytest.approx(96 + 3.2)
-    deep = dataclasses.replace(gpt3, layers=61)
+    deep = gpt3.changed(layers=61)
     assert float(slowest_stage(deep, np.array(16.0), 1.0, 0.5, 0.4)) == pytest.approx(4 + 0.5)
 
 

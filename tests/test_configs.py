@@ -283,6 +283,24 @@ def test_megatron_unties_the_output_layer_of_the_shape_planned(question, untied)
     assert ("--untie-embeddings-and-output-weights" in text) == untied
 
 
+@pytest.mark.parametrize(
+    "question, experts",
+    [
+        ("a 200b moe model with 20b active, pretrain on 256 H100", 120),  # a generic MoE: its experts
+        ("预训练 200B MoE 模型（激活 20B），用 256 张 H100", 120),
+        ("pretrain mixtral-8x7b tokens=1T gpus=64 gpu=h100 ep=8", 8),  # a catalog MoE, as before
+        ("pretrain 70b tokens=1T gpus=64 gpu=h100 tp=8 pp=2", None),
+    ],
+)
+def test_megatron_writes_the_experts_of_the_shape_planned(question, experts):
+    """A mixture of experts the catalog lacks is written with the experts it was planned with (its
+    script had set expert parallelism on a dense model, which Megatron refuses)."""
+    text = export(answer(question), "megatron")["pretrain_megatron.sh"]
+    as_planned = f"--num-experts {experts} " in text if experts else "--num-experts" not in text
+    assert as_planned, text
+    assert ("MOE_AUX_LOSS_COEFF=" in text) == bool(experts)
+
+
 def test_trainer_arguments_are_hugging_face_training_arguments(plans):
     """What the DeepSpeed and Accelerate scripts pass after the training script is TrainingArguments'."""
     accepted = {f"--{name}" for name in names("hf_training_args.txt")} | {"--deepspeed"}

@@ -438,6 +438,31 @@ def test_a_follow_up_keeps_the_looked_up_model(widget_hub):
     assert widget_hub.recorder.count() == 1
 
 
+# a looked-up model's own layer kinds, as Megatron's arguments write them (GPT-2: LayerNorm, a plain
+# MLP, learned positions, biases; DeepSeek-V3: MLA)
+LOOKED_UP_SHAPES = [
+    ("openai-community/gpt2", "full fine-tune {} on 8 H100", ["LayerNorm", "learned_absolute"], ["--swiglu"]),
+    ("deepseek-ai/DeepSeek-V3", "pretrain {} on 1024 H100", ["--multi-latent-attention", "--kv-lora-rank 512"], []),
+]
+# names the catalog does not know, serving those configs
+LOOKED_UP_AS = {"openai-community/gpt2": "acme-lab/Tinker-124M", "deepseek-ai/DeepSeek-V3": "acme-lab/Latent-671B"}
+
+
+@pytest.mark.parametrize(("repo", "job", "written", "not_written"), LOOKED_UP_SHAPES)
+def test_a_looked_up_models_config_files_write_its_own_shape(env, monkeypatch, repo, job, written, not_written):
+    """The config files read the shape the plan was sized with (the estimate's), not a Llama-style one."""
+    from gpuplan.bot.configs import export
+    from gpuplan.bot.pipeline import answer
+
+    looked_up = LOOKED_UP_AS[repo]
+    with HubStandIn({looked_up: CONFIGS[repo]}) as hub_standin:
+        monkeypatch.setenv("HF_ENDPOINT", hub_standin.endpoint)
+        plan = answer(job.format(looked_up))
+    assert plan.estimate.resolved.model == looked_up.lower()
+    script = export(plan, "megatron")["pretrain_megatron.sh"]
+    assert all(arg in script for arg in written) and not any(arg in script for arg in not_written)
+
+
 def test_without_a_lookup_the_size_in_the_name_is_planned_and_said(monkeypatch):
     from gpuplan.bot.pipeline import answer
 

@@ -7,8 +7,6 @@ k_store = 2 x 794.49e12 / (2 x 2680e9) = 296.45 more of k. A100 SXM: 312 x 0.869
 Every kernel adds a 2 us launch.
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -100,7 +98,7 @@ def test_attention_slows_for_narrow_heads(cat, h100):
     """Head dim 64 runs at (64 / 120) / (128 / 184) = 0.767 of head dim 128's rate per FLOP
     (FlashAttention-3's 497 vs 648 TFLOP/s at 16k)."""
     a = from_spec(cat.models["llama-2-7b"])
-    narrow = dataclasses.replace(a, head_dim=64, heads=64)
+    narrow = a.changed(head_dim=64, heads=64)
     wide, thin = (one(kernels.attention_seconds(h100, x, 1, 16384)[0]) for x in (a, narrow))
     assert (wide - LAUNCH) / (thin - LAUNCH) == pytest.approx((64 / 120) / (128 / 184), rel=1e-3)
 

@@ -1,8 +1,10 @@
+import json
 import threading
 
 import pytest
 from dbs import BACKENDS, fresh_url
 
+from gpuplan.bot.configs import export, formats_for
 from gpuplan.bot.pipeline import answer
 from gpuplan.bot.slack.settings import Settings
 from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store, new_id
@@ -126,3 +128,69 @@ def test_a_stored_plan_of_every_kind_opens_as_it_was(question):
     the answer (tier, comparison, largest, price, footprint, diagnoses, facts) come back equal."""
     plan = answer(question)
     assert Plan.model_validate_json(plan.model_dump_json(exclude_defaults=True)) == plan
+
+
+# The estimate's `architecture` as plans stored it before it was the whole Shape (ArchitectureUsed,
+# stored without its defaults), recorded from these questions' answers before the change
+ARCHITECTURES_STORED_BEFORE = [
+    (
+        "70b full",
+        {"name": "70B", "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128}
+        | {"ffn_hidden": 28416, "vocab": 128256},
+    ),
+    (
+        "deepseek-v3 lora on 64 H100",
+        {"name": "DeepSeek-V3 (MoE, MLA)", "layers": 61, "hidden": 7168, "heads": 128, "kv_heads": 128}
+        | {"head_dim": 192, "ffn_hidden": 18432, "vocab": 129280, "experts": 256, "experts_per_token": 8}
+        | {"kv_lora_rank": 512},
+    ),
+    (
+        "mixtral-8x7b lora on 8 A100",
+        {"name": "Mixtral 8x7B (MoE)", "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128}
+        | {"ffn_hidden": 14336, "vocab": 32000, "experts": 8, "experts_per_token": 2},
+    ),
+    (
+        "gpt-2 xl full",  # LayerNorm, a plain MLP and biases: left out then
+        {"name": "GPT-2 XL 1.5B", "layers": 48, "hidden": 1600, "heads": 25, "kv_heads": 25, "head_dim": 64}
+        | {"ffn_hidden": 6400, "vocab": 50257, "tied": True},
+    ),
+    (
+        "qwen2.5-vl-7b lora",
+        {"name": "Qwen2.5-VL 7B", "layers": 28, "hidden": 3584, "heads": 28, "kv_heads": 4, "head_dim": 128}
+        | {"ffn_hidden": 18944, "vocab": 152064, "vision_params": 670000000},
+    ),
+]
+
+
+def _stored_with(plan: Plan, architecture: dict) -> Plan:
+    stored = json.loads(plan.model_dump_json(exclude_defaults=True))
+    stored["estimate"]["architecture"] = architecture
+    return Plan.model_validate_json(json.dumps(stored))
+
+
+@pytest.mark.parametrize(("question", "architecture"), ARCHITECTURES_STORED_BEFORE)
+def test_a_plan_stored_with_the_shape_in_part_opens_with_the_whole_shape(question, architecture):
+    """A plan stored before the estimate kept the whole Shape opens as the plan made today: what it
+    left out (Qwen's query bias, the experts' width, MLA) comes back from the catalog."""
+    plan = answer(question)
+    old = _stored_with(plan, architecture)
+    assert old == plan
+    assert all(export(old, fmt) == export(plan, fmt) for fmt in formats_for(plan))
+
+
+def test_a_generic_moe_shape_stored_in_part_opens_as_a_plan_without_its_shape():
+    """A generic mixture of experts stored without its expert width cannot be completed from the
+    catalog: it opens as a plan stored before shapes were kept (the math modal quotes no shape)."""
+    plan = answer("a 200b moe model with 20b active, full fine-tune")
+    stored = {"name": "200B-A20B (MoE)", "layers": 47, "hidden": 6144, "heads": 48, "kv_heads": 8, "head_dim": 128}
+    old = _stored_with(plan, stored | {"ffn_hidden": 16384, "vocab": 128256, "experts": 120, "experts_per_token": 8})
+    assert old.estimate.architecture is None and plan.estimate.architecture.experts == 120
+    assert old.estimate.resolved == plan.estimate.resolved
+
+
+def test_a_plan_stored_today_keeps_its_whole_shape():
+    """What a plan stores now is the whole NamedShape: it opens as stored, not from the catalog."""
+    plan = answer("qwen3-30b-a3b lora on 8 H100")
+    stored = json.loads(plan.model_dump_json(exclude_defaults=True))["estimate"]["architecture"]
+    assert {"moe_ffn_hidden", "qk_norm"} <= set(stored)
+    assert _stored_with(plan, stored) == plan

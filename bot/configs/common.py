@@ -110,7 +110,7 @@ def loss_note(launch: Launch, words: Words) -> list[str]:
     if uses_liger(launch):
         return [words("loss_liger")]
     tokens = launch.micro_batch * launch.seq_len / launch.cp
-    gib = conventions.unchunked_loss_extra_bytes(tokens, launch.arch.vocab, launch.tp) / 2**30
+    gib = conventions.unchunked_loss_extra_bytes(tokens, launch.shape.vocab, launch.tp) / 2**30
     return [words("loss_unchunked", gib=f"{gib:.1f}")]
 
 

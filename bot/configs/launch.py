@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from gpuplan.estimator.schema import ADAPTER_METHODS, ArchitectureUsed, Plan
-from gpuplan.knowledge import ModelSpec, catalog, read_yaml
+from gpuplan.estimator.schema import ADAPTER_METHODS, Plan
+from gpuplan.knowledge import ModelSpec, Shape, catalog, read_yaml
 
 
 class ConfigError(Exception):
@@ -28,8 +28,8 @@ class Launch:
 
     model_name: str
     hf_id: str | None  # the Hugging Face id, when the catalog knows it
-    spec: ModelSpec | None  # the catalog's shape, for Megatron's model arguments
-    arch: ArchitectureUsed
+    spec: ModelSpec | None  # the catalog's entry: its id, release precision and context
+    shape: Shape  # the model's architecture, for the model arguments
     method: str
     gpu_name: str
     gpus: int
@@ -92,7 +92,9 @@ def launch_from(plan: Plan) -> Launch:
         model_name=r.model_name,
         hf_id=hf_id(spec) if spec else _repo_like(r.model),
         spec=spec,
-        arch=est.architecture,
+        # the catalog's shape where it has the model (a plan stored before the estimate kept the whole
+        # shape kept only part of it), else the shape the plan was sized with
+        shape=spec or est.architecture,
         method=r.method,
         gpu_name=r.gpu_name,
         gpus=r.gpus,

@@ -76,11 +76,11 @@ MLA_ATTENTION = "q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj"
 
 
 def lora_target(launch: Launch, words: Words) -> tuple[str, Any, str]:
-    if launch.arch.experts <= 1:
+    if launch.shape.experts <= 1:
         return ("lora_target", "all", words("lora_target"))
-    mla = launch.spec is not None and launch.spec.mla is not None
+    mla = launch.shape.mla
     names = MLA_ATTENTION if mla else ATTENTION
-    if mla and not launch.spec.mla.q_lora_rank:
+    if mla and not mla.q_lora_rank:
         names = names.replace("q_a_proj,q_b_proj", "q_proj")
     return ("lora_target", names, words("lora_target_moe"))
 

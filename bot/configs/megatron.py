@@ -32,20 +32,20 @@ def check(launch: Launch) -> None:
     if launch.optimizer not in ("adamw", "sgd"):
         raise ConfigError("config_megatron_optimizer", optimizer=launch.optimizer)
     if launch.vpp > 1 and _interleaved_layers(launch) < launch.pp * launch.vpp:
-        raise ConfigError("config_megatron_layers", layers=launch.arch.layers, pp=launch.pp, vpp=launch.vpp)
+        raise ConfigError("config_megatron_layers", layers=launch.shape.layers, pp=launch.pp, vpp=launch.vpp)
     common.even_nodes(launch, "megatron")
 
 
 def _balanced(launch: Launch) -> bool:
     """An interleaved pipeline whose layers split evenly only with the embedding and the loss
     counted as a layer each (Llama 3 405B's 126 + 2 on 16 stages), as the plan's search laid it out."""
-    layers, pp = launch.arch.layers, launch.pp
+    layers, pp = launch.shape.layers, launch.pp
     return launch.vpp > 1 and layers % pp != 0 and (layers + 2) % pp == 0
 
 
 def _interleaved_layers(launch: Launch) -> int:
     """Layer slots Megatron-Core splits over stages x chunks (transformer_block.get_num_layers_to_build)."""
-    return launch.arch.layers + (2 if _balanced(launch) else 0)
+    return launch.shape.layers + (2 if _balanced(launch) else 0)
 
 
 def parallel_args(launch: Launch) -> list[str]:
@@ -83,7 +83,7 @@ def _chunk_layout(launch: Launch) -> str:
     decoder layer; the first layers % chunks chunks hold one layer more, so stages differ by one at
     most (memory.stage_layers, compute.slowest_stage)."""
     chunks = launch.pp * launch.vpp
-    base, extra = divmod(launch.arch.layers, chunks)
+    base, extra = divmod(launch.shape.layers, chunks)
     parts = ["t" * (base + (1 if s < extra else 0)) for s in range(chunks)]
     parts[0], parts[-1] = "E" + parts[0], parts[-1] + "L"
     return "|".join(parts)
@@ -133,60 +133,59 @@ def batch_args(launch: Launch) -> list[str]:
 
 
 def model_args(launch: Launch) -> list[str]:
-    """The model's shape: the catalog's config when known, else the shape the plan was sized with
-    (a Llama-style decoder). The rotary base is the checkpoint's (Megatron's default is 10,000)."""
-    a, spec = launch.arch, launch.spec
-    mla = spec is not None and spec.mla is not None
+    """The model's shape (launch.shape: the catalog's, else the one the plan was sized with). The
+    rotary base is the checkpoint's (Megatron's default is 10,000)."""
+    shape, spec = launch.shape, launch.spec
     args = [
-        flag("--num-layers", a.layers),
-        flag("--hidden-size", a.hidden),
-        flag("--ffn-hidden-size", a.ffn_hidden),
-        flag("--num-attention-heads", a.heads),
+        flag("--num-layers", shape.layers),
+        flag("--hidden-size", shape.hidden),
+        flag("--ffn-hidden-size", shape.ffn_hidden),
+        flag("--num-attention-heads", shape.heads),
         flag("--max-position-embeddings", max(launch.seq_len, spec.max_context if spec else launch.seq_len)),
     ]
-    if a.kv_heads != a.heads and not mla:
-        args += [flag("--group-query-attention"), flag("--num-query-groups", a.kv_heads)]
-    if a.head_dim * a.heads != a.hidden and not mla:
-        args.append(flag("--kv-channels", a.head_dim))
-    if spec is None or spec.gated:
+    if shape.kv_heads != shape.heads and not shape.mla:
+        args += [flag("--group-query-attention"), flag("--num-query-groups", shape.kv_heads)]
+    if shape.head_dim * shape.heads != shape.hidden and not shape.mla:
+        args.append(flag("--kv-channels", shape.head_dim))
+    if shape.gated:
         args.append(flag("--swiglu"))
-    args.append(flag("--normalization", "RMSNorm" if spec is None or spec.norm == "rms" else "LayerNorm"))
-    if spec is not None and spec.learned_positions > 0:
+    args.append(flag("--normalization", "RMSNorm" if shape.norm == "rms" else "LayerNorm"))
+    if shape.learned_positions > 0:
         args.append(flag("--position-embedding-type", "learned_absolute"))
     else:
         args += [flag("--position-embedding-type", "rope"), flag("--rotary-base", "$ROPE_THETA")]
-    if not (spec.tied if spec else a.tied):
+    if not shape.tied:
         args.append(flag("--untie-embeddings-and-output-weights"))
-    if not (spec and spec.linear_bias):
+    if not shape.linear_bias:
         args.append(flag("--disable-bias-linear"))
-    if spec and spec.qkv_bias:
+    if shape.qkv_bias:
         args.append(flag("--add-qkv-bias"))
-    if spec and spec.qk_norm:
+    if shape.qk_norm:
         args.append(flag("--qk-layernorm"))
     return args + _moe_args(launch) + _mla_args(launch)
 
 
 def _moe_args(launch: Launch) -> list[str]:
-    spec = launch.spec
-    if not spec or spec.experts <= 1:
+    shape = launch.shape
+    if shape.experts <= 1:
         return []
     args = [
-        flag("--num-experts", spec.experts),
-        flag("--moe-router-topk", spec.experts_per_token),
-        flag("--moe-ffn-hidden-size", spec.moe_ffn_hidden),
+        flag("--num-experts", shape.experts),
+        flag("--moe-router-topk", shape.experts_per_token),
+        flag("--moe-ffn-hidden-size", shape.moe_ffn_hidden),
         flag("--moe-grouped-gemm"),
         *_dispatch_args(launch),
         flag("--moe-aux-loss-coeff", "$MOE_AUX_LOSS_COEFF"),
     ]
-    if spec.expert_groups > 1:  # node-limited routing, as the checkpoint's config.json routes
+    if shape.expert_groups > 1:  # node-limited routing, as the checkpoint's config.json routes
         args += [
-            flag("--moe-router-num-groups", spec.expert_groups),
-            flag("--moe-router-group-topk", spec.groups_per_token),
+            flag("--moe-router-num-groups", shape.expert_groups),
+            flag("--moe-router-group-topk", shape.groups_per_token),
         ]
-    if spec.shared_experts:
-        args.append(flag("--moe-shared-expert-intermediate-size", spec.shared_experts * spec.moe_ffn_hidden))
-    if spec.dense_layers:
-        dense, moe = spec.dense_layers, spec.layers - spec.dense_layers
+    if shape.shared_experts:
+        args.append(flag("--moe-shared-expert-intermediate-size", shape.shared_experts * shape.moe_ffn_hidden))
+    if shape.dense_layers:
+        dense, moe = shape.dense_layers, shape.layers - shape.dense_layers
         args.append(flag("--moe-layer-freq", f"([0]*{dense}+[1]*{moe})"))
     return args
 
@@ -212,7 +211,7 @@ def _dispatch_args(launch: Launch) -> list[str]:
 
 
 def _mla_args(launch: Launch) -> list[str]:
-    mla = launch.spec.mla if launch.spec else None
+    mla = launch.shape.mla
     if not mla:
         return []
     args = [flag("--multi-latent-attention"), flag("--kv-lora-rank", mla.kv_lora_rank)]
@@ -256,9 +255,9 @@ def variables(launch: Launch, words: Words) -> list[tuple[str, str, str]]:
         out.append(("PRETRAINED_CHECKPOINT", f"/{CHANGE_ME}/megatron-checkpoint", words("pretrained_checkpoint")))
     if not launch.hf_id:
         out.append(("TOKENIZER", f"{CHANGE_ME}/tokenizer", words("megatron_tokenizer", model=launch.model_name)))
-    if not (launch.spec and launch.spec.learned_positions):
+    if not launch.shape.learned_positions:
         out.append(("ROPE_THETA", CHANGE_ME, words("rope_theta")))
-    if launch.spec and launch.spec.experts > 1:
+    if launch.shape.experts > 1:
         out.append(("MOE_AUX_LOSS_COEFF", CHANGE_ME, words("moe_aux_loss")))
     return out
 
