@@ -440,7 +440,6 @@ class Lexicon(_Strict):
     explicit_full: list[str]
     objectives: dict[str, list[str]]
     regions: dict[str, list[str]]
-    fabrics: dict[str, list[str]]  # networks.yaml id (or 'ib' / 'roce' of unstated speed) -> words
     user_areas: dict[str, list[str]]
     users_context: list[str]
     data_kinds: dict[str, list[str]]
@@ -483,7 +482,6 @@ class Lexicon(_Strict):
             self.methods,
             self.objectives,
             self.regions,
-            self.fabrics,
             self.user_areas,
             self.data_kinds,
             self.precisions,

@@ -502,11 +502,13 @@ def test_deployer_overrides_prices_and_tier_url(tmp_path, monkeypatch):
 
 
 def test_fabric_words_name_known_networks(cat):
-    """knowledge/lexicon.yaml's fabric words name networks.yaml ids (or InfiniBand / RoCE of
-    unstated speed, which the parser resolves to one); office networks are never offered."""
+    """The fabric reading rules (knowledge/rules/*/fabric.yaml) name networks.yaml ids (or
+    InfiniBand / RoCE of unstated speed, which the reader settles on known ones); office networks
+    are never offered."""
+    from gpuplan.bot.language import engine
     from gpuplan.bot.language.extract import UNSTATED_SPEED
 
-    assert set(cat.lexicon.fabrics) <= set(cat.fabrics) | set(UNSTATED_SPEED)
+    assert {rule.value for rule in engine.rules("fabric")} <= set(cat.fabrics) | set(UNSTATED_SPEED)
     assert set(UNSTATED_SPEED.values()) <= set(cat.fabrics)
     assert {f.id for f in cat.fabrics.values() if not f.offered} == {"eth-10", "eth-1"}
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplan.bot.language import engine
+from gpuplan.bot.language.extract import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
 
 RULES = [rule for dimension in engine.dimensions() for rule in engine.rules(dimension)]
@@ -41,10 +42,13 @@ def test_rule_example_reads_as_it_says(rule, text, want):
 @pytest.mark.parametrize("rule, text, want", EXAMPLES)
 def test_rule_example_reads_so_through_the_parser(rule, text, want):
     """Request fields as the example says; "users" (a service's users, none said at once) is what
-    the parser keeps to take as the concurrency when the question serves."""
+    the parser keeps to take as the concurrency when the question serves; InfiniBand or RoCE of
+    unstated speed is read as the usual one."""
     parsed = parse(text)
     request = parsed.request.model_dump()
     fields = {k: v for k, v in want.items() if k != "users"}
+    if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
+        fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
     assert _close({k: request[k] for k in fields}, fields)
     if "users" in want:
         assert parsed.users_read is not None and parsed.users_read[0] == want["users"]

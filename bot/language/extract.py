@@ -1569,19 +1569,20 @@ class Reader:
                 self.set("gpus", int(count), self.scan.take(match))
 
     def fabric(self) -> None:
-        """The network between nodes ("100G ethernet", "万兆网", "NDR InfiniBand"); InfiniBand or
-        RoCE of unstated speed is the GPU type's usual one (its node_fabric) when that is of the
-        kind, else the slower generation, and the answer says so. Two networks named ("100G
-        ethernet or InfiniBand?") are a choice: none is fixed, the answer compares them all."""
+        """The network between nodes ("100G ethernet", "万兆网", "NDR InfiniBand";
+        knowledge/rules/*/fabric.yaml); InfiniBand or RoCE of unstated speed is the GPU type's usual
+        one (its node_fabric) when that is of the kind, else the slower generation, and the answer
+        says so. Two networks named ("100G ethernet or InfiniBand?") are a choice: none is fixed,
+        the answer compares them all."""
         if not self.voc.triggers["fabric"].search(self.scan.text):
             return
-        named = [(key, pattern) for key, pattern in self.voc.tables["fabrics"] if self.scan.search(pattern)]
-        speeds = {key.split("-")[0] for key, _ in named if key not in UNSTATED_SPEED}
-        named = [(key, p) for key, p in named if key not in speeds]  # "NDR InfiniBand": the speed says it
+        found = engine.find(self.scan.text, engine.rules("fabric"), self.scan.original)
+        speeds = {span.value.split("-")[0] for span in found if span.value not in UNSTATED_SPEED}
+        named = {span.value for span in found} - speeds  # "NDR InfiniBand": the speed says it
         if len(named) != 1:
             return
-        fabric, pattern = named[0]
-        words = self.scan.take(self.scan.search(pattern))
+        fabric = named.pop()
+        words = self._take_span(min((s for s in found if s.value == fabric), key=lambda s: s.start))
         if fabric in UNSTATED_SPEED:
             gpu = self.cat.gpus.get(self.fields.get("gpu", ""))
             usual = gpu.node_fabric if gpu and gpu.node_fabric.startswith(fabric) else UNSTATED_SPEED[fabric]

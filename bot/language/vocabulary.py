@@ -183,7 +183,6 @@ def vocabulary() -> Vocabulary:
 _TABLES = (
     "objectives",
     "regions",
-    "fabrics",
     "user_areas",
     "data_kinds",
     "precisions",
