@@ -153,6 +153,17 @@ def test_only_health_needs_no_signature(gate):
             assert sr.wsgi_call(application, method, path)[0] == 401
 
 
+def _all_booted(slack: SlackStandIn, workers: int, timeout: float = 30.0) -> None:
+    """Wait for the start-up's auth.test calls: the master's check and one per worker (Bolt's App
+    checks its token when a worker boots). /healthz answers once the first worker is up, and on a
+    loaded machine the second one's auth.test could land after the recorder was cleared."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sum(call["method"] == "auth.test" for call in slack.recorder.calls) >= workers + 1:
+            return
+        time.sleep(0.05)
+
+
 def test_forgeries_through_gunicorn(tmp_path):
     with SlackStandIn() as slack:
         env = {
@@ -163,6 +174,7 @@ def test_forgeries_through_gunicorn(tmp_path):
         }
         server = WebServer(env, workers=2, log_path=tmp_path / "g.log").start()
         try:
+            _all_booted(slack, workers=2)
             slack.recorder.clear()
             statuses = [
                 sr.post(server.port, body, ctype, headers=headers, path=path, signed=False)[0]
