@@ -283,6 +283,20 @@ def mlp_linears(a: Arch, width, tp) -> list[tuple]:
     return [((2 if a.gated else 1) * width / tp, a.hidden), (a.hidden, width / tp)]
 
 
+def _stacked(rows: list[tuple], shape: tuple) -> np.ndarray:
+    """The GEMMs' (m, n, k, groups, weights_read), scalars and layout arrays, as (5, rows, *shape):
+    a field that is a number in every row in one pass, the others row by row."""
+    stacked = np.empty((5, len(rows), *shape))
+    for j in range(5):
+        values = [row[j] for row in rows]
+        if any(isinstance(x, np.ndarray) for x in values):
+            for i, x in enumerate(values):
+                stacked[j, i] = x
+        else:
+            stacked[j] = np.array(values, dtype=float).reshape(-1, *(1,) * len(shape))
+    return stacked
+
+
 # where a GEMM's time counts: an average layer's forward or backward, or the last stage's output layer
 FORWARD, BACKWARD, HEAD = 0, 1, 2
 
@@ -332,18 +346,17 @@ class GemmTable:
         return np.broadcast_shapes(*(np.shape(x) for x in fields)) or (1,)
 
     def seconds(self, dev: Device) -> np.ndarray:
-        """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts)."""
-        columns = list(zip(*self.rows, strict=True))
-        m, n, k, groups, weights_read = stacked = np.empty((5, len(self.rows), *self._shape()))
-        for i, row in enumerate(self.rows):
-            for j in range(5):
-                stacked[j, i] = row[j]
-        sixteen_bit = np.array(columns[5])[:, None]
-        rows = SimpleNamespace(**{f: getattr(dev, f)[..., None] for f in GEMM_COLUMNS}, launch=dev.launch)
-        rate = np.where(sixteen_bit, rows.gemm16, rows.gemm)
+        """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts): each one's GEMMs
+        summed in the order they were added, so a layout's time does not depend on what else is
+        timed beside it (a BLAS dot over the GEMMs rounds differently with the number of layouts)."""
+        rows = sorted(self.rows, key=lambda row: row[6])  # stable: by where they count, as added
+        m, n, k, groups, weights_read = _stacked(rows, self._shape())
+        sixteen_bit = np.array([row[5] for row in rows])[:, None]
+        columns = SimpleNamespace(**{f: getattr(dev, f)[..., None] for f in GEMM_COLUMNS}, launch=dev.launch)
+        rate = np.where(sixteen_bit, columns.gemm16, columns.gemm)
         in_bytes, weight_bytes = (np.where(sixteen_bit, 2.0, x) for x in (dev.matmul_bytes, dev.weight_bytes))
         times = gemm_seconds(
-            rows,
+            columns,
             m,
             n,
             k,
@@ -353,9 +366,12 @@ class GemmTable:
             weight_bytes=weight_bytes,
             weights_read=weights_read,
         )
-        where = np.zeros((3, len(self.rows)))
-        where[np.array(columns[6]), np.arange(len(self.rows))] = columns[7]
-        return np.tensordot(where, times, axes=([1], [1]))
+        weighted = times * np.array([row[7] for row in rows])[:, None]
+        buckets = [row[6] for row in rows]
+        present = sorted(set(buckets))
+        out = np.zeros((3, *weighted.shape[:-2], weighted.shape[-1]))  # a bucket with no GEMM: 0
+        out[present] = np.moveaxis(np.add.reduceat(weighted, [buckets.index(b) for b in present], axis=-2), -2, 0)
+        return out
 
     def stream_seconds(self, dev: Device) -> tuple[np.ndarray, np.ndarray]:
         """(forward, backward) of the casts and dequantisation, per average layer."""
