@@ -85,13 +85,24 @@ def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
     if replica.gpus == 1 or ctx.req.gpus:
         return None
     batch = replica.batch // 2
-    while batch >= 1:
-        scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
-        smaller = scored.deliverable & (scored.replica < replica.gpus)[None, :]
-        if smaller.any():
+    while batch >= 1:  # the decode is timed at the first batch a smaller replica serves, not before
+        if _smaller_deliverable(ctx, replica, batch):
+            scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
+            smaller = scored.deliverable & (scored.replica < replica.gpus)[None, :]
             return _pick(scored, smaller, "fewer_gpus", replica.precision, batch)
         batch //= 2
     return None
+
+
+def _smaller_deliverable(ctx: Context, replica, batch: int) -> bool:
+    """Whether a replica of fewer GPUs than the plan's serves `batch` sequences on its GPU type
+    (search.serving_fit: memory, shape and stock, as _rescore decides them)."""
+    tp, pp, ep, options, fixed = _grid(ctx, [replica.gpu], replica.region, batch)
+    shapes = dict(tp=tp, pp=pp, ep=ep, options=options, over=overheads(ctx.cat), cat=ctx.cat, fixed=fixed)
+    deliverable = search.serving_fit(
+        ctx.arch, replica.precision, seq=replica.seq, batch=batch, **shapes, kv_cache=ctx.req.kv_cache
+    )[3]
+    return bool((deliverable & (tp * pp * ep < replica.gpus)[None, :]).any())
 
 
 def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None) -> Alternative | None:
@@ -168,15 +179,7 @@ def score_replicas(
     """Every replica shape the user's fixed values allow, on `types`: the plan's search and its
     alternatives' (raises RequestError when nothing fixed leaves a shape)."""
     req, cat = ctx.req, ctx.cat
-    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp, ep=req.ep)
-    tp, pp, ep = search.serving_grid(ctx.arch, fixed)
-    if tp.size == 0:
-        raise RequestError([no_layout(req, batch)])
-    options = search.gpu_options(cat, types, region, None, req.fabric)
-    if (req.ep or 1) > 1 and not search.expert_parallel_ok(ep, options).any():
-        per_node, rdma = int(options.nvlink.max()), bool(options.rdma.any())
-        params = {"ep": req.ep, "per_node": per_node, "rdma": rdma}
-        raise RequestError([Note(code="serving_ep_beyond_node", params=params)])
+    tp, pp, ep, options, fixed = _grid(ctx, types, region, batch)
     return search.score_serving(
         ctx.arch,
         precision,
@@ -194,6 +197,22 @@ def score_replicas(
         prompt=req.prompt_tokens,
         chunked=req.prefill != "disaggregated",
     )
+
+
+def _grid(ctx: Context, types: list[GPU], region: str | None, batch: int):
+    """(tp, pp, ep, GPU options, fixed values) of the replica shapes the user's fixed values allow
+    on `types` (raises RequestError when nothing fixed leaves a shape)."""
+    req = ctx.req
+    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp, ep=req.ep)
+    tp, pp, ep = search.serving_grid(ctx.arch, fixed)
+    if tp.size == 0:
+        raise RequestError([no_layout(req, batch)])
+    options = search.gpu_options(ctx.cat, types, region, None, req.fabric)
+    if (req.ep or 1) > 1 and not search.expert_parallel_ok(ep, options).any():
+        per_node, rdma = int(options.nvlink.max()), bool(options.rdma.any())
+        params = {"ep": req.ep, "per_node": per_node, "rdma": rdma}
+        raise RequestError([Note(code="serving_ep_beyond_node", params=params)])
+    return tp, pp, ep, options, fixed
 
 
 def _per_token(scored: search.ServingScored) -> np.ndarray:
