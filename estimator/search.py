@@ -355,17 +355,21 @@ class Scored:
 
 def simplest_zero(
     job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capacity_bytes: float, defaults: Defaults
-) -> int:
+) -> tuple[int, dict[str, float] | None]:
     """The lowest ZeRO stage that still fits layout i on a card of `capacity_bytes` (stages 0-2
-    take the same time)."""
+    take the same time), and its memory parts when it is a lower stage than the layout's."""
     zero = int(grid.zero[i])
     if zero != 2:
-        return zero
+        return zero, None
     one = grid.subset(np.array([i, i]))
     one.zero = np.array([0.0, 1.0])
-    need = memory.per_gpu_total(memory.training_memory(job, layout_of(one, gbs), over))
+    parts = memory.training_memory(job, layout_of(one, gbs), over)
+    need = memory.per_gpu_total(parts)
     fitting = np.flatnonzero(fit.fits(need, capacity_bytes, defaults))
-    return int(one.zero[fitting[0]]) if fitting.size else zero
+    if not fitting.size:
+        return zero, None
+    j = int(fitting[0])
+    return int(one.zero[j]), {k: float(np.broadcast_to(v, need.shape)[j]) for k, v in parts.items()}
 
 
 def layout_of(grid: Grid, gbs: int) -> Layout:

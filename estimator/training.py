@@ -231,16 +231,12 @@ def _choose(ctx: Context, scored: search.Scored, fixed: search.Fixed) -> Pick:
 def _reported_zero(ctx: Context, job: Job, pick: Pick, gbs: int) -> tuple[int, dict[str, float]]:
     """The simplest ZeRO stage that fits (stages 0-2 take the same time and cost) and its memory."""
     grid, i = pick.scored.grid, pick.i
-    zero = int(grid.zero[i])
-    if ctx.req.zero is None:
+    if ctx.req.zero is None:  # a lower stage comes with its memory, as simplest_zero found it
         capacity = pick.gpu.memory_gib * GIB
-        zero = search.simplest_zero(job, grid, i, gbs, overheads(ctx.cat), capacity, ctx.cat.defaults)
-    if zero == int(grid.zero[i]):
-        return zero, {k: float(v[i]) for k, v in pick.scored.parts.items()}
-    final = grid.subset(np.array([i]))
-    final.zero = np.array([float(zero)])
-    parts = memory.training_memory(job, search.layout_of(final, gbs), overheads(ctx.cat))
-    return zero, {k: float(v[0]) for k, v in parts.items()}
+        zero, parts = search.simplest_zero(job, grid, i, gbs, overheads(ctx.cat), capacity, ctx.cat.defaults)
+        if parts is not None:
+            return zero, parts
+    return int(grid.zero[i]), {k: float(v[i]) for k, v in pick.scored.parts.items()}
 
 
 def _precision(ctx: Context, gpu: GPU) -> str:
