@@ -82,27 +82,23 @@ def _quantized(ctx: Context, replica) -> Alternative | None:
 
 
 def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
-    if replica.gpus == 1 or ctx.req.gpus:
-        return None
+    """Half the batch, then a quarter, ...: memory, shape and stock (search.serving_fit) at each, the
+    decode timed only at the first batch a replica of fewer GPUs serves."""
     batch = replica.batch // 2
-    while batch >= 1:  # the decode is timed at the first batch a smaller replica serves, not before
-        if _smaller_deliverable(ctx, replica, batch):
-            scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
-            smaller = scored.deliverable & (scored.replica < replica.gpus)[None, :]
-            return _pick(scored, smaller, "fewer_gpus", replica.precision, batch)
-        batch //= 2
-    return None
-
-
-def _smaller_deliverable(ctx: Context, replica, batch: int) -> bool:
-    """Whether a replica of fewer GPUs than the plan's serves `batch` sequences on its GPU type
-    (search.serving_fit: memory, shape and stock, as _rescore decides them)."""
+    if replica.gpus == 1 or ctx.req.gpus or batch < 1:
+        return None
     tp, pp, ep, options, fixed = _grid(ctx, [replica.gpu], replica.region, batch)
     shapes = dict(tp=tp, pp=pp, ep=ep, options=options, over=overheads(ctx.cat), cat=ctx.cat, fixed=fixed)
-    deliverable = search.serving_fit(
-        ctx.arch, replica.precision, seq=replica.seq, batch=batch, **shapes, kv_cache=ctx.req.kv_cache
-    )[3]
-    return bool((deliverable & (tp * pp * ep < replica.gpus)[None, :]).any())
+    smaller = (tp * pp * ep < replica.gpus)[None, :]
+    while batch >= 1:
+        fit_parts = search.serving_fit(
+            ctx.arch, replica.precision, seq=replica.seq, batch=batch, **shapes, kv_cache=ctx.req.kv_cache
+        )
+        if (fit_parts[3] & smaller).any():
+            scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
+            return _pick(scored, scored.deliverable & smaller, "fewer_gpus", replica.precision, batch)
+        batch //= 2
+    return None
 
 
 def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None) -> Alternative | None:
