@@ -136,17 +136,16 @@ SMALL_TILE = 64.0
 def _fitting_tile(size, large) -> np.ndarray:
     """The tile side for a dimension: the large tile's, or for a shorter dimension the power of two
     that holds it, from SMALL_TILE up (estimate: at the large tile's rate per FLOP)."""
-    fits = SMALL_TILE * 2.0 ** np.ceil(np.log2(np.maximum(size, SMALL_TILE) / SMALL_TILE))
-    return np.minimum(large, fits)
+    return np.minimum(large, np.exp2(np.ceil(np.log2(np.maximum(size, SMALL_TILE)))))
 
 
 def _tile_seconds(dev: Device, tm, tn, k_slices, rate) -> list[np.ndarray]:
-    """One tile's main loop over each of `k_slices` of k, plus its output store, which does not
-    overlap it: tm x tn outputs written at the SM's share of HBM bandwidth take as long as this many
-    more of k."""
-    k_store = OUT_BYTES * rate / (2.0 * dev.hbm)
-    flops, per_sm = 2.0 * tm * tn, rate / dev.sms
-    return [flops * (k_slice + k_store) / per_sm for k_slice in k_slices]
+    """One tile's main loop over each of `k_slices` of k (2 tm tn FLOPs each at the SM's share of
+    the rate), plus its output store, which does not overlap it: tm x tn outputs written at the
+    SM's share of HBM bandwidth take as long as this many more of k."""
+    k_store = rate * (OUT_BYTES / 2.0) / dev.hbm
+    per_k = (tm * tn) * (2.0 * dev.sms / rate)
+    return [per_k * (k_slice + k_store) for k_slice in k_slices]
 
 
 def gemm_seconds(
@@ -178,8 +177,9 @@ def gemm_seconds(
     whole = np.ceil(tiles / dev.sms) * tile_whole
     split_k = np.ceil(tiles * split / dev.sms) * tile_split
     compute = np.minimum(whole, split_k)
-    partials = np.where(split_k < whole, (split - 1.0) * m * n * 2.0 * FP32_PARTIAL_BYTES, 0.0)
-    traffic = groups * (in_bytes * m * k + weights_read * weight_bytes * k * n + OUT_BYTES * m * n + partials)
+    # bytes per output element: written in 16 bits, and under split-K the fp32 partials written and read
+    per_output = OUT_BYTES + np.where(split_k < whole, (split - 1.0) * (2.0 * FP32_PARTIAL_BYTES), 0.0)
+    traffic = groups * (k * (in_bytes * m + (weights_read * weight_bytes) * n) + (m * n) * per_output)
     return np.maximum(compute, traffic / dev.hbm) + dev.launch
 
 
