@@ -212,7 +212,7 @@ def distinct_layouts(*fields) -> tuple[np.ndarray, np.ndarray]:
     of its combination): the fields, small whole numbers, make one exact sort key. Not np.unique,
     which imports numpy.ma (search.py)."""
     base = max(float(np.max(f)) for f in fields) + 1.0
-    key = np.zeros(np.shape(fields[0]))
+    key = np.zeros(np.broadcast_shapes(*(np.shape(f) for f in fields)))
     for f in fields:
         key = key * base + f
     order = np.argsort(key, kind="stable")
@@ -231,9 +231,9 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     if len(shape) != 1 or shape[0] < DISTINCT_FROM:
         return kernels.micro_batch_seconds(dev, a, work)
-    firsts, inverse = distinct_layouts(*(np.broadcast_to(f, shape) for f in fields))
+    firsts, inverse = distinct_layouts(*fields)
     names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
-    pick = {f: np.broadcast_to(getattr(work, f), shape)[firsts] for f in names}
+    pick = {f: _at_layouts(getattr(work, f), shape, firsts) for f in names}
     mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
 
     def spread(x):
@@ -243,6 +243,13 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
 
     layer = kernels.LayerTime(*(spread(x) for x in vars(mb.layer).values()))
     return kernels.MicroBatch(layer, spread(mb.first), spread(mb.last))
+
+
+def _at_layouts(values, shape: tuple, picked: np.ndarray):
+    """A per-layout field at the `picked` layouts; a number stays a number (it is the same at all)."""
+    if np.ndim(values) == 0:
+        return values
+    return (values if np.shape(values) == shape else np.broadcast_to(values, shape))[picked]
 
 
 @dataclass(frozen=True)
