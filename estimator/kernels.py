@@ -285,15 +285,17 @@ def mlp_linears(a: Arch, width, tp) -> list[tuple]:
 
 def _stacked(rows: list[tuple], shape: tuple) -> np.ndarray:
     """The GEMMs' (m, n, k, groups, weights_read), scalars and layout arrays, as (5, rows, *shape):
-    a field that is a number in every row in one pass, the others row by row."""
+    a field that is a number in every row, or an array of one shape, in one pass, the others row by row."""
     stacked = np.empty((5, len(rows), *shape))
     for j in range(5):
         values = [row[j] for row in rows]
-        if any(isinstance(x, np.ndarray) for x in values):
+        try:
+            column = np.array(values, dtype=float)
+        except ValueError:  # numbers beside layout arrays, or arrays of different shapes
             for i, x in enumerate(values):
                 stacked[j, i] = x
-        else:
-            stacked[j] = np.array(values, dtype=float).reshape(-1, *(1,) * len(shape))
+            continue
+        stacked[j] = column.reshape(column.shape + (1,) * (1 + len(shape) - column.ndim))
     return stacked
 
 
@@ -370,7 +372,7 @@ class GemmTable:
         buckets = [row[6] for row in rows]
         present = sorted(set(buckets))
         out = np.zeros((3, *weighted.shape[:-2], weighted.shape[-1]))  # a bucket with no GEMM: 0
-        out[present] = np.moveaxis(np.add.reduceat(weighted, [buckets.index(b) for b in present], axis=-2), -2, 0)
+        out[present] = np.add.reduceat(weighted, [buckets.index(b) for b in present], axis=-2).swapaxes(0, -2)
         return out
 
     def stream_seconds(self, dev: Device) -> tuple[np.ndarray, np.ndarray]:
