@@ -358,7 +358,8 @@ def offload_seconds(job: Job, lay: Layout, defaults: Defaults) -> np.ndarray:
     cpu_adam = trained / nodes / defaults.number("host", "cpu_adam_params_per_s_per_node")
     pcie = trained / gpus * 4.0 / (defaults.number("host", "pcie_gb_s_per_gpu") * 1e9)  # grads down, params up
     nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
-    return np.select([offload == 0, (offload == 2) | (offload == 4)], [0.0, cpu_adam + pcie + nvme], cpu_adam + pcie)
+    to_nvme = np.where((offload == 2) | (offload == 4), cpu_adam + pcie + nvme, cpu_adam + pcie)
+    return np.where(offload == 0, 0.0, to_nvme)
 
 
 @dataclass
