@@ -135,10 +135,13 @@ def step_overlap(
     under combined 1F1B, an adjacent micro-batch's (MoE; the all-to-all takes `sm_share` of the SMs
     meanwhile), the column-parallel layers' backward GEMMs (`backward_share` of the compute is the
     backward pass) for Megatron-Core's asynchronous tensor-parallel collectives, and the pipeline's
-    schedule."""
-    paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt, sixteen_bit)
+    schedule. A dense model has no all-to-all to hide: nothing runs beside it."""
+    ep_hidden = 0.0
+    if a.is_moe:
+        paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt, sixteen_bit)
+        ep_hidden = t_compute * np.maximum(a.shared_flops_share, paired)
     return Overlap(
-        ep_hidden=t_compute * np.maximum(a.shared_flops_share, paired),
+        ep_hidden=ep_hidden,
         ep_sm_share=sm_share if a.is_moe else 0.0,
         tp_async=tensor_parallel_async_share(lay.ckpt),
         tp_hidden=t_compute * backward_share * a.column_parallel_share,
