@@ -214,15 +214,16 @@ def distinct_layouts(*fields) -> tuple[np.ndarray, np.ndarray]:
     """(an index of each distinct combination of the fields' values, and for every layout the number
     of its combination): the fields, small whole numbers, make one exact sort key. Not np.unique,
     which imports numpy.ma (search.py)."""
-    base = max(float(np.max(f)) for f in fields) + 1.0
+    base = max(float(f.max()) for f in fields) + 1.0
     key = np.zeros(np.broadcast_shapes(*(np.shape(f) for f in fields)))
     for f in fields:
         key = key * base + f
-    order = np.argsort(key, kind="stable")
+    order = key.argsort(kind="stable")
+    ordered = key[order]
     starts = np.empty(key.size, dtype=bool)
-    starts[0], starts[1:] = True, key[order][1:] != key[order][:-1]
+    starts[0], starts[1:] = True, ordered[1:] != ordered[:-1]
     inverse = np.empty(key.size, dtype=int)
-    inverse[order] = np.cumsum(starts) - 1
+    inverse[order] = starts.cumsum() - 1
     return order[starts], inverse
 
 
