@@ -140,12 +140,12 @@ def _fitting_tile(size, large) -> np.ndarray:
 
 
 def _tile_seconds(dev: Device, tm, tn, k_slices, rate) -> list[np.ndarray]:
-    """One tile's main loop over each of `k_slices` of k (2 tm tn FLOPs each at the SM's share of
-    the rate), plus its output store, which does not overlap it: tm x tn outputs written at the
-    SM's share of HBM bandwidth take as long as this many more of k."""
-    k_store = rate * (OUT_BYTES / 2.0) / dev.hbm
-    per_k = (tm * tn) * (2.0 * dev.sms / rate)
-    return [per_k * (k_slice + k_store) for k_slice in k_slices]
+    """One tile's main loop over each of `k_slices` of k, plus its output store, which does not
+    overlap it: tm x tn outputs written at the SM's share of HBM bandwidth take as long as this many
+    more of k."""
+    k_store = OUT_BYTES * rate / (2.0 * dev.hbm)
+    flops, per_sm = 2.0 * tm * tn, rate / dev.sms
+    return [flops * (k_slice + k_store) / per_sm for k_slice in k_slices]
 
 
 def gemm_seconds(
@@ -177,9 +177,8 @@ def gemm_seconds(
     whole = np.ceil(tiles / dev.sms) * tile_whole
     split_k = np.ceil(tiles * split / dev.sms) * tile_split
     compute = np.minimum(whole, split_k)
-    # bytes per output element: written in 16 bits, and under split-K the fp32 partials written and read
-    per_output = OUT_BYTES + np.where(split_k < whole, (split - 1.0) * (2.0 * FP32_PARTIAL_BYTES), 0.0)
-    traffic = groups * (k * (in_bytes * m + (weights_read * weight_bytes) * n) + (m * n) * per_output)
+    partials = np.where(split_k < whole, (split - 1.0) * m * n * 2.0 * FP32_PARTIAL_BYTES, 0.0)
+    traffic = groups * (in_bytes * m * k + weights_read * weight_bytes * k * n + OUT_BYTES * m * n + partials)
     return np.maximum(compute, traffic / dev.hbm) + dev.launch
 
 
@@ -348,12 +347,11 @@ class GemmTable:
         return np.broadcast_shapes(*(np.shape(x) for x in fields)) or (1,)
 
     def seconds(self, dev: Device) -> np.ndarray:
-        """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts): each one's GEMMs
-        summed in the order they were added, so a layout's time does not depend on what else is
-        timed beside it (a BLAS dot over the GEMMs rounds differently with the number of layouts)."""
-        rows = sorted(self.rows, key=lambda row: row[6])  # stable: by where they count, as added
-        m, n, k, groups, weights_read = _stacked(rows, self._shape())
-        sixteen_bit = np.array([row[5] for row in rows])[:, None]
+        """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts). The sum over the
+        GEMMs is a BLAS dot, whose rounding moves with the arrays' shapes: answers printed in JSON
+        show every digit, so it stays the dot they were recorded with."""
+        m, n, k, groups, weights_read = _stacked(self.rows, self._shape())
+        sixteen_bit = np.array([row[5] for row in self.rows])[:, None]
         columns = SimpleNamespace(**{f: getattr(dev, f)[..., None] for f in GEMM_COLUMNS}, launch=dev.launch)
         rate = np.where(sixteen_bit, columns.gemm16, columns.gemm)
         in_bytes, weight_bytes = (np.where(sixteen_bit, 2.0, x) for x in (dev.matmul_bytes, dev.weight_bytes))
@@ -368,12 +366,9 @@ class GemmTable:
             weight_bytes=weight_bytes,
             weights_read=weights_read,
         )
-        weighted = times * np.array([row[7] for row in rows])[:, None]
-        buckets = [row[6] for row in rows]
-        present = sorted(set(buckets))
-        out = np.zeros((3, *weighted.shape[:-2], weighted.shape[-1]))  # a bucket with no GEMM: 0
-        out[present] = np.add.reduceat(weighted, [buckets.index(b) for b in present], axis=-2).swapaxes(0, -2)
-        return out
+        where = np.zeros((3, len(self.rows)))
+        where[[row[6] for row in self.rows], np.arange(len(self.rows))] = [row[7] for row in self.rows]
+        return np.tensordot(where, times, axes=([1], [1]))
 
     def stream_seconds(self, dev: Device) -> tuple[np.ndarray, np.ndarray]:
         """(forward, backward) of the casts and dequantisation, per average layer."""
