@@ -376,10 +376,17 @@ SHARED_FIELDS = ("layers", "hidden", "heads", "kv_heads", "head_dim")
 _NAMED_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)B(?![\w-])")
 
 
+@functools.lru_cache(maxsize=4096)
+def stated_size(name: str) -> float | None:
+    """The size a model's name states, in billions ("Llama 2 13B" -> 13.0), None when it states none
+    (memoised by name: the catalog's names are read again for every bare size asked)."""
+    size = _NAMED_SIZE.search(name)
+    return float(size.group(1)) if size else None
+
+
 def models_named_at(params_b: float, specs) -> list[ModelSpec]:
     """The dense catalog models whose names state `params_b` billion parameters ("13B")."""
-    named = ((spec, _NAMED_SIZE.search(spec.name)) for spec in specs if spec.experts <= 1)
-    return [spec for spec, size in named if size and float(size.group(1)) == params_b]
+    return [spec for spec in specs if spec.experts <= 1 and stated_size(spec.name) == params_b]
 
 
 def shared_shape(params_b: float, specs) -> tuple[tuple[int, ...] | None, list[str]]:

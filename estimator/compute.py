@@ -135,10 +135,13 @@ def step_overlap(
     under combined 1F1B, an adjacent micro-batch's (MoE; the all-to-all takes `sm_share` of the SMs
     meanwhile), the column-parallel layers' backward GEMMs (`backward_share` of the compute is the
     backward pass) for Megatron-Core's asynchronous tensor-parallel collectives, and the pipeline's
-    schedule."""
-    paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt, sixteen_bit)
+    schedule. A dense model has no all-to-all to hide: nothing runs beside it."""
+    ep_hidden = 0.0
+    if a.is_moe:
+        paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt, sixteen_bit)
+        ep_hidden = t_compute * np.maximum(a.shared_flops_share, paired)
     return Overlap(
-        ep_hidden=t_compute * np.maximum(a.shared_flops_share, paired),
+        ep_hidden=ep_hidden,
         ep_sm_share=sm_share if a.is_moe else 0.0,
         tp_async=tensor_parallel_async_share(lay.ckpt),
         tp_hidden=t_compute * backward_share * a.column_parallel_share,
@@ -211,15 +214,16 @@ def distinct_layouts(*fields) -> tuple[np.ndarray, np.ndarray]:
     """(an index of each distinct combination of the fields' values, and for every layout the number
     of its combination): the fields, small whole numbers, make one exact sort key. Not np.unique,
     which imports numpy.ma (search.py)."""
-    base = max(float(np.max(f)) for f in fields) + 1.0
-    key = np.zeros(np.shape(fields[0]))
+    base = max(float(f.max()) for f in fields) + 1.0
+    key = np.zeros(np.broadcast_shapes(*(np.shape(f) for f in fields)))
     for f in fields:
         key = key * base + f
-    order = np.argsort(key, kind="stable")
+    order = key.argsort(kind="stable")
+    ordered = key[order]
     starts = np.empty(key.size, dtype=bool)
-    starts[0], starts[1:] = True, key[order][1:] != key[order][:-1]
+    starts[0], starts[1:] = True, ordered[1:] != ordered[:-1]
     inverse = np.empty(key.size, dtype=int)
-    inverse[order] = np.cumsum(starts) - 1
+    inverse[order] = starts.cumsum() - 1
     return order[starts], inverse
 
 
@@ -231,9 +235,9 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     if len(shape) != 1 or shape[0] < DISTINCT_FROM:
         return kernels.micro_batch_seconds(dev, a, work)
-    firsts, inverse = distinct_layouts(*(np.broadcast_to(f, shape) for f in fields))
+    firsts, inverse = distinct_layouts(*fields)
     names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
-    pick = {f: np.broadcast_to(getattr(work, f), shape)[firsts] for f in names}
+    pick = {f: _at_layouts(getattr(work, f), shape, firsts) for f in names}
     mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
 
     def spread(x):
@@ -243,6 +247,13 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
 
     layer = kernels.LayerTime(*(spread(x) for x in vars(mb.layer).values()))
     return kernels.MicroBatch(layer, spread(mb.first), spread(mb.last))
+
+
+def _at_layouts(values, shape: tuple, picked: np.ndarray):
+    """A per-layout field at the `picked` layouts; a number stays a number (it is the same at all)."""
+    if np.ndim(values) == 0:
+        return values
+    return (values if np.shape(values) == shape else np.broadcast_to(values, shape))[picked]
 
 
 @dataclass(frozen=True)
@@ -351,7 +362,8 @@ def offload_seconds(job: Job, lay: Layout, defaults: Defaults) -> np.ndarray:
     cpu_adam = trained / nodes / defaults.number("host", "cpu_adam_params_per_s_per_node")
     pcie = trained / gpus * 4.0 / (defaults.number("host", "pcie_gb_s_per_gpu") * 1e9)  # grads down, params up
     nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
-    return np.select([offload == 0, (offload == 2) | (offload == 4)], [0.0, cpu_adam + pcie + nvme], cpu_adam + pcie)
+    to_nvme = np.where((offload == 2) | (offload == 4), cpu_adam + pcie + nvme, cpu_adam + pcie)
+    return np.where(offload == 0, 0.0, to_nvme)
 
 
 @dataclass

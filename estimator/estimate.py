@@ -188,6 +188,23 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
 # --- defaults ----------------------------------------------------------------------------
 
 
+_NAMED_BY_SIZE: dict[int, tuple[dict, dict[float, list]]] = {}  # by id(cat.models), which the entry keeps alive
+
+
+def _named_at(params_b: float, cat: Catalog) -> list:
+    """The catalog models whose names state `params_b` billion parameters, from an index of the
+    stated sizes built once per catalog (a scan of every name cost some 40 us per bare size)."""
+    key = id(cat.models)
+    if key not in _NAMED_BY_SIZE:
+        if len(_NAMED_BY_SIZE) > 64:  # catalogs made per request (a model read at run time): a bound
+            _NAMED_BY_SIZE.clear()
+        index: dict[float, list] = {}
+        for spec in cat.models.values():
+            index.setdefault(architecture.stated_size(spec.name), []).append(spec)
+        _NAMED_BY_SIZE[key] = (cat.models, index)
+    return _NAMED_BY_SIZE[key][1].get(params_b, [])
+
+
 def _resolve_model(req: Request, cat: Catalog) -> tuple[Arch, str | None]:
     if req.model:
         spec = cat.models.get(req.model)
@@ -198,7 +215,7 @@ def _resolve_model(req: Request, cat: Catalog) -> tuple[Arch, str | None]:
         raise RequestError([Note(code="model_missing")])
     if req.active_params_b and req.active_params_b < req.params_b:
         return architecture.generic_moe(req.params_b, req.active_params_b), None
-    shape, _ = architecture.shared_shape(req.params_b, cat.models.values())
+    shape, _ = architecture.shared_shape(req.params_b, _named_at(req.params_b, cat))
     return architecture.generic(req.params_b, shape), None
 
 
@@ -283,7 +300,7 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
                     "params_b": req.params_b,
                     **architecture.describe_generic(arch),
                     "vocab": arch.vocab,
-                    "like": architecture.shared_shape(req.params_b, cat.models.values())[1],
+                    "like": architecture.shared_shape(req.params_b, _named_at(req.params_b, cat))[1],
                 },
             )
         )

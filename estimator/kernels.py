@@ -136,8 +136,7 @@ SMALL_TILE = 64.0
 def _fitting_tile(size, large) -> np.ndarray:
     """The tile side for a dimension: the large tile's, or for a shorter dimension the power of two
     that holds it, from SMALL_TILE up (estimate: at the large tile's rate per FLOP)."""
-    fits = SMALL_TILE * 2.0 ** np.ceil(np.log2(np.maximum(size, SMALL_TILE) / SMALL_TILE))
-    return np.minimum(large, fits)
+    return np.minimum(large, np.exp2(np.ceil(np.log2(np.maximum(size, SMALL_TILE)))))
 
 
 def _tile_seconds(dev: Device, tm, tn, k_slices, rate) -> list[np.ndarray]:
@@ -283,6 +282,22 @@ def mlp_linears(a: Arch, width, tp) -> list[tuple]:
     return [((2 if a.gated else 1) * width / tp, a.hidden), (a.hidden, width / tp)]
 
 
+def _stacked(rows: list[tuple], shape: tuple) -> np.ndarray:
+    """The GEMMs' (m, n, k, groups, weights_read), scalars and layout arrays, as (5, rows, *shape):
+    a field that is a number in every row, or an array of one shape, in one pass, the others row by row."""
+    stacked = np.empty((5, len(rows), *shape))
+    for j in range(5):
+        values = [row[j] for row in rows]
+        try:
+            column = np.array(values, dtype=float)
+        except ValueError:  # numbers beside layout arrays, or arrays of different shapes
+            for i, x in enumerate(values):
+                stacked[j, i] = x
+            continue
+        stacked[j] = column.reshape(column.shape + (1,) * (1 + len(shape) - column.ndim))
+    return stacked
+
+
 # where a GEMM's time counts: an average layer's forward or backward, or the last stage's output layer
 FORWARD, BACKWARD, HEAD = 0, 1, 2
 
@@ -332,18 +347,16 @@ class GemmTable:
         return np.broadcast_shapes(*(np.shape(x) for x in fields)) or (1,)
 
     def seconds(self, dev: Device) -> np.ndarray:
-        """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts)."""
-        columns = list(zip(*self.rows, strict=True))
-        m, n, k, groups, weights_read = stacked = np.empty((5, len(self.rows), *self._shape()))
-        for i, row in enumerate(self.rows):
-            for j in range(5):
-                stacked[j, i] = row[j]
-        sixteen_bit = np.array(columns[5])[:, None]
-        rows = SimpleNamespace(**{f: getattr(dev, f)[..., None] for f in GEMM_COLUMNS}, launch=dev.launch)
-        rate = np.where(sixteen_bit, rows.gemm16, rows.gemm)
+        """Seconds by where they count (FORWARD, BACKWARD, HEAD), each (T, layouts). The sum over the
+        GEMMs is a BLAS dot, whose rounding moves with the arrays' shapes: answers printed in JSON
+        show every digit, so it stays the dot they were recorded with."""
+        m, n, k, groups, weights_read = _stacked(self.rows, self._shape())
+        sixteen_bit = np.array([row[5] for row in self.rows])[:, None]
+        columns = SimpleNamespace(**{f: getattr(dev, f)[..., None] for f in GEMM_COLUMNS}, launch=dev.launch)
+        rate = np.where(sixteen_bit, columns.gemm16, columns.gemm)
         in_bytes, weight_bytes = (np.where(sixteen_bit, 2.0, x) for x in (dev.matmul_bytes, dev.weight_bytes))
         times = gemm_seconds(
-            rows,
+            columns,
             m,
             n,
             k,
@@ -354,7 +367,7 @@ class GemmTable:
             weights_read=weights_read,
         )
         where = np.zeros((3, len(self.rows)))
-        where[np.array(columns[6]), np.arange(len(self.rows))] = columns[7]
+        where[[row[6] for row in self.rows], np.arange(len(self.rows))] = [row[7] for row in self.rows]
         return np.tensordot(where, times, axes=([1], [1]))
 
     def stream_seconds(self, dev: Device) -> tuple[np.ndarray, np.ndarray]:

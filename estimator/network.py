@@ -225,7 +225,7 @@ def step_traffic(
 
     pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
     traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
-    if np.any(cp > 1):
+    if (cp > 1).any():
         kv = a.kv_cache_elems_per_token_layer * tokens_mb * 2.0 / tp  # keys and values of this rank's tokens
         traffic["cp"] = (3 + recompute) * (cp - 1) * kv * a.layers / pp * micro_batches
     if a.is_moe:

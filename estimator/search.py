@@ -355,17 +355,21 @@ class Scored:
 
 def simplest_zero(
     job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capacity_bytes: float, defaults: Defaults
-) -> int:
+) -> tuple[int, dict[str, float] | None]:
     """The lowest ZeRO stage that still fits layout i on a card of `capacity_bytes` (stages 0-2
-    take the same time)."""
+    take the same time), and its memory parts when it is a lower stage than the layout's."""
     zero = int(grid.zero[i])
     if zero != 2:
-        return zero
+        return zero, None
     one = grid.subset(np.array([i, i]))
     one.zero = np.array([0.0, 1.0])
-    need = memory.per_gpu_total(memory.training_memory(job, layout_of(one, gbs), over))
+    parts = memory.training_memory(job, layout_of(one, gbs), over)
+    need = memory.per_gpu_total(parts)
     fitting = np.flatnonzero(fit.fits(need, capacity_bytes, defaults))
-    return int(one.zero[fitting[0]]) if fitting.size else zero
+    if not fitting.size:
+        return zero, None
+    j = int(fitting[0])
+    return int(one.zero[j]), {k: float(np.broadcast_to(v, need.shape)[j]) for k, v in parts.items()}
 
 
 def layout_of(grid: Grid, gbs: int) -> Layout:
@@ -767,7 +771,7 @@ def _decode_speed(
     )
 
 
-def score_serving(
+def serving_fit(
     arch: Arch,
     precision: str,
     *,
@@ -779,17 +783,13 @@ def score_serving(
     over: Overheads,
     cat: Catalog,
     fixed: Fixed,
-    fabric: str | None = None,
-    ep: np.ndarray | None = None,
+    ep: np.ndarray,
     kv_cache: str | None = None,
-    prompt: int | None = None,
-    chunked: bool = True,
-) -> ServingScored:
-    """Every replica shape on every GPU type serving `batch` sequences of `seq` tokens, `prompt`
-    of them prompt (compute.served), the prefill sharing the steps when `chunked`."""
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    """(memory parts, bytes per GPU, fits, deliverable) of every replica shape on every GPU type:
+    what score_serving decides before it times the decode."""
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
-    ep = np.ones_like(tp) if ep is None else ep
     parts = memory.serving_memory(
         arch,
         precision,
@@ -811,11 +811,35 @@ def score_serving(
     if fixed.tp or fixed.pp:
         shape_ok = tp[None, :] <= np.maximum(per_node, tp.max())
     shape_ok &= expert_parallel_ok(ep, options)
-    replica = tp * pp * ep
-    in_stock = (replica[None, :] <= options.stock) | bool(fixed.gpus)
+    in_stock = ((tp * pp * ep)[None, :] <= options.stock) | bool(fixed.gpus)
+    return parts, per_gpu, fits, fits & shape_ok & options.usable & in_stock
+
+
+def score_serving(
+    arch: Arch,
+    precision: str,
+    *,
+    seq: int,
+    batch: int,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    options: GpuOptions,
+    over: Overheads,
+    cat: Catalog,
+    fixed: Fixed,
+    fabric: str | None = None,
+    ep: np.ndarray | None = None,
+    kv_cache: str | None = None,
+    prompt: int | None = None,
+    chunked: bool = True,
+) -> ServingScored:
+    """Every replica shape on every GPU type serving `batch` sequences of `seq` tokens, `prompt`
+    of them prompt (compute.served), the prefill sharing the steps when `chunked`."""
+    ep = np.ones_like(tp) if ep is None else ep
+    shapes = dict(seq=seq, batch=batch, tp=tp, pp=pp, options=options, over=over, cat=cat, fixed=fixed, ep=ep)
+    parts, per_gpu, fits, deliverable = serving_fit(arch, precision, **shapes, kv_cache=kv_cache)
     load = compute.served(seq, prompt, chunked)
     comm, speed = _decode_speed(arch, precision, load, batch, tp, pp, options, cat, fabric, ep, kv_cache)
-    deliverable = fits & shape_ok & options.usable & in_stock
     return ServingScored(
         tp,
         pp,
@@ -827,7 +851,7 @@ def score_serving(
         deliverable,
         speed.tokens_per_s_per_gpu,
         speed.step_seconds,
-        replica[None, :] * options.price,
+        (tp * pp * ep)[None, :] * options.price,
         np.broadcast_to(comm, speed.step_seconds.shape),
     )
 

@@ -82,14 +82,21 @@ def _quantized(ctx: Context, replica) -> Alternative | None:
 
 
 def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
-    if replica.gpus == 1 or ctx.req.gpus:
-        return None
+    """Half the batch, then a quarter, ...: memory, shape and stock (search.serving_fit) at each, the
+    decode timed only at the first batch a replica of fewer GPUs serves."""
     batch = replica.batch // 2
+    if replica.gpus == 1 or ctx.req.gpus or batch < 1:
+        return None
+    tp, pp, ep, options, fixed = _grid(ctx, [replica.gpu], replica.region, batch)
+    shapes = dict(tp=tp, pp=pp, ep=ep, options=options, over=overheads(ctx.cat), cat=ctx.cat, fixed=fixed)
+    smaller = (tp * pp * ep < replica.gpus)[None, :]
     while batch >= 1:
-        scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
-        smaller = scored.deliverable & (scored.replica < replica.gpus)[None, :]
-        if smaller.any():
-            return _pick(scored, smaller, "fewer_gpus", replica.precision, batch)
+        fit_parts = search.serving_fit(
+            ctx.arch, replica.precision, seq=replica.seq, batch=batch, **shapes, kv_cache=ctx.req.kv_cache
+        )
+        if (fit_parts[3] & smaller).any():
+            scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
+            return _pick(scored, scored.deliverable & smaller, "fewer_gpus", replica.precision, batch)
         batch //= 2
     return None
 
@@ -168,15 +175,7 @@ def score_replicas(
     """Every replica shape the user's fixed values allow, on `types`: the plan's search and its
     alternatives' (raises RequestError when nothing fixed leaves a shape)."""
     req, cat = ctx.req, ctx.cat
-    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp, ep=req.ep)
-    tp, pp, ep = search.serving_grid(ctx.arch, fixed)
-    if tp.size == 0:
-        raise RequestError([no_layout(req, batch)])
-    options = search.gpu_options(cat, types, region, None, req.fabric)
-    if (req.ep or 1) > 1 and not search.expert_parallel_ok(ep, options).any():
-        per_node, rdma = int(options.nvlink.max()), bool(options.rdma.any())
-        params = {"ep": req.ep, "per_node": per_node, "rdma": rdma}
-        raise RequestError([Note(code="serving_ep_beyond_node", params=params)])
+    tp, pp, ep, options, fixed = _grid(ctx, types, region, batch)
     return search.score_serving(
         ctx.arch,
         precision,
@@ -194,6 +193,22 @@ def score_replicas(
         prompt=req.prompt_tokens,
         chunked=req.prefill != "disaggregated",
     )
+
+
+def _grid(ctx: Context, types: list[GPU], region: str | None, batch: int):
+    """(tp, pp, ep, GPU options, fixed values) of the replica shapes the user's fixed values allow
+    on `types` (raises RequestError when nothing fixed leaves a shape)."""
+    req = ctx.req
+    fixed = search.Fixed(gpus=req.gpus, tp=req.tp, pp=req.pp, ep=req.ep)
+    tp, pp, ep = search.serving_grid(ctx.arch, fixed)
+    if tp.size == 0:
+        raise RequestError([no_layout(req, batch)])
+    options = search.gpu_options(ctx.cat, types, region, None, req.fabric)
+    if (req.ep or 1) > 1 and not search.expert_parallel_ok(ep, options).any():
+        per_node, rdma = int(options.nvlink.max()), bool(options.rdma.any())
+        params = {"ep": req.ep, "per_node": per_node, "rdma": rdma}
+        raise RequestError([Note(code="serving_ep_beyond_node", params=params)])
+    return tp, pp, ep, options, fixed
 
 
 def _per_token(scored: search.ServingScored) -> np.ndarray:

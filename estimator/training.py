@@ -42,10 +42,15 @@ class Pick:
 
     def at(self, values: np.ndarray) -> float:
         """A per-candidate figure (types x layouts, or broadcast to it) at the chosen candidate."""
-        shape = self.scored.fits.shape
-        if np.shape(values) == shape:
-            return float(values[self.t, self.i])
-        return float(np.broadcast_to(values, shape)[self.t, self.i])
+        return at_candidate(values, self.t, self.i)
+
+
+def at_candidate(values, t: int, i: int) -> float:
+    """A figure per candidate (types x layouts) or broadcast to it (per layout, per type, one for
+    all) at type t and layout i, indexed where it varies, without broadcasting."""
+    shape = np.shape(values)
+    index = (t, i)[2 - len(shape) :] if shape else ()
+    return float(np.asarray(values)[tuple(0 if n == 1 else x for n, x in zip(shape, index, strict=True))])
 
 
 def estimate_training(ctx: Context, seq: int) -> Estimate:
@@ -243,16 +248,12 @@ def _choose(ctx: Context, scored: search.Scored, fixed: search.Fixed) -> Pick:
 def _reported_zero(ctx: Context, job: Job, pick: Pick, gbs: int) -> tuple[int, dict[str, float]]:
     """The simplest ZeRO stage that fits (stages 0-2 take the same time and cost) and its memory."""
     grid, i = pick.scored.grid, pick.i
-    zero = int(grid.zero[i])
-    if ctx.req.zero is None:
+    if ctx.req.zero is None:  # a lower stage comes with its memory, as simplest_zero found it
         capacity = pick.gpu.memory_gib * GIB
-        zero = search.simplest_zero(job, grid, i, gbs, overheads(ctx.cat), capacity, ctx.cat.defaults)
-    if zero == int(grid.zero[i]):
-        return zero, {k: float(v[i]) for k, v in pick.scored.parts.items()}
-    final = grid.subset(np.array([i]))
-    final.zero = np.array([float(zero)])
-    parts = memory.training_memory(job, search.layout_of(final, gbs), overheads(ctx.cat))
-    return zero, {k: float(v[0]) for k, v in parts.items()}
+        zero, parts = search.simplest_zero(job, grid, i, gbs, overheads(ctx.cat), capacity, ctx.cat.defaults)
+        if parts is not None:
+            return zero, parts
+    return int(grid.zero[i]), {k: float(v[i]) for k, v in pick.scored.parts.items()}
 
 
 def _precision(ctx: Context, gpu: GPU) -> str:
@@ -587,7 +588,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
     """Traffic per step and the waiting share on each fabric the plan could run on."""
     scored, i, g = pick.scored, pick.i, pick.scored.grid
     step = scored.step
-    traffic = {k: float(np.broadcast_to(v, (g.size,))[i]) for k, v in step.traffic.items()}
+    traffic = {k: at_candidate(v, 0, i) for k, v in step.traffic.items()}  # per layout
     t_compute = pick.at(step.compute)
     # the network the user has (the plan's time is on it) beside the ones a cluster could have
     offered = [f for f in ctx.cat.fabrics.values() if f.offered or f.id == ctx.req.fabric]
