@@ -37,10 +37,11 @@ COUNT_WINDOW = 48
 MAX_READ_NUMBER = 1e15  # larger numbers in prose are not read: no count, size or length is that big
 
 
-# the parameters an MoE activates per token: "32B active", "32b activated", "激活32B", "A22B" after a size
+# the parameters an MoE activates per token: "32B active", "32b activated", "激活32B", "20b 激活", "A22B" after a size
 _ACTIVE_SIZE = (
     r"(\d+(?:\.\d+)?)\s*b(?:illion)?\s*(?:params?|parameters?)?\s*(?:active|activated)(?![a-z])"
-    r"|激活(?:参数)?(?:量)?\s*(\d+(?:\.\d+)?)\s*b|(?<=\db-)a(\d+(?:\.\d+)?)b(?![a-z0-9])"
+    r"|激活(?:参数)?(?:量)?\s*(\d+(?:\.\d+)?)\s*b|(\d+(?:\.\d+)?)\s*b\s*(?:参数)?\s*激活"
+    r"|(?<=\db-)a(\d+(?:\.\d+)?)b(?![a-z0-9])"
 )
 # thousands of cards, after a word that puts the job on them ("on 16k H100", "with 100k H100s",
 # "用1万张"): "8k a100" alone may be a context length and is not read
