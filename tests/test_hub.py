@@ -461,6 +461,7 @@ def test_a_looked_up_models_config_files_write_its_own_shape(env, monkeypatch, r
     assert plan.estimate.resolved.model == looked_up.lower()
     script = export(plan, "megatron")["pretrain_megatron.sh"]
     assert all(arg in script for arg in written) and not any(arg in script for arg in not_written)
+    assert "config.json on the Hugging Face Hub" in script and "No published config" not in script
 
 
 def test_without_a_lookup_the_size_in_the_name_is_planned_and_said(monkeypatch):

@@ -266,7 +266,8 @@ def files(launch: Launch, words: Words) -> dict[str, str]:
     check(launch)
     extra = [words("header_run_all_rdzv")] if launch.nodes > 1 else []
     extra += common.fabric_note(launch, words)
-    model = "megatron_model" if launch.spec else "megatron_model_generic"
+    # the shape's source: the catalog's published config, a Hub repo's config.json, or the plan's own
+    model = "megatron_model" if launch.spec else "megatron_model_hub" if launch.hf_id else "megatron_model_generic"
     extra.append(words(model, model=launch.model_name))
     script = Script(common.header(launch, words, *extra))
     script.variables = variables(launch, words)
