@@ -443,10 +443,7 @@ class Lexicon(_Strict):
     user_areas: dict[str, list[str]]
     users_context: list[str]
     data_kinds: dict[str, list[str]]
-    precisions: dict[str, list[str]]
     pure_bf16: list[str]
-    checkpointing: dict[str, list[str]]
-    offload: dict[str, list[str]]
     prefill_modes: dict[str, list[str]]  # serving: where prompts are prefilled (schema.PREFILLS) -> words
     served_split: dict[str, BilingualList]  # serving: the words of a prompt's and an output's length
     help: list[str]
@@ -455,7 +452,6 @@ class Lexicon(_Strict):
     gpu_like_names: list[str]  # GPU names the catalog lacks, read where no catalog GPU was
     model_families: dict[str, str]  # a family word -> catalog id prefixes, '|'-separated
     stopwords_en: list[str]
-    optimizers: dict[str, list[str]]  # the most specific first
     frameworks: list[str]
     asks_count: BilingualList
     asks_machines: BilingualList
@@ -484,11 +480,7 @@ class Lexicon(_Strict):
             self.regions,
             self.user_areas,
             self.data_kinds,
-            self.precisions,
-            self.checkpointing,
-            self.offload,
             self.prefill_modes,
-            self.optimizers,
         ):
             groups.extend(table.values())
         groups.append(self.frameworks)

@@ -191,6 +191,18 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
 
 
 @functools.cache
+def reads_one(dimension: str) -> bool:
+    """Whether a dimension reads one value (its files say `reads: one`): a table of words, the most
+    specific first ("paged adamw 8bit" before "adamw"), of which the question names one."""
+    return any(read_yaml(_text(lang, f"{dimension}.yaml")).get("reads") == "one" for lang in _langs_of(dimension))
+
+
+def _langs_of(dimension: str) -> list[str]:
+    folder = resources.files("gpuplan.knowledge").joinpath("rules")
+    return [lang for lang in LANGS if folder.joinpath(lang, f"{dimension}.yaml").is_file()]
+
+
+@functools.cache
 def rules(dimension: str) -> tuple[Rule, ...]:
     """Every language's rules for one dimension (knowledge/rules/<lang>/<dimension>.yaml, whose
     `pieces` add to the shared ones for its own rules)."""
@@ -263,7 +275,18 @@ def settle(spans: list[Span]) -> list[Span]:
     return sorted(kept, key=lambda s: s.start)
 
 
+def first(text: str, dimension: str, original: str | None = None) -> Span | None:
+    """A dimension that reads one value: the highest-priority rule that matches anywhere, at its
+    first place (a table of words, the most specific first: "paged adamw 8bit" before "adamw")."""
+    spans = find(text, rules(dimension), original)
+    return min(spans, key=lambda span: (-span.rule.priority, span.start), default=None)
+
+
 def read(text: str, dimension: str, original: str | None = None) -> list[Span]:
     """The settled readings of one dimension in lower-cased `text` (`original`: the whole question,
-    for the rules that look at the words around a match)."""
+    for the rules that look at the words around a match); of a dimension that reads one value, the
+    first (`first`)."""
+    if reads_one(dimension):
+        found = first(text, dimension, original)
+        return [found] if found else []
     return settle(find(text, rules(dimension), original))

@@ -1778,10 +1778,8 @@ class Reader:
             return
         self._precision_and_sharding()
         self._frameworks()
-        for field in ("ckpt", "offload"):
-            found = _first_in(self.voc.tables["checkpointing" if field == "ckpt" else field], self.scan)
-            if found:
-                self.set(field, found[0], found[1])
+        self._engine_readings("checkpointing")
+        self._engine_readings("offload")
         self._engine_readings("parallel")
         self._optimizer()
         self._engine_readings("lora_rank")
@@ -1793,9 +1791,7 @@ class Reader:
             self.set("kv_cache", _KV_KINDS[re.sub(r"[\s-]", "", kind)], scan.take(match))
         if scan.search(voc.pure_bf16):
             self.set("precision_word", "bf16-pure", scan.take(scan.search(voc.pure_bf16)))
-        found = _first_in(voc.tables["precisions"], scan)
-        if found:
-            self.set("precision_word", found[0], found[1])
+        self._engine_readings("precision")
         self._engine_readings("sharding")
 
     def _frameworks(self) -> None:
@@ -1804,9 +1800,7 @@ class Reader:
             self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))
 
     def _optimizer(self) -> None:
-        found = _first_in(self.voc.tables["optimizers"], self.scan)  # the most specific first
-        if found:
-            self.set("optimizer", found[0], found[1])
+        self._engine_readings("optimizer")
 
     def method(self, comparing: bool = False) -> None:
         """The method named first (a word after "not"/"非"/"without" does not count), except that

@@ -185,11 +185,7 @@ _TABLES = (
     "regions",
     "user_areas",
     "data_kinds",
-    "precisions",
-    "checkpointing",
-    "offload",
     "prefill_modes",
-    "optimizers",
 )
 
 
