@@ -438,13 +438,8 @@ class Lexicon(_Strict):
     training: list[str]  # any training at all: a serving guess yields to these
     trained_artifacts: list[str]  # what training made, named as a thing: served beside a serving word
     explicit_full: list[str]
-    objectives: dict[str, list[str]]
-    regions: dict[str, list[str]]
-    user_areas: dict[str, list[str]]
     users_context: list[str]
-    data_kinds: dict[str, list[str]]
     pure_bf16: list[str]
-    prefill_modes: dict[str, list[str]]  # serving: where prompts are prefilled (schema.PREFILLS) -> words
     served_split: dict[str, BilingualList]  # serving: the words of a prompt's and an output's length
     help: list[str]
     compare: list[str]
@@ -474,15 +469,7 @@ class Lexicon(_Strict):
             self.unsupported_hardware,
             self.gpu_like_names,
         ]
-        for table in (
-            self.methods,
-            self.objectives,
-            self.regions,
-            self.user_areas,
-            self.data_kinds,
-            self.prefill_modes,
-        ):
-            groups.extend(table.values())
+        groups.extend(self.methods.values())
         groups.append(self.frameworks)
         for bilingual in [
             *self.served_split.values(),

@@ -42,18 +42,18 @@ def test_rule_example_reads_as_it_says(rule, text, want):
 @pytest.mark.parametrize("rule, text, want", EXAMPLES)
 def test_rule_example_reads_so_through_the_parser(rule, text, want):
     """Request fields as the example says; "users" (a service's users, none said at once) is what
-    the parser keeps to take as the concurrency when the question serves; InfiniBand or RoCE of
+    the parser keeps to take as the concurrency when the question serves (users_count); InfiniBand or RoCE of
     unstated speed is read as the usual one."""
     parsed = parse(text)
     request = parsed.request.model_dump()
     # fields of the reading that are no Request field: the users (above) and the precision word,
     # which the parser turns into a precision with the method (extract.precision_for)
-    fields = {k: v for k, v in want.items() if k not in ("users", "precision_word")}
+    fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word")}
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
     assert _close({k: request[k] for k in fields}, fields)
-    if "users" in want:
-        assert parsed.users_read is not None and parsed.users_read[0] == want["users"]
+    if "users_count" in want:
+        assert parsed.users_read is not None and parsed.users_read[0] == want["users_count"]
 
 
 def _rule(name: str, priority: int) -> engine.Rule:

@@ -621,14 +621,6 @@ class Scan:
         return taken.strip()
 
 
-def _first_in(table: list[tuple[str, re.Pattern]], scan: Scan, consume: bool = True) -> tuple[str, str] | None:
-    for key, pattern in table:
-        match = scan.search(pattern)
-        if match:
-            return key, (scan.take(match) if consume else match.group(0))
-    return None
-
-
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
 
 
@@ -1496,9 +1488,7 @@ class Reader:
         "2048 input / 128 output tokens", "输入2000输出500"): the prompt, and the sequence as both; a
         prompt alone in a serving question ("5000-token prompts", "prompts of 5k tokens"); and where the
         prompts are prefilled ("disaggregated", "PD separation", "prefill/decode 分离")."""
-        found = _first_in(self.voc.tables["prefill_modes"], self.scan)
-        if found:
-            self.set("prefill", *found)
+        self._engine_readings("prefill_mode")
         serving = bool(dict(self.voc.methods)["infer"].search(self.scan.text))
         split = self.voc.served_split
         for pattern in _split_patterns(split["prompt"], split["output"], serving):
@@ -1913,20 +1903,13 @@ class Reader:
             self.contradiction = Note(code="method_contradiction", params={"used": chosen[3], "other": other[3]})
 
     def context(self) -> None:
-        scan, voc = self.scan, self.voc
-        found = _first_in(voc.tables["objectives"], scan)
-        if found:
-            self.set("objective", found[0], found[1])
-        found = _first_in(voc.tables["data_kinds"], scan)
-        if found:
-            self.set("data", found[0], found[1])
-        if scan.search(voc.users_context):
-            found = _first_in(voc.tables["user_areas"], scan)
-            if found:
-                self.set("users", found[0], found[1])
-        found = _first_in(voc.tables["regions"], scan)
-        if found:
-            self.set("region", found[0], found[1])
+        """What the plan should favour, the training data's kind, where a service's users are (when
+        the question speaks of users) and the GPUs' region (knowledge/rules/*/objective.yaml, ...)."""
+        self._engine_readings("objective")
+        self._engine_readings("data_kind")
+        if self.scan.search(self.voc.users_context):
+            self._engine_readings("user_area")
+        self._engine_readings("region")
 
     def misspelt_model(self) -> None:
         """A model-like word nothing read ("DeekSeep-R1"): the catalog model it is a misspelling

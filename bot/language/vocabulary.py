@@ -180,18 +180,9 @@ def vocabulary() -> Vocabulary:
     )
 
 
-_TABLES = (
-    "objectives",
-    "regions",
-    "user_areas",
-    "data_kinds",
-    "prefill_modes",
-)
-
-
 def _tables(cat: Catalog) -> dict[str, list[tuple[str, re.Pattern]]]:
     """The lexicon's word tables (value -> its words), and each troubleshooting rule's triggers."""
-    tables = {name: [(key, _any(patterns)) for key, patterns in getattr(cat.lexicon, name).items()] for name in _TABLES}
+    tables: dict[str, list[tuple[str, re.Pattern]]] = {}
     tables["symptoms"] = [
         (rule.id, _any([_word_start(p) for p in rule.triggers.en + rule.triggers.zh])) for rule in cat.rules
     ]
