@@ -149,7 +149,7 @@ def test_the_vocabulary_read_back_builds_no_pattern(fresh, monkeypatch):
     try:
         first = vocabulary.vocabulary()
         intent._section_patterns()
-        assert len(cache._built_here) > 100
+        assert len(cache._built_here) > 50  # the word tables now live in the reading rules (engine.py)
         cache._save()
         fresh()
         vocabulary.vocabulary.cache_clear()
