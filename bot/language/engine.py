@@ -191,15 +191,23 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
 
 
 @functools.cache
+def _files(dimension: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(language, its YAML) of every knowledge/rules/<lang>/<dimension>.yaml, read once."""
+    found = []
+    for lang in LANGS:
+        try:
+            found.append((lang, read_yaml(_text(lang, f"{dimension}.yaml"))))
+        except FileNotFoundError:
+            continue
+    if not found:
+        raise ValueError(f"no rules for the dimension {dimension!r}")
+    return tuple(found)
+
+
 def reads_one(dimension: str) -> bool:
     """Whether a dimension reads one value (its files say `reads: one`): a table of words, the most
     specific first ("paged adamw 8bit" before "adamw"), of which the question names one."""
-    return any(read_yaml(_text(lang, f"{dimension}.yaml")).get("reads") == "one" for lang in _langs_of(dimension))
-
-
-def _langs_of(dimension: str) -> list[str]:
-    folder = resources.files("gpuplan.knowledge").joinpath("rules")
-    return [lang for lang in LANGS if folder.joinpath(lang, f"{dimension}.yaml").is_file()]
+    return any(table.get("reads") == "one" for _, table in _files(dimension))
 
 
 @functools.cache
@@ -207,17 +215,11 @@ def rules(dimension: str) -> tuple[Rule, ...]:
     """Every language's rules for one dimension (knowledge/rules/<lang>/<dimension>.yaml, whose
     `pieces` add to the shared ones for its own rules)."""
     found: list[Rule] = []
-    for lang in LANGS:
-        try:
-            table = read_yaml(_text(lang, f"{dimension}.yaml"))
-        except FileNotFoundError:
-            continue
+    for lang, table in _files(dimension):
         own = table.get("pieces") or {}  # pieces of this file's own, beside the shared ones
         if clash := set(own) & set(pieces()):
             raise ValueError(f"{lang}/{dimension}.yaml redefines the shared pieces {sorted(clash)}")
         found += [_rule(entry, dimension, lang, {**pieces(), **own}) for entry in table["rules"]]
-    if not found:
-        raise ValueError(f"no rules for the dimension {dimension!r}")
     return tuple(found)
 
 
