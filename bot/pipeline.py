@@ -12,10 +12,10 @@ from gpuplan.estimator import capacity, hardware, verdict
 from gpuplan.estimator.advise import advise, advise_without_plan
 from gpuplan.estimator.answer_schema import ComparisonRow, Observed
 from gpuplan.estimator.errors import RequestError
-from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request, estimate
+from gpuplan.estimator.estimate import check_request, estimate
 from gpuplan.estimator.footprint import footprint
 from gpuplan.estimator.schema import Note, Plan, Request
-from gpuplan.knowledge import GPU, Catalog, catalog
+from gpuplan.knowledge import Catalog, catalog
 
 
 class QuestionError(ValueError):
@@ -109,51 +109,13 @@ def _with_hub_model(parsed: Parsed, cat: Catalog) -> Catalog:
 def _memory_only_gpu(
     parsed: Parsed, request: Request, cat: Catalog, any_stocked: bool = False
 ) -> tuple[Request, Catalog]:
-    """ "A 64GB card" when no GPU in stock has about that memory: a GPU of exactly that memory,
-    modelled on the catalog type it most resembles, in this question's copy of the catalog. (When
-    some do, the estimator picks among them; `any_stocked` takes the cheapest of them at once,
-    for questions about the hardware itself.) A catalog card written with another memory is
-    _written_memory's."""
-    gib = request.gpu_memory_gib
-    if not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
-        return request, cat
-    named = cat.gpus.get(request.gpu or "") or _card_of_written_memory(request.gpu, gib, cat)
-    if named:
-        return _written_memory(parsed, request, named, gib, cat)
-    stocked = hardware.stocked_with_memory(cat, gib, request.region)
-    if stocked and any_stocked:
-        cheapest = min(stocked, key=lambda g: (g.price_usd_per_hour, g.id))
-        parsed.notes.append(Note(code="gpu_memory_class", params={"gib": gib, "gpus": [cheapest.name]}))
-        return request.model_copy(update={"gpu": cheapest.id}), cat
-    if stocked:
-        return request.model_copy(update={"gpu": None}), cat
-    gpu, like = hardware.memory_class_gpu(cat, gib, request.region)
-    parsed.notes.append(Note(code="gpu_by_memory", params={"gib": gib, "like": cat.gpus[like].name}))
-    return request.model_copy(update={"gpu": gpu.id}), cat.with_gpu(gpu, like)
-
-
-def _written_memory(parsed: Parsed, request: Request, named: GPU, gib: float, cat: Catalog) -> tuple[Request, Catalog]:
-    """A catalog card written with a memory its type does not have ("8 * H20 (140GB)", "4090 48G"):
-    planned with that memory under an id that says it (`h20-140gb`, `rtx-4090-48gb`), and said so."""
-    if hardware.in_class(named, gib):
-        return request, cat
-    if not hardware.could_have(named, gib):  # "RTX 3090, 96GB DD5": the host's RAM, or another card's
-        parsed.notes.append(Note(code="gpu_memory_not_the_cards", params={"gpu": named.name, "gib": gib}))
-        return request.model_copy(update={"gpu_memory_gib": None}), cat
-    card = hardware.with_memory(named, gib)
-    if card.id in cat.gpus:  # "a100-80gb" written with 40 GB: the catalog's own a100-40gb, as it is
-        return request.model_copy(update={"gpu": card.id}), cat
-    parsed.notes.append(
-        Note(code="gpu_memory_as_written", params={"gpu": named.name, "catalog_gib": named.memory_gib, "gib": gib})
-    )
-    return request.model_copy(update={"gpu": card.id}), cat.with_gpu(card, named.id, same_stock=True)
-
-
-def _card_of_written_memory(gpu: str | None, gib: float, cat: Catalog) -> GPU | None:
-    """The catalog card a written-memory id was made from (a follow-up brings `rtx-4090-48gb` back)."""
-    if not gpu:
-        return None
-    return next((g for g in cat.gpus.values() if hardware.written_memory_id(g, gib) == gpu), None)
+    """The GPU the request's card and memory name together (estimator/hardware.py resolve_memory),
+    in this question's copy of the catalog; what the answer says about it joins the question's notes."""
+    found = hardware.resolve_memory(cat, request.gpu, request.gpu_memory_gib, request.region, any_stocked)
+    if found.note is not None:
+        parsed.notes.append(found.note)
+    update = {"gpu": found.gpu, "gpu_memory_gib": found.gpu_memory_gib}
+    return request.model_copy(update=update), found.catalog
 
 
 def _about_hardware(
