@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.bot import render
+from gpuplan.bot.answer import Answer
 from gpuplan.estimator.answer_schema import ComparisonRow
-from gpuplan.estimator.schema import Alternative, Estimate, Note, Plan
+from gpuplan.estimator.schema import Alternative, Estimate, Note
 
 log = logging.getLogger("gpuplan.charts")
 
@@ -102,7 +103,7 @@ class ChartData:
         return max(self.per_gpu_gib, self.capacity_gib) * HEADROOM
 
 
-def chart_data(plan: Plan) -> ChartData | None:
+def chart_data(plan: Answer) -> ChartData | None:
     """The values a plan's chart draws; None when the answer has no estimate (a troubleshooting
     answer, a question back)."""
     est = plan.estimate
@@ -129,7 +130,7 @@ def chart_data(plan: Plan) -> ChartData | None:
     )
 
 
-def _alternatives(plan: Plan, est: Estimate) -> list[Point]:
+def _alternatives(plan: Answer, est: Estimate) -> list[Point]:
     """The plan and the estimator's alternatives: days and dollars for training; for serving the
     speed of one sequence and the price of a million generated tokens."""
     r, c = est.resolved, est.compute
@@ -152,7 +153,7 @@ def _alternative_point(lang: str, alt: Alternative, serving: bool) -> Point:
     return Point(text, alt.days, alt.cost_usd, "alternative")
 
 
-def _compared(plan: Plan, serving: bool) -> list[Point]:
+def _compared(plan: Answer, serving: bool) -> list[Point]:
     """A comparison's options, the one the plan picked marked as the plan. Left out: an option
     measured otherwise than the plan (serving beside training) and one without a figure."""
     r = plan.estimate.resolved
@@ -182,7 +183,7 @@ def _point_label(lang: str, gpus: int, gpu_name: str, name: str, fits: bool, min
     return render.message(Note(code="chart.point", params=params), lang)
 
 
-def png(plan: Plan) -> bytes | None:
+def png(plan: Answer) -> bytes | None:
     """The plan's chart as PNG bytes, or None when the answer has nothing to draw."""
     data = chart_data(plan)
     return draw(data) if data is not None else None
@@ -202,7 +203,7 @@ class ChartFile:
 ALT_TEXT_MAX = 1000
 
 
-def chart_file(plan: Plan) -> ChartFile | None:
+def chart_file(plan: Answer) -> ChartFile | None:
     """The chart as a file, titled in the plan's language, its alt text the answer's headline."""
     image = png(plan)
     if image is None:
@@ -211,7 +212,7 @@ def chart_file(plan: Plan) -> ChartFile | None:
     return ChartFile(image, FILENAME, title, (render.headline(plan) or title)[:ALT_TEXT_MAX])
 
 
-def write_chart(plan: Plan, path: str) -> tuple[bool, str]:
+def write_chart(plan: Answer, path: str) -> tuple[bool, str]:
     """`gpuplan --chart FILE.png`: write the chart; whether nothing failed, and what became of it
     in the plan's language (a path that cannot be written is named with the system's reason)."""
     image = png(plan)

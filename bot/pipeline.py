@@ -1,19 +1,21 @@
-"""The one pipeline every surface calls: text -> Request -> Estimate -> Plan."""
+"""The one pipeline every surface calls: text -> Request -> Estimate -> Plan, answered beside the reading
+of the question (bot/answer.py `Answer`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from gpuplan.bot.answer import Answer, Reading
 from gpuplan.bot.language.parser import Parsed, parse
 from gpuplan.estimator import capacity, hardware, verdict
 from gpuplan.estimator.advise import advise, advise_without_plan
-from gpuplan.estimator.answer_schema import ComparisonRow, Largest, Observed
+from gpuplan.estimator.answer_schema import ComparisonRow, Observed
 from gpuplan.estimator.errors import RequestError
-from gpuplan.estimator.estimate import MAX_GPU_MEMORY_GIB, check_request, estimate
+from gpuplan.estimator.estimate import check_request, estimate
 from gpuplan.estimator.footprint import footprint
 from gpuplan.estimator.schema import Note, Plan, Request
-from gpuplan.knowledge import GPU, Catalog, catalog
+from gpuplan.knowledge import Catalog, catalog
 
 
 class QuestionError(ValueError):
@@ -25,7 +27,7 @@ class QuestionError(ValueError):
         super().__init__("; ".join(n.code for n in notes))
 
 
-def answer(text: str, lang: str | None = None, settings: dict[str, Any] | None = None) -> Plan:
+def answer(text: str, lang: str | None = None, settings: dict[str, Any] | None = None) -> Answer:
     """Read a question and answer it; raises QuestionError when a gpuplan setting does not read.
     `settings` are Request fields set as if the question gave them as gpuplan settings (a serving
     export planned again with an fp8 KV cache: {"kv_cache": "fp8"})."""
@@ -39,22 +41,23 @@ def answer(text: str, lang: str | None = None, settings: dict[str, Any] | None =
     return answer_parsed(parsed, lang)
 
 
-def answer_parsed(parsed: Parsed, lang: str) -> Plan:
-    """The plan for a parsed question, with its verdict: the answer to what was asked, said first."""
-    plan, cat = _answered(parsed, lang)
-    estimate_fn = (lambda r: estimate(r, cat)) if plan.estimate is not None else None
-    return plan.model_copy(update={"verdict": verdict.judge(plan, parsed.question, estimate_fn, cat)})
+def answer_parsed(parsed: Parsed, lang: str) -> Answer:
+    """The answer to a parsed question, with its verdict: the answer to what was asked, said first."""
+    found, cat = _answered(parsed, lang)
+    estimate_fn = (lambda r: estimate(r, cat)) if found.estimate is not None else None
+    judged = verdict.judge(found, found.intent, parsed.question, estimate_fn, cat)
+    return found.model_copy(update={"verdict": judged})
 
 
-def _answered(parsed: Parsed, lang: str) -> tuple[Plan, Catalog]:
-    """The plan, and the catalog it was made with (with the question's Hub model or memory-only GPU)."""
+def _answered(parsed: Parsed, lang: str) -> tuple[Answer, Catalog]:
+    """The answer, and the catalog it was made with (with the question's Hub model or memory-only GPU)."""
     extra = _extra(parsed)
     cat = catalog()
     if parsed.intent == "help":
-        return Plan(intent="help", lang=lang, request=parsed.request, notes=parsed.notes, **extra), cat
+        return Answer(intent="help", lang=lang, request=parsed.request, notes=parsed.notes, **extra), cat
     if parsed.intent == "other":  # outside gpuplan's field: say what it does, in the user's language
         notes = [Note(code="out_of_scope"), *parsed.notes]
-        return Plan(intent="other", lang=lang, request=parsed.request, notes=notes, **extra), cat
+        return Answer(intent="other", lang=lang, request=parsed.request, notes=notes, **extra), cat
     _check_settings(parsed, lang)
     cat = _with_hub_model(parsed, cat)
     request = parsed.request
@@ -106,106 +109,41 @@ def _with_hub_model(parsed: Parsed, cat: Catalog) -> Catalog:
 def _memory_only_gpu(
     parsed: Parsed, request: Request, cat: Catalog, any_stocked: bool = False
 ) -> tuple[Request, Catalog]:
-    """ "A 64GB card" when no GPU in stock has about that memory: a GPU of exactly that memory,
-    modelled on the catalog type it most resembles, in this question's copy of the catalog. (When
-    some do, the estimator picks among them; `any_stocked` takes the cheapest of them at once,
-    for questions about the hardware itself.) A catalog card written with another memory is
-    _written_memory's."""
-    gib = request.gpu_memory_gib
-    if not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
-        return request, cat
-    named = cat.gpus.get(request.gpu or "") or _card_of_written_memory(request.gpu, gib, cat)
-    if named:
-        return _written_memory(parsed, request, named, gib, cat)
-    stocked = hardware.stocked_with_memory(cat, gib, request.region)
-    if stocked and any_stocked:
-        cheapest = min(stocked, key=lambda g: (g.price_usd_per_hour, g.id))
-        parsed.notes.append(Note(code="gpu_memory_class", params={"gib": gib, "gpus": [cheapest.name]}))
-        return request.model_copy(update={"gpu": cheapest.id}), cat
-    if stocked:
-        return request.model_copy(update={"gpu": None}), cat
-    gpu, like = hardware.memory_class_gpu(cat, gib, request.region)
-    parsed.notes.append(Note(code="gpu_by_memory", params={"gib": gib, "like": cat.gpus[like].name}))
-    return request.model_copy(update={"gpu": gpu.id}), cat.with_gpu(gpu, like)
-
-
-def _written_memory(parsed: Parsed, request: Request, named: GPU, gib: float, cat: Catalog) -> tuple[Request, Catalog]:
-    """A catalog card written with a memory its type does not have ("8 * H20 (140GB)", "4090 48G"):
-    planned with that memory under an id that says it (`h20-140gb`, `rtx-4090-48gb`), and said so."""
-    if hardware.in_class(named, gib):
-        return request, cat
-    if not hardware.could_have(named, gib):  # "RTX 3090, 96GB DD5": the host's RAM, or another card's
-        parsed.notes.append(Note(code="gpu_memory_not_the_cards", params={"gpu": named.name, "gib": gib}))
-        return request.model_copy(update={"gpu_memory_gib": None}), cat
-    card = hardware.with_memory(named, gib)
-    if card.id in cat.gpus:  # "a100-80gb" written with 40 GB: the catalog's own a100-40gb, as it is
-        return request.model_copy(update={"gpu": card.id}), cat
-    parsed.notes.append(
-        Note(code="gpu_memory_as_written", params={"gpu": named.name, "catalog_gib": named.memory_gib, "gib": gib})
-    )
-    return request.model_copy(update={"gpu": card.id}), cat.with_gpu(card, named.id, same_stock=True)
-
-
-def _card_of_written_memory(gpu: str | None, gib: float, cat: Catalog) -> GPU | None:
-    """The catalog card a written-memory id was made from (a follow-up brings `rtx-4090-48gb` back)."""
-    if not gpu:
-        return None
-    return next((g for g in cat.gpus.values() if hardware.written_memory_id(g, gib) == gpu), None)
+    """The GPU the request's card and memory name together (estimator/hardware.py resolve_memory),
+    in this question's copy of the catalog; what the answer says about it joins the question's notes."""
+    found = hardware.resolve_memory(cat, request.gpu, request.gpu_memory_gib, request.region, any_stocked)
+    if found.note is not None:
+        parsed.notes.append(found.note)
+    update = {"gpu": found.gpu, "gpu_memory_gib": found.gpu_memory_gib}
+    return request.model_copy(update=update), found.catalog
 
 
 def _about_hardware(
     parsed: Parsed, request: Request, notes: list[Note], lang: str, cat: Catalog, extra: dict[str, Any]
-) -> Plan:
+) -> Answer:
     """ "The largest model 32 L40S can pretrain", "what 8 H100 cost for two weeks": no model to plan,
     an answer about the hardware itself (every method, or none: serving-by-default does not apply)."""
     if any(n.code == "no_training_word_serving" for n in notes):
         notes = [n for n in notes if n.code != "no_training_word_serving"]
         request = request.model_copy(update={"method": None})
-    if parsed.ask == "largest":
-        largest = capacity.largest(request, cat)
-        return Plan(
-            intent="plan",
-            lang=lang,
-            request=request,
-            notes=notes,
-            findings=largest_findings(largest),
-            largest=largest,
-            **extra,
-        )
-    price = capacity.price(request, cat)
-    findings = [Note(code="price_line", params=price.model_dump())]
-    if price.tier:
-        title = getattr(price.tier.title, lang)
-        findings.append(Note(code="price_tier", params={"title": title, "url": price.tier.url}))
-    if not price.hours_given:
-        findings.append(Note(code="price_hours_default"))
-    return Plan(intent="plan", lang=lang, request=request, notes=notes, findings=findings, price=price, **extra)
-
-
-def largest_findings(largest: Largest) -> list[Note]:
-    rows = [Note(code="largest_heading", params={"gpu": largest.gpu, "gpus": largest.gpus})]
-    for key, row in largest.methods.items():
-        if row is None:
-            rows.append(Note(code="largest_none", params={"method": key.split("_")[0]}))
-        else:
-            rows.append(Note(code="largest_row", params=row.model_dump()))
-    in_time = largest.pretrain_in_time
-    if in_time:
-        rows.append(Note(code="largest_in_time", params={**in_time.model_dump(), "given": largest.deadline_given}))
-    return rows
+    if parsed.ask == "largest":  # the answer's findings say it (bot/answer.py)
+        about = {"largest": capacity.largest(request, cat)}
+    else:
+        about = {"price": capacity.price(request, cat)}
+    return Answer(intent="plan", lang=lang, request=request, notes=notes, **about, **extra)
 
 
 def _without_model(
     parsed: Parsed, lang: str, extra: dict[str, Any], notes: list[Note] | None = None, asked: Request | None = None
-) -> Plan:
+) -> Answer:
     """No model and no size: the diagnoses for a symptom, and a question back when there are none
     (its request the `asked` one, naming the card a memory makes: "一张48G的4090" rtx-4090-48gb)."""
     notes = parsed.notes if notes is None else notes
     if parsed.topics:
-        plan = advise_without_plan(parsed.request, lang, parsed.topics, notes=notes, observed=_observed(parsed))
+        plan = advise_without_plan(parsed.request, parsed.topics, observed=_observed(parsed))
         if plan.diagnoses:
-            return plan.model_copy(update={"intent": parsed.intent, **extra})
-    return Plan(
+            return Answer.of(plan, Reading(intent=parsed.intent, lang=lang, notes=notes, **extra))
+    return Answer(
         intent=parsed.intent,
         lang=lang,
         request=asked or parsed.request,
@@ -246,17 +184,19 @@ COMPLAINT_FIELDS = {
 }
 
 
-def _advise(parsed: Parsed, request: Request, lang: str, intent: str, cat: Catalog) -> Plan:
-    """The plan, with `_retrying`'s drops of readings that make it impossible."""
+def _advise(parsed: Parsed, request: Request, lang: str, intent: str, cat: Catalog) -> Answer:
+    """The plan, read as `intent`, with `_retrying`'s drops of readings that make it impossible."""
 
-    def plan(req: Request, notes: list[Note]) -> Plan:
-        observed = _observed(parsed)
-        return advise(req, lang, intent=intent, notes=notes, raised=parsed.topics, cat=cat, observed=observed)
+    def planned(req: Request, notes: list[Note]) -> Answer:
+        plan = advise(req, lang, raised=parsed.topics, cat=cat, observed=_observed(parsed))
+        return Answer.of(plan, Reading(intent=intent, lang=lang, notes=notes))
 
-    return _retrying(parsed, request, lang, plan)
+    return _retrying(parsed, request, lang, planned)
 
 
-def _retrying(parsed: Parsed, request: Request, lang: str, answer_with: Callable[[Request, list[Note]], Plan]) -> Plan:
+def _retrying(
+    parsed: Parsed, request: Request, lang: str, answer_with: Callable[[Request, list[Note]], Answer]
+) -> Answer:
     """`answer_with(request, notes)`; readings from the text that make the request impossible are
     dropped one at a time (in the order COMPLAINT_FIELDS lists them), said, and the answer retried.
     Only gpuplan settings the user wrote can make it fail. A size that was the only model read and
@@ -303,13 +243,13 @@ COMPARE_FIELD = {"gpu": "gpu", "method": "method"}
 GPU_CHOICE_RULE = "gpu_choice_a100_h100"
 
 
-def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: dict[str, Any]) -> Plan:
+def _compare(parsed: Parsed, request: Request, lang: str, cat: Catalog, extra: dict[str, Any]) -> Answer:
     """Estimate each option the question compares; the main plan is the cheapest that fits, or of
     setups with their own counts the first that fits."""
     kind, options = parsed.compare["kind"], list(dict.fromkeys(parsed.compare["options"]))  # each option once
     # "3090或4090能跑吗": a plan for each option, answered as a plan; "A100 vs H100" is a comparison
     label = "plan" if parsed.intent == "plan" and not parsed.compare_direct else "compare"
-    plans: list[tuple[Any, Plan]] = []
+    plans: list[tuple[Any, Answer]] = []
     for option in options:
         if kind == "model":
             update = (

@@ -14,8 +14,9 @@ from typing import Any
 
 import jinja2
 
+from gpuplan.bot.answer import Answer
 from gpuplan.estimator.answer_schema import ComparisonRow, Facts
-from gpuplan.estimator.schema import METHODS, Note, Plan
+from gpuplan.estimator.schema import METHODS, Note
 from gpuplan.knowledge import cache_dir, catalog, read_yaml
 
 LANGS = ("en", "zh")
@@ -309,7 +310,7 @@ def help_text(lang: str) -> str:
     return render("help.txt.j2", lang, examples=examples(lang))
 
 
-def text_answer(plan: Plan, details: bool = False) -> str:
+def text_answer(plan: Answer, details: bool = False) -> str:
     """The answer for a terminal, whatever its kind: help, an answer without figures, or a plan."""
     if plan.intent == "help":
         return help_text(plan.lang)
@@ -318,7 +319,7 @@ def text_answer(plan: Plan, details: bool = False) -> str:
     return plan_text(plan, details=details)
 
 
-def plan_text(plan: Plan, details: bool = False) -> str:
+def plan_text(plan: Answer, details: bool = False) -> str:
     """The plan for a terminal: the headline, then one screen of what supports it; `details` adds
     every assumption, the data pipeline, storage, network, tiers and the whole diagnosis."""
     est = plan.estimate
@@ -353,7 +354,7 @@ def plan_text(plan: Plan, details: bool = False) -> str:
     )
 
 
-def diagnoses_shown(plan: Plan) -> tuple[list[dict[str, Any]], list[str]]:
+def diagnoses_shown(plan: Answer) -> tuple[list[dict[str, Any]], list[str]]:
     """(diagnoses told in full, titles of the others) for the one-screen answer: a troubleshooting
     verdict tells its leading rule; the rest, and those the numbers raised beside another verdict,
     are named (--details tells them); a rule on what the headline says is not named again."""
@@ -374,7 +375,7 @@ SAID_BY_VERDICT = {
 NETWORK_WARNINGS = ("comm_bound",)  # what the network line says already
 
 
-def said_elsewhere_dropped(plan: Plan) -> list[Note]:
+def said_elsewhere_dropped(plan: Answer) -> list[Note]:
     """The warnings worth a line of their own: not what the headline says, each once."""
     said = SAID_BY_VERDICT.get(plan.verdict.kind if plan.verdict else "", ())
     if network_line(plan):
@@ -415,7 +416,7 @@ ROUTINE_NOTES = ("framework_noted", "out_of_scope")
 MOST_NOTES = 3
 
 
-def key_notes(plan: Plan, most: int = MOST_NOTES) -> tuple[list[str], int]:
+def key_notes(plan: Answer, most: int = MOST_NOTES) -> tuple[list[str], int]:
     """The few assumptions that change the answer, rendered, and how many more --details lists: the
     question's reading first (what was taken from a paste, set aside, read as), then KEY_ASSUMPTIONS."""
     est = plan.estimate
@@ -440,7 +441,7 @@ def fit_word(memory: Any, lang: str) -> str:
     return label("fit", key, lang)
 
 
-def network_line(plan: Plan, always: bool = False) -> str:
+def network_line(plan: Answer, always: bool = False) -> str:
     """Traffic inside a server and between servers, named apart; one node only when the GPUs wait on
     their own links for a tenth of the step or more (`always`: whenever there is traffic)."""
     net, r = plan.estimate.network, plan.estimate.resolved
@@ -451,7 +452,7 @@ def network_line(plan: Plan, always: bool = False) -> str:
     return message(Note(code="network_line", params=params), plan.lang)
 
 
-def answer_options(plan: Plan) -> dict[str, Any]:
+def answer_options(plan: Answer) -> dict[str, Any]:
     """What else to weigh, by the verdict: the other ways to fit, the compared options side by side,
     or the estimator's alternatives."""
     v, lang, est = plan.verdict, plan.lang, plan.estimate
@@ -513,7 +514,7 @@ def display_facts(facts: Facts | None, lang: str) -> dict[str, Any]:
     return f
 
 
-def diagnoses(plan: Plan) -> list[dict[str, Any]]:
+def diagnoses(plan: Answer) -> list[dict[str, Any]]:
     """The plan's diagnoses rendered in its language: {id, topic, title, answer, checks, fired_by, probes}."""
     lang = plan.lang
     f = display_facts(plan.facts, lang)
@@ -561,7 +562,7 @@ CUSTOMER_ASSUMPTIONS = (
 )
 
 
-def ticket(plan: Plan, question: str) -> tuple[str, str]:
+def ticket(plan: Answer, question: str) -> tuple[str, str]:
     """(customer reply, internal note): plain text that pastes into any ticket system. The reply opens
     with the headline and quotes the assumptions in customer words (no gpuplan settings syntax)."""
     lang = plan.lang
@@ -598,7 +599,7 @@ def customer_words(text: str) -> str:
 # --- the headline: the answer to the question asked, the first line on every surface ----------------
 
 
-def headline(plan: Plan) -> str:
+def headline(plan: Answer) -> str:
     """The verdict of `plan` (estimator/verdict.py) as one sentence in its language."""
     v = plan.verdict
     if v is None:
@@ -612,7 +613,7 @@ def headline(plan: Plan) -> str:
     return message(Note(code=f"headline_{v.kind}", params=ctx), lang)
 
 
-def _headline_context(plan: Plan) -> dict[str, Any]:
+def _headline_context(plan: Answer) -> dict[str, Any]:
     """The verdict's values, with the words a sentence needs: the job, the GPU's short name, the
     remedies as phrases, the options of a choice by their short names."""
     v, lang = plan.verdict, plan.lang
@@ -677,7 +678,7 @@ def _option_text(option: str, lang: str) -> str:
     return f"{count} 张 {card(name)}" if lang == "zh" else f"{count} x {card(name)}"
 
 
-def _diagnosis_headline(plan: Plan, ctx: dict[str, Any]) -> str:
+def _diagnosis_headline(plan: Answer, ctx: dict[str, Any]) -> str:
     """The leading rule's one-sentence answer: the most likely cause and the first thing to try."""
     rule = next(r for r in catalog().rules if r.id == plan.verdict.cause)
     template = cached_environment().get_template(f"{plan.lang}/rules/{rule.id}/headline")
@@ -693,7 +694,7 @@ def _diagnosis_headline(plan: Plan, ctx: dict[str, Any]) -> str:
     ).strip()
 
 
-def _other_headline(plan: Plan) -> str:
+def _other_headline(plan: Answer) -> str:
     """No verdict on figures: what gpuplan does (help, outside its field) or the question back."""
     reason = plan.verdict.reason
     if reason == "help":
@@ -710,7 +711,7 @@ def notes_text(notes: list[Note], lang: str) -> list[str]:
     return [message(n, lang) for n in notes]
 
 
-def short_answer(plan: Plan, details: bool = False) -> str:
+def short_answer(plan: Answer, details: bool = False) -> str:
     """An answer without figures, headline first: the largest model or a price with its rows, the
     leading diagnosis of a symptom (the others named), a question back, the reading's notes, what
     was not understood; nothing the headline said, nothing twice. `details` tells every diagnosis

@@ -5,21 +5,19 @@ from __future__ import annotations
 from gpuplan.estimator import diagnose, tiers
 from gpuplan.estimator.answer_schema import Observed
 from gpuplan.estimator.estimate import estimate
-from gpuplan.estimator.schema import Note, Plan, Request
+from gpuplan.estimator.schema import Plan, Request
 from gpuplan.knowledge import Catalog, catalog
 
 
 def advise(
     request: Request,
     lang: str,
-    intent: str = "plan",
-    notes: list[Note] | None = None,
     raised: list[str] | None = None,
     cat: Catalog | None = None,
     observed: Observed | None = None,
 ) -> Plan:
-    """The full answer for a request that names a model or a size (raises RequestError otherwise).
-    `raised` are the troubleshooting rules the question itself triggered."""
+    """The full plan for a request that names a model or a size (raises RequestError otherwise).
+    `raised` are the troubleshooting rules the question itself triggered; `lang` titles the tier."""
     cat = cat or catalog()
     est = estimate(request, cat)
     # the provider's tiers are training configurations; serving plans link the guide's deployment section
@@ -29,11 +27,8 @@ def advise(
         tier_info = tiers.match(cat, est, request, lang, lambda r: estimate(r, cat))
     facts, diagnoses = diagnose.diagnose(cat, raised or [], request, est, lambda r: estimate(r, cat), observed)
     return Plan(
-        intent=intent,
-        lang=lang,
         request=request,
         estimate=est,
-        notes=notes or [],
         tier=tier_info,
         io=est.io,
         network=est.network,
@@ -44,14 +39,9 @@ def advise(
 
 
 def advise_without_plan(
-    request: Request,
-    lang: str,
-    raised: list[str],
-    notes: list[Note] | None = None,
-    cat: Catalog | None = None,
-    observed: Observed | None = None,
+    request: Request, raised: list[str], cat: Catalog | None = None, observed: Observed | None = None
 ) -> Plan:
     """A symptom question with no model named: the diagnoses alone, without figures."""
     cat = cat or catalog()
     facts, diagnoses = diagnose.diagnose(cat, raised, request, None, observed=observed)
-    return Plan(intent="troubleshoot", lang=lang, request=request, notes=notes or [], diagnoses=diagnoses, facts=facts)
+    return Plan(request=request, diagnoses=diagnoses, facts=facts)

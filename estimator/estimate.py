@@ -13,6 +13,7 @@ from gpuplan.estimator import architecture, compute, memo, memory
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.context import Context
 from gpuplan.estimator.errors import RequestError
+from gpuplan.estimator.hardware import MAX_GPU_MEMORY_GIB
 from gpuplan.estimator.schema import SERVE_PRECISIONS, TRAIN_PRECISIONS, Estimate, Note, Request
 from gpuplan.estimator.serving import estimate_serving
 from gpuplan.estimator.training import estimate_training
@@ -22,7 +23,6 @@ MAX_PARAMS_B = 100_000  # 100T parameters: beyond any model built so far
 # One machine holds at most 16 GPUs: NVIDIA's DGX-2 / HGX-2 put 16 on one NVSwitch fabric (DGX-2
 # datasheet); more per node than a type's usual server is planned as written, up to this.
 MAX_GPUS_PER_NODE = 16
-MAX_GPU_MEMORY_GIB = 1024  # a GPU named by its memory: 1 GiB to 1 TiB (today's largest carry 288 GB)
 # Upper bounds on the other numbers (nodes, tp and pp share limits.max_gpus). Not sourced: each is
 # far beyond any published job, so a typo or a pasted counter is an error, not an overflow.
 LARGEST_VALUES: dict[str, float] = {

@@ -1,13 +1,20 @@
-"""A GPU named only by its memory ("单卡48G", "a 24GB card", the capacity an OOM message states):
+"""A GPU named by its memory. Alone ("单卡48G", "a 24GB card", the capacity an OOM message states):
 a GPU of exactly that memory, with the speed, links and price of the catalog type it most
-resembles, so the plan answers for the card the user has rather than for one they did not name."""
+resembles, so the plan answers for the card the user has rather than for one they did not name.
+Beside a catalog card ("4090 48G", "A100 40GB", "RTX 3090, 96GB DDR5"): that card with that memory,
+the catalog's own of it, or the card as listed when the memory cannot be its. `resolve_memory`
+decides which, for the pipeline (bot/pipeline.py)."""
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
+from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import GPU, Catalog
+
+MAX_GPU_MEMORY_GIB = 1024  # a GPU named by its memory: 1 GiB to 1 TiB (today's largest carry 288 GB)
 
 
 def in_class(gpu: GPU, gib: float) -> bool:
@@ -94,3 +101,65 @@ def memory_class_gpu(cat: Catalog, gib: float, region: str | None = None) -> tup
         }
     )
     return made, like.id
+
+
+@dataclass(frozen=True)
+class ByMemory:
+    """What a GPU written with a memory is planned as: the GPU id (None: the estimator picks among the
+    stocked types of that memory), the memory left on the request (None: it was not the card's), the
+    catalog to plan with (a copy holding the card made for the question, if one was) and the note
+    that says so (None when there is nothing to say)."""
+
+    gpu: str | None
+    gpu_memory_gib: float | None
+    catalog: Catalog
+    note: Note | None = None
+
+
+def resolve_memory(
+    cat: Catalog, gpu: str | None, gib: float | None, region: str | None = None, any_stocked: bool = False
+) -> ByMemory:
+    """The GPU a request's `gpu` and `gpu_memory_gib` name together. A catalog card (or the id a
+    written memory made of one, `rtx-4090-48gb`) written with a memory is `_card_with_memory`'s. A
+    memory alone ("a 64GB card") leaves the choice to the estimator among the stocked types of about
+    that memory (`any_stocked`: the cheapest of them at once, for questions about the hardware
+    itself), and when none is stocked makes a card of exactly that memory (memory_class_gpu). No
+    memory, or one outside 1 GiB to MAX_GPU_MEMORY_GIB (the estimator refuses it), changes nothing."""
+    if not gib or not 1 <= gib <= MAX_GPU_MEMORY_GIB:
+        return ByMemory(gpu, gib, cat)
+    named = cat.gpus.get(gpu or "") or _card_of_written_memory(gpu, gib, cat)
+    if named:
+        return _card_with_memory(named, gpu, gib, cat)
+    stocked = stocked_with_memory(cat, gib, region)
+    if stocked and any_stocked:
+        cheapest = min(stocked, key=lambda g: (g.price_usd_per_hour, g.id))
+        note = Note(code="gpu_memory_class", params={"gib": gib, "gpus": [cheapest.name]})
+        return ByMemory(cheapest.id, gib, cat, note)
+    if stocked:
+        return ByMemory(None, gib, cat)
+    made, like = memory_class_gpu(cat, gib, region)
+    note = Note(code="gpu_by_memory", params={"gib": gib, "like": cat.gpus[like].name})
+    return ByMemory(made.id, gib, cat.with_gpu(made, like), note)
+
+
+def _card_with_memory(named: GPU, gpu: str | None, gib: float, cat: Catalog) -> ByMemory:
+    """A catalog card written with a memory: its own class ("A100 80GB") as written; a memory no card
+    of its type has or is modded to ("RTX 3090, 96GB DDR5": the host's RAM) dropped; another memory of
+    its type ("H20 (140GB)", "4090 48G") a card of that memory under an id that says it, the catalog's
+    own when it lists one ("a100-80gb" written with 40 GB: a100-40gb, as it is)."""
+    if in_class(named, gib):
+        return ByMemory(gpu, gib, cat)
+    if not could_have(named, gib):
+        return ByMemory(gpu, None, cat, Note(code="gpu_memory_not_the_cards", params={"gpu": named.name, "gib": gib}))
+    card = with_memory(named, gib)
+    if card.id in cat.gpus:
+        return ByMemory(card.id, gib, cat)
+    note = Note(code="gpu_memory_as_written", params={"gpu": named.name, "catalog_gib": named.memory_gib, "gib": gib})
+    return ByMemory(card.id, gib, cat.with_gpu(card, named.id, same_stock=True), note)
+
+
+def _card_of_written_memory(gpu: str | None, gib: float, cat: Catalog) -> GPU | None:
+    """The catalog card a written-memory id was made from (a follow-up brings `rtx-4090-48gb` back)."""
+    if not gpu:
+        return None
+    return next((g for g in cat.gpus.values() if written_memory_id(g, gib) == gpu), None)

@@ -466,33 +466,20 @@ class Verdict(_Sparse):
 
 
 class Plan(BaseModel):
-    """Everything one answer says. Figures are None when the reply asks a question back."""
+    """What the estimator decided for one request. Figures are None when the reply asks a question back.
+    How the question was read (its language, notes, what to ask back) is the bot's: bot/answer.py
+    `Reading`, which an `Answer` carries beside the plan."""
 
-    intent: Literal["plan", "troubleshoot", "compare", "help", "other"] = "plan"
-    lang: Lang = "en"
     request: Request
     estimate: Estimate | None = None
-    clarify: list[Note] = Field(default_factory=list)
-    notes: list[Note] = Field(default_factory=list)
     io: IOEstimate | None = None
     network: NetworkEstimate | None = None
     tier: Tier | None = None
     alternatives: list[Alternative] = Field(default_factory=list)
     diagnoses: list[Diagnosis] = Field(default_factory=list)  # rules engine output, most relevant first
     facts: Facts | None = None  # what the diagnoses' answers quote; None: no rule was looked at
-    topics: list[str] = Field(default_factory=list)  # troubleshooting topics the question raised
     comparison: list[ComparisonRow] = Field(default_factory=list)  # one summary per compared option
-    unknown: list[str] = Field(default_factory=list)  # words the parser did not understand
-    read: list[Note] = Field(default_factory=list)  # what was taken from pasted artifacts
-    findings: list[Note] = Field(default_factory=list)  # the answer to a question without a plan (largest, price)
     largest: Largest | None = None  # the largest model per method on given GPUs
     price: Price | None = None  # what given GPUs cost for a time
     footprint: list[FootprintRow] = Field(default_factory=list)  # the least memory per method on one GPU
     verdict: Verdict | None = None  # the answer to the question asked: the first line on every surface
-
-    @property
-    def not_understood(self) -> list[str]:
-        """The unknown words no note already explains: a card the catalog lacks is said back by
-        its unsupported_hardware note, so the answer does not list it again as not understood."""
-        explained = {n.params.get("value") for n in self.notes if n.code == "unsupported_hardware"}
-        return [w for w in self.unknown if w not in explained]

@@ -30,11 +30,12 @@ FINE_TUNE_UNIT_TOKENS = 1e8
 TARGET_OVERRUN = 3.0
 
 
-def judge(plan: Plan, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
-    """The verdict of `plan` for a question of kind `question` (fit | time | cost | count | memory |
-    plan); `estimate_fn` re-estimates changed requests (None: no remedies are searched)."""
-    if plan.intent in ("help", "other"):
-        return Verdict(kind="other", asked="other", reason="help" if plan.intent == "help" else "out_of_scope")
+def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
+    """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
+    other) and kind `question` (fit | time | cost | count | memory | plan); `estimate_fn` re-estimates
+    changed requests (None: no remedies are searched)."""
+    if intent in ("help", "other"):
+        return Verdict(kind="other", asked="other", reason="help" if intent == "help" else "out_of_scope")
     if plan.largest:
         return _largest(plan.largest, plan.request.method, cat)
     if plan.price:
@@ -46,18 +47,18 @@ def judge(plan: Plan, question: str, estimate_fn: EstimateFn | None, cat: Catalo
         return Verdict(kind="other", asked=_asked(question), reason="clarify")
     if len(plan.comparison) > 1:
         return _choice(plan, question)
-    leading = _leading_diagnosis(plan, question, cat)
+    leading = _leading_diagnosis(plan, intent, question, cat)
     if leading is not None:
         return _diagnosis(plan, leading, estimate_fn, cat)
     return _for_plan(plan, est, question, estimate_fn, cat)
 
 
-def _leading_diagnosis(plan: Plan, question: str, cat: Catalog) -> Diagnosis | None:
+def _leading_diagnosis(plan: Plan, intent: str, question: str, cat: Catalog) -> Diagnosis | None:
     """The rule the answer leads with: the most likely one of a troubleshooting question, or a symptom
     the question itself raised (a pasted NCCL error, "keeps OOMing") when it asks for no figure of its
     own (how long, how much, how many, whether it fits); advice ("serve it near the users", "InfiniBand
     between nodes") when the question asks to choose ("which network?") or is a troubleshooting one."""
-    if plan.intent == "troubleshoot" and plan.diagnoses:
+    if intent == "troubleshoot" and plan.diagnoses:
         return plan.diagnoses[0]
     if question not in ("plan", "choose"):
         return None
@@ -138,8 +139,9 @@ def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
 
 
 def _rate(est: Estimate, plan: Plan) -> dict[str, Any]:
-    """How long and how much; with no dataset size given, the rate per amount of data instead."""
-    codes = {n.code for n in [*plan.notes, *est.assumptions]}
+    """How long and how much; with no dataset size given (the estimate assumed the tokens), the rate
+    per amount of data instead."""
+    codes = {n.code for n in est.assumptions}
     if not codes & set(NO_DATA_SIZE):
         return {"data_given": True, "epochs": plan.request.epochs}
     r, c = est.resolved, est.compute

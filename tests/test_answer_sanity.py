@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from gpuplan.bot import render
+from gpuplan.bot.answer import Answer
 from gpuplan.bot.pipeline import QuestionError, answer
 from gpuplan.estimator import capacity
-from gpuplan.estimator.schema import Plan
 
 ROOT = Path(__file__).parents[1]
 MOST_LINES = 30  # the default answer fits one screen
@@ -31,7 +31,7 @@ def _labelled() -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def answers() -> list[tuple[str, str, Plan, str]]:
+def answers() -> list[tuple[str, str, Answer, str]]:
     """(id, question, plan, the default terminal answer) for every labelled question that reads."""
     import os
 

@@ -1,14 +1,18 @@
 import json
 import threading
+from pathlib import Path
 
 import pytest
 from dbs import BACKENDS, fresh_url
 
+from gpuplan.bot import jsonout, render
+from gpuplan.bot.answer import Answer, Reading
 from gpuplan.bot.configs import export, formats_for
 from gpuplan.bot.pipeline import answer
+from gpuplan.bot.slack import blocks
 from gpuplan.bot.slack.settings import Settings
-from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store, new_id
-from gpuplan.estimator.schema import Plan, Request
+from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store, new_id, plans
+from gpuplan.estimator.schema import Request
 
 
 @pytest.fixture(params=BACKENDS)
@@ -127,7 +131,35 @@ def test_a_stored_plan_of_every_kind_opens_as_it_was(question):
     """A plan is stored as its JSON without defaults and opened later (`show`): the typed parts of
     the answer (tier, comparison, largest, price, footprint, diagnoses, facts) come back equal."""
     plan = answer(question)
-    assert Plan.model_validate_json(plan.model_dump_json(exclude_defaults=True)) == plan
+    assert Answer.model_validate_json(plan.model_dump_json(exclude_defaults=True)) == plan
+
+
+# Rows the Slack app stored while Plan still carried the reading (lang, intent, notes, clarify, read,
+# topics, unknown, findings): a price, the largest model, a question back, a Chinese plan, a diagnosis
+# without a plan, help, words not understood and a pasted launcher line, recorded before the change
+STORED_BEFORE_READING_SPLIT = Path(__file__).parent / "data" / "stored_plans" / "before_reading_split.json"
+
+
+def _insert_row(store: Store, plan_id: str, row: dict) -> None:
+    values = {"id": plan_id, "created_at": 0.0, "source": "command", "summary": "", **row}
+    with store.engine.begin() as conn:
+        conn.execute(plans.insert(), values)
+
+
+@pytest.mark.parametrize("row", json.loads(STORED_BEFORE_READING_SPLIT.read_text(encoding="utf-8")))
+def test_a_row_stored_with_the_reading_inside_the_plan_opens_as_it_was(store, row):
+    """A stored row opens as an Answer: the reading as stored, the findings made again from the largest
+    model or the price as they were stored, and every field but the findings dumped back as stored."""
+    _insert_row(store, "oldrow23", row)
+    loaded = store.get_plan("oldrow23").plan()
+    stored = json.loads(row["plan"])
+    as_stored = Reading.model_validate({key: value for key, value in stored.items() if key in Reading.model_fields})
+    assert Reading.model_validate(loaded.model_dump(include=set(Reading.model_fields))) == as_stored
+    assert [n.model_dump() for n in loaded.findings] == stored.get("findings", [])
+    without_findings = {key: value for key, value in stored.items() if key != "findings"}
+    assert json.loads(loaded.model_dump_json(exclude_defaults=True)) == without_findings
+    assert render.text_answer(loaded) and jsonout.plan_json(loaded)["lang"] == row["lang"]
+    assert not blocks.violations(blocks.plan_message(loaded, "oldrow23"))
 
 
 # The estimate's `architecture` as plans stored it before it was the whole Shape (ArchitectureUsed,
@@ -162,10 +194,10 @@ ARCHITECTURES_STORED_BEFORE = [
 ]
 
 
-def _stored_with(plan: Plan, architecture: dict) -> Plan:
+def _stored_with(plan: Answer, architecture: dict) -> Answer:
     stored = json.loads(plan.model_dump_json(exclude_defaults=True))
     stored["estimate"]["architecture"] = architecture
-    return Plan.model_validate_json(json.dumps(stored))
+    return Answer.model_validate_json(json.dumps(stored))
 
 
 @pytest.mark.parametrize(("question", "architecture"), ARCHITECTURES_STORED_BEFORE)

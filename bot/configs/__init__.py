@@ -10,11 +10,12 @@ import dataclasses
 from collections.abc import Callable
 
 from gpuplan.bot import render
+from gpuplan.bot.answer import Answer
 from gpuplan.bot.configs import concurrency, deepspeed, fsdp, llamafactory, megatron, serving, torchrun
 from gpuplan.bot.configs.launch import ConfigError, Launch, launch_from
 from gpuplan.bot.configs.text import Words
 from gpuplan.bot.pipeline import answer
-from gpuplan.estimator.schema import Note, Plan
+from gpuplan.estimator.schema import Note
 
 Builder = Callable[[Launch, Words], dict[str, str]]
 
@@ -38,7 +39,7 @@ WITHOUT_MODEL_PARALLEL = {"tp": 1, "pp": 1, "cp": 1}
 __all__ = ["FORMATS", "ConfigError", "export", "export_answered", "export_for_question", "formats_for"]
 
 
-def export(plan: Plan, fmt: str, note: str = "") -> dict[str, str]:
+def export(plan: Answer, fmt: str, note: str = "") -> dict[str, str]:
     """The files of one format for the plan, comments in the plan's language (`note` a header
     line of its own); ConfigError when the format is unknown or cannot express the plan (the
     error names one that can)."""
@@ -52,13 +53,13 @@ def export(plan: Plan, fmt: str, note: str = "") -> dict[str, str]:
         raise
 
 
-def export_for_question(text: str, fmt: str, lang: str | None = None) -> tuple[Plan, dict[str, str]]:
+def export_for_question(text: str, fmt: str, lang: str | None = None) -> tuple[Answer, dict[str, str]]:
     """`gpuplan config FORMAT question`: the plan and its files (export_answered)."""
     plan = answer(text, lang=lang)
     return export_answered(text, plan, fmt)
 
 
-def export_answered(text: str, plan: Plan, fmt: str) -> tuple[Plan, dict[str, str]]:
+def export_answered(text: str, plan: Answer, fmt: str) -> tuple[Answer, dict[str, str]]:
     """The plan the files of `fmt` are written for, and the files, for a question already answered
     (`plan`). A serving plan that holds too few sequences at full load is planned again first
     (concurrency.replan); a data-parallel format asked of a plan whose open layout splits the model
@@ -80,7 +81,7 @@ def export_answered(text: str, plan: Plan, fmt: str) -> tuple[Plan, dict[str, st
         return again, export(again, fmt, note=render.message(note, again.lang))
 
 
-def _without_model_parallel(text: str, plan: Plan, fmt: str, refused: ConfigError) -> Plan | None:
+def _without_model_parallel(text: str, plan: Answer, fmt: str, refused: ConfigError) -> Answer | None:
     """The question planned with tp = pp = cp = 1, when `fmt` runs data parallelism only, the
     plan's layout was left open and the plan without model parallelism fits; else None."""
     request = plan.request
@@ -91,7 +92,7 @@ def _without_model_parallel(text: str, plan: Plan, fmt: str, refused: ConfigErro
     return again if again.estimate is not None and again.estimate.memory.fits else None
 
 
-def formats_for(plan: Plan) -> list[str]:
+def formats_for(plan: Answer) -> list[str]:
     """The formats that can express this plan, most specific first."""
     try:
         launch = launch_from(plan)

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplan.bot.answer import Answer
 from gpuplan.bot.configs.text import Words
 from gpuplan.bot.pipeline import QuestionError, answer
-from gpuplan.estimator.schema import Plan
 from gpuplan.knowledge import GPU, catalog
 
 SIXTEEN_BIT = ("bf16", "fp16")
@@ -36,33 +36,33 @@ SETTING_NAMES = {"kv_cache": "kv", "precision": "precision", "seq_len": "seq"}
 class Replanned:
     """The plan the files are written for, and the header line that says what it traded."""
 
-    plan: Plan
+    plan: Answer
     note: str
 
 
-def held(plan: Plan) -> int:
+def held(plan: Answer) -> int:
     """Sequences one replica's engine holds at once at full load (0 when not one fits)."""
     serving = plan.estimate.serving if plan.estimate else None
     return (serving.max_concurrency or 0) if serving else 0
 
 
-def target(plan: Plan) -> int:
+def target(plan: Answer) -> int:
     """The sequences the plan should hold: the concurrency asked, else the default it is sized for."""
     return plan.request.micro_batch or int(catalog().defaults.micro_batch["infer"])
 
 
-def serves(plan: Plan, wanted: int) -> bool:
+def serves(plan: Answer, wanted: int) -> bool:
     """Whether the plan fits and its engine holds `wanted` sequences at once at full load."""
     return plan.estimate is not None and plan.estimate.memory.fits and held(plan) >= wanted
 
 
-def replan(text: str, plan: Plan) -> Replanned | None:
+def replan(text: str, plan: Answer) -> Replanned | None:
     """The question planned again for real concurrency, when its serving plan holds too few
     sequences and some open field gives more; None when the plan serves as it is."""
     est = plan.estimate
     if est is None or est.resolved.method != "infer" or serves(plan, target(plan)):
         return None
-    best: Plan | None = None
+    best: Answer | None = None
     for settings in candidates(plan):
         try:
             again = answer(text, lang=plan.lang, settings=settings)
@@ -75,7 +75,7 @@ def replan(text: str, plan: Plan) -> Replanned | None:
     return Replanned(best, trade(plan, best, Words(plan.lang))) if best else None
 
 
-def candidates(plan: Plan) -> list[dict[str, Any]]:
+def candidates(plan: Answer) -> list[dict[str, Any]]:
     """The Request settings to try, smallest change first (the module's docstring gives the order);
     the int4 steps keep the fp8 KV cache of the first step, which is preferred to them."""
     asked, planned = plan.request, plan.estimate.resolved
@@ -109,7 +109,7 @@ def fp8_weights(gpu: GPU) -> bool:
     return fp8_tensor_cores(gpu) or gpu.family.startswith("ampere")
 
 
-def trade(asked: Plan, served: Plan, words: Words) -> str:
+def trade(asked: Answer, served: Answer, words: Words) -> str:
     """One header line: what changed, the sequences before and after, what it costs, how to undo it."""
     before, after = asked.estimate.resolved, served.estimate.resolved
     changed = {f: getattr(before, f) for f in SETTING_NAMES if getattr(before, f) != getattr(after, f)}

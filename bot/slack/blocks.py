@@ -19,9 +19,10 @@ import jinja2
 from markupsafe import Markup
 
 from gpuplan.bot import render
+from gpuplan.bot.answer import Answer
 from gpuplan.bot.slack import selects
 from gpuplan.estimator import memo
-from gpuplan.estimator.schema import Note, Plan
+from gpuplan.estimator.schema import Note
 
 # Slack's documented limits (api.slack.com/reference/block-kit)
 LIMITS = {
@@ -164,7 +165,7 @@ def assemble(named: list[tuple[str, str]], lang: str) -> tuple[list[dict], str]:
     return blocks, fallback
 
 
-def _plan_ref(plan: Plan, plan_id: str | None) -> str:
+def _plan_ref(plan: Answer, plan_id: str | None) -> str:
     """What the buttons carry back: the stored plan's id, else the request itself."""
     if plan_id:
         return plan_id
@@ -173,7 +174,7 @@ def _plan_ref(plan: Plan, plan_id: str | None) -> str:
     return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
 
 
-def actions(plan: Plan, plan_id: str | None) -> dict:
+def actions(plan: Answer, plan_id: str | None) -> dict:
     """Change the method (a serving plan: precision, context, concurrency) or GPU, show the math, config
     files, share in the channel, draft a ticket reply."""
     lang = plan.lang
@@ -193,7 +194,7 @@ def actions(plan: Plan, plan_id: str | None) -> dict:
     }
 
 
-def plan_message(plan: Plan, plan_id: str | None = None, with_actions: bool = True) -> dict:
+def plan_message(plan: Answer, plan_id: str | None = None, with_actions: bool = True) -> dict:
     """The whole answer as a Slack message: {"text": fallback, "blocks": [...]}."""
     if plan.intent == "help":
         return help_message(plan.lang)
@@ -201,7 +202,7 @@ def plan_message(plan: Plan, plan_id: str | None = None, with_actions: bool = Tr
     return message_from_body(plan, fallback, body, plan_id, with_actions)
 
 
-def message_from_body(plan: Plan, fallback: str, body: str, plan_id: str | None, with_actions: bool = True) -> dict:
+def message_from_body(plan: Answer, fallback: str, body: str, plan_id: str | None, with_actions: bool = True) -> dict:
     """A plan message from its rendered body (see plan_body) plus the buttons for this plan id."""
     blocks = json.loads(body)  # a fresh copy, already fitted with room for one more block
     if with_actions and plan.estimate is not None:
@@ -214,7 +215,7 @@ _BODY_MEMO_SIZE = 1024
 _BODY_LOCK = threading.Lock()
 
 
-def plan_body(plan: Plan, key: str | None = None) -> tuple[str, str]:
+def plan_body(plan: Answer, key: str | None = None) -> tuple[str, str]:
     """(fallback text, the plan's blocks as JSON) without the buttons, which carry the plan id.
     Memoised by the plan's content (`key`: its JSON): rendering is a pure function of it."""
     if not memo.enabled():
@@ -233,7 +234,7 @@ def plan_body(plan: Plan, key: str | None = None) -> tuple[str, str]:
     return value
 
 
-def _render_plan_body(plan: Plan) -> tuple[str, str]:
+def _render_plan_body(plan: Answer) -> tuple[str, str]:
     lang = plan.lang
     head, rest = split_headline(render.headline(plan))
     if plan.estimate is None:
@@ -260,7 +261,7 @@ def _render_plan_body(plan: Plan) -> tuple[str, str]:
     return message["text"], json.dumps(message["blocks"], ensure_ascii=False)
 
 
-def plan_context(plan: Plan) -> dict[str, Any]:
+def plan_context(plan: Answer) -> dict[str, Any]:
     """What the one-screen plan shows, as the terminal's (bot/render.py) decides it."""
     told, titled = render.diagnoses_shown(plan)
     shown, hidden = render.key_notes(plan)
@@ -279,7 +280,7 @@ def plan_context(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _tier_button(plan: Plan, blocks: list[dict]) -> None:
+def _tier_button(plan: Answer, blocks: list[dict]) -> None:
     """The tier's link as a button beside its line."""
     if not plan.tier:
         return
@@ -327,7 +328,7 @@ def _positions(text: str, end: str, limit: int) -> list[int]:
     return found
 
 
-def details_modal(plan: Plan) -> dict:
+def details_modal(plan: Answer) -> dict:
     """Everything the plan says (every assumption, data, storage, network, tiers, all diagnoses)."""
     lang = plan.lang
     head, rest = split_headline(render.headline(plan))
@@ -368,7 +369,7 @@ def error_message(notes: list[Note], lang: str) -> dict:
     return fit({"text": text, "blocks": [section(":x: " + text)]}, lang)
 
 
-def ticket_modal(plan: Plan, question: str, callback_id: str = "ticket_draft") -> dict:
+def ticket_modal(plan: Answer, question: str, callback_id: str = "ticket_draft") -> dict:
     """A modal with the customer reply and the internal note, each ready to copy."""
     reply, note = render.ticket(plan, question)
     lang = plan.lang
@@ -390,7 +391,7 @@ def ticket_modal(plan: Plan, question: str, callback_id: str = "ticket_draft") -
     )
 
 
-def math_modal(plan: Plan) -> dict:
+def math_modal(plan: Answer) -> dict:
     """The breakdown behind the plan and the formulas it uses."""
     lang = plan.lang
     est = plan.estimate

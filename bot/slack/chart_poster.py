@@ -18,8 +18,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from gpuplan.bot import charts
+from gpuplan.bot.answer import Answer
 from gpuplan.bot.slack.slack_io import SlackIO
-from gpuplan.estimator.schema import Plan
 
 log = logging.getLogger("gpuplan.charts")
 # estimate: 8 charts queued is about a second of drawing at 0.13 s each (measured on 2 cores); a
@@ -44,7 +44,7 @@ class ChartPoster:
         self._pending = 0
         self._skip_said = False
 
-    def submit(self, io: SlackIO, plan: Plan | None, plan_id: str | None, thread: tuple[str, str]) -> str:
+    def submit(self, io: SlackIO, plan: Answer | None, plan_id: str | None, thread: tuple[str, str]) -> str:
         """Queue the plan's chart for its thread: "queued", "none" (nothing to draw) or "skipped"."""
         if plan is None or plan.estimate is None:
             return "none"
@@ -58,7 +58,7 @@ class ChartPoster:
         self._executor.submit(self._post, io, plan, plan_id, thread)
         return "queued"
 
-    def _post(self, io: SlackIO, plan: Plan, plan_id: str | None, thread: tuple[str, str]) -> None:
+    def _post(self, io: SlackIO, plan: Answer, plan_id: str | None, thread: tuple[str, str]) -> None:
         try:
             chart = charts.chart_file(plan)
             if chart is not None:

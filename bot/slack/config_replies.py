@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpuplan.bot import configs, render
+from gpuplan.bot.answer import Answer
 from gpuplan.bot.configs import ConfigError
 from gpuplan.bot.language.parser import detect_lang
 from gpuplan.bot.pipeline import QuestionError
 from gpuplan.bot.slack import blocks, config_blocks, pages
 from gpuplan.bot.slack.reply import Reply, clean_text
-from gpuplan.estimator.schema import Note, Plan
+from gpuplan.estimator.schema import Note
 
 if TYPE_CHECKING:  # the replies call this module; it needs their type only
     from gpuplan.bot.slack.replies import Replies
@@ -36,7 +37,7 @@ def modal(replies: Replies, ref: str, fmt: str | None = None, notice: str = "") 
     return Reply(view=view, message=config_blocks.config_message(fmt, files, plan.lang), plan=plan, outcome="page")
 
 
-def files_for(replies: Replies, ref: str, fmt: str) -> tuple[Plan, dict[str, str]] | None:
+def files_for(replies: Replies, ref: str, fmt: str) -> tuple[Answer, dict[str, str]] | None:
     """The plan and its files in `fmt`, for an upload; None when the plan or format is gone."""
     loaded = replies.load(ref)
     if loaded is None:

@@ -12,9 +12,10 @@ from typing import Any
 from markupsafe import Markup
 
 from gpuplan.bot import render
+from gpuplan.bot.answer import Answer
 from gpuplan.bot.slack import blocks
 from gpuplan.bot.slack.blocks import button, fit, fit_modal, parts, section
-from gpuplan.estimator.schema import Note, Plan
+from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import catalog
 
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
@@ -31,7 +32,7 @@ class HistoryItem:
     question: str
 
 
-def summary(plan: Plan) -> str:
+def summary(plan: Answer) -> str:
     """One line for history and App Home: what was asked and what it needs."""
     lang = plan.lang
     est = plan.estimate
@@ -198,7 +199,7 @@ def home_view(items: list[HistoryItem], lang: str, command: str = "/gpuplan") ->
     return fit_modal(view, lang)
 
 
-def plan_modal(plan: Plan, plan_id: str) -> dict:
+def plan_modal(plan: Answer, plan_id: str) -> dict:
     """A stored plan opened from App Home or history: the plan's blocks in a modal, no buttons."""
     message = blocks.plan_message(plan, plan_id, with_actions=False)
     view = {

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplan.bot.answer import Answer, Reading
 from gpuplan.bot.language.conversation import change, follow_up
 from gpuplan.bot.language.parser import CJK, Parsed, parse
 from gpuplan.bot.pipeline import QuestionError, answer, answer_parsed
@@ -21,7 +22,7 @@ from gpuplan.bot.slack.settings import Settings
 from gpuplan.bot.slack.store import ID_ALPHABET, ID_LENGTH, Store
 from gpuplan.estimator import memo
 from gpuplan.estimator.advise import advise_without_plan
-from gpuplan.estimator.schema import SERVE_PRECISIONS, Note, Plan, Request
+from gpuplan.estimator.schema import SERVE_PRECISIONS, Note, Request
 from gpuplan.knowledge import catalog
 
 log = logging.getLogger("gpuplan.replies")
@@ -92,14 +93,14 @@ def split_subcommand(text: str) -> tuple[str | None, str]:
 class Answered:
     """A plan and everything derived from it that does not depend on who asked or its id."""
 
-    plan: Plan
+    plan: Answer
     plan_json: str
     summary: str
     fallback: str
     body: str  # the blocks without buttons, as JSON
 
     @classmethod
-    def of(cls, plan: Plan) -> Answered:
+    def of(cls, plan: Answer) -> Answered:
         plan_json = plan.model_dump_json(exclude_defaults=True)
         fallback, body = blocks.plan_body(plan, plan_json) if plan.intent != "help" else ("", "[]")
         summary = pages.summary(plan) if plan.intent != "help" else ""
@@ -117,7 +118,7 @@ def _answer_memo(text: str) -> Answered:
     return Answered.of(answer(text))
 
 
-def outcome_of(plan: Plan) -> str:
+def outcome_of(plan: Answer) -> str:
     if plan.intent == "help":
         return "help"
     if plan.estimate is None:
@@ -190,7 +191,7 @@ class Replies:
             ids = parse(words).topics
         if not ids:
             return Reply(message=pages.faq_page(lang, self.command_name, missed=words[:100]), outcome="not_found")
-        plan = advise_without_plan(Request(), lang, ids[:3])
+        plan = Answer.of(advise_without_plan(Request(), ids[:3]), Reading(intent="troubleshoot", lang=lang))
         if not plan.diagnoses:
             return Reply(message=pages.faq_page(lang, self.command_name, missed=words[:100]), outcome="not_found")
         return Reply(message=blocks.plan_message(plan), plan=plan, outcome="troubleshoot")
@@ -264,7 +265,7 @@ class Replies:
 
     # --- buttons on a plan -----------------------------------------------------------------
 
-    def load(self, ref: str) -> tuple[Plan, str] | None:
+    def load(self, ref: str) -> tuple[Answer, str] | None:
         """The plan a button refers to and its question: a stored id, or (older messages) the request."""
         ref = (ref or "").strip()
         if ref.startswith("{"):
@@ -368,7 +369,7 @@ class Replies:
         return pages.home_view(items, lang, self.command_name)
 
 
-def switched_value(plan: Plan, name: str, value: str) -> str | int | None:
+def switched_value(plan: Answer, name: str, value: str) -> str | int | None:
     """The Request value a select sets, or None when the plan offers no such choice: the training
     methods (or the plan's own), any catalog GPU; for a serving plan a serving precision, or a
     positive context or concurrency (the estimator bounds them)."""
@@ -384,12 +385,12 @@ def switched_value(plan: Plan, name: str, value: str) -> str | int | None:
     return int(value) if value.isdecimal() and len(value) <= 9 and int(value) > 0 else None
 
 
-def _kept_notes(plan: Plan) -> list[Note]:
+def _kept_notes(plan: Answer) -> list[Note]:
     """Notes from the question that still hold after a button changes one field."""
     return [n for n in plan.notes if not n.code.startswith("follow_up")]
 
 
-def _ticket_message(plan: Plan, question: str) -> dict[str, Any]:
+def _ticket_message(plan: Answer, question: str) -> dict[str, Any]:
     """The ticket draft as a message, for when a modal cannot be opened."""
     modal = blocks.ticket_modal(plan, question)
     return blocks.fit({"text": modal["title"]["text"], "blocks": modal["blocks"]}, plan.lang)

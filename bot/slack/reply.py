@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.estimator.schema import Plan
+from gpuplan.bot.answer import Answer
 
 
 @dataclass
@@ -16,7 +16,7 @@ class Reply:
     message: dict[str, Any] | None = None
     view: dict[str, Any] | None = None
     plan_id: str | None = None
-    plan: Plan | None = None
+    plan: Answer | None = None
     outcome: str = "plan"  # for the request log: plan, clarify, troubleshoot, help, page, error, not_found
     extra: dict[str, Any] = field(default_factory=dict)
 

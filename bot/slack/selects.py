@@ -6,7 +6,8 @@ context and concurrency) and the GPU type. Each option's value names the Request
 from __future__ import annotations
 
 from gpuplan.bot import render
-from gpuplan.estimator.schema import Note, Plan, Resolved
+from gpuplan.bot.answer import Answer
+from gpuplan.estimator.schema import Note, Resolved
 from gpuplan.knowledge import catalog
 
 TRAINING_METHODS = ("full", "lora", "qlora")
@@ -27,7 +28,7 @@ def chosen(action_id: str, value: str) -> tuple[str, str]:
     return ("method" if action_id == "set_method" else "gpu"), value
 
 
-def method_select(plan: Plan) -> dict:
+def method_select(plan: Answer) -> dict:
     """A serving plan's precision, context and concurrency; a training plan's method."""
     lang, resolved = plan.lang, plan.estimate.resolved
     if resolved.method == "infer":
@@ -37,7 +38,7 @@ def method_select(plan: Plan) -> dict:
     return _select("set_method", _label("change_method", lang), options=options)
 
 
-def gpu_select(plan: Plan) -> dict:
+def gpu_select(plan: Answer) -> dict:
     """The current GPU first, the user's own type when the question named one, then every type
     the inventory holds enough of, in one region, for the plan's GPU count (when none does, every
     type it holds: a select needs an option)."""
@@ -50,7 +51,7 @@ def gpu_select(plan: Plan) -> dict:
     return _select("set_gpu", _label("change_gpu", plan.lang), options=options)
 
 
-def _serving_groups(plan: Plan) -> list[dict]:
+def _serving_groups(plan: Answer) -> list[dict]:
     lang, resolved = plan.lang, plan.estimate.resolved
     precisions = [_option(p, "precision", p, p == resolved.precision, lang) for p in precision_choices(resolved)]
     contexts = [

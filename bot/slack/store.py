@@ -28,7 +28,8 @@ try:  # POSIX: cross-process write lock for SQLite; elsewhere the thread lock al
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-from gpuplan.estimator.schema import Plan, Request
+from gpuplan.bot.answer import Answer
+from gpuplan.estimator.schema import Request
 
 metadata = sa.MetaData()
 
@@ -44,7 +45,7 @@ plans = sa.Table(
     sa.Column("lang", sa.String(2), nullable=False),
     sa.Column("question", sa.Text, nullable=False),
     sa.Column("summary", sa.Text, nullable=False),
-    sa.Column("plan", sa.Text, nullable=False),  # Plan.model_dump_json(): replayed exactly by `show`
+    sa.Column("plan", sa.Text, nullable=False),  # Answer.model_dump_json(): replayed exactly by `show`
     sa.Index("gpuplan_plans_user", "team_id", "user_id", "created_at"),
 )
 
@@ -100,8 +101,8 @@ class StoredPlan:
     summary: str
     plan_json: str
 
-    def plan(self) -> Plan:
-        return Plan.model_validate_json(self.plan_json)
+    def plan(self) -> Answer:
+        return Answer.model_validate_json(self.plan_json)
 
 
 def make_engine(url: str) -> Engine:
@@ -158,7 +159,7 @@ class Store:
 
     def save_plan(
         self,
-        plan: Plan,
+        plan: Answer,
         question: str,
         summary: str,
         source: str,
