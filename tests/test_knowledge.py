@@ -506,7 +506,7 @@ def test_fabric_words_name_known_networks(cat):
     InfiniBand / RoCE of unstated speed, which the reader settles on known ones); office networks
     are never offered."""
     from gpuplan.bot.language import engine
-    from gpuplan.bot.language.extract import UNSTATED_SPEED
+    from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 
     assert {rule.value for rule in engine.rules("fabric")} <= set(cat.fabrics) | set(UNSTATED_SPEED)
     assert set(UNSTATED_SPEED.values()) <= set(cat.fabrics)

@@ -94,6 +94,14 @@ def test_the_reading_layer_imports_nothing_inside_a_function() -> None:
     assert not found
 
 
+def test_no_module_of_the_reading_layer_is_over_400_lines() -> None:
+    """A module a newcomer can read through: the Reader is split by what it reads (issue 38)."""
+    long = {
+        path.name: n for path in (ROOT / "bot/language").glob("*.py") if (n := len(path.read_text().splitlines())) > 400
+    }
+    assert not long
+
+
 def test_the_reading_layer_makes_no_network_calls() -> None:
     """Looking a Hub id up is bot/hub.py's; bot/language only tells whether a word is one."""
     network = ("urllib", "http", "huggingface_hub", "requests", "socket", "gpuplan.bot.hub")

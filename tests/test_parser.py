@@ -169,7 +169,7 @@ def test_a_family_without_a_size_is_asked_back_with_its_sizes(question, family, 
     ],
 )
 def test_owner_of_a_mention(text, words, expected):
-    from gpuplan.bot.language.extract import owner
+    from gpuplan.bot.language.sentences import owner
 
     start = text.index(words)
     assert owner(text, (start, start + len(words))) == expected

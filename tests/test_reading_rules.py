@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplan.bot.language import engine
-from gpuplan.bot.language.extract import UNSTATED_SPEED
+from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
 
 RULES = [rule for dimension in engine.dimensions() for rule in engine.rules(dimension)]
@@ -47,7 +47,7 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     parsed = parse(text)
     request = parsed.request.model_dump()
     # fields of the reading that are no Request field: the users (above) and the precision word,
-    # which the parser turns into a precision with the method (extract.precision_for)
+    # which the parser turns into a precision with the method (methods.precision_for)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word")}
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])

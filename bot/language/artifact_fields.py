@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpuplan.bot.language import extract
 from gpuplan.bot.language.artifacts import Artifacts
+from gpuplan.bot.language.catalog_names import named_here
 from gpuplan.bot.language.extract import Reader
+from gpuplan.bot.language.methods import precision_for
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog
@@ -183,7 +184,7 @@ def _model(got: Collected, reader: Reader, cat: Catalog) -> None:
 def _alias_in(text: str, reader: Reader) -> str | None:
     lowered = text.lower()
     match = reader.voc.model_alias.search(lowered)
-    return extract.named_here(match, lowered, reader.cat) if match else None
+    return named_here(match, lowered, reader.cat) if match else None
 
 
 def _training(got: Collected, method: str | None) -> None:
@@ -229,7 +230,7 @@ def _training_precision(got: Collected) -> str | None:
     if got.value("fp16"):
         return "fp16-mixed"
     word = got.value("precision")
-    return extract.precision_for(word, "full") if word else None
+    return precision_for(word, "full") if word else None
 
 
 def _serving(got: Collected, method: str | None) -> None:

@@ -122,7 +122,7 @@ def _vetoed(topic: str, prose: str) -> bool:
     return bool(veto and veto.search(prose.lower()))
 
 
-# notes of a model family named without a catalog size (extract.Reader.unknown_models)
+# notes of a model family named without a catalog size (model_names.ModelNames.unknown_models)
 MODEL_FAMILY_NOTES = ("model_family_sizes", "unknown_model_name")
 
 

@@ -8,7 +8,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.bot.language import intent
-from gpuplan.bot.language.extract import Reader, family_model
+from gpuplan.bot.language.catalog_names import family_model
+from gpuplan.bot.language.extract import Reader
 from gpuplan.estimator.architecture import billions, for_spec
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog

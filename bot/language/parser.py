@@ -17,14 +17,16 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import artifact_fields, artifacts, code_spans, extract, intent, keys, options, settings_given
-from gpuplan.bot.language.extract import CJK, Reader
+from gpuplan.bot.language import artifact_fields, artifacts, code_spans, intent, keys, options, settings_given
+from gpuplan.bot.language.extract import Reader
+from gpuplan.bot.language.methods import precision_for
+from gpuplan.bot.language.values import CJK
+from gpuplan.bot.language.vocabulary import vocabulary
 from gpuplan.estimator.schema import Note, Request
 from gpuplan.knowledge import Catalog, catalog
 
 __all__ = ["CJK", "Parsed", "detect_lang", "normalize_text", "parse", "strip_slack_markup", "vocabulary"]
 
-vocabulary = extract.vocabulary
 _SLACK_LINK = re.compile(r"<(https?://[^>|]+)(?:\|([^>]*))?>")
 _SLACK_TOKEN = re.compile(r"<[@#!][^>]*>")
 _LEADING_TOKENS = re.compile(r"(?m)^[ \t]*(?:<[@#!][^>]*>[ \t]*)+")
@@ -121,7 +123,7 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
     settings_given.hint_misspelled_keys(unset, parsed)
     found = artifacts.read(raw, code)
     evidence = intent.Evidence(raw=raw, prose=prose, code=code, found=found)
-    if not code.strip() and not settings_keys and extract.vocabulary().help.search(prose.lower()):
+    if not code.strip() and not settings_keys and vocabulary().help.search(prose.lower()):
         parsed.intent = "help"
         return parsed, evidence
     # runs of blanks (where code was) collapsed: regexes that start with optional words and
@@ -244,7 +246,7 @@ def _precision_field(reader: Reader, method: str | None, parsed: Parsed) -> dict
     fields = dict(reader.fields)
     word = fields.pop("precision_word", None)
     if word:
-        precision = extract.precision_for(word, method)
+        precision = precision_for(word, method)
         if precision:
             fields["precision"] = precision
         elif (
@@ -350,7 +352,7 @@ def _serving_by_default(parsed: Parsed, raw: str, prose: str) -> None:
     default, as does a terse request ("70b", "llama 70b gpus=8") or a pasted log alone."""
     if parsed.request.method or "method" in parsed.fixed:
         return
-    text, voc = raw.lower(), extract.vocabulary()
+    text, voc = raw.lower(), vocabulary()
     trains = voc.training.search(text) or voc.finetune.search(text) or voc.any_method.search(text)
     training_symptom = any(rule not in voc.serving_symptoms for rule in intent.triggered(text))
     if _ASKS.search(prose.lower()) and not trains and not training_symptom:  # asked in words, not a log's

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.bot.language import artifact_words, code_spans, extract, keys
+from gpuplan.bot.language import artifact_words, code_spans, keys, values
+from gpuplan.bot.language.catalog_names import suggest_gpus, suggest_models
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
+from gpuplan.bot.language.vocabulary import vocabulary
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog
 
@@ -36,7 +38,7 @@ def read_settings(tokens: list[re.Match], cat: Catalog, parsed: Parsed) -> tuple
     for token_key, matches in choices.items():
         values = list(dict.fromkeys(m.group(2) for m in matches))
         between = matches[0].string[matches[0].end() : matches[-1].start()].lower()
-        if len(values) > 1 and extract.vocabulary().compare.search(between):
+        if len(values) > 1 and vocabulary().compare.search(between):
             settings_choice(token_key, values, cat, fields, parsed)  # "tp=2 or tp=4"; else the last stands
     return fields, written
 
@@ -73,9 +75,7 @@ def setting_value(name: str, value: Any, raw: str, cat: Catalog, fields: dict, p
         if gpu:
             fields["gpu"] = gpu.id
         else:
-            parsed.errors.append(
-                Note(code="unknown_gpu", params={"value": raw, "suggestions": extract.suggest_gpus(raw, cat)})
-            )
+            parsed.errors.append(Note(code="unknown_gpu", params={"value": raw, "suggestions": suggest_gpus(raw, cat)}))
     elif name == "_lang":
         parsed.lang, parsed.lang_given = value, True
     elif name == "_currency":
@@ -83,7 +83,7 @@ def setting_value(name: str, value: Any, raw: str, cat: Catalog, fields: dict, p
             parsed.notes.append(
                 Note(
                     code="currency_converted",
-                    params={"value": raw, "usd": fields["budget_usd"], "rate": extract.values.CNY_PER_USD},
+                    params={"value": raw, "usd": fields["budget_usd"], "rate": values.CNY_PER_USD},
                 )
             )
     else:
@@ -97,7 +97,7 @@ def model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None:
         return
     signed = re.fullmatch(r"\s*-\s*(.+)", raw)
     try:
-        size = extract.values.model_size_b(signed.group(1) if signed else raw)
+        size = values.model_size_b(signed.group(1) if signed else raw)
     except ValueError:
         size = None
     if size is not None:
@@ -107,9 +107,7 @@ def model_setting(raw: str, cat: Catalog, fields: dict, parsed: Parsed) -> None:
     if looks_like_repo_id(raw):
         parsed.hub_id = raw
         return
-    parsed.errors.append(
-        Note(code="unknown_model", params={"value": raw, "suggestions": extract.suggest_models(raw, cat)})
-    )
+    parsed.errors.append(Note(code="unknown_model", params={"value": raw, "suggestions": suggest_models(raw, cat)}))
 
 
 def hint_misspelled_keys(text: str, parsed: Parsed) -> None:

@@ -1,0 +1,197 @@
+"""The catalog's names as a question writes them: the GPU (`gpu_id`) and the model (`model_id`,
+`family_model`, `named_here`) a name is, a card's variants of other memory or form factor, and
+did-you-mean candidates for names the catalog lacks (`close_models`, `suggest_models`, `suggest_gpus`,
+`family_sizes`)."""
+
+from __future__ import annotations
+
+import re
+
+from rapidfuzz import fuzz, process
+
+from gpuplan.bot.language.vocabulary import Vocabulary
+from gpuplan.knowledge import Catalog, normalize_name
+
+
+def size_in_name(name: str) -> float | None:
+    """Billions of parameters a model's name carries ("pythia-410m" 0.41, "foo-7b" 7), else None."""
+    size = re.search(r"(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", name)
+    return None if not size else float(size.group(1)) / (1000 if size.group(2) == "m" else 1)
+
+
+def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Catalog) -> str | None:
+    """The catalog model of a family of about `size_b` (within 15%): one whose id carries the size,
+    the newest version first ("qwen 14b" -> Qwen3 14B); with a version written ("qwen2 72b"), only
+    that version's."""
+    wanted = normalize_name(version).lstrip("v")
+    # the size as ids write it ("405b", "125m"): an id that carries it is the one meant ("llama 405"
+    # is Llama 3.1 405B, not the newer Llama 4 Maverick of 400B)
+    nominal = f"{size_b:g}b" if size_b >= 1 else f"{size_b * 1000:g}m"
+    folded = tuple(normalize_name(p) for p in prefixes)
+    candidates = []
+    for key, spec in cat.model_keys:
+        published = spec.params_b + spec.vision_params_b  # "InternVL 26B" counts its vision encoder
+        if abs(published - size_b) > 0.15 * size_b or not key.startswith(folded):
+            continue
+        prefix = next(p for p in folded if key.startswith(p))
+        rest = key[len(prefix) :]
+        if wanted and not rest.lstrip("v").startswith(wanted):  # "internvl 1.5": internvl-chat-v1-5
+            continue
+        release = re.match(r"(\d+(?:\.\d+)?)", spec.id[len(prefix) :].lstrip("-_ v"))
+        newest = float(release.group(1)) if release and not wanted and float(release.group(1)) < size_b else 0.0
+        named = bool(re.search(rf"(?<![\d.]){re.escape(nominal)}(?![a-z0-9])", spec.id))
+        candidates.append((not named, -newest, abs(published - size_b), spec.id))
+    return min(candidates)[-1] if candidates else None
+
+
+def named_here(match: re.Match, text: str, cat: Catalog) -> str | None:
+    """The catalog model an alias match names, unless a size written right after it is another model's
+    ("bigcode/starcoderbase-3b", "starcoder:1b" are not StarCoder 15B)."""
+    found = model_id(match.group(1), cat)
+    return None if found and other_size_follows(text, match.end(), found, cat) else found
+
+
+# a size after a catalog name, a version between them allowed ("Qwen-VL-2.5-3B"), an expert count after
+_OTHER_SIZE_AFTER = re.compile(r"^[\s\-_:]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])(\s*[x×*]\s*\d+)?")
+
+
+def other_size_follows(text: str, end: int, found_id: str, cat: Catalog) -> bool:
+    """A size right after a catalog name that is not its size ("BLOOM 1.1B", "starcoder:1b"), also
+    after a version written in between ("Qwen-VL-2.5-3B"). An expert's size times the experts
+    ("Mixtral-7B*8") is the MoE's own name, written the other way round."""
+    after = _OTHER_SIZE_AFTER.search(text[end : end + 20])
+    if not after or (after.group(3) and cat.models[found_id].experts > 1):
+        return False
+    size = float(after.group(1)) / (1000 if after.group(2) == "m" else 1)
+    return abs(size - cat.models[found_id].params_b) > 0.2 * size
+
+
+def _same_product(base: str, name: str) -> bool:
+    """Whether a catalog name is of the product `base` names: "nvidia h20" is not the H200."""
+    return re.search(r"(?<![a-z0-9])" + re.escape(base) + r"(?![a-z0-9])", name) is not None
+
+
+def _product(name: str) -> str:
+    """A catalog GPU's name without its memory and form factor: "nvidia v100 sxm2 32gb" -> "nvidia v100"."""
+    return _FORM.sub(" ", re.sub(r"\s*\d+\s*gb.*$", "", name.lower())).strip()
+
+
+def variant_with_memory(found_id: str, gib: float, cat: Catalog) -> str | None:
+    """The catalog type of the same GPU with `gib` of memory: ("a100-80gb", 40) -> "a100-40gb"."""
+    gpu = cat.gpus[found_id]
+    if abs(gpu.memory_gib - gib) <= 0.1 * gib:
+        return found_id
+    base = _product(gpu.name)
+    for other in cat.gpus.values():
+        name = other.name.lower()
+        if other.family == gpu.family and _same_product(base, name) and abs(other.memory_gib - gib) <= 0.1 * gib:
+            return other.id
+    return None
+
+
+_FORM = re.compile(r"\s*(?:sxm\d?|pcie|nvl)\s*", re.I)
+
+
+def variant_with_form(found_id: str, form: str, cat: Catalog) -> str | None:
+    """The catalog type of the same GPU in another form factor with the same memory: ("a800-80gb",
+    "pcie") -> "a800-pcie-80gb"; none when the form comes with other memory only (an A800 SXM4 40GB
+    stays the 40 GB card: memory sizes the plan)."""
+    gpu = cat.gpus[found_id]
+    base = _product(gpu.name)
+    others = [
+        g
+        for g in cat.gpus.values()
+        if g.family == gpu.family
+        and _same_product(base, g.name.lower())
+        and form in g.name.lower().replace("sxm4", "sxm").replace("sxm5", "sxm")
+        and abs(g.memory_gib - gpu.memory_gib) <= 0.1 * gpu.memory_gib
+    ]
+    others.sort(key=lambda g: abs(g.memory_gib - gpu.memory_gib))
+    return others[0].id if others else None
+
+
+def gpu_id(matched: str, voc: Vocabulary, cat: Catalog) -> str | None:
+    """The catalog id of a GPU name as written ("a100 80g", "h-200")."""
+    key = re.sub(r"[\s\-_]+", " ", matched.lower()).strip()
+    if key in voc.gpu_by_alias:
+        return voc.gpu_by_alias[key]
+    gpu = cat.find_gpu(matched)
+    return gpu.id if gpu else None
+
+
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def model_id(matched: str, cat: Catalog) -> str | None:
+    """The catalog model a written name is, when its numbers are that model's: "internvl 38b" folds
+    to the key of "internvl3-8b" but writes 38, so it is no name of InternVL3 8B."""
+    spec = cat.find_model(matched)
+    if spec is None:
+        return None
+    numbers = _NUMBERS.findall(matched.lower())
+    named = any(_NUMBERS.findall(name.lower()) == numbers for name in (spec.id, spec.name, *spec.aliases))
+    return spec.id if named else None
+
+
+DESKTOP = re.compile(r"GeForce|TITAN|Quadro|RTX", re.I)  # desktop and workstation cards people own one of
+
+
+def _digits(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
+def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> list[tuple[str, float, bool]]:
+    """Catalog models spelled like `value` ("DeekSeep-R1", "lama3-70b"): (id, score 0-100, whether
+    its numbers are exactly the ones written). Letters may be misspelt, sizes and versions not:
+    "llama-3-7b" is not "llama-3-70b"."""
+
+    key = normalize_name(value)
+    if len(key) < 4:
+        return []
+    hits = process.extract(key, list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=cutoff)
+    out: dict[str, tuple[str, float, bool]] = {}
+    for name, score, _ in hits:
+        model = cat.model_index[name]
+        if model not in out and set(_digits(key)) <= set(_digits(name)):
+            out[model] = (model, score, _digits(key) == _digits(name))
+    return sorted(out.values(), key=lambda m: -m[1])[:n]
+
+
+def suggest_models(value: str, cat: Catalog, n: int = 3) -> list[str]:
+    """Did-you-mean candidates for a model name the catalog does not know (numbers may differ:
+    "llama-3-7b" suggests Llama 3 8B)."""
+
+    hits = process.extract(
+        normalize_name(value), list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=50
+    )
+    return list(dict.fromkeys(cat.model_index[name] for name, _, _ in hits))[:n]
+
+
+_VERSION_AFTER = re.compile(r"^[\s_-]*(\d+(?:\.\d+)?)(?![\d.]*\s*[bm](?![a-z]))")
+
+_SIZE_ONLY = re.compile(r"\d+(?:\.\d+)?b")
+
+
+def family_sizes(name: str, after: str, cat: Catalog) -> tuple[str, list[str]] | None:
+    """A family (and version) named without a size ("LLaMA 3", "qwen2.5"): the catalog's sizes
+    of it, smallest first, so the question back can list them; None when the catalog has none."""
+    version = _VERSION_AFTER.match(after)
+    latin = re.match(r"[a-z0-9.\s_-]*", name.strip().lower()).group(0).strip()  # not the words after it
+    key = re.sub(r"[\s_]+", "-", latin)
+    if version and not re.search(r"\d$", key):
+        key = f"{key}-{version.group(1)}"
+    # the family's own sizes (qwen2.5-7b), not its variants (qwen2.5-coder-7b)
+    sized = [
+        m for m in cat.models.values() if m.id.startswith(key + "-") and _SIZE_ONLY.fullmatch(m.id[len(key) + 1 :])
+    ]
+    if len(sized) < 2:
+        return None
+    sized.sort(key=lambda m: m.params_b)
+    return key, [m.id for m in sized][:8]
+
+
+def suggest_gpus(value: str, cat: Catalog, n: int = 3) -> list[str]:
+    """Did-you-mean candidates for a GPU name the catalog does not know."""
+
+    hits = process.extract(normalize_name(value), list(cat.gpu_index), scorer=fuzz.ratio, limit=n * 3, score_cutoff=50)
+    return list(dict.fromkeys(cat.gpu_index[name] for name, _, _ in hits))[:n]

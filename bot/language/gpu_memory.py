@@ -1,0 +1,223 @@
+"""GPU memory (a step of the Reader, extract.py): the memory written beside a card's name ("A100
+(40G)", "40G的A100"), and a GPU given by its memory only ("单卡48G", "a 24GB card", "8*24G"), told
+apart from the servers' RAM, from what a model needs or a run uses and from all the cards'
+memory together."""
+
+from __future__ import annotations
+
+import re
+
+from gpuplan.bot.language.catalog_names import DESKTOP, variant_with_memory
+from gpuplan.bot.language.gpu_counts import CARDS_JOINER, COUNT_WINDOW, GpuCounts
+from gpuplan.bot.language.reader_state import regex
+from gpuplan.bot.language.sentences import TOTAL_WORDS
+from gpuplan.bot.language.values import NUM, count_value
+from gpuplan.estimator.hardware import could_have
+from gpuplan.estimator.schema import Note
+
+_FORM_FIRST = re.compile(r"[-\s]*(?:sxm\d?|pcie|nvl)(?![a-z])(?=[-\s]*\d)", re.I)
+
+# the servers' own RAM: "内存 256G", "内存1T", "CPU内存512GB", "512GB RAM", "host memory: 1TB"
+_RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
+    r"(?:(?<!显)内存|(?<![a-z])(?<!gpu )(?<!video )(?<!graphics )ram"
+    r"|host memory|cpu memory|system memory|主机内存|cpu内存)"
+)
+
+_RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
+
+# words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
+# what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
+# words of need before a memory: what a model or a recipe needs, not a card's ("需要显存为60G", "needs a
+# GPU memory of 26GB", "至少24G")
+_NEED_BEFORE = re.compile(
+    r"(?:\bneeds?|\brequires?|\brequired|\bminimum|\bat least|需要|要求|至少|最少|最低)"
+    r"[^\n，。,.;；!?！？]{0,12}$"
+)
+
+_USAGE_BEFORE = re.compile(
+    r"(?:\bcosts?|\btakes?|\btook|\buses|consum\w*|occup\w*|\beats?|\breach\w*"
+    r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
+    r"(?:about|around|roughly|nearly|almost|over|~|约|大约|了|近|差不多|将近|接近|大概|快)?\s*$"
+)
+
+# a memory said to be all the cards' together ("加起来也就96G显存", "192 GB VRAM in total"): no card's own
+_ALL_CARDS_BEFORE = re.compile(TOTAL_WORDS + r"\s*(?:也就|只有|才|是|有|约|大约|也)?\s*$")
+
+_ALL_CARDS_AFTER = re.compile(
+    r"\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory|显存)?\s*(?:(?:in total|total|combined|altogether)(?![a-z])|总计|合计)"
+)
+
+# words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
+_ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
+
+# what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
+MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
+
+_HOST_RAM = re.compile(
+    _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
+)
+
+_SINGLE = r"(单卡|单张卡|单张显卡|单张|一张卡|一块卡|(?:a|one|single) )"
+
+# words that make a memory written apart from a GPU's name the card's own ("单卡48G", "显存只有40G",
+# "8*24G"); without them a memory no catalog variant of the named card has is something else's:
+# what a model needs ("需要大概 13GB 显存 ... Tesla P40"), another setup's ("样例是在96GB的卡上")
+_OWN_IF_SAID = re.compile(r"每|为|是|有|只有|仅有|only|memory of")
+
+# a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU,
+# whether they make it a named card's own: always (True), never (False) or when _OWN_IF_SAID matches)
+_MEMORY_PATTERNS = (
+    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True, True),
+    (
+        r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|只有|仅有|就|only)?\s*"
+        r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
+        False,
+        _OWN_IF_SAID,
+    ),
+    (  # "24G的卡", "80GB GPUs"; a count before it ("8张24G的卡", "two 24GB cards") is _count_before's
+        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
+        False,
+        False,
+    ),
+    # "8*24G", "2*24GB", "8x80GB", "2张24G": a count times a memory
+    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False, True),
+    # "8 card x 16GB", "8卡*32G": each card's memory after a count of cards (counts() reads the count)
+    (
+        r"()(?:(?<=card)|(?<=cards)|(?<=gpu)|(?<=gpus)|(?<=卡))\s*[*x×]\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])",
+        False,
+        True,
+    ),
+    # "20G 够不够", "24GB enough?": a memory asked about on its own
+    (
+        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)",
+        False,
+        False,
+    ),
+)
+
+
+class GpuMemory(GpuCounts):
+    """The Reader's steps and helpers that read a GPU's memory."""
+
+    # "A100 (40G)", "4090-24G", "V100 * 32G", "A100/40GB", "RTX4090 24Gx2张" (an x after the unit is the count's);
+    # "A10(4* 24GB)", "A100 (8*80G)": the count times the memory after the name
+    _MEMORY_AFTER = (
+        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=*×/]|with|w/)?\s*(?:(\d{1,2})\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
+        # the host's RAM written after the card is not the card's ("1650显卡 40G内存", "4090, 64GB RAM")
+        r"(?!\s*(?:内存|ram\b|ddr|system memory|cpu memory|host memory))"
+        r"\s*(?:显存|vram|memory)?\s*[)）]?"
+    )
+
+    _MEMORY_BEFORE = (
+        r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
+    )
+
+    # a number without its unit between a count and the name ("三张24 3090"), one of the card's memories
+    _BARE_MEMORY_BEFORE = r"(?:张|块|个|[x×*])\s*(\d{2,3})\s+$"
+
+    def _gpu_memory_near(
+        self, match: re.Match, found_id: str | None
+    ) -> tuple[float | None, tuple[int, int] | None, int | None]:
+        """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
+        3090") a GPU name, its span, and a count written times it after the name ("A10(4* 24GB)")."""
+        tail = self.scan.text[match.end() : match.end() + 16]
+        form = _FORM_FIRST.match(tail)  # "A800-SXM4-40GB": the form factor between name and memory
+        tail = " " * form.end() + tail[form.end() :] if form else tail
+        after = regex(self._MEMORY_AFTER).search(tail)
+        if after:
+            count = int(after.group(1)) if after.group(1) and int(after.group(1)) >= 1 else None
+            return float(after.group(2)), (match.end() + after.start(), match.end() + after.end()), count
+        head = self.scan.text[max(0, match.start() - 14) : match.start()]
+        before = regex(self._MEMORY_BEFORE).search(head)
+        if before:
+            offset = match.start() - len(head)
+            return float(before.group(1)), (offset + before.start(), offset + before.end()), None
+        bare = regex(self._BARE_MEMORY_BEFORE).search(head)
+        if bare and found_id and variant_with_memory(found_id, float(bare.group(1)), self.cat):
+            offset = match.start() - len(head)
+            return float(bare.group(1)), (offset + bare.start(1), offset + bare.end(1)), None
+        return None, None, None
+
+    def _memory_in_all(self, gpu: str, total: float, words: str) -> str:
+        """A memory larger than the card's, written beside a count ("4xA100 160Gb"): the memory of
+        all of them when it divides into a variant of the card (said back), else the card's own."""
+        count = self.fields.get("gpus")
+        each = variant_with_memory(gpu, total / count, self.cat) if count else None
+        if each:
+            self.fields["gpu"] = each
+            self.notes.append(Note(code="memory_of_all", params={"words": words, "gib": total / count}))
+            return each
+        self.set("gpu_memory_gib", total, words)
+        return gpu
+
+    def gpu_memory(self) -> None:
+        """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the
+        servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
+        if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not MEMORY_SIZE.search(self.scan.text):
+            return
+        for match in self.scan.finditer(_HOST_RAM):
+            number, unit = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+            gib = float(number) * (1024 if unit.startswith("t") else 1)
+            if 4 <= gib <= 65_536:
+                self.set("host_ram_gib", gib, self.scan.take(match))
+        for pattern, one_gpu, own in _MEMORY_PATTERNS:
+            for match in self.scan.finditer(pattern):
+                gib = float(match.group(2))
+                window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
+                if self._all_cards_memory(match, window, one_gpu):
+                    self.scan.blank(*match.span())  # the cards' memory together, not one card's
+                    continue
+                needed = _NEED_BEFORE.search(*window) is not None  # "需要显存为60G": what a model needs
+                said_own = not needed and (own if isinstance(own, bool) else bool(own.search(match.group(0))))
+                used = _USAGE_BEFORE.search(*window) is not None
+                if used or (not said_own and self._no_named_cards(gib, modded_ok=not needed)):
+                    self.scan.blank(*match.span())  # what a run uses, or no named card's memory
+                    continue
+                if 4 <= gib <= 512:
+                    before = (match.group(1) or "").strip()
+                    words = self.scan.take(match)
+                    counted = None if before else self._count_before(CARDS_JOINER, match.start())[0]
+                    if counted:  # "8张24G的卡": the count written before the memory
+                        before, words = counted.group(1), counted.group(0).strip() + " " + words
+                        self.scan.blank(*counted.span())
+                    self.set("gpu_memory_gib", gib, words)
+                    enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
+                    self._memory_count(before, one_gpu, words, enough)
+
+    def _no_named_cards(self, gib: float, modded_ok: bool) -> bool:
+        """A memory written apart from the GPUs named that none of them comes with (no catalog
+        variant has it; for a desktop card, not within what mods reach, `could_have`, unless it is
+        what something needs), or other than the memory written beside the card ("4台H100（80GB）...
+        样例是在96GB的卡上"): not their memory, and said so."""
+        used = self.fields.get("gpu")
+        named = [used] if used in self.cat.gpus else [g for g in self.gpu_ids if g in self.cat.gpus]
+        if not named or any(variant_with_memory(g, gib, self.cat) == g for g in named):
+            return False  # none named, or the card's own memory said again
+        card = self.cat.gpus[named[0]]
+        if any(g in self.memory_written_with for g in named):  # its memory was written beside it
+            self.notes.append(Note(code="memory_apart_from_stated", params={"gib": gib, "gpu": card.name}))
+            return True
+        if any(variant_with_memory(g, gib, self.cat) for g in named):
+            return False  # "A100，显存40G": the 40 GB A100
+        cards = [self.cat.gpus[g] for g in named]
+        if modded_ok and any(DESKTOP.search(c.name) and could_have(c, gib) for c in cards):
+            return False  # "4090，显存48G", "2080ti 魔改22G显存"
+        self.notes.append(Note(code="memory_apart_from_card", params={"gib": gib, "gpu": card.name}))
+        return True
+
+    def _all_cards_memory(self, match: re.Match, window: tuple[str, int, int], one_gpu: bool) -> bool:
+        """A memory said of several cards together ("4 * A6000, i.e. 192 GB VRAM in total", "4张4090，
+        加起来也就96G显存"): cards counted already, and a word of summing before or after it."""
+        if one_gpu or self.fields.get("gpus", 1) <= 1:
+            return False
+        return bool(_ALL_CARDS_BEFORE.search(*window) or _ALL_CARDS_AFTER.match(self.scan.text, match.end()))
+
+    def _memory_count(self, before: str, one_gpu: bool, words: str, enough: bool = False) -> None:
+        """The count beside a memory: "单卡48G" is one, "8*24G" eight; "48G的显卡" and "8G显存够吗"
+        (a card asked about) one if nothing else says."""
+        if one_gpu and before:
+            self.set("gpus", 1, words)
+        elif not one_gpu and before and before not in ("a", "an"):
+            self.set("gpus", int(count_value(before)), words)
+        elif enough or re.search(r"(?:显卡|卡|card|gpu)$", words):
+            self.weak("gpus", 1, words)

@@ -1,0 +1,259 @@
+"""Models and sizes (steps of the Reader, extract.py): catalog models by name ("Llama 3 70B",
+"meta-llama/llama-3-8b") or by family and size ("qwen 14b"), sizes written alone ("70b", "700亿",
+"总参数1T"), an MoE's active parameters, family names the catalog lacks, a misspelt model, a Hub id
+and the names inside pasted artifacts."""
+
+from __future__ import annotations
+
+import re
+
+from gpuplan.bot.language import values
+from gpuplan.bot.language.catalog_names import (
+    close_models,
+    family_model,
+    family_sizes,
+    gpu_id,
+    model_id,
+    named_here,
+    other_size_follows,
+    size_in_name,
+    suggest_models,
+)
+from gpuplan.bot.language.reader_state import ReaderState, regex
+from gpuplan.bot.language.repo_ids import looks_like_repo_id
+from gpuplan.bot.language.vocabulary import ORG_BEFORE, method_word
+from gpuplan.estimator.schema import Note
+
+# the parameters an MoE activates per token: "32B active", "32b activated", "激活32B", "20b 激活", "A22B" after a size
+_ACTIVE_SIZE = (
+    r"(\d+(?:\.\d+)?)\s*b(?:illion)?\s*(?:params?|parameters?)?\s*(?:active|activated)(?![a-z])"
+    r"|激活(?:参数)?(?:量)?\s*(\d+(?:\.\d+)?)\s*b|(\d+(?:\.\d+)?)\s*b\s*(?:参数)?\s*激活"
+    r"|(?<=\db-)a(\d+(?:\.\d+)?)b(?![a-z0-9])"
+)
+
+# the word for parameters before the size: "总参数1T", "参数量 70B", "total parameters: 1.5T"
+_PARAMS_THEN_SIZE = (
+    r"(?:总参数量?|参数量|参数规模|total param(?:eter)?s?\s*(?:count)?)\s*(?:为|是|[:：=])?\s*"
+    r"(\d+(?:\.\d+)?)\s*(t|b|万亿|亿)(?![a-z])"
+)
+
+# a size written right after a family name the catalog does not have ("pythia 410m", "smollm 1.7b")
+_SIZE_AFTER_NAME = re.compile(r"[\s\-_]*(\d+(?:\.\d+)?\s*[bm])(?![a-z0-9]|\.\d)")
+
+# words after a size that make it a count of tokens ("10B 说的是 token 数", "2T of tokens")
+# a size that counts tokens: "10B 说的是 token 数", "1B tokens", "1B * 8 epochs = 8B" (data times
+# passes, worked out; "7b x 3 epochs" alone stays a model trained three times over its data)
+_TOKENS_AFTER = re.compile(
+    r"\s*(?:(?:说的是|指的是|是指|是|指|of|的)?\s*tokens?(?![a-z])|[*x×]\s*\d+\s*(?:epochs?|epoches|轮|个\s*epoch)\s*[=≈])"
+)
+
+# a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
+_LABELLED_COUNT = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:gpus?(?:\s*(?:type|model))?|graphics cards?|显卡|gpu型号)\s*[:：]\s*(\d{1,4})\s*[x×*]\s*"
+    r"(?:(?:nvidia|tesla|geforce)\s+)*$",
+    re.M,
+)
+
+# a script or config file whose name may say the method ("train_ppo.sh", "llama3_lora_sft.yaml",
+# "run_dpo.py"), or a module run with `python -m` ("openrlhf.cli.train_ppo_ray"): what it is for
+_SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])|(?<=-m )[a-z_][\w]*(?:\.[a-z_]\w*)+")
+
+_SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that names its size
+
+# a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
+# checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
+_QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
+
+_REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
+
+
+class ModelNames(ReaderState):
+    """The Reader's steps that read models and sizes."""
+
+    def read_model_names(self) -> None:
+        self.model_ids = self.models()
+        self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
+
+    def read_sizes(self) -> None:
+        self.active_size()
+        self.size_readings = self.sizes()
+        self.unknown_models(self.size_readings)
+
+    def active_size(self) -> None:
+        """The parameters a Mixture-of-Experts model activates per token ("32B active", "激活32B",
+        "235B-A22B"): a size of its own, not a second model's."""
+        for match in self.scan.finditer(_ACTIVE_SIZE):
+            number = next(g for g in match.groups() if g)
+            self.set("active_params_b", float(number), self.scan.take(match))
+
+    def models(self) -> list[str]:
+        found: list[str] = []
+        for match in self.scan.finditer(self.voc.model_alias):
+            found_id = model_id(match.group(1), self.cat)
+            if found_id and other_size_follows(self.scan.text, match.end(), found_id, self.cat):
+                continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
+            if not found_id:
+                continue
+            org = ORG_BEFORE.search(self.scan.text, max(0, match.start() - 12), match.start())
+            span = (org.start() if org else match.start(), match.end())  # "meta-llama/llama-3-8b" whole
+            self.option_spans["model"].append(span)
+            self.mention(("model", found_id), span, bool(_SIZED.search(match.group(1))))
+            words = self.scan.take(match)
+            self.scan.blank(span[0], match.start())
+            if _QUANTISED_NAME.search(match.group(0), len(match.group(1))):
+                self.set("precision_word", "int4", words)  # "qwen2.5-72b-awq": a 4-bit checkpoint
+            if found_id not in found:
+                found.append(found_id)
+                self.model_words.setdefault(found_id, words)
+        return found
+
+    def names_in(self, code: str) -> dict[str, list[str]]:
+        """GPU types and catalog models named inside pasted artifacts (names only: in a log,
+        "GPU 0" counts nothing)."""
+        lowered = code.lower()
+        gpus, counted, written = [], [], {}
+        for m in self.voc.gpu_alias.finditer(lowered):
+            gpus.append(gpu_id(m.group(1), self.voc, self.cat))
+            written.setdefault(gpus[-1], code[m.start(1) : m.end(1)])  # the name as the paste spells it
+            line_start = lowered.rfind("\n", 0, m.start()) + 1
+            if gpus[-1] and (count := _LABELLED_COUNT.search(lowered, line_start, m.start())):
+                # "GPU: 1x3090" in an environment list: the card, the count, the words as written
+                counted.append((gpus[-1], int(count.group(1)), code[count.start() : m.end()].strip()))
+        models = [named_here(m, lowered, self.cat) for m in self.voc.model_alias.finditer(lowered)]
+        instances = [
+            (instance.gpu, int(m.group(1)) if instance.gpus == "count" else instance.gpus)
+            for instance, pattern in self.voc.instances
+            for m in pattern.finditer(lowered)
+        ]
+        scripts, methods = [], []
+        for match in _SCRIPT_FILE.finditer(lowered):  # "examples/train_lora/llama3_lora_sft.yaml"
+            # serving is read from the launcher line itself
+            named = [m for w in re.split(r"[_\-./]", match.group(0)) if w and (m := method_word(w)) and m != "infer"]
+            scripts += [match.group(0).rsplit("/", 1)[-1]] if named else []
+            methods += named
+        return {
+            "gpu": list(dict.fromkeys(g for g in gpus if g)),
+            "model": list(dict.fromkeys(m for m in models if m)),
+            "instance": instances[:1],
+            "gpu_count": counted[:1],
+            "gpu_written": [written[g] for g in dict.fromkeys(g for g in gpus if g)],
+            "method": list(dict.fromkeys(methods)),
+            "script": scripts,
+        }
+
+    def hub_id(self, prose: str) -> str | None:
+        """A Hugging Face id (`org/name`) written in the prose that the catalog does not know."""
+        written = [match.group(0) for match in _REPO_ID.finditer(prose)]
+        if not written:
+            return None
+
+        return next((name for name in written if looks_like_repo_id(name) and not self.cat.find_model(name)), None)
+
+    def family_models(self) -> list[str]:
+        """A family and a size the catalog has ("qwen 14b" -> a Qwen of 14B): that catalog model.
+        A bare number is a size from 6 up ("Yi-34", "mistral 7") and a version below ("llama 3")."""
+        found: list[str] = []
+        for match in self.scan.finditer(self.voc.family_size):
+            number, unit = float(match.group(3)), (match.group(4) or "").lower()
+            if not unit and number < 6:
+                continue
+            size = number / 1000 if unit == "m" else number / 10 if unit == "亿" else number
+            prefixes = self.voc.family_ids.get(match.group(1).lower(), ())
+            spec = family_model(prefixes, size, match.group(2), self.cat)
+            if not spec and not unit and number >= 100:  # "mpt125", "pythia-410": millions when no B fits
+                size = number / 1000
+                spec = family_model(prefixes, size, match.group(2), self.cat)
+            if spec and abs(self.cat.models[spec].params_b - size) > 0.05 * size:
+                self.notes.append(Note(code="model_read_as", params={"value": match.group(0).strip(), "model": spec}))
+            if spec:
+                self.mention(("model", spec), match.span())
+            if spec and spec not in found:
+                found.append(spec)
+                self.option_spans["model"].append(match.span())
+                self.model_words.setdefault(spec, self.scan.take(match))
+        return found
+
+    def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
+        """Family names that are not in the catalog: suggestions, and their size when written."""
+        for match in self.scan.finditer(self.voc.family):
+            name = match.group(0).strip("-_. ")
+            size = size_in_name(name)
+            after = None if size else _SIZE_AFTER_NAME.match(self.scan.text, match.end())
+            if len(name) < 3 or (name in ("gpt", "glm", "opt") and not re.search(r"\d", name) and not after):
+                continue  # a bare family word names no model
+            self.scan.take(match)
+            if after:  # "pythia 410m": the size written after the name is the model's
+                size = size_in_name(after.group(1))
+                self.scan.take(after)
+            if any(
+                n.code in ("unknown_model_name", "model_family_sizes") and n.params["value"] == name for n in self.notes
+            ):
+                continue
+            family = None if size else family_sizes(name, self.scan.original[match.end() :], self.cat)
+            if family:
+                self.notes.append(Note(code="model_family_sizes", params={"value": family[0], "models": family[1]}))
+                continue
+            self.notes.append(
+                Note(
+                    code="unknown_model_name",
+                    params={
+                        "value": name,
+                        "suggestions": suggest_models(name, self.cat),
+                        "size": size,
+                    },
+                )
+            )
+            if size:
+                sizes.append((size, name))
+
+    def sizes(self) -> list[tuple[float, str]]:
+        """Model sizes: "70b", "7 billion", "700亿", "72Bqwen" (a family name glued after it); not a
+        count of tokens ("10B 说的是 token 数吗")."""
+        pattern = (
+            r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿"
+            # "1.5T parameters", "125M model", "6738.4 Million params": T and M only before such a word
+            r"|(?:t|m|million)(?=\s*(?:参数|params?|parameters?|model|模型|moe|" + self.voc.family_names + ")))"
+            r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?:(?![a-z])|(?=(?:"
+            + self.voc.family_names
+            + ")))"
+        )
+        found = []
+        for match in self.scan.finditer(_PARAMS_THEN_SIZE):  # "总参数1T", "parameters: 1.5T"
+            size = values.model_size_b(match.group(1) + match.group(2))
+            self.mention(("params_b", size), match.span())
+            found.append((size, self.scan.take(match)))
+        for match in self.scan.finditer(pattern):
+            if _TOKENS_AFTER.match(self.scan.original, match.end()):
+                continue  # read by tokens() when it can be, else not a size
+            try:
+                size = values.model_size_b(match.group(1) + match.group(2))
+            except ValueError:
+                continue
+            self.option_spans["model"].append(match.span())
+            self.mention(("params_b", size), match.span())
+            found.append((size, self.scan.take(match)))
+        return found
+
+    def misspelt_model(self) -> None:
+        """A model-like word nothing read ("DeekSeep-R1"): the catalog model it is a misspelling
+        of when the letters are close and the numbers identical (said back)."""
+        if "model" in self.fields:
+            return
+        for match in regex(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+").finditer(self.scan.text):
+            start, end = match.span()
+            original = self.scan.original
+            while start > 0 and not original[start - 1].isspace():
+                start -= 1  # the whole word as written: "lama3-70b" even when "70b" was read as a size
+            while end < len(original) and not original[end].isspace():
+                end += 1
+            word = self.scan.original[start:end].strip(".-")
+            close = close_models(word, self.cat, n=3)
+            if close and close[0][1] >= 85 and close[0][2]:
+                spec = self.cat.models[close[0][0]]
+                size = self.fields.get("params_b")
+                if size and abs(size - spec.params_b) > 0.2 * size:
+                    continue  # the size written elsewhere is another model's
+                self.fields.pop("params_b", None)
+                self.fields["model"], self.words["model"] = spec.id, word
+                self.notes.append(Note(code="model_read_as", params={"value": word, "model": spec.id}))
+                return
