@@ -234,11 +234,11 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp, lay.expert_tp())]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     if len(shape) != 1 or shape[0] < DISTINCT_FROM:
-        return kernels.micro_batch_seconds(dev, a, work)
+        return kernels.cached_micro_batch_seconds(dev, a, work)
     firsts, inverse = distinct_layouts(*fields)
     names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
     pick = {f: _at_layouts(getattr(work, f), shape, firsts) for f in names}
-    mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
+    mb = kernels.cached_micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
 
     def spread(x):
         if np.shape(x)[-1:] != firsts.shape:
@@ -497,7 +497,7 @@ def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: k
     staged between the expert kernels (moe_staging_bytes) at HBM bandwidth."""
     slots = serving_expert_slots(a, ep)
     touched = experts_touched(a, tokens, np.asarray(ep, dtype=float) * slots)
-    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
+    gemms = kernels.cached_decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
     return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 

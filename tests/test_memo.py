@@ -9,6 +9,7 @@ from gpuplan.bot.pipeline import answer
 from gpuplan.bot.slack import blocks, replies
 from gpuplan.estimator import estimate as estimate_module
 from gpuplan.estimator import memo
+from gpuplan.estimator.schema import Request
 
 QUESTIONS = [
     "llama-3-70b full fine-tune on H100, 8k context",
@@ -58,3 +59,33 @@ def test_estimates_are_memoised_by_request(memo_off):
     estimate_module._estimate_memo.cache_clear()
     answer(QUESTIONS[0])
     assert estimate_module._estimate_memo.cache_info().currsize == 0  # off means off
+
+
+# requests whose kernel timings the shape caches keep: open and fixed layouts, MoE, serving, QLoRA
+SHAPE_REQUESTS = [
+    dict(model="llama-3-70b", method="full", gpu="h100-80gb"),
+    dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb"),
+    dict(model="deepseek-v3", method="infer", gpu="h200-141gb"),
+    dict(model="qwen2.5-72b", method="infer"),
+    dict(params_b=7, method="qlora"),
+    dict(model="llama-3.1-8b", method="lora", gpu="rtx-4090-24gb", gpus=1, micro_batch=2, ckpt="full"),
+]
+
+
+@pytest.mark.parametrize("fields", SHAPE_REQUESTS)
+def test_kernel_timings_kept_by_shape_change_no_figure(fields, memo_off):
+    memo.clear_shape_caches()
+    cold = estimate_module.estimate(Request(**fields)).model_dump_json()
+    warm = estimate_module.estimate(Request(**fields)).model_dump_json()
+    memo.clear_shape_caches()
+    assert warm == cold == estimate_module.estimate(Request(**fields)).model_dump_json()
+
+
+def test_shape_cache_keeps_the_latest_entries():
+    cache = memo.ShapeCache(2)
+    for i in range(3):
+        assert cache.get((i,), (), lambda i=i: i * 10) == i * 10
+    assert cache.get((2,), (), lambda: "computed again") == 20
+    assert cache.get((0,), (), lambda: "computed again") == "computed again"  # the oldest went
+    memo.clear_shape_caches()
+    assert cache.get((2,), (), lambda: "after clearing") == "after clearing"
