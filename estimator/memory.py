@@ -202,7 +202,15 @@ def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp, lay.expert_tp()),
     )
     ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
-    return ones, tuple(np.asarray(x, dtype=float) * ones for x in fields)
+    return ones, tuple(_as_float(x, ones) for x in fields)
+
+
+def _as_float(x, ones: np.ndarray) -> np.ndarray:
+    """`x` as floats of the shape of `ones`: a float array of that shape already is taken as it is
+    (x * 1.0 is x to the bit), anything else broadcast by multiplying."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == ones.shape:
+        return x
+    return np.asarray(x, dtype=float) * ones
 
 
 def _model_copies(method: str) -> tuple[int, int]:

@@ -61,8 +61,11 @@ def test_estimates_are_memoised_by_request(memo_off):
     assert estimate_module._estimate_memo.cache_info().currsize == 0  # off means off
 
 
-# requests whose kernel timings the shape caches keep: open and fixed layouts, MoE, serving, QLoRA
+# requests whose kernel timings and candidate GPU types the shape caches keep: open and fixed
+# layouts, MoE, serving, QLoRA, a memory class and a region asked for
 SHAPE_REQUESTS = [
+    dict(params_b=13, method="lora", gpu_memory_gib=80),
+    dict(params_b=7, method="full", region="hk"),
     dict(model="llama-3-70b", method="full", gpu="h100-80gb"),
     dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb"),
     dict(model="deepseek-v3", method="infer", gpu="h200-141gb"),
