@@ -557,7 +557,6 @@ def decode_speed(
     """decode_speed_arrays for one GPU type, with the process's kernel figures: sequences of
     `seq_len` tokens, `prompt` of them prompt (half when not said), the prompts' prefill in the
     steps when `chunked`."""
-    cat = dataclasses.replace(catalog(), defaults=defaults)
     return decode_speed_arrays(
         a,
         precision,
@@ -565,8 +564,14 @@ def decode_speed(
         batch=batch,
         tp=tp,
         pp=pp,
-        dev=serving_device([gpu], precision, cat),
+        dev=serving_device([gpu], precision, with_defaults(defaults)),
         comm_seconds=comm_seconds,
         ep=ep,
         kv_cache=kv_cache,
     )
+
+
+def with_defaults(defaults: Defaults) -> Catalog:
+    """The process's catalog with `defaults` (itself when they are its own: no copy to make)."""
+    cat = catalog()
+    return cat if defaults is cat.defaults else dataclasses.replace(cat, defaults=defaults)

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuplan.estimator import memo
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.schema import FabricOption, NetworkEstimate
-from gpuplan.knowledge import GPU, Catalog, Fabric
+from gpuplan.knowledge import GPU, Catalog, Fabric, catalog
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,27 @@ class DecodeLinks:
     rdma: np.ndarray | bool = True  # the fabric between domains carries RDMA
 
 
+# decode_links by the GPU objects, catalog and fabric (each serving search asks it of the same few)
+_DECODE_LINKS = memo.ShapeCache(256)
+
+
 def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
+    """The links of each GPU type's servers and fabric (read-only, shared: on the process's catalog
+    kept by the GPU objects' identities, which the entry keeps alive)."""
+    if cat is not catalog():  # a catalog made for this request (the user's own servers, stock)
+        return _decode_links(gpus, cat, fabric)
+    key = (id(cat), *map(id, gpus), fabric)
+    return _DECODE_LINKS.get(key, (cat, *gpus), lambda: _read_only(_decode_links(gpus, cat, fabric)))
+
+
+def _read_only(links: DecodeLinks) -> DecodeLinks:
+    for x in vars(links).values():
+        if isinstance(x, np.ndarray):
+            x.setflags(write=False)
+    return links
+
+
+def _decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
     eff = cat.collective_efficiency
     fabrics = [cat.fabrics[fabric or g.node_fabric] for g in gpus]
     return DecodeLinks(

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from gpuplan.estimator import compute, conventions, fit, io, memory, network, reliability
+from gpuplan.estimator import compute, conventions, fit, io, memo, memory, network, reliability
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Catalog, Defaults
+from gpuplan.knowledge import GPU, Catalog, Defaults, catalog
 
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)
@@ -285,8 +285,30 @@ def drop_dominated(cat: Catalog, gpus: list[GPU], region: str | None, speed: dic
     return [g for g, out in zip(gpus, dominated, strict=True) if not out]
 
 
+# gpu_options on the process's catalog by GPU types, region, precision and fabric
+_OPTIONS = memo.ShapeCache(256)
+
+
 def gpu_options(
     cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None, fabric: str | None = None
+) -> GpuOptions:
+    """The GPU-type axis of a search: memory, price, stock and server of each type (read-only,
+    shared: on the process's catalog kept by its arguments, the GPU objects by identity)."""
+    if cat is not catalog():  # a catalog made for this request (the user's own servers, stock)
+        return _gpu_options(cat, gpus, region, precision, fabric)
+    key = (id(cat), *map(id, gpus), region, precision, fabric)
+    return _OPTIONS.get(key, (cat, *gpus), lambda: _read_only(_gpu_options(cat, list(gpus), region, precision, fabric)))
+
+
+def _read_only(options: GpuOptions) -> GpuOptions:
+    for x in vars(options).values():
+        if isinstance(x, np.ndarray):
+            x.setflags(write=False)
+    return options
+
+
+def _gpu_options(
+    cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None, fabric: str | None
 ) -> GpuOptions:
     regions: list[str | None] = []
     stock, price = [], []
