@@ -14,7 +14,7 @@ import numpy as np
 from gpuplan.estimator import memo
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.schema import FabricOption, NetworkEstimate
-from gpuplan.knowledge import GPU, Catalog, Fabric, catalog
+from gpuplan.knowledge import GPU, Catalog, Fabric
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,8 @@ _DECODE_LINKS = memo.ShapeCache(256)
 
 
 def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
-    """The links of each GPU type's servers and fabric (read-only, shared: on the process's catalog
-    kept by the GPU objects' identities, which the entry keeps alive)."""
-    if cat is not catalog():  # a catalog made for this request (the user's own servers, stock)
-        return _decode_links(gpus, cat, fabric)
+    """The links of each GPU type's servers and fabric (read-only, shared: kept by the catalog and
+    GPU objects' identities, which the entry keeps alive)."""
     key = (id(cat), *map(id, gpus), fabric)
     return _DECODE_LINKS.get(key, (cat, *gpus), lambda: _read_only(_decode_links(gpus, cat, fabric)))
 

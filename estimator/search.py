@@ -18,7 +18,7 @@ from gpuplan.estimator import compute, conventions, fit, io, memo, memory, netwo
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
 from gpuplan.estimator.schema import ADAPTER_METHODS
-from gpuplan.knowledge import GPU, Catalog, Defaults, catalog
+from gpuplan.knowledge import GPU, Catalog, Defaults
 
 MICRO_BATCHES = (1, 2, 4, 8)
 TENSOR_PARALLEL = (1, 2, 4, 8)
@@ -285,7 +285,7 @@ def drop_dominated(cat: Catalog, gpus: list[GPU], region: str | None, speed: dic
     return [g for g, out in zip(gpus, dominated, strict=True) if not out]
 
 
-# gpu_options on the process's catalog by GPU types, region, precision and fabric
+# gpu_options by catalog, GPU types, region, precision and fabric
 _OPTIONS = memo.ShapeCache(256)
 
 
@@ -293,9 +293,8 @@ def gpu_options(
     cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None, fabric: str | None = None
 ) -> GpuOptions:
     """The GPU-type axis of a search: memory, price, stock and server of each type (read-only,
-    shared: on the process's catalog kept by its arguments, the GPU objects by identity)."""
-    if cat is not catalog():  # a catalog made for this request (the user's own servers, stock)
-        return _gpu_options(cat, gpus, region, precision, fabric)
+    shared: kept by its arguments, the catalog and GPU objects by identity, which the entry keeps
+    alive; the process's catalog and its copies stocking a type, Catalog.with_stock, come back)."""
     key = (id(cat), *map(id, gpus), region, precision, fabric)
     return _OPTIONS.get(key, (cat, *gpus), lambda: _read_only(_gpu_options(cat, list(gpus), region, precision, fabric)))
 

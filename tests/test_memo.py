@@ -10,6 +10,7 @@ from gpuplan.bot.slack import blocks, replies
 from gpuplan.estimator import estimate as estimate_module
 from gpuplan.estimator import memo
 from gpuplan.estimator.schema import Request
+from gpuplan.knowledge import catalog
 
 QUESTIONS = [
     "llama-3-70b full fine-tune on H100, 8k context",
@@ -92,3 +93,12 @@ def test_shape_cache_keeps_the_latest_entries():
     assert cache.get((0,), (), lambda: "computed again") == "computed again"  # the oldest went
     memo.clear_shape_caches()
     assert cache.get((2,), (), lambda: "after clearing") == "after clearing"
+
+
+@pytest.mark.parametrize("gpu, count, region", [("rtx-4090-24gb", 100, None), ("v100-32gb", 8, "hk")])
+def test_a_catalog_stocking_a_type_is_made_once(gpu, count, region):
+    cat = catalog()
+    stocked = cat.with_stock(gpu, count, region)
+    assert stocked is cat.with_stock(gpu, count, region)  # what is kept by catalog comes back
+    assert stocked is not cat.with_stock(gpu, count + 1, region)
+    assert stocked.stock(gpu, region)[0] == count
