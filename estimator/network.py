@@ -423,6 +423,31 @@ def _single_node(
     )
 
 
+# the links of a GPU type's servers over each fabric offered, by the GPU and fabric objects
+_FABRIC_LINKS = memo.ShapeCache(256)
+
+
+def _fabric_links(gpu: GPU, fabrics: list[Fabric], efficiency: float) -> Links:
+    """One GPU type's links over each fabric, a (fabrics, 1) column each (read-only, shared: kept
+    by the objects' identities, which the entry keeps alive)."""
+
+    def read() -> Links:
+        links = Links(
+            intra_node_bandwidth(gpu, efficiency),
+            np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
+            gpu.nvlink_gpus,
+            np.array([[_pod(f)[0]] for f in fabrics]),
+            np.array([[_pod(f)[1]] for f in fabrics]),
+            np.array([[f.rdma] for f in fabrics]),
+        )
+        for x in vars(links).values():
+            if isinstance(x, np.ndarray):
+                x.setflags(write=False)
+        return links
+
+    return _FABRIC_LINKS.get((id(gpu), *map(id, fabrics), efficiency), (gpu, *fabrics), read)
+
+
 FABRIC_SLACK = 1.05  # a fabric is good enough when the step is at most 5% slower than on the best one
 
 
@@ -468,14 +493,7 @@ def compare_fabrics(
             arch=arch,
             etp=etp,
         )
-    links = Links(
-        intra_node_bandwidth(gpu, efficiency),
-        np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
-        gpu.nvlink_gpus,
-        np.array([[_pod(f)[0]] for f in fabrics]),
-        np.array([[_pod(f)[1]] for f in fabrics]),
-        np.array([[f.rdma] for f in fabrics]),
-    )
+    links = _fabric_links(gpu, fabrics, efficiency)
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()

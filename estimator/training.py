@@ -48,9 +48,13 @@ class Pick:
 def at_candidate(values, t: int, i: int) -> float:
     """A figure per candidate (types x layouts) or broadcast to it (per layout, per type, one for
     all) at type t and layout i, indexed where it varies, without broadcasting."""
-    shape = np.shape(values)
-    index = (t, i)[2 - len(shape) :] if shape else ()
-    return float(np.asarray(values)[tuple(0 if n == 1 else x for n, x in zip(shape, index, strict=True))])
+    values = values if isinstance(values, np.ndarray) else np.asarray(values)
+    if values.ndim == 0:
+        return float(values)
+    if values.ndim == 1:
+        return float(values[0 if values.shape[0] == 1 else i])
+    rows, columns = values.shape
+    return float(values[0 if rows == 1 else t, 0 if columns == 1 else i])
 
 
 def estimate_training(ctx: Context, seq: int) -> Estimate:
