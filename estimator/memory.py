@@ -201,7 +201,8 @@ def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         *(lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt),
         *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp, lay.expert_tp()),
     )
-    ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
+    shapes = {np.shape(x) for x in fields}
+    ones = np.ones(shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes))
     return ones, tuple(_as_float(x, ones) for x in fields)
 
 
@@ -247,11 +248,14 @@ def _placement(
     # (parallel_state.py: expert_data_parallel_size = world_size // (etp x ep x pp)); params arrive here / tp
     routed = a.routed_expert_share
     ep = np.asarray(ep, dtype=float)
-    expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp
+    expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp if routed else None
 
     def shard(stage: int) -> np.ndarray:
-        dense, expert = np.where(zero >= stage, dp, 1.0), np.where(zero >= stage, dp, expert_split)
-        return 1.0 / ((1.0 - routed) / dense + routed / expert)
+        sharded = zero >= stage
+        dense = np.where(sharded, dp, 1.0)
+        if not routed:  # a dense model: the experts' term is 0 / expert, which adds nothing
+            return 1.0 / (1.0 / dense)
+        return 1.0 / ((1.0 - routed) / dense + routed / np.where(sharded, dp, expert_split))
 
     shard_w, shard_g, shard_o = shard(3), shard(2), shard(1)
     opt_on_host = offload >= 1
@@ -467,12 +471,12 @@ def _stage_memory(
     activations = activations + np.maximum(np.where(has_loss, act.loss_peak, 0.0), act.recompute_peak)
     kv_cache = _rollout_kv_cache(job, params, mbs, pp, place.tp)
     parts = {
-        "weights": weights * ones,
-        "gradients": gradients * ones,
-        "optimizer": optimizer * ones,
-        "activations": activations * ones,
-        "adapters": adapters * ones,
-        "kv_cache": kv_cache * ones,
+        "weights": _as_float(weights, ones),
+        "gradients": _as_float(gradients, ones),
+        "optimizer": _as_float(optimizer, ones),
+        "activations": _as_float(activations, ones),
+        "adapters": _as_float(adapters, ones),
+        "kv_cache": _as_float(kv_cache, ones),
     }
     return parts, host_state
 
@@ -535,7 +539,7 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     ]
 
     parts, host_state = _larger_stage(stages)
-    parts["overhead"] = _overhead(sum(parts.values()), gpus, over) + _offload_copy(job, place) * ones
+    parts["overhead"] = _overhead(sum(parts.values()), gpus, over) + _as_float(_offload_copy(job, place), ones)
     host_ram, nvme = _offloaded(host_state, gpus, offload, lay.gpus_per_node)
     return {**parts, "host_offload": host_ram, "nvme_offload": nvme}
 
