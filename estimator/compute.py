@@ -241,9 +241,11 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     mb = kernels.cached_micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
 
     def spread(x):
+        # np.take writes the layouts in row order (x[..., inverse] leaves them strided, which
+        # slows every pass over the (types, layouts) arrays after it): the same values either way
         if np.shape(x)[-1:] != firsts.shape:
             x = np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))
-        return x[..., inverse]
+        return np.take(x, inverse, axis=-1)
 
     layer = kernels.LayerTime(*(spread(x) for x in vars(mb.layer).values()))
     return kernels.MicroBatch(layer, spread(mb.first), spread(mb.last))
