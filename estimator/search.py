@@ -748,18 +748,32 @@ SERVING_EP = (2, 4, 8, 16, 32, 64)  # beyond a server: over RDMA or inside an NV
 
 def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Replica shapes (tp, pp, ep): tensor x pipeline, and for MoE models expert parallelism
-    with tp = pp = 1 (unless the user fixed tp or pp above 1)."""
-    tps = [t for t in (1, 2, 4, 8, 16) if arch.heads % t == 0]
+    with tp = pp = 1 (unless the user fixed tp or pp above 1). Built once per combination of the
+    few numbers it reads (the arrays are read-only, shared), as training_grid is."""
+    experts = arch.experts if arch.is_moe else 0
+    return _serving_grid(arch.heads, arch.layers, experts, fixed.tp, fixed.pp, fixed.ep, fixed.gpus, max_nodes)
+
+
+@functools.lru_cache(maxsize=512)
+def _serving_grid(heads: int, layers: int, experts: int, tp, pp, ep, gpus, max_nodes: int):
+    arrays = _replica_shapes(heads, layers, experts, Fixed(gpus=gpus, tp=tp, pp=pp, ep=ep), max_nodes)
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
+def _replica_shapes(heads: int, layers: int, experts: int, fixed: Fixed, max_nodes: int):
+    tps = [t for t in (1, 2, 4, 8, 16) if heads % t == 0]
     shapes = [
         (t, p, 1)
         for t in ([fixed.tp] if fixed.tp else tps)
         for p in ([fixed.pp] if fixed.pp else range(1, max_nodes + 1))
     ]
-    if arch.is_moe and (fixed.tp or 1) == 1 and (fixed.pp or 1) == 1:
-        eps = [fixed.ep] if fixed.ep else [n for n in SERVING_EP if arch.experts % n == 0]
+    if experts and (fixed.tp or 1) == 1 and (fixed.pp or 1) == 1:
+        eps = [fixed.ep] if fixed.ep else [n for n in SERVING_EP if experts % n == 0]
         shapes += [(1, 1, n) for n in eps if n > 1]
     t, p, e = (np.array(column, dtype=float) for column in zip(*shapes, strict=True))
-    keep = p <= arch.layers
+    keep = p <= layers
     if fixed.ep:
         keep &= e == fixed.ep
     if fixed.gpus:
