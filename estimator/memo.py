@@ -37,14 +37,20 @@ def shape_key(value: Any) -> Any:
     return type(value), value
 
 
+# what one ShapeCache may hold, keys and results (estimate: a few thousand typical entries of a
+# few kB; a search over every GPU type and a giant grid makes entries of megabytes, kept fewer)
+SHAPE_CACHE_BYTES = 32 * 2**20
+
+
 class ShapeCache:
-    """A least-recently-used cache of at most `maxsize` results. Keys name objects by id (GPU
-    figures, model shapes): each entry keeps those objects alive (`keep`), so no other object can
-    take their ids while it stands."""
+    """A least-recently-used cache of at most `maxsize` results and SHAPE_CACHE_BYTES of keys and
+    arrays. Keys name objects by id (GPU figures, model shapes): each entry keeps those objects
+    alive (`keep`), so no other object can take their ids while it stands."""
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self._entries: OrderedDict[tuple, tuple[tuple, Any]] = OrderedDict()
+        self._entries: OrderedDict[tuple, tuple[tuple, Any, int]] = OrderedDict()
+        self._bytes = 0
         _SHAPE_CACHES.append(self)
 
     def get(self, key: tuple, keep: tuple, compute: Callable[[], Any]) -> Any:
@@ -53,13 +59,31 @@ class ShapeCache:
             self._entries.move_to_end(key)
             return entry[1]
         result = compute()
-        self._entries[key] = (keep, result)
-        if len(self._entries) > self.maxsize:
-            self._entries.popitem(last=False)
+        size = _nbytes(key) + _nbytes(result)
+        if size <= SHAPE_CACHE_BYTES // 4:  # a larger one would push out most of the others
+            self._entries[key] = (keep, result, size)
+            self._bytes += size
+        while self._entries and (len(self._entries) > self.maxsize or self._bytes > SHAPE_CACHE_BYTES):
+            self._bytes -= self._entries.popitem(last=False)[1][2]
         return result
 
     def clear(self) -> None:
         self._entries.clear()
+        self._bytes = 0
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of the arrays and byte strings in a key or result (its containers and dataclasses
+    walked; anything else counted as nothing)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, bytes):
+        return len(value)
+    if isinstance(value, tuple | list):
+        return sum(map(_nbytes, value))
+    if hasattr(value, "__dataclass_fields__"):
+        return sum(_nbytes(getattr(value, name)) for name in value.__dataclass_fields__)
+    return 0
 
 
 _SHAPE_CACHES: list[ShapeCache] = []

@@ -3,6 +3,7 @@ caller does with a memoised plan changes what the next caller gets."""
 
 import json
 
+import numpy as np
 import pytest
 
 from gpuplan.bot.pipeline import answer
@@ -102,3 +103,15 @@ def test_a_catalog_stocking_a_type_is_made_once(gpu, count, region):
     assert stocked is cat.with_stock(gpu, count, region)  # what is kept by catalog comes back
     assert stocked is not cat.with_stock(gpu, count + 1, region)
     assert stocked.stock(gpu, region)[0] == count
+
+
+def test_shape_cache_holds_a_bounded_number_of_bytes(monkeypatch):
+    monkeypatch.setattr(memo, "SHAPE_CACHE_BYTES", 4000)
+    cache = memo.ShapeCache(100)
+    for i in range(10):  # 800 bytes each: five fit
+        cache.get((i,), (), lambda: np.zeros(100))
+    assert len(cache._entries) == 5 and cache._bytes == 4000
+    big = cache.get(("big",), (), lambda: np.zeros(200))  # over a quarter of the bound: not kept
+    assert big.size == 200 and ("big",) not in cache._entries and len(cache._entries) == 5
+    memo.clear_shape_caches()
+    assert cache._bytes == 0
