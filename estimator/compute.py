@@ -234,16 +234,18 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
     fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp, lay.expert_tp())]
     shape = np.broadcast_shapes(*(f.shape for f in fields))
     if len(shape) != 1 or shape[0] < DISTINCT_FROM:
-        return kernels.micro_batch_seconds(dev, a, work)
+        return kernels.cached_micro_batch_seconds(dev, a, work)
     firsts, inverse = distinct_layouts(*fields)
     names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
     pick = {f: _at_layouts(getattr(work, f), shape, firsts) for f in names}
-    mb = kernels.micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
+    mb = kernels.cached_micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
 
     def spread(x):
+        # np.take writes the layouts in row order (x[..., inverse] leaves them strided, which
+        # slows every pass over the (types, layouts) arrays after it): the same values either way
         if np.shape(x)[-1:] != firsts.shape:
             x = np.broadcast_to(x, (*np.shape(x)[:-1], firsts.size))
-        return x[..., inverse]
+        return np.take(x, inverse, axis=-1)
 
     layer = kernels.LayerTime(*(spread(x) for x in vars(mb.layer).values()))
     return kernels.MicroBatch(layer, spread(mb.first), spread(mb.last))
@@ -497,7 +499,7 @@ def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: k
     staged between the expert kernels (moe_staging_bytes) at HBM bandwidth."""
     slots = serving_expert_slots(a, ep)
     touched = experts_touched(a, tokens, np.asarray(ep, dtype=float) * slots)
-    gemms = kernels.decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
+    gemms = kernels.cached_decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
     return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 
@@ -557,7 +559,6 @@ def decode_speed(
     """decode_speed_arrays for one GPU type, with the process's kernel figures: sequences of
     `seq_len` tokens, `prompt` of them prompt (half when not said), the prompts' prefill in the
     steps when `chunked`."""
-    cat = dataclasses.replace(catalog(), defaults=defaults)
     return decode_speed_arrays(
         a,
         precision,
@@ -565,8 +566,14 @@ def decode_speed(
         batch=batch,
         tp=tp,
         pp=pp,
-        dev=serving_device([gpu], precision, cat),
+        dev=serving_device([gpu], precision, with_defaults(defaults)),
         comm_seconds=comm_seconds,
         ep=ep,
         kv_cache=kv_cache,
     )
+
+
+def with_defaults(defaults: Defaults) -> Catalog:
+    """The process's catalog with `defaults` (itself when they are its own: no copy to make)."""
+    cat = catalog()
+    return cat if defaults is cat.defaults else dataclasses.replace(cat, defaults=defaults)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplan.estimator import compute, hardware, search
+from gpuplan.estimator import compute, hardware, memo, search
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.memory import Overheads
 from gpuplan.estimator.schema import Note, Request
-from gpuplan.knowledge import GPU, Catalog
+from gpuplan.knowledge import GPU, Catalog, catalog
 
 SECONDS_PER_DAY = 86400.0
 
@@ -53,18 +53,34 @@ def candidate_gpus(ctx: Context, precision: str | None) -> list[GPU]:
     other type dominates for this job."""
     if ctx.gpu:
         return [ctx.gpu]
-    region = ctx.req.region
-    types = [g for g in ctx.cat.gpus.values() if ctx.cat.stock(g.id, region)[0] > 0]
+    region, wanted = ctx.req.region, ctx.req.gpu_memory_gib
+    if ctx.cat is not catalog():  # a catalog made for this request (the user's own servers)
+        in_class, types = _candidates(ctx.cat, region, wanted, precision)
+    else:  # the process's own: the same few regions, memory classes and precisions come back
+        key = (id(ctx.cat), region, wanted, precision)
+        in_class, types = _CANDIDATES.get(key, (ctx.cat,), lambda: _candidates(ctx.cat, region, wanted, precision))
+    if wanted:
+        ctx.assume("gpu_memory_class", gib=wanted, gpus=list(in_class))
+    return list(types)
+
+
+# candidate_gpus on the process's catalog by region, memory class and precision
+_CANDIDATES = memo.ShapeCache(64)
+
+
+def _candidates(
+    cat: Catalog, region: str | None, wanted: float | None, precision: str | None
+) -> tuple[list[str], list[GPU]]:
+    """(the names of the types in the memory class asked for, the undominated types in stock)."""
+    types = [g for g in cat.gpus.values() if cat.stock(g.id, region)[0] > 0]
     if not types:
         raise RequestError([Note(code="no_stock", params={"region": region or ""})])
-    wanted = ctx.req.gpu_memory_gib
     if wanted:  # "a 48GB card": the types of that memory class (marketed GB vs reported GiB, ECC)
         types = [g for g in types if hardware.in_class(g, wanted)]
         if not types:
             raise RequestError([Note(code="no_gpu_with_memory", params={"gib": wanted})])
-        ctx.assume("gpu_memory_class", gib=wanted, gpus=[g.name for g in types])
-    speed = {g.id: compute.sustained_matmul_flops(g, precision or "bf16-mixed", ctx.cat) for g in types}
-    return search.drop_dominated(ctx.cat, types, region, speed)
+    speed = {g.id: compute.sustained_matmul_flops(g, precision or "bf16-mixed", cat) for g in types}
+    return [g.name for g in types], search.drop_dominated(cat, types, region, speed)
 
 
 def fabric_for(ctx: Context, gpu: GPU) -> str:

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from gpuplan.estimator import memo
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import SERVE_WEIGHT_BYTES
 from gpuplan.knowledge import GPU, KernelFile
@@ -479,6 +480,26 @@ def micro_batch_seconds(dev: Device, a: Arch, w: Work) -> MicroBatch:
     return MicroBatch(LayerTime(forward, backward, attn_f), first, gemms[HEAD] + loss + norm)
 
 
+# micro_batch_seconds and decode_seconds by their shapes: a few hundred models x GPU sets x shapes
+SHAPE_CACHE_SIZE = 256
+_MICRO_BATCHES = memo.ShapeCache(SHAPE_CACHE_SIZE)
+_DECODE_STEPS = memo.ShapeCache(SHAPE_CACHE_SIZE)
+
+
+def cached_micro_batch_seconds(dev: Device, a: Arch, w: Work) -> MicroBatch:
+    """micro_batch_seconds, kept by its inputs (memo.ShapeCache): the GPU figures and the model
+    shape by identity, the micro-batch shapes by value. The arrays are read-only, shared."""
+    key = (id(dev), id(a), *map(memo.shape_key, vars(w).values()))
+    return _MICRO_BATCHES.get(key, (dev, a), lambda: _read_only(micro_batch_seconds(dev, a, w)))
+
+
+def _read_only(mb: MicroBatch) -> MicroBatch:
+    for x in (*vars(mb.layer).values(), mb.first, mb.last):
+        if isinstance(x, np.ndarray):
+            x.setflags(write=False)
+    return mb
+
+
 def layer_seconds(dev: Device, a: Arch, w: Work) -> LayerTime:
     """An average layer forward and backward (micro_batch_seconds)."""
     return micro_batch_seconds(dev, a, w).layer
@@ -492,6 +513,18 @@ def optimizer_seconds(dev: Device, params, bytes_per_param) -> np.ndarray:
 
 
 # --- a serving step ---------------------------------------------------------------------------
+
+
+def cached_decode_seconds(dev: Device, a: Arch, **shapes) -> np.ndarray:
+    """decode_seconds, kept by its inputs as cached_micro_batch_seconds is (read-only, shared)."""
+    key = (id(dev), id(a), *((name, memo.shape_key(shapes[name])) for name in sorted(shapes)))
+
+    def seconds() -> np.ndarray:
+        step = np.asarray(decode_seconds(dev, a, **shapes))
+        step.setflags(write=False)
+        return step
+
+    return _DECODE_STEPS.get(key, (dev, a), seconds)
 
 
 def decode_seconds(dev: Device, a: Arch, *, tokens, tp, pp, ep, touched, slots=None) -> np.ndarray:

@@ -201,8 +201,17 @@ def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         *(lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt),
         *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp, lay.expert_tp()),
     )
-    ones = np.ones(np.broadcast_shapes(*(np.shape(x) for x in fields)))
-    return ones, tuple(np.asarray(x, dtype=float) * ones for x in fields)
+    shapes = {np.shape(x) for x in fields}
+    ones = np.ones(shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes))
+    return ones, tuple(_as_float(x, ones) for x in fields)
+
+
+def _as_float(x, ones: np.ndarray) -> np.ndarray:
+    """`x` as floats of the shape of `ones`: a float array of that shape already is taken as it is
+    (x * 1.0 is x to the bit), anything else broadcast by multiplying."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == ones.shape:
+        return x
+    return np.asarray(x, dtype=float) * ones
 
 
 def _model_copies(method: str) -> tuple[int, int]:
@@ -239,11 +248,14 @@ def _placement(
     # (parallel_state.py: expert_data_parallel_size = world_size // (etp x ep x pp)); params arrive here / tp
     routed = a.routed_expert_share
     ep = np.asarray(ep, dtype=float)
-    expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp
+    expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp if routed else None
 
     def shard(stage: int) -> np.ndarray:
-        dense, expert = np.where(zero >= stage, dp, 1.0), np.where(zero >= stage, dp, expert_split)
-        return 1.0 / ((1.0 - routed) / dense + routed / expert)
+        sharded = zero >= stage
+        dense = np.where(sharded, dp, 1.0)
+        if not routed:  # a dense model: the experts' term is 0 / expert, which adds nothing
+            return 1.0 / (1.0 / dense)
+        return 1.0 / ((1.0 - routed) / dense + routed / np.where(sharded, dp, expert_split))
 
     shard_w, shard_g, shard_o = shard(3), shard(2), shard(1)
     opt_on_host = offload >= 1
@@ -338,7 +350,7 @@ def _unit_bytes(job: Job, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return layer, np.maximum(layer, max(a.embed_params, a.head_params) / tp * w16)
 
 
-def _offload_copy(job: Job, place: _Placement) -> np.ndarray:
+def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) -> np.ndarray:
     """Bytes the caching allocator keeps for parameter offload's host-to-device copies (0 without).
 
     FSDP copies a unit's shard from host RAM to the GPU on a stream of its own before gathering it
@@ -346,7 +358,7 @@ def _offload_copy(job: Job, place: _Placement) -> np.ndarray:
     pre-unshard stream, handed to the all-gather with record_stream; FSDP2 copies in likewise), and
     the allocator keeps that stream's blocks for that stream alone: the largest unit's shard, the
     root's (embeddings and head) unless a decoder layer is larger."""
-    root = gathered_bytes(job, place.tp, place.pp)[0]
+    root = (gathered or gathered_bytes(job, place.tp, place.pp))[0]
     largest = _unit_bytes(job, place.tp)[1]
     return np.where(place.params_on_host, np.maximum(root, largest) / place.shard_w, 0.0)
 
@@ -362,7 +374,9 @@ def replicated_constant_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> np.nd
     return _frozen_weight_bytes(job, np.asarray(float(job.arch.params)), pp, tp)[1]
 
 
-def _stage_weights(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _stage_weights(
+    job: Job, place: _Placement, params: np.ndarray, gathered: tuple | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(GPU, host) weight bytes: trained models (16-bit compute copy), frozen models, ZeRO-3
     gathered units; with parameter offload the sharded frozen weights live in host RAM."""
     a = job.arch
@@ -376,7 +390,7 @@ def _stage_weights(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.
     frozen_models = frozen_copies + (1 if adapter_method else 0)
     weights = trained_copies * trained_w if not adapter_method else 0.0
     weights = weights + frozen_models * frozen_w
-    weights = weights + np.where(place.gathers, sum(gathered_bytes(job, place.tp, place.pp)), 0.0)
+    weights = weights + np.where(place.gathers, sum(gathered or gathered_bytes(job, place.tp, place.pp)), 0.0)
     if job.method == "qlora":
         weights = weights + _largest_matrix(a) / place.tp * 2.0  # dequantised bf16 copy of one matrix
     host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0)
@@ -400,14 +414,16 @@ def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np
     return np.zeros_like(params), np.zeros_like(params), adapters, host
 
 
-def _trained_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np.ndarray, ...]:
+def _trained_states(
+    job: Job, place: _Placement, params: np.ndarray, root: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
     """(gradients, optimizer, adapters, host state) when the whole model trains."""
     a = job.arch
     w_b, _, o_b = state_bytes(job.precision, job.optimizer)
     g_b = conventions.grad_bytes(job.precision, place.megatron)
     trained_copies = _model_copies(job.method)[0]
     pp, tp = place.pp, place.tp
-    root = gathered_unit_params(a, tp, pp, job.fsdp_ends)[0]
+    root = gathered_unit_params(a, tp, pp, job.fsdp_ends)[0] if root is None else root
     # FSDP reduce-scatters a unit's gradient when the unit's backward ends: the root's (embeddings,
     # head, unless they are units of their own) is held unsharded for the whole backward, beside the
     # running unit's
@@ -435,6 +451,15 @@ def _rollout_kv_cache(job: Job, params: np.ndarray, mbs: np.ndarray, pp: np.ndar
     return kv_cache
 
 
+@dataclass(frozen=True)
+class _Units:
+    """What ZeRO-3 / FSDP gathers on a layout, the same on every stage: gathered_bytes, and the
+    root unit's parameters (gathered_unit_params), computed once for the stages to share."""
+
+    gathered: tuple[np.ndarray, np.ndarray]
+    root: np.ndarray
+
+
 def _stage_memory(
     job: Job,
     place: _Placement,
@@ -446,25 +471,28 @@ def _stage_memory(
     ones: np.ndarray,
     layers: np.ndarray,
     vision: np.ndarray | float = 0.0,
+    units: _Units | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Bytes per GPU on one pipeline stage holding `params` (and `vision` encoder parameters,
     frozen in 16-bit), with `inflight` micro-batches' activations over its `layers`."""
     pp = place.pp
-    weights, weights_host = _stage_weights(job, place, params)
+    weights, weights_host = _stage_weights(job, place, params, units and units.gathered)
     weights = weights + vision * 2.0 / place.tp / place.shard_w
-    states = _adapter_states if job.method in ADAPTER_METHODS else _trained_states
-    gradients, optimizer, adapters, host_state = states(job, place, params)
+    if job.method in ADAPTER_METHODS:
+        gradients, optimizer, adapters, host_state = _adapter_states(job, place, params)
+    else:
+        gradients, optimizer, adapters, host_state = _trained_states(job, place, params, units and units.root)
     host_state = host_state + weights_host
     activations = inflight * layers * act.stored_per_layer
     activations = activations + np.maximum(np.where(has_loss, act.loss_peak, 0.0), act.recompute_peak)
     kv_cache = _rollout_kv_cache(job, params, mbs, pp, place.tp)
     parts = {
-        "weights": weights * ones,
-        "gradients": gradients * ones,
-        "optimizer": optimizer * ones,
-        "activations": activations * ones,
-        "adapters": adapters * ones,
-        "kv_cache": kv_cache * ones,
+        "weights": _as_float(weights, ones),
+        "gradients": _as_float(gradients, ones),
+        "optimizer": _as_float(optimizer, ones),
+        "activations": _as_float(activations, ones),
+        "adapters": _as_float(adapters, ones),
+        "kv_cache": _as_float(kv_cache, ones),
     }
     return parts, host_state
 
@@ -521,13 +549,18 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     stage_list = [(first_p, inflight_first, pp == 1, first_layers, a.vision_params)]
     if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
         stage_list.append((last_p, 1.0, True, last_layers, np.where(pp > 1, 0.0, a.vision_params)))
+    units = _Units(
+        gathered_bytes(job, place.tp, place.pp), gathered_unit_params(a, place.tp, place.pp, job.fsdp_ends)[0]
+    )
     stages = [
-        _stage_memory(job, place, act, p, inflight, has_loss, mbs, ones, layers, vision)
+        _stage_memory(job, place, act, p, inflight, has_loss, mbs, ones, layers, vision, units)
         for p, inflight, has_loss, layers, vision in stage_list
     ]
 
     parts, host_state = _larger_stage(stages)
-    parts["overhead"] = _overhead(sum(parts.values()), gpus, over) + _offload_copy(job, place) * ones
+    parts["overhead"] = _overhead(sum(parts.values()), gpus, over) + _as_float(
+        _offload_copy(job, place, units.gathered), ones
+    )
     host_ram, nvme = _offloaded(host_state, gpus, offload, lay.gpus_per_node)
     return {**parts, "host_offload": host_ram, "nvme_offload": nvme}
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuplan.estimator import memo
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.schema import FabricOption, NetworkEstimate
 from gpuplan.knowledge import GPU, Catalog, Fabric
@@ -72,7 +73,25 @@ class DecodeLinks:
     rdma: np.ndarray | bool = True  # the fabric between domains carries RDMA
 
 
+# decode_links by the GPU objects, catalog and fabric (each serving search asks it of the same few)
+_DECODE_LINKS = memo.ShapeCache(256)
+
+
 def decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
+    """The links of each GPU type's servers and fabric (read-only, shared: kept by the catalog and
+    GPU objects' identities, which the entry keeps alive)."""
+    key = (id(cat), *map(id, gpus), fabric)
+    return _DECODE_LINKS.get(key, (cat, *gpus), lambda: _read_only(_decode_links(gpus, cat, fabric)))
+
+
+def _read_only(links: DecodeLinks) -> DecodeLinks:
+    for x in vars(links).values():
+        if isinstance(x, np.ndarray):
+            x.setflags(write=False)
+    return links
+
+
+def _decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLinks:
     eff = cat.collective_efficiency
     fabrics = [cat.fabrics[fabric or g.node_fabric] for g in gpus]
     return DecodeLinks(
@@ -404,6 +423,31 @@ def _single_node(
     )
 
 
+# the links of a GPU type's servers over each fabric offered, by the GPU and fabric objects
+_FABRIC_LINKS = memo.ShapeCache(256)
+
+
+def _fabric_links(gpu: GPU, fabrics: list[Fabric], efficiency: float) -> Links:
+    """One GPU type's links over each fabric, a (fabrics, 1) column each (read-only, shared: kept
+    by the objects' identities, which the entry keeps alive)."""
+
+    def read() -> Links:
+        links = Links(
+            intra_node_bandwidth(gpu, efficiency),
+            np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
+            gpu.nvlink_gpus,
+            np.array([[_pod(f)[0]] for f in fabrics]),
+            np.array([[_pod(f)[1]] for f in fabrics]),
+            np.array([[f.rdma] for f in fabrics]),
+        )
+        for x in vars(links).values():
+            if isinstance(x, np.ndarray):
+                x.setflags(write=False)
+        return links
+
+    return _FABRIC_LINKS.get((id(gpu), *map(id, fabrics), efficiency), (gpu, *fabrics), read)
+
+
 FABRIC_SLACK = 1.05  # a fabric is good enough when the step is at most 5% slower than on the best one
 
 
@@ -449,14 +493,7 @@ def compare_fabrics(
             arch=arch,
             etp=etp,
         )
-    links = Links(
-        intra_node_bandwidth(gpu, efficiency),
-        np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
-        gpu.nvlink_gpus,
-        np.array([[_pod(f)[0]] for f in fabrics]),
-        np.array([[_pod(f)[1]] for f in fabrics]),
-        np.array([[f.rdma] for f in fabrics]),
-    )
+    links = _fabric_links(gpu, fabrics, efficiency)
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()

@@ -14,14 +14,13 @@ state every generated token brings prompt / output prompt tokens of prefill into
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from gpuplan.estimator import compute, fit, network, prefill
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, kv_bytes_per_token, kv_share
 from gpuplan.estimator.search import ServingScored
-from gpuplan.knowledge import GPU, Defaults, catalog
+from gpuplan.knowledge import GPU, Defaults
 
 # TensorRT-LLM's default max_batch_size (BuildConfig); engines that cap lower (vLLM's
 # --max-num-seqs) stop there, and the answer says so
@@ -104,7 +103,7 @@ def saturation(
 def _prefill_share(a: Arch, precision: str, load, decode_per_gpu: float, tp, pp, ep, gpu, links, defaults) -> float:
     """Prefill GPUs per decode GPU at this decode rate, the prefill instances in the decode replica's
     shape (prefill.prompt_tokens_per_s_per_gpu), as a fleet averages it."""
-    dev = compute.serving_device([gpu], precision, dataclasses.replace(catalog(), defaults=defaults))
+    dev = compute.serving_device([gpu], precision, compute.with_defaults(defaults))
     step_tokens = defaults.number("inference", "prefill_chunk_tokens")
     rate = prefill.prompt_tokens_per_s_per_gpu(
         a, precision, load, tp=tp, pp=pp, ep=ep, dev=dev, links=links, step_tokens=step_tokens

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from gpuplan.estimator import compute, conventions, fit, io, memory, network, reliability
+from gpuplan.estimator import compute, conventions, fit, io, memo, memory, network, reliability
 from gpuplan.estimator.architecture import Arch
 from gpuplan.estimator.memory import GIB, OFFLOAD_CODE, Job, Layout, Overheads
 from gpuplan.estimator.schema import ADAPTER_METHODS
@@ -285,8 +285,29 @@ def drop_dominated(cat: Catalog, gpus: list[GPU], region: str | None, speed: dic
     return [g for g, out in zip(gpus, dominated, strict=True) if not out]
 
 
+# gpu_options by catalog, GPU types, region, precision and fabric
+_OPTIONS = memo.ShapeCache(256)
+
+
 def gpu_options(
     cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None, fabric: str | None = None
+) -> GpuOptions:
+    """The GPU-type axis of a search: memory, price, stock and server of each type (read-only,
+    shared: kept by its arguments, the catalog and GPU objects by identity, which the entry keeps
+    alive; the process's catalog and its copies stocking a type, Catalog.with_stock, come back)."""
+    key = (id(cat), *map(id, gpus), region, precision, fabric)
+    return _OPTIONS.get(key, (cat, *gpus), lambda: _read_only(_gpu_options(cat, list(gpus), region, precision, fabric)))
+
+
+def _read_only(options: GpuOptions) -> GpuOptions:
+    for x in vars(options).values():
+        if isinstance(x, np.ndarray):
+            x.setflags(write=False)
+    return options
+
+
+def _gpu_options(
+    cat: Catalog, gpus: list[GPU], region: str | None, precision: str | None, fabric: str | None
 ) -> GpuOptions:
     regions: list[str | None] = []
     stock, price = [], []
@@ -346,11 +367,19 @@ class Scored:
         return {
             "cost": self.cost.ravel(),
             "days": self.days.ravel(),
-            "gpus": np.broadcast_to(self.grid.gpus, shape).ravel(),
-            "offload": np.broadcast_to(self.grid.offload, shape).ravel(),
-            "type": np.broadcast_to(np.arange(shape[0])[:, None], shape).ravel(),
-            "interleaved": np.broadcast_to(self.grid.vpp > 1, shape).ravel(),
+            "gpus": _flat_over(self.grid.gpus, shape),
+            "offload": _flat_over(self.grid.offload, shape),
+            "type": _flat_over(np.arange(shape[0])[:, None], shape),
+            "interleaved": _flat_over(self.grid.vpp > 1, shape),
         }
+
+
+def _flat_over(values: np.ndarray, shape: tuple) -> np.ndarray:
+    """`values` broadcast over `shape`, flattened: np.broadcast_to(values, shape).ravel() without
+    broadcast_to's Python overhead (a few microseconds a call)."""
+    out = np.empty(shape, dtype=values.dtype)
+    out[...] = values
+    return out.ravel()
 
 
 def simplest_zero(
@@ -719,18 +748,32 @@ SERVING_EP = (2, 4, 8, 16, 32, 64)  # beyond a server: over RDMA or inside an NV
 
 def serving_grid(arch: Arch, fixed: Fixed, max_nodes: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Replica shapes (tp, pp, ep): tensor x pipeline, and for MoE models expert parallelism
-    with tp = pp = 1 (unless the user fixed tp or pp above 1)."""
-    tps = [t for t in (1, 2, 4, 8, 16) if arch.heads % t == 0]
+    with tp = pp = 1 (unless the user fixed tp or pp above 1). Built once per combination of the
+    few numbers it reads (the arrays are read-only, shared), as training_grid is."""
+    experts = arch.experts if arch.is_moe else 0
+    return _serving_grid(arch.heads, arch.layers, experts, fixed.tp, fixed.pp, fixed.ep, fixed.gpus, max_nodes)
+
+
+@functools.lru_cache(maxsize=512)
+def _serving_grid(heads: int, layers: int, experts: int, tp, pp, ep, gpus, max_nodes: int):
+    arrays = _replica_shapes(heads, layers, experts, Fixed(gpus=gpus, tp=tp, pp=pp, ep=ep), max_nodes)
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
+def _replica_shapes(heads: int, layers: int, experts: int, fixed: Fixed, max_nodes: int):
+    tps = [t for t in (1, 2, 4, 8, 16) if heads % t == 0]
     shapes = [
         (t, p, 1)
         for t in ([fixed.tp] if fixed.tp else tps)
         for p in ([fixed.pp] if fixed.pp else range(1, max_nodes + 1))
     ]
-    if arch.is_moe and (fixed.tp or 1) == 1 and (fixed.pp or 1) == 1:
-        eps = [fixed.ep] if fixed.ep else [n for n in SERVING_EP if arch.experts % n == 0]
+    if experts and (fixed.tp or 1) == 1 and (fixed.pp or 1) == 1:
+        eps = [fixed.ep] if fixed.ep else [n for n in SERVING_EP if experts % n == 0]
         shapes += [(1, 1, n) for n in eps if n > 1]
     t, p, e = (np.array(column, dtype=float) for column in zip(*shapes, strict=True))
-    keep = p <= arch.layers
+    keep = p <= layers
     if fixed.ep:
         keep &= e == fixed.ep
     if fixed.gpus:

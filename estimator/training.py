@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuplan.estimator import compute, conventions, fit, io, kernels, memory, network, reliability, search
+from gpuplan.estimator import compute, conventions, fit, io, kernels, memo, memory, network, reliability, search
 from gpuplan.estimator.assemble import architecture_used, compute_estimate, memory_estimate, resolved
 from gpuplan.estimator.context import Context, candidate_gpus, fabric_for, no_layout, overheads, stock_warning
 from gpuplan.estimator.errors import RequestError
@@ -23,7 +23,7 @@ from gpuplan.estimator.schema import (
     MemoryEstimate,
     NetworkEstimate,
 )
-from gpuplan.knowledge import GPU
+from gpuplan.knowledge import GPU, Catalog
 
 PRETRAINING = ("pretrain", "continue")
 
@@ -48,9 +48,13 @@ class Pick:
 def at_candidate(values, t: int, i: int) -> float:
     """A figure per candidate (types x layouts) or broadcast to it (per layout, per type, one for
     all) at type t and layout i, indexed where it varies, without broadcasting."""
-    shape = np.shape(values)
-    index = (t, i)[2 - len(shape) :] if shape else ()
-    return float(np.asarray(values)[tuple(0 if n == 1 else x for n, x in zip(shape, index, strict=True))])
+    values = values if isinstance(values, np.ndarray) else np.asarray(values)
+    if values.ndim == 0:
+        return float(values)
+    if values.ndim == 1:
+        return float(values[0 if values.shape[0] == 1 else i])
+    rows, columns = values.shape
+    return float(values[0 if rows == 1 else t, 0 if columns == 1 else i])
 
 
 def estimate_training(ctx: Context, seq: int) -> Estimate:
@@ -209,9 +213,7 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
     if grid.size == 0:
         raise RequestError([no_layout(ctx.req, gbs)])
     options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
-    fabrics = [cat.fabrics[fabric_for(ctx, g)] for g in types]
-    links = network.links_for_types(types, fabrics, cat.collective_efficiency)
-    hw = compute.hardware_for(types, job.method, job.precision, cat, links)
+    hw = _hardware(cat, types, [fabric_for(ctx, g) for g in types], job.method, job.precision)
     return search.score_training(
         job,
         grid,
@@ -224,6 +226,26 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
         mfu=ctx.req.mfu,
         explicit_gpus=bool(fixed.gpus),
     )
+
+
+# the GPU types' figures for a method and precision, by the catalog and GPU objects (identity) and fabrics
+_HARDWARE = memo.ShapeCache(256)
+
+
+def _hardware(cat: Catalog, types: list[GPU], fabric_ids: list[str], method: str, precision: str) -> compute.Hardware:
+    """compute.hardware_for the types on their fabrics (read-only, shared: the entry keeps the
+    catalog and GPU objects alive, so their ids stay theirs)."""
+
+    def read() -> compute.Hardware:
+        links = network.links_for_types(types, [cat.fabrics[f] for f in fabric_ids], cat.collective_efficiency)
+        hw = compute.hardware_for(types, method, precision, cat, links)
+        for x in (hw.peak, *vars(links).values()):
+            if isinstance(x, np.ndarray):
+                x.setflags(write=False)
+        return hw
+
+    key = (id(cat), *map(id, types), *fabric_ids, method, precision)
+    return _HARDWARE.get(key, (cat, *types), read)
 
 
 def _choose(ctx: Context, scored: search.Scored, fixed: search.Fixed) -> Pick:

@@ -161,7 +161,15 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
 
     def with_stock(self, gpu_id: str, count: int, region: str | None) -> Catalog:
         """A copy holding `count` of a type in `region` (every region when None): a type the provider
-        does not stock, planned as the user's own hardware or another provider's."""
+        does not stock, planned as the user's own hardware or another provider's. Made once per
+        type, count and region (the same copy each time: what is derived from it is kept with it)."""
+        copies = self.__dict__.setdefault("_stock_copies", {})
+        key = (gpu_id, count, region)
+        if key not in copies:
+            copies[key] = self._with_stock(gpu_id, count, region)
+        return copies[key]
+
+    def _with_stock(self, gpu_id: str, count: int, region: str | None) -> Catalog:
         regions = [region] if region else list(self.inventory)
         inventory = {r: ({**stock, gpu_id: count} if r in regions else stock) for r, stock in self.inventory.items()}
         return dataclasses.replace(self, inventory=inventory)

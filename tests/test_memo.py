@@ -3,12 +3,15 @@ caller does with a memoised plan changes what the next caller gets."""
 
 import json
 
+import numpy as np
 import pytest
 
 from gpuplan.bot.pipeline import answer
 from gpuplan.bot.slack import blocks, replies
 from gpuplan.estimator import estimate as estimate_module
 from gpuplan.estimator import memo
+from gpuplan.estimator.schema import Request
+from gpuplan.knowledge import catalog
 
 QUESTIONS = [
     "llama-3-70b full fine-tune on H100, 8k context",
@@ -58,3 +61,57 @@ def test_estimates_are_memoised_by_request(memo_off):
     estimate_module._estimate_memo.cache_clear()
     answer(QUESTIONS[0])
     assert estimate_module._estimate_memo.cache_info().currsize == 0  # off means off
+
+
+# requests whose kernel timings and candidate GPU types the shape caches keep: open and fixed
+# layouts, MoE, serving, QLoRA, a memory class and a region asked for
+SHAPE_REQUESTS = [
+    dict(params_b=13, method="lora", gpu_memory_gib=80),
+    dict(params_b=7, method="full", region="hk"),
+    dict(model="llama-3-70b", method="full", gpu="h100-80gb"),
+    dict(model="mixtral-8x7b", method="lora", gpu="a100-80gb"),
+    dict(model="deepseek-v3", method="infer", gpu="h200-141gb"),
+    dict(model="qwen2.5-72b", method="infer"),
+    dict(params_b=7, method="qlora"),
+    dict(model="llama-3.1-8b", method="lora", gpu="rtx-4090-24gb", gpus=1, micro_batch=2, ckpt="full"),
+]
+
+
+@pytest.mark.parametrize("fields", SHAPE_REQUESTS)
+def test_kernel_timings_kept_by_shape_change_no_figure(fields, memo_off):
+    memo.clear_shape_caches()
+    cold = estimate_module.estimate(Request(**fields)).model_dump_json()
+    warm = estimate_module.estimate(Request(**fields)).model_dump_json()
+    memo.clear_shape_caches()
+    assert warm == cold == estimate_module.estimate(Request(**fields)).model_dump_json()
+
+
+def test_shape_cache_keeps_the_latest_entries():
+    cache = memo.ShapeCache(2)
+    for i in range(3):
+        assert cache.get((i,), (), lambda i=i: i * 10) == i * 10
+    assert cache.get((2,), (), lambda: "computed again") == 20
+    assert cache.get((0,), (), lambda: "computed again") == "computed again"  # the oldest went
+    memo.clear_shape_caches()
+    assert cache.get((2,), (), lambda: "after clearing") == "after clearing"
+
+
+@pytest.mark.parametrize("gpu, count, region", [("rtx-4090-24gb", 100, None), ("v100-32gb", 8, "hk")])
+def test_a_catalog_stocking_a_type_is_made_once(gpu, count, region):
+    cat = catalog()
+    stocked = cat.with_stock(gpu, count, region)
+    assert stocked is cat.with_stock(gpu, count, region)  # what is kept by catalog comes back
+    assert stocked is not cat.with_stock(gpu, count + 1, region)
+    assert stocked.stock(gpu, region)[0] == count
+
+
+def test_shape_cache_holds_a_bounded_number_of_bytes(monkeypatch):
+    monkeypatch.setattr(memo, "SHAPE_CACHE_BYTES", 4000)
+    cache = memo.ShapeCache(100)
+    for i in range(10):  # 800 bytes each: five fit
+        cache.get((i,), (), lambda: np.zeros(100))
+    assert len(cache._entries) == 5 and cache._bytes == 4000
+    big = cache.get(("big",), (), lambda: np.zeros(200))  # over a quarter of the bound: not kept
+    assert big.size == 200 and ("big",) not in cache._entries and len(cache._entries) == 5
+    memo.clear_shape_caches()
+    assert cache._bytes == 0
