@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_parser_table import CASES
 
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.job_settings import UNSTATED_SPEED
@@ -34,7 +35,7 @@ def test_every_rule_has_an_example_and_a_name_of_its_own():
 
 @pytest.mark.parametrize("rule, text, want", EXAMPLES)
 def test_rule_example_reads_as_it_says(rule, text, want):
-    got = {span.field: span.value for span in engine.read(text.lower(), rule.dimension)}
+    got = dict(reading for span in engine.read(text.lower(), rule.dimension) for reading in span.readings)
     assert _close(got, want), got
     assert any(span.rule is rule for span in engine.read(text.lower(), rule.dimension)), "another rule read it"
 
@@ -87,6 +88,38 @@ def test_a_value_outside_a_rules_bounds_is_no_reading():
     """The plain batch rules split at 64: per GPU up to it, the global batch above it."""
     assert [(s.field, s.value) for s in engine.read("batch size 64", "batch")] == [("micro_batch", 64)]
     assert [(s.field, s.value) for s in engine.read("batch size 65", "batch")] == [("global_batch", 65)]
+
+
+# GPU and node counts written alone (knowledge/rules/*/gpu_count.yaml): the converter that tells a
+# total from a count per machine, and the named predicates ("two gpu servers" count servers, "a node"
+# and "1.5 gpus" count nothing)
+GPU_COUNTS = [
+    ("2台8卡", {"nodes": 2, "gpus": 16}),
+    ("两台8卡", {"nodes": 2, "gpus": 16}),
+    ("2机16卡", {"nodes": 2, "gpus": 16}),
+    ("3机4卡", {"nodes": 3, "gpus": 12}),
+    ("32卡", {"gpus": 32}),
+    ("2 nodes with 8 gpus", {"nodes": 2, "gpus": 16}),
+    ("2 nodes with 16 gpus", {"nodes": 2, "gpus": 16}),
+    ("16 gpus across 2 nodes", {"gpus": 16, "nodes": 2}),
+    ("two gpu servers", {"nodes": 2}),
+    ("an 8 gpu server", {"gpus": 8}),
+    ("1.5 gpus", {}),
+    ("a node", {}),
+]
+
+
+@pytest.mark.parametrize("text, want", GPU_COUNTS)
+def test_gpu_counts_written_alone(text, want):
+    assert dict(reading for span in engine.read(text, "gpu_count") for reading in span.readings) == want
+
+
+def test_a_rules_needs_hold_wherever_its_pattern_matches():
+    """A rule is not tried on a text without one of its `needs` words: no example or labelled question
+    that its pattern matches lacks them."""
+    texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
+    for rule in (rule for rule in RULES if rule.needs is not None):
+        assert not [text for text in texts if rule.pattern.search(text) and not rule.needs.search(text)], rule.name
 
 
 CHARACTERS = list("abcdegilmnorstuxyz 0123456789$¥.,:=kKm万千元预算批量每卡全局")

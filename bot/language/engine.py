@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gpuplan.bot.language import values
+from gpuplan.bot.language import count_words, values
 from gpuplan.bot.language.compiled import compiled
-from gpuplan.knowledge import read_yaml
+from gpuplan.bot.language.patterns import fast_alternation
+from gpuplan.knowledge import catalog, read_yaml
 
 LANGS = ("en", "zh")
 _PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_][A-Z0-9_]*)\}")
@@ -33,7 +34,9 @@ _PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_][A-Z0-9_]*)\}")
 @dataclass(frozen=True)
 class Rule:
     """One way of writing a reading: `pattern` (compiled, pieces expanded) whose `value` group
-    `convert` turns into the value of `field`, when it lies within [`least`, `most`]."""
+    `convert` turns into the value of `field`, when it lies within [`least`, `most`]; a rule that
+    reads several fields from one span ("2台8卡": nodes and GPUs) names the others in `more_fields`
+    and its converter returns one value per field."""
 
     name: str
     dimension: str
@@ -52,6 +55,14 @@ class Rule:
     when: tuple[str, ...] = ()  # named conditions (CONDITIONS) that must all hold
     value: Any = None  # the value a `convert: const` rule reads ("fsdp": ZeRO stage 3)
     examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    more_fields: tuple[str, ...] = ()
+    # words of which the text holds one wherever the pattern matches ("node|server|machine"): a text
+    # without any is not scanned (a pattern that starts with a number is tried at every digit)
+    needs: re.Pattern | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return (self.field, *self.more_fields)
 
 
 @dataclass(frozen=True)
@@ -70,20 +81,27 @@ class Span:
     def length(self) -> int:
         return self.end - self.start
 
+    @property
+    def readings(self) -> tuple[tuple[str, Any], ...]:
+        """(field, value) of each field the span reads, in the rule's order."""
+        if self.rule.more_fields:
+            return tuple(zip(self.rule.fields, self.value, strict=True))
+        return ((self.field, self.value),)
+
 
 # --- converters: a match -> (value, the note's parameters or None) --------------------------------
 
 
-def _int(match: re.Match) -> tuple[int, None]:
+def _int(match: re.Match, rule: Rule) -> tuple[int, None]:
     return int(match["value"]), None
 
 
-def _int_said(match: re.Match) -> tuple[int, dict[str, Any]]:
+def _int_said(match: re.Match, rule: Rule) -> tuple[int, dict[str, Any]]:
     """An integer whose reading the answer says back (a plain "batch size 8" read as per GPU)."""
     return int(match["value"]), {}
 
 
-def _money(match: re.Match, suffix: str = "") -> tuple[float, dict[str, Any] | None]:
+def _money(match: re.Match, rule: Rule, suffix: str = "") -> tuple[float, dict[str, Any] | None]:
     """USD, with a note when the amount was written in yuan and converted."""
     raw = match["value"]
     usd, currency = values.money_usd(raw + suffix)
@@ -92,22 +110,37 @@ def _money(match: re.Match, suffix: str = "") -> tuple[float, dict[str, Any] | N
     return usd, {"value": (raw + suffix).strip(), "usd": usd, "rate": values.CNY_PER_USD}
 
 
-def _days(match: re.Match) -> tuple[float, None]:
+def _days(match: re.Match, rule: Rule) -> tuple[float, None]:
     """A duration in days from its `count` and `unit` ("two weeks", "10天", "36 hours")."""
     return values.duration_days(f"{values.count_value(match['count'])}{match['unit']}"), None
 
 
-def _const(match: re.Match, value: Any = None) -> tuple[Any, None]:
+def _const(match: re.Match, rule: Rule) -> tuple[Any, None]:
     """The rule's own value, whatever the words ("fsdp" is ZeRO-3, "ddp" ZeRO-0)."""
-    return value, None
+    return rule.value, None
 
 
-def _period_days(match: re.Match) -> tuple[float, None]:
+def _period_days(match: re.Match, rule: Rule) -> tuple[float, None]:
     """ "this week", "next month", "一个月内": a week is 7 days, a month 30."""
     return (7.0 if match["unit"] in ("week", "周") else 30.0), None
 
 
-CONVERTERS: dict[str, Callable[[re.Match], tuple[Any, dict[str, Any] | None]]] = {
+def _counts(match: re.Match, rule: Rule) -> tuple[Any, None]:
+    """Counts in the groups named after the rule's fields ("{gpus:NUM} GPUs across {nodes:NUM} nodes"),
+    in digits, Chinese numerals or English words, whole (int: "1.5 nodes" is 1)."""
+    found = tuple(int(values.count_value(match[name])) for name in rule.fields)
+    return (found if rule.more_fields else found[0]), None
+
+
+def _whole_count(match: re.Match, rule: Rule) -> tuple[int, None]:
+    """A count of the rule's field that must be a whole number ("1.5 GPUs" is none)."""
+    count = values.count_value(match[rule.field])
+    if count != int(count):
+        raise ValueError(f"not a whole count: {match[rule.field]!r}")
+    return int(count), None
+
+
+CONVERTERS: dict[str, Callable[[re.Match, Rule], tuple[Any, dict[str, Any] | None]]] = {
     "int": _int,
     "int_said": _int_said,
     "money": _money,
@@ -116,6 +149,9 @@ CONVERTERS: dict[str, Callable[[re.Match], tuple[Any, dict[str, Any] | None]]] =
     "days": _days,
     "period_days": _period_days,
     "const": _const,
+    "counts": _counts,
+    "whole_count": _whole_count,
+    **count_words.CONVERTERS,
 }
 
 
@@ -132,7 +168,7 @@ def _time_had(text: str, match: re.Match) -> bool:
     return not before.strip(" ~(") or bool(_piece_pattern("HAVE").search(before))
 
 
-CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had}
+CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had, **count_words.CONDITIONS}
 
 
 # --- loading --------------------------------------------------------------------------------------
@@ -144,9 +180,17 @@ def _text(*parts: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def pieces() -> dict[str, str]:
-    """knowledge/rules/pieces.yaml, and NUM: a count in digits, Chinese numerals or English words
-    (values.NUM, built from the number words)."""
-    return {**read_yaml(_text("pieces.yaml"))["pieces"], "NUM": values.NUM[1:-1]}  # its group is the rules' to name
+    """knowledge/rules/pieces.yaml, NUM (a count in digits, Chinese numerals or English words:
+    values.NUM, built from the number words) and the lexicon's word lists rules refer to."""
+    shared = read_yaml(_text("pieces.yaml"))["pieces"]
+    return {**shared, "NUM": values.NUM[1:-1], **_lexicon_pieces()}  # NUM's group is the rules' to name
+
+
+def _lexicon_pieces() -> dict[str, str]:
+    """Word lists of knowledge/lexicon.yaml that rules refer to, per language: ONE_MACHINE_EN ("a single
+    node"), ONE_MACHINE_ZH ("单机")."""
+    words = catalog().lexicon.one_machine
+    return {"ONE_MACHINE_EN": fast_alternation(words.en), "ONE_MACHINE_ZH": fast_alternation(words.zh)}
 
 
 @functools.cache
@@ -171,12 +215,14 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
     if unknown := set(entry.get("when", ())) - set(CONDITIONS):
         raise ValueError(f"rule {entry['name']}: unknown conditions {sorted(unknown)}")
     before, after = entry.get("unless_before"), entry.get("unless_after")
+    fields = entry["fields"] if "fields" in entry else [entry["field"]]
     return Rule(
         name=entry["name"],
         dimension=dimension,
         lang=lang,
         pattern=compiled(expand(entry["pattern"], table)),
-        field=entry["field"],
+        field=fields[0],
+        more_fields=tuple(fields[1:]),
         convert=entry.get("convert", "int"),
         priority=int(entry.get("priority", 0)),
         least=entry.get("least"),
@@ -187,6 +233,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         when=tuple(entry.get("when", ())),
         value=entry.get("value"),
         examples=entry.get("examples") or {},
+        needs=compiled(entry["needs"]) if "needs" in entry else None,
     )
 
 
@@ -253,18 +300,27 @@ def find(text: str, candidates: Iterable[Rule], original: str | None = None) -> 
     its context (`original`, the whole question, where it differs from `text`)."""
     spans = []
     for rule in candidates:
+        if rule.needs is not None and not rule.needs.search(text):
+            continue
         for match in rule.pattern.finditer(text):
             if not _in_context(rule, text if original is None else original, match):
                 continue
             try:
-                convert = CONVERTERS[rule.convert]
-                value, note_params = convert(match, rule.value) if rule.convert == "const" else convert(match)
+                value, note_params = CONVERTERS[rule.convert](match, rule)
             except (ValueError, IndexError):
                 continue
-            if (rule.least is not None and value < rule.least) or (rule.most is not None and value > rule.most):
+            if not _within(rule, value):
                 continue
             spans.append(Span(match.start(), match.end(), rule.field, value, rule, note_params))
     return spans
+
+
+def _within(rule: Rule, value: Any) -> bool:
+    """Whether a value lies within the rule's bounds (each value of a rule that reads several)."""
+    for each in value if rule.more_fields else (value,):
+        if (rule.least is not None and each < rule.least) or (rule.most is not None and each > rule.most):
+            return False
+    return True
 
 
 def settle(spans: list[Span]) -> list[Span]:

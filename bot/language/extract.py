@@ -6,9 +6,9 @@ Each extractor blanks what it consumed, so later extractors cannot read the same
 what is left over can be reported as not understood. Two readings of one field never stop a
 question: the first stands (or the target of a "from X to Y"), and the answer says which was used
 and which was set aside. The vocabulary lives in knowledge/lexicon.yaml; the steps that have moved
-to the reading engine (batches, schedule, budget, concurrency, the network, training options: see
-engine.py) take the engine's readings of their rules (knowledge/rules/) at their place in the order,
-and the rest move the same way.
+to the reading engine (batches, schedule, budget, concurrency, the network, training options, GPU
+and node counts written alone: see engine.py) take the engine's readings of their rules
+(knowledge/rules/) at their place in the order, and the rest move the same way.
 
 The Reader is composed of one part per kind of thing it reads, each its own module: gpu_names.py
 (instances, cards and what is written around them), gpu_memory.py, gpu_counts.py (GPUs and nodes),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from gpuplan.bot.language import engine
 from gpuplan.bot.language.reader_state import ReaderState, regex
 from gpuplan.bot.language.values import NUM, count_value
 from gpuplan.estimator.schema import Note
@@ -25,37 +26,6 @@ _MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|w
 # what joins a count to the thing counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB"),
 # an instance ("2 x p4d.24xlarge", "2x ml.g5"), a DGX ("96 DGX-A100", "2台DGX")
 CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
-
-# the counts() readings: "2台8卡" and "4 nodes with totally 32 gpus" (nodes, then cards)
-_NODES_OF_CARDS = (
-    NUM
-    + r"\s*(台|机器?|nodes?|servers?|machines?|boxes|workers?|hosts?|instances?)\s*(?:of|x|×|with|each with|,)?\s*"
-    + r"(?:(totally|in total|a total of|in all)\s*)?"  # "4 nodes with totally 32 gpus": a total
-    + NUM
-    + r"\s*(?:张|块)?\s*(?:卡|显卡|gpus?|cards?)(?:\s*each)?"
-)
-
-_CARDS_ACROSS_NODES = (  # "16 GPUs across 2 nodes"
-    NUM + r"\s*(?:gpus?|cards?|卡)\s*(?:across|over|on|in)\s*" + NUM + r"\s*(?:nodes?|servers?|machines?)"
-)
-
-_PLAIN_CARDS = (
-    NUM
-    + r"(?:[^\S\n]*|-)(?:x[^\S\n]*)?(?:张|块|个)?[^\S\n]*"
-    + r"(?:(?:gpus?|cards?|graphics cards?)(?![a-z])|卡|显卡)"  # "32卡oom了": 卡 before a Latin letter
-)
-
-_ONE_CARD = (
-    r"单卡(?!显存|占用|内存|的显存|batch|吞吐|速度)|单张(?:卡|显卡|gpu)|一张(?:卡|显卡)|"
-    r"(?:a |one )?single (?:gpu|card)|one gpu|1 gpu(?![a-z])|a gpu(?![a-z])"
-)
-
-_NODES_WORDS = (  # "4-node", "2 servers", "two gpu servers", "6台PC", "共 4机"
-    r"(?:\s+gpus?\s+|\s*|-)"
-    r"(?:nodes?|servers?|machines?|pcs?|workstations?|台(?:服务器|机器|电脑|主机|工作站|pcs?)?|机器"
-    r"|机(?![器架房柜]))"
-    r"(?![a-z])"
-)
 
 _SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
 
@@ -82,12 +52,6 @@ _COUNT_THEN_DESCRIBED = (
     r"\s*(?:张|块|个)\s*(?:没有|不带|带|有|支持|二手|全新|闲置|空闲|可用|坏掉?|旧|新)[^\s\d，。,.;；：:、]{0,10}的\s*$"
 )
 
-# one server word after a count in digits: the server's GPUs ("an 8 GPU server"; "two gpu server(s)" are servers)
-_ONE_SERVER_AFTER = re.compile(r"\s+(?:node|server|machine|box)(?![a-z])")
-
-# a GPU count's word followed by a server word without a hyphen: servers counted ("two gpu servers")
-_GPU_SERVERS = re.compile(r"(?<!-gpu)(?<!-gpus)\s+(?:servers?|machines?|nodes?|boxes)\b")
-
 # a Chinese count written after a card and its memory ("用了4090 24G 4张", "A100 80G 8张"): the cards', not
 # images' or pages' ("3张图")
 _COUNT_AFTER_ZH = re.compile(
@@ -95,9 +59,6 @@ _COUNT_AFTER_ZH = re.compile(
 )  # not a price ("8块钱一小时", "2块多"), a rate ("1000张/秒") or the next card's count ("2张A100")
 
 _CARDS_AFTER = re.compile(r"\s*(?:卡|显卡|张|gpus?\b|cards?\b)")  # "16台H100卡": the 台 counts cards
-
-# GPUs one server usually holds (NVIDIA HGX/DGX boards carry 8)
-USUAL_GPUS_PER_SERVER = 8
 
 
 class GpuCounts(ReaderState):
@@ -229,58 +190,12 @@ class GpuCounts(ReaderState):
             self.notes.append(note)
 
     def counts(self) -> None:
-        """GPU and node counts: "2台8卡", "2机16卡", "two nodes of 8", "8 GPUs", "8张卡", "单卡"."""
-        self._nodes_of_cards()
-        self._cards_across_nodes()
-        self._plain_cards()
-        for match in self.scan.finditer(_ONE_CARD):
-            self.set("gpus", 1, self.scan.take(match))
-        for match in self.scan.finditer(self.voc.one_machine):
-            self.set("nodes", 1, self.scan.take(match))
-        for match in self.scan.finditer(NUM + _NODES_WORDS):  # "4-node", "2 servers", "6台PC", "共 4机"
-            if match.group(1) in ("a", "an"):
-                continue
-            self.set("nodes", int(count_value(match.group(1))), self.scan.take(match))
-
-    def _nodes_of_cards(self) -> None:
-        """ "2台8卡", "2机16卡", "two nodes of 8 GPUs", "4 nodes with totally 32 gpus"."""
-        for match in self.scan.finditer(_NODES_OF_CARDS):
-            nodes, count = count_value(match.group(1)), count_value(match.group(4))
-            if nodes < 1:
-                continue  # "0台8卡": no machines, no count to read
-            # "2机16卡" is 16 GPUs over 2 machines; "2台8卡", "two nodes of 8", "2 servers x 8 GPUs" are per
-            # node; "2 nodes with 16 GPUs", "2 nodes, 16 GPUs" are totals: more than a usual server holds (HGX: 8)
-            said = match.group(0)
-            joined = " with " in f" {said} " or "," in said or "，" in said
-            split_evenly = count % nodes == 0  # "3机4卡" is no total: 4 cards do not split over 3 machines
-            total_by_with = joined and count > USUAL_GPUS_PER_SERVER and split_evenly
-            said_total = (
-                match.group(3) is not None or (match.group(2).startswith("机") and split_evenly) or total_by_with
-            )
-            per_machine_total = said_total and "each" not in said
-            total = count if per_machine_total else nodes * count
-            words = self.scan.take(match)
-            self.set("nodes", int(nodes), words)
-            self.set("gpus", int(total), words)
-
-    def _cards_across_nodes(self) -> None:
-        """ "16 GPUs across 2 nodes"."""
-        for match in self.scan.finditer(_CARDS_ACROSS_NODES):
-            words = self.scan.take(match)
-            self.set("gpus", int(count_value(match.group(1))), words)
-            self.set("nodes", int(count_value(match.group(2))), words)
-
-    def _plain_cards(self) -> None:
-        """ "8 GPUs", "8张卡", "32卡": a count of cards; "two gpu servers" count servers instead."""
-        for match in self.scan.finditer(_PLAIN_CARDS):
-            servers = _GPU_SERVERS.match(self.scan.text, match.end())
-            if servers and match.group(1).isdigit() and _ONE_SERVER_AFTER.match(self.scan.text, match.end()):
-                servers = None  # "an 8 GPU server" holds 8
-            if match.group(1) in ("a", "an") or servers:
-                continue  # "two gpu servers" are servers; "an 8-GPU server" holds 8
-            count = count_value(match.group(1))
-            if count == int(count) and 0 <= count <= 100_000:
-                self.set("gpus", int(count), self.scan.take(match))
+        """GPU and node counts written on their own: "2台8卡", "2机16卡", "two nodes of 8", "16 GPUs
+        across 2 nodes", "8 GPUs", "8张卡", "单卡", "single node", "4 nodes"
+        (knowledge/rules/*/gpu_count.yaml). Set rule by rule, the highest priority first: of two
+        different counts the first set stands unless `set` says otherwise ("2台8卡" before "8卡")."""
+        spans = engine.read(self.scan.text, "gpu_count", original=self.scan.original)
+        self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8

@@ -286,9 +286,14 @@ class ReaderState:
     def _engine_readings(self, dimension: str) -> None:
         """The settled readings of a dimension whose rules are data (engine.py), each taken from
         the text and set, with its rule's note when the reading asks for one."""
-        for span in engine.read(self.scan.text, dimension, original=self.scan.original):
+        self._set_readings(engine.read(self.scan.text, dimension, original=self.scan.original))
+
+    def _set_readings(self, spans: list[engine.Span]) -> None:
+        """Each span taken from the text and its readings set, with its rule's note when it asks for one."""
+        for span in spans:
             words = self._take_span(span)
-            self.set(span.field, span.value, words)
+            for name, value in span.readings:  # "2台8卡": the nodes, then the GPUs
+                self.set(name, value, words)
             if span.rule.note and span.note_params is not None:
                 params = span.note_params or {"words": words, "field": span.field, "value": span.value}
                 self.notes.append(Note(code=span.rule.note, params=params))

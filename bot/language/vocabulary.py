@@ -51,7 +51,6 @@ class Vocabulary:
     served_split: dict[str, str]  # prompt/output -> the words of its length, as one alternation
     asks_count: re.Pattern
     asks_machines: re.Pattern  # "how many nodes", "需要几台": the number of machines is the question
-    one_machine: re.Pattern
     sample_nouns: str  # what a count of samples counts, as one alternation ("samples?|examples?|...")
     token_total: re.Pattern  # words that make a token count the whole data's ("in total", "总共")
     triggers: dict[str, re.Pattern]
@@ -171,7 +170,6 @@ def vocabulary() -> Vocabulary:
         served_split={name: _any(words.en + words.zh).pattern for name, words in lex.served_split.items()},
         asks_count=_any(lex.asks_count.en + lex.asks_count.zh),
         asks_machines=_any(lex.asks_machines.en + lex.asks_machines.zh),
-        one_machine=_any(lex.one_machine.en + lex.one_machine.zh),
         sample_nouns=_any(lex.sample_nouns.en + lex.sample_nouns.zh).pattern,
         token_total=_any(lex.token_total.en + lex.token_total.zh),
         triggers={name: _any(words.en + words.zh) for name, words in lex.triggers.items()},
