@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gpuplan.bot.language import count_words, values
+from gpuplan.bot.language import count_words, length_words, values
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.patterns import fast_alternation
 from gpuplan.knowledge import catalog, read_yaml
@@ -170,6 +170,9 @@ def _time_had(text: str, match: re.Match) -> bool:
 
 CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had, **count_words.CONDITIONS}
 
+
+# --- lengths (length_words.py): "4k" is 4,096 tokens ----------------------------------------------
+CONVERTERS.update(length_words.CONVERTERS)
 
 # --- loading --------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import contextlib
 import functools
 import re
 
-from gpuplan.bot.language import values
+from gpuplan.bot.language import engine, values
 from gpuplan.bot.language.reader_state import ReaderState
 from gpuplan.bot.language.sentences import sentence_around
 from gpuplan.bot.language.values import NUM
@@ -28,14 +28,6 @@ _RESPONSE_LENGTH = (
     + _LENGTH_VALUE
     + r"|(?:输出|回复|回答|生成|response)\s*长度"
     + _LENGTH_VALUE
-)
-
-# after a number read as a length: more digits or a "k" (backtracking), a range's dash ("16-32k": the
-# tokens reader takes its top), a count of GPUs or nodes ("context length to 32 GPUs") or a filter's
-# threshold ("序列长度小于128的样本")
-_NOT_A_LENGTH_AFTER = (
-    r"(?!\d|\.\d|\s*[km](?![a-z])|\s*[-~–到至]"
-    r"|\s*(?:gpus?|cards?|nodes?|servers?|machines?|卡|张|台|节点|机|的样本|的数据|samples?|examples?)(?![a-z]))"
 )
 
 # fewer tokens than this, written as a bare number, are a length, never a training set (not sourced:
@@ -129,11 +121,9 @@ def _sample_length_words() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
 
 # before a token count: the top of a range or a bound ("16-32k tokens", "up to 32k tokens", "最长32k token"),
 # as lengths are written; the longest sequence is the one to plan for
-_PER_BEFORE = re.compile(r"(?:(?<![a-z])(?:per|every|each)|每)\s*$")
+_LONGEST_BEFORE = re.compile(r"(?:(?<![\d.])\d+(?:\.\d+)?\s*k?\s*(?:-|~|to|至|到)|up to|upto|at most|最长|至多)\s*$")
 
 _DATA_AFTER = re.compile(r"\s*(?:of\s+)?(?:training\s+)?(?:data|dataset|corpus|text|pre-?training|training|数据|语料)")
-
-_LONGEST_BEFORE = re.compile(r"(?:(?<![\d.])\d+(?:\.\d+)?\s*k?\s*(?:-|~|to|至|到)|up to|upto|at most|最长|至多)\s*$")
 
 
 def _power_of_two(value: float) -> bool:
@@ -224,39 +214,11 @@ class Lengths(ReaderState):
                 continue
 
     def sequence(self) -> None:
-        label = (
-            r"(?:seq(?:uence)?(?:[ _-]?len(?:gth)?)?|context(?:[ _-]?(?:length|window|len))?|max(?:imum)?[ _]"
-            r"(?:seq(?:uence)?[ _])?len(?:gth)?|max[ _-]?model[ _-]?len|ctx"
-            r"|上下文(?:长度|窗口)?|序列长度|最大长度|文本长度|长度)"
-        )
-        value = r"(\d+(?:\.\d+)?\s*[km]?)"
-        # "context_len > 50000", "keep the max_seq_len to 32768", "max length of up to 4k", "长度不超过32k"
-        joiner = (
-            r"(?:of up to|up to|of|=|:|is|to|at|around|about|~|[<>]=?|[≤≥]"
-            r"|为|是|到|达到|不超过|超过|大于|小于|约|大约|在)?"
-        )
-        patterns = (
-            # a range's first end is not the length ("up to 16-32k": the tokens reader takes its top)
-            label + r"`?\s*" + joiner + r"\s*`?\s*" + value + _NOT_A_LENGTH_AFTER + r"(?:\s*tokens?)?",
-            value + r"\s*(?:tokens?\s*)?(?:of\s+|的\s*)?" + label,  # "8k context", "用4096的max_length"
-            value + r"\s*(?:tokens?\s*)?的?\s*(?:输入|input)(?!\s*[a-z])",  # "接受200k输入": a length of input
-            # a bare "8k" is a context length only when it is one: a power of two (4k, 8k, 32k, 128k)
-            r"(?<![\d.$])((?:1|2|4|8|16|32|64|128|256|512)\s*k)(?![a-z0-9])"
-            r"(?!\s*(?:samples?|examples?|条|tokens?|steps?|\$|美元|usd))",
-            # "7B 100k", "Llama2 70B 32k": a length written right after a model size is its context
-            r"(?<=\db)[\s\-_]+(\d{1,4}\s*k)(?![a-z0-9])",
-            r"(\d{1,4}\s*k)\s*(?=models?\b|版本|版)",
-        )
-        for pattern in patterns:
-            for match in self.scan.finditer(pattern):
-                if _PER_BEFORE.search(self.scan.text, max(0, match.start() - 8), match.start()):
-                    continue  # "VRAM per 1k context", "每1k上下文": the unit of a rate, not a length
-                try:
-                    seq = values.length(match.group(1))
-                except ValueError:
-                    continue
-                if 16 <= seq <= 100_000_000:
-                    self.set("seq_len", seq, self.scan.take(match))
+        """The sequence length: "seq 2k", "seq_len=4096", "4k context", "上下文 32k", "序列长度8192", "8k",
+        "7B 100k" (knowledge/rules/*/sequence.yaml). Set rule by rule, the highest priority first: of
+        two different lengths the first set stands unless Reader.set says otherwise."""
+        spans = engine.read(self.scan.text, "sequence", original=self.scan.original)
+        self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 
     def prompt_and_response(self) -> None:
         """A prompt's and a response's lengths written apart ("Prompt length: 40K tokens / Response
