@@ -47,14 +47,17 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     unstated speed is read as the usual one."""
     parsed = parse(text)
     request = parsed.request.model_dump()
-    # fields of the reading that are no Request field: the users (above) and the precision word,
-    # which the parser turns into a precision with the method (methods.precision_for)
-    fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word")}
+    # fields of the reading that are no Request field: the users (above), the precision word,
+    # which the parser turns into a precision with the method (methods.precision_for), and a
+    # response's length, which with the prompt's makes the sequence (below)
+    fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
     assert _close({k: request[k] for k in fields}, fields)
     if "users_count" in want:
         assert parsed.users_read is not None and parsed.users_read[0] == want["users_count"]
+    if "response_tokens" in want:  # "prompt length 2048, output length 512": a sequence of both
+        assert request["seq_len"] == want["prompt_tokens"] + want["response_tokens"]
 
 
 def _rule(name: str, priority: int) -> engine.Rule:

@@ -15,21 +15,6 @@ from gpuplan.bot.language.sentences import sentence_around
 from gpuplan.bot.language.values import NUM
 from gpuplan.bot.language.vocabulary import vocabulary
 
-# a prompt's and a response's lengths, each the first group present ("Prompt length: 40K",
-# "max_response_length=4096", "输出长度 2048"): a sequence is both
-_LENGTH_VALUE = r"\s*(?:of|=|:|is|为|是|：)?\s*(\d+(?:\.\d+)?\s*k?)(?![a-z0-9])"
-
-_PROMPT_LENGTH = (
-    r"(?:max[_ ]?)?prompt[_ ]?(?:length|len)" + _LENGTH_VALUE + r"|(?:输入|提示词?|prompt)\s*长度" + _LENGTH_VALUE
-)
-
-_RESPONSE_LENGTH = (
-    r"(?:max[_ ]?)?(?:response|output|generation|completion)[_ ]?(?:length|len)"
-    + _LENGTH_VALUE
-    + r"|(?:输出|回复|回答|生成|response)\s*长度"
-    + _LENGTH_VALUE
-)
-
 # fewer tokens than this, written as a bare number, are a length, never a training set (not sourced:
 # the smallest fine-tuning sets people plan for are thousands of samples of hundreds of tokens)
 SHORTEST_DATASET_TOKENS = 100_000
@@ -222,20 +207,18 @@ class Lengths(ReaderState):
 
     def prompt_and_response(self) -> None:
         """A prompt's and a response's lengths written apart ("Prompt length: 40K tokens / Response
-        length: 10K tokens", verl's max_prompt_length and max_response_length, 输入长度/输出长度):
-        a sequence holds both, so its length is their sum, the first its prompt."""
-        prompt = self.scan.search(_PROMPT_LENGTH)
-        response = self.scan.search(_RESPONSE_LENGTH)
+        length: 10K tokens", verl's max_prompt_length and max_response_length, 输入长度/输出长度;
+        knowledge/rules/*/prompt_response.yaml): a sequence holds both, so its length is their sum,
+        the first its prompt. The first of each is read, and only when both are written."""
+        first: dict[str, engine.Span] = {}
+        for span in engine.read(self.scan.text, "prompt_response", original=self.scan.original):
+            first.setdefault(span.field, span)
+        prompt, response = first.get("prompt_tokens"), first.get("response_tokens")
         if not (prompt and response):
             return
-        try:
-            prompt_tokens = values.length(next(g for g in prompt.groups() if g))
-            total = prompt_tokens + values.length(next(g for g in response.groups() if g))
-        except ValueError:
-            return
-        words = self.scan.take(prompt) + " + " + self.scan.take(response)
-        self.set("seq_len", int(total), words)
-        self.set("prompt_tokens", int(prompt_tokens), words)  # a served sequence's prompt
+        words = self._take_span(prompt) + " + " + self._take_span(response)
+        self.set("seq_len", prompt.value + response.value, words)
+        self.set("prompt_tokens", prompt.value, words)  # a served sequence's prompt
 
     def served_split(self) -> None:
         """A served sequence's prompt and output ("input 2048 output 128", "ISL 1k OSL 8k", "1k/1k",
