@@ -457,8 +457,38 @@ def read_back(files: dict[str, str]) -> dict:
     return {**defaults, **got}
 
 
+def server_scripts(files: dict[str, str]) -> list[str]:
+    """Each engine server of a script on its own (its variables kept), as a user pastes one
+    server's command: a disaggregated plan's files start a prefill and a decode server."""
+    (text,) = files.values()
+    blocks = text.split("\n\n")
+    variables = [b for b in blocks if '="${' in b]
+    servers = [b for b in blocks if "vllm serve" in b or "sglang.launch_server" in b]
+    return ["\n\n".join([*variables, server]) for server in servers]
+
+
+def assert_pools_round_trip(plan, fmt: str) -> None:
+    """A disaggregated plan's servers read back one at a time: the prefill pool's GPUs (the
+    replica's shape, no sequence cap), then the decode pool's (the replicas and their sequences),
+    together the plan's GPU count."""
+    launch = launch_from(plan)
+    prefill, decode = (read_back({"server.sh": text}) for text in server_scripts(export(plan, fmt)))
+    one_group = launch.ep > 1  # an expert-parallel pool is one group of ep GPUs, read as its replica
+    want_prefill = launch.ep if one_group else launch.prefill_gpus
+    want_decode = launch.ep if one_group else launch.gpus - launch.prefill_gpus
+    assert (prefill["gpus"], decode["gpus"]) == (want_prefill, want_decode), fmt
+    assert prefill["gpus"] + decode["gpus"] == launch.gpus, fmt
+    want = expected(launch, fmt)
+    for field in ("tp", "pp", "ep", "seq_len", "method"):
+        assert prefill[field] == decode[field] == want[field], (fmt, field)
+    assert "micro_batch" not in prefill and decode["micro_batch"] == want["micro_batch"], fmt
+
+
 def assert_round_trip(plan, fmt: str) -> None:
     launch = launch_from(plan)
+    if launch.disaggregated:
+        assert_pools_round_trip(plan, fmt)
+        return
     got, want = read_back(export(plan, fmt)), expected(launch, fmt)
     # a serving command states its nodes only when one replica spans them (else replicas per node)
     spans = launch.nodes > 1 and (not launch.serving or launch.tp * launch.pp > launch.per_node)
@@ -684,6 +714,79 @@ def test_an_uneven_interleaved_pipeline_exports_megatron_cores_layout():
     (command,) = script_commands(export(plain, "megatron")["pretrain_megatron.sh"])
     stages = command[command.index("--pipeline-model-parallel-layout") + 1].split("|")
     assert [s.count("t") for s in stages] == [4] * 13 + [3] * 3 and stages[0][0] == "E" and stages[-1][-1] == "L"
+
+
+# --- plans that prefill on GPUs of their own (disaggregated) ---------------------------------------
+
+SERVERS = {"vllm": "vllm", "sglang": "sglang.launch_server"}
+NIXL_CONFIG = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+
+
+@pytest.mark.parametrize("fmt", ["vllm", "sglang"])
+@pytest.mark.parametrize(
+    "question, prefill, decode, said",
+    [
+        # qwen3-30b-a3b on 8 H100: 7 GPUs decode and 1 prefills (the files had written 7 replicas, no prefill)
+        ("qwen3-30b-a3b infer gpu=h100 gpus=8 seq=1024", "0", "1,2,3,4,5,6,7", "Prefill and decode on separate GPUs"),
+        ("用8张H100部署qwen3-30b-a3b推理 seq=1024", "0", "1,2,3,4,5,6,7", "按方案把预填充和解码放在不同的卡上"),
+        # tensor parallel 2: one prefill instance of 2 GPUs, three decode replicas of 2
+        ("qwen3-30b-a3b infer gpu=h100 gpus=8 mbs=512 seq=1024 prefill=disaggregated", "0,1", "2,3,4,5,6,7", "1 and 3"),
+        # an expert-parallel decode pool: one group of 4, and a prefill group of the same shape
+        ("deepseek-v2 infer gpu=h200 gpus=8 precision=fp8 ep=4 prefill=disaggregated", "0,1,2,3", "4,5,6,7", "1 and 1"),
+    ],
+)
+def test_a_disaggregated_plan_launches_its_prefill_and_decode_pools(question, prefill, decode, said, fmt):
+    import json
+
+    plan = answer(question)
+    launch = launch_from(plan)
+    assert launch.disaggregated and launch.prefill_gpus == len(prefill.split(","))
+    files = export(plan, fmt)
+    (text,) = files.values()
+    commands = script_commands(text)
+    servers = [c for c in commands if any(SERVERS[fmt] == word or SERVERS[fmt] in word for word in c[:3])]
+    assert len(servers) == 2, servers
+    used = set(flags([w for c in servers for w in c]))
+    assert used <= names(f"{'vllm_serve' if fmt == 'vllm' else 'sglang_server'}.txt"), used
+    ports = [_value(c, "--port") for c in servers]
+    if fmt == "vllm":
+        assert f"CUDA_VISIBLE_DEVICES={prefill} " in text and f"CUDA_VISIBLE_DEVICES={decode} " in text
+        assert all(json.loads(_value(c, "--kv-transfer-config")) == NIXL_CONFIG for c in servers)
+        proxy = commands[-1]
+        assert [_value(proxy, "--prefiller-ports"), _value(proxy, "--decoder-ports")] == ports
+        assert "toy_proxy_server.py" in text
+    else:
+        assert [_value(c, "--disaggregation-mode") for c in servers] == ["prefill", "decode"]
+        assert _value(servers[1], "--base-gpu-id") == decode.split(",")[0] and "--base-gpu-id" not in servers[0]
+        router = commands[-1]
+        assert router[:3] == ["python", "-m", "sglang_router.launch_router"] and "--pd-disaggregation" in router
+        assert _value(router, "--prefill").endswith(f":{ports[0]}") and _value(router, "--decode").endswith(ports[1])
+    assert said in text.split("set -euo")[0]
+    assert_pools_round_trip(plan, fmt)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "question, code",
+    [
+        # 11 decode GPUs and 1 prefill over two nodes: the pools are written for one node
+        ("qwen3-30b-a3b infer gpu=h100 gpus=12 seq=1024", "config_disaggregated_nodes"),
+        # three expert-parallel decode groups of 2: each would be a server of its own
+        ("qwen3-30b-a3b infer gpu=h100 gpus=8 ep=2 prefill=disaggregated", "config_disaggregated_expert_groups"),
+    ],
+)
+def test_disaggregated_layouts_the_files_cannot_launch_are_refused(question, code, lang):
+    from gpuplan.bot import render
+    from gpuplan.estimator.schema import Note
+
+    plan = answer(question)
+    assert launch_from(plan).disaggregated
+    for fmt in ("vllm", "sglang"):
+        with pytest.raises(ConfigError) as err:
+            export(plan, fmt)
+        assert err.value.code == code
+        said = render.message(Note(code=code, params=err.value.params), lang)
+        assert fmt in said and "prefill=chunked" in said
 
 
 # --- serving exports that serve ---------------------------------------------------------------------

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from gpuplan.bot import render
 from gpuplan.bot.answer import Answer
-from gpuplan.bot.configs import concurrency, deepspeed, fsdp, llamafactory, megatron, serving, torchrun
+from gpuplan.bot.configs import concurrency, deepspeed, disaggregated, fsdp, llamafactory, megatron, serving, torchrun
 from gpuplan.bot.configs.launch import ConfigError, Launch, launch_from
 from gpuplan.bot.configs.text import Words
 from gpuplan.bot.pipeline import answer
@@ -19,14 +19,21 @@ from gpuplan.estimator.schema import Note
 
 Builder = Callable[[Launch, Words], dict[str, str]]
 
+
+def _serving(one_pool: Builder, two_pools: Builder) -> Builder:
+    """A serving engine's builder: the plan's replicas, or its prefill and decode pools when it
+    prefills on GPUs of their own."""
+    return lambda launch, words: (two_pools if launch.disaggregated else one_pool)(launch, words)
+
+
 BUILDERS: dict[str, Builder] = {
     "deepspeed": deepspeed.files,
     "fsdp": fsdp.files,
     "torchrun": torchrun.files,
     "llamafactory": llamafactory.files,
     "megatron": megatron.files,
-    "vllm": serving.vllm_files,
-    "sglang": serving.sglang_files,
+    "vllm": _serving(serving.vllm_files, disaggregated.vllm_files),
+    "sglang": _serving(serving.sglang_files, disaggregated.sglang_files),
 }
 FORMATS = tuple(BUILDERS)
 TRAINING_FORMATS = ("deepspeed", "fsdp", "torchrun", "llamafactory", "megatron")

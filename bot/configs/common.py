@@ -36,6 +36,7 @@ def layout_line(launch: Launch) -> str:
     parts += [f"ep={launch.ep}"] if launch.ep > 1 else []
     parts += [f"cp={launch.cp}"] if launch.cp > 1 else []
     parts.append(f"dp={launch.dp}")
+    parts += ["prefill=disaggregated"] if launch.disaggregated else []
     if not launch.serving:
         parts += [f"zero={launch.zero}", f"offload={launch.offload}", f"ckpt={launch.ckpt}"]
         parts += [f"mbs={launch.micro_batch}", f"gbs={launch.global_batch}"]

@@ -62,10 +62,16 @@ class Launch:
     loss: str = "chunked"  # the cross-entropy the plan's memory counts (loss=unchunked: Transformers' own)
     kv_cache: str | None = None  # serving: the KV cache's element type the plan counts
     etp: int = 1  # training with ep > 1: the experts' tensor-parallel size (Megatron-Core's default: tp)
+    prefill_gpus: int = 0  # serving disaggregated: the GPUs that prefill the prompts (gpus counts them, dp does not)
 
     @property
     def serving(self) -> bool:
         return self.method == "infer"
+
+    @property
+    def disaggregated(self) -> bool:
+        """Prompts prefilled on GPUs of their own, apart from the dp replicas that decode."""
+        return self.serving and self.prefill_gpus > 0
 
     @property
     def adapters(self) -> bool:
@@ -126,6 +132,7 @@ def launch_from(plan: Plan) -> Launch:
         memory_fraction=_engine_fraction(est, cat.defaults.number("inference", "engine_memory_fraction")),
         loss=r.loss or "chunked",
         kv_cache=r.kv_cache,
+        prefill_gpus=serving.prefill_gpus if serving and serving.prefill == "disaggregated" else 0,
     )
 
 

@@ -45,7 +45,7 @@ def check(launch: Launch, fmt: str) -> Topology:
     return topology(launch, fmt)
 
 
-def _model(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]]]:
+def model_argument(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]]]:
     """The model argument and the variable that holds it when the plan cannot name it."""
     published = launch.spec.weights_dtype if launch.spec else "bf16"
     if launch.precision in PRE_QUANTIZED and published != launch.precision:
@@ -56,7 +56,7 @@ def _model(launch: Launch, words: Words) -> tuple[str, list[tuple[str, str, str]
     return "$MODEL", [("MODEL", f"{CHANGE_ME}/model", words("model_path"))]
 
 
-def _quantization(launch: Launch, kv_fp8: str) -> list[str]:
+def quantization(launch: Launch, kv_fp8: str) -> list[str]:
     """FP8 asked of a checkpoint published in 16 bits is quantized at load time; a plan that
     counts an fp8 KV cache (fp8 weights, or kv=fp8) asks the engine for one. `--quantization fp8`
     on a 16-bit checkpoint: vLLM docs (features/quantization/fp8, online dynamic quantization) and
@@ -89,7 +89,7 @@ def _header(launch: Launch, words: Words, where: Topology, flags: tuple[str, str
 
 def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
     where = check(launch, "vllm")
-    model, variables = _model(launch, words)
+    model, variables = model_argument(launch, words)
     command = [
         f"vllm serve {model}",
         flag("--tensor-parallel-size", launch.tp),
@@ -99,7 +99,7 @@ def vllm_files(launch: Launch, words: Words) -> dict[str, str]:
         flag("--max-model-len", launch.seq_len),
         flag("--max-num-seqs", vllm_max_num_seqs(launch)),
         flag("--gpu-memory-utilization", launch.memory_fraction),
-        *_quantization(launch, "fp8"),
+        *quantization(launch, "fp8"),
         flag("--host", "0.0.0.0"),
         flag("--port", 8000),
     ]
@@ -167,7 +167,7 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
     node's replicas (--dp-size) with a load balancer in front: SGLang's --nnodes splits one
     tensor/pipeline group over nodes, it does not spread replicas."""
     where = check(launch, "sglang")
-    model, variables = _model(launch, words)
+    model, variables = model_argument(launch, words)
     command = ["python -m sglang.launch_server", flag("--model-path", model)]
     if launch.ep > 1:  # --tp-size GPUs, attention data-parallel over them, experts split over them
         command += [
@@ -187,7 +187,7 @@ def sglang_files(launch: Launch, words: Words) -> dict[str, str]:
         flag("--context-length", launch.seq_len),
         flag("--max-running-requests", launch.max_num_seqs),
         flag("--mem-fraction-static", launch.memory_fraction),
-        *_quantization(launch, "fp8_e4m3"),
+        *quantization(launch, "fp8_e4m3"),
     ]
     if where.spans:
         variables += common.rendezvous(launch, words)
