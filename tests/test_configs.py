@@ -730,9 +730,19 @@ NIXL_CONFIG = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
         ("qwen3-30b-a3b infer gpu=h100 gpus=8 seq=1024", "0", "1,2,3,4,5,6,7", "Prefill and decode on separate GPUs"),
         ("用8张H100部署qwen3-30b-a3b推理 seq=1024", "0", "1,2,3,4,5,6,7", "按方案把预填充和解码放在不同的卡上"),
         # tensor parallel 2: one prefill instance of 2 GPUs, three decode replicas of 2
-        ("qwen3-30b-a3b infer gpu=h100 gpus=8 mbs=512 seq=1024 prefill=disaggregated", "0,1", "2,3,4,5,6,7", "1 and 3"),
+        (
+            "qwen3-30b-a3b infer gpu=h100 gpus=8 mbs=512 seq=1024 prefill=disaggregated",
+            "0,1",
+            "2,3,4,5,6,7",
+            "1 prefill instance, 3 decode",
+        ),
         # an expert-parallel decode pool: one group of 4, and a prefill group of the same shape
-        ("deepseek-v2 infer gpu=h200 gpus=8 precision=fp8 ep=4 prefill=disaggregated", "0,1,2,3", "4,5,6,7", "1 and 1"),
+        (
+            "deepseek-v2 infer gpu=h200 gpus=8 precision=fp8 ep=4 prefill=disaggregated",
+            "0,1,2,3",
+            "4,5,6,7",
+            "1 prefill instance, 1 decode",
+        ),
     ],
 )
 def test_a_disaggregated_plan_launches_its_prefill_and_decode_pools(question, prefill, decode, said, fmt):
