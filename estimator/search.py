@@ -819,7 +819,7 @@ def serving_fit(
     precision: str,
     *,
     seq: int,
-    batch: int,
+    batch: int | np.ndarray,
     tp: np.ndarray,
     pp: np.ndarray,
     options: GpuOptions,
@@ -830,7 +830,8 @@ def serving_fit(
     kv_cache: str | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """(memory parts, bytes per GPU, fits, deliverable) of every replica shape on every GPU type:
-    what score_serving decides before it times the decode."""
+    what score_serving decides before it times the decode. `batch` may be a column of batches
+    (B, 1): the figures then gain that leading axis, (B, L) and (B, T, L)."""
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
     parts = memory.serving_memory(
@@ -847,7 +848,7 @@ def serving_fit(
     )
     per_gpu = memory.per_gpu_total(parts)
     # an engine places weights, activations and KV cache in its share of the card (vLLM's default 0.9)
-    fits = fit.fits(per_gpu[None, :], options.capacity, d, serving=True)
+    fits = fit.fits(per_gpu[..., None, :], options.capacity, d, serving=True)
     per_node = options.nvlink
     # tensor parallel inside an NVLink domain; pipeline stages only across them (vLLM / TensorRT-LLM practice)
     shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))
