@@ -443,7 +443,10 @@ def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
         return
     tp, pp = np.asarray(float(grid.tp[i])), np.asarray(float(grid.pp[i]))
     root, layers = (float(x) / GIB for x in memory.gathered_bytes(job, tp, pp))
-    copy = memory.offload_copy_bytes(job, grid.gpus[i], tp, pp, zero, grid.offload[i], grid.ep[i])
+    # the host-to-device copy buffers exist only with the parameters on the host (0 bytes otherwise)
+    copy = (
+        memory.offload_copy_bytes(job, grid.gpus[i], tp, pp, zero, grid.offload[i], grid.ep[i]) if offload_all else 0.0
+    )
     ctx.assume(
         "sharded_gathers",
         root_gib=root,
