@@ -72,9 +72,21 @@ class ShapeCache:
         self._bytes = 0
 
 
+# leaves of keys and results that hold no bytes counted (numbers, names, the types shape_key adds)
+_NO_BYTES = frozenset({int, float, bool, str, type, type(None), np.float64})
+
+
 def _nbytes(value: Any) -> int:
     """The bytes of the arrays and byte strings in a key or result (its containers and dataclasses
-    walked; anything else counted as nothing)."""
+    walked; anything else counted as nothing). The common leaves and containers are told by their
+    exact type first: a key holds some fifty of them, each a few isinstance and hasattr calls else."""
+    kind = type(value)
+    if kind in _NO_BYTES:
+        return 0
+    if kind is tuple:
+        return sum(map(_nbytes, value))
+    if kind is bytes:
+        return len(value)
     if isinstance(value, np.ndarray):
         return value.nbytes
     if isinstance(value, bytes):

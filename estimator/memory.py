@@ -384,16 +384,18 @@ def _stage_weights(
     trained_copies, frozen_copies = _model_copies(job.method)
     adapter_method = job.method in ADAPTER_METHODS
     trained_w = np.where(place.params_on_host, 0.0, params * w_b / place.shard_w) if not adapter_method else 0.0
-    sharded, replicated = _frozen_weight_bytes(job, params, place.pp, place.tp)
-    frozen_host = sharded / place.shard_w
-    frozen_w = np.where(place.params_on_host, 0.0, frozen_host) + replicated
     frozen_models = frozen_copies + (1 if adapter_method else 0)
     weights = trained_copies * trained_w if not adapter_method else 0.0
-    weights = weights + frozen_models * frozen_w
+    host = 0.0  # without frozen models (full training, pretraining) they add 0 bytes to GPU and host
+    if frozen_models:
+        sharded, replicated = _frozen_weight_bytes(job, params, place.pp, place.tp)
+        frozen_host = sharded / place.shard_w
+        frozen_w = np.where(place.params_on_host, 0.0, frozen_host) + replicated
+        weights = weights + frozen_models * frozen_w
+        host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0)
     weights = weights + np.where(place.gathers, sum(gathered or gathered_bytes(job, place.tp, place.pp)), 0.0)
     if job.method == "qlora":
         weights = weights + _largest_matrix(a) / place.tp * 2.0  # dequantised bf16 copy of one matrix
-    host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0)
     return weights, host
 
 

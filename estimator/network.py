@@ -227,16 +227,19 @@ def step_traffic(
     ep, cp = np.asarray(ep, dtype=float), np.asarray(cp, dtype=float)
     tokens_mb = micro_batch * seq_len / cp
     # dense parameters move over all dp ranks; a routed expert over the expert data-parallel ranks that hold it
-    experts = ep * (tp if etp is None else np.asarray(etp, dtype=float))
-    dense, routed = a.params - a.routed_expert_params, a.routed_expert_params / experts
-    ring_shard = dense * _ring(dp) / (tp * pp) + routed * _ring(gpus / (pp * experts)) / pp
+    # (a dense model has no routed term: 0 bytes, which adds nothing to the non-negative dense one)
+    ring_dp, tp_pp = _ring(dp), tp * pp
+    ring_shard = (a.params - a.routed_expert_params) * ring_dp / tp_pp
+    if a.routed_expert_params:
+        experts = ep * (tp if etp is None else np.asarray(etp, dtype=float))
+        ring_shard = ring_shard + a.routed_expert_params / experts * _ring(gpus / (pp * experts)) / pp
     recompute = np.where(ckpt == 2, 1.0, 0.0)
 
     collectives = TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute
     activation = tokens_mb * a.hidden * 2.0
     tp_bytes = collectives * _ring(tp) * activation * (a.layers / pp) * micro_batches
 
-    adapters = adapter_params * _ring(dp) / (tp * pp)
+    adapters = adapter_params * ring_dp / tp_pp
     gather = 2 * (ring_shard + adapters) * 2.0 * micro_batches  # forward and backward all-gathers
     scatter = (ring_shard if trained else adapters) * grad_bytes * micro_batches
     allreduce = 2 * (ring_shard if trained else adapters) * grad_bytes

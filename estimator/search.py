@@ -351,6 +351,7 @@ class Scored:
     tokens_per_s_gpu: np.ndarray
     micro_batches: np.ndarray  # (L,)
     explicit_gpus: bool = False
+    goodput: np.ndarray | None = None  # (T, L): job_reliability's, which `seconds` is over
 
     @property
     def days(self) -> np.ndarray:
@@ -449,15 +450,15 @@ def _training_time(
     cat: Catalog,
     mfu: float | None,
     per_node: np.ndarray,
-) -> tuple[compute.StepTime, np.ndarray, np.ndarray]:
-    """Step time, tokens/s per GPU and wall-clock seconds of the whole job (T, L): the training
-    time over its goodput, from interruptions and checkpoints (estimator/reliability.py)."""
+) -> tuple[compute.StepTime, np.ndarray, np.ndarray, np.ndarray]:
+    """Step time, tokens/s per GPU, wall-clock seconds of the whole job and its goodput (T, L): the
+    training time over its goodput, from interruptions and checkpoints (estimator/reliability.py)."""
     gbs_effective = np.asarray(layout.micro_batches) * grid.dp() * grid.micro_batch
     step = compute.training_step(job, hw, layout, gbs_effective, cat.defaults, mfu)
     tokens_per_s_gpu = step.tokens / step.seconds / grid.gpus
     goodput = job_reliability(job, grid.gpus, per_node, cat).goodput
     seconds = tokens / (tokens_per_s_gpu * grid.gpus) / goodput
-    return step, tokens_per_s_gpu, seconds
+    return step, tokens_per_s_gpu, seconds, goodput
 
 
 def job_reliability(job: Job, gpus, per_node, cat: Catalog) -> reliability.Reliability:
@@ -496,7 +497,7 @@ def score_training(
     fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus, cat.defaults)
 
     micro_batches = np.asarray(layout.micro_batches)
-    step, tokens_per_s_gpu, seconds = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
+    step, tokens_per_s_gpu, seconds, goodput = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
     cost = seconds / 3600 * grid.gpus * options.price
     return Scored(
         grid,
@@ -511,6 +512,7 @@ def score_training(
         tokens_per_s_gpu,
         micro_batches,
         explicit_gpus,
+        goodput,
     )
 
 
@@ -819,7 +821,7 @@ def serving_fit(
     precision: str,
     *,
     seq: int,
-    batch: int,
+    batch: int | np.ndarray,
     tp: np.ndarray,
     pp: np.ndarray,
     options: GpuOptions,
@@ -830,7 +832,8 @@ def serving_fit(
     kv_cache: str | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """(memory parts, bytes per GPU, fits, deliverable) of every replica shape on every GPU type:
-    what score_serving decides before it times the decode."""
+    what score_serving decides before it times the decode. `batch` may be a column of batches
+    (B, 1): the figures then gain that leading axis, (B, L) and (B, T, L)."""
     d = cat.defaults
     chunk = int(d.number("inference", "prefill_chunk_tokens"))
     parts = memory.serving_memory(
@@ -847,7 +850,7 @@ def serving_fit(
     )
     per_gpu = memory.per_gpu_total(parts)
     # an engine places weights, activations and KV cache in its share of the card (vLLM's default 0.9)
-    fits = fit.fits(per_gpu[None, :], options.capacity, d, serving=True)
+    fits = fit.fits(per_gpu[..., None, :], options.capacity, d, serving=True)
     per_node = options.nvlink
     # tensor parallel inside an NVLink domain; pipeline stages only across them (vLLM / TensorRT-LLM practice)
     shape_ok = (tp[None, :] <= per_node) & ((pp[None, :] == 1) | (tp[None, :] == np.minimum(per_node, max(tp))))

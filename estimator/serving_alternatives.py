@@ -82,23 +82,34 @@ def _quantized(ctx: Context, replica) -> Alternative | None:
 
 
 def _fewer_gpus(ctx: Context, replica) -> Alternative | None:
-    """Half the batch, then a quarter, ...: memory, shape and stock (search.serving_fit) at each, the
-    decode timed only at the first batch a replica of fewer GPUs serves."""
-    batch = replica.batch // 2
-    if replica.gpus == 1 or ctx.req.gpus or batch < 1:
+    """Half the batch, then a quarter, ...: memory, shape and stock (search.serving_fit) at every
+    such batch in one pass (a batch axis: elementwise, the figures each batch gets alone), the
+    decode timed only at the largest batch a replica of fewer GPUs serves."""
+    batches = [int(replica.batch) >> k for k in range(1, int(replica.batch).bit_length())]
+    if replica.gpus == 1 or ctx.req.gpus or not batches:
         return None
-    tp, pp, ep, options, fixed = _grid(ctx, [replica.gpu], replica.region, batch)
-    shapes = dict(tp=tp, pp=pp, ep=ep, options=options, over=overheads(ctx.cat), cat=ctx.cat, fixed=fixed)
+    tp, pp, ep, options, fixed = _grid(ctx, [replica.gpu], replica.region, batches[0])
     smaller = (tp * pp * ep < replica.gpus)[None, :]
-    while batch >= 1:
-        fit_parts = search.serving_fit(
-            ctx.arch, replica.precision, seq=replica.seq, batch=batch, **shapes, kv_cache=ctx.req.kv_cache
-        )
-        if (fit_parts[3] & smaller).any():
-            scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
-            return _pick(scored, scored.deliverable & smaller, "fewer_gpus", replica.precision, batch)
-        batch //= 2
-    return None
+    deliverable = search.serving_fit(
+        ctx.arch,
+        replica.precision,
+        seq=replica.seq,
+        batch=np.array(batches, dtype=float)[:, None],
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        options=options,
+        over=overheads(ctx.cat),
+        cat=ctx.cat,
+        fixed=fixed,
+        kv_cache=ctx.req.kv_cache,
+    )[3]
+    served = np.flatnonzero((deliverable & smaller).any(axis=(1, 2)))
+    if not served.size:
+        return None
+    batch = batches[int(served[0])]
+    scored = _rescore(ctx, replica, replica.gpu, replica.precision, batch)
+    return _pick(scored, scored.deliverable & smaller, "fewer_gpus", replica.precision, batch)
 
 
 def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None) -> Alternative | None:

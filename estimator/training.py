@@ -443,7 +443,10 @@ def _state_sharding(ctx: Context, job: Job, pick: Pick, zero: int) -> None:
         return
     tp, pp = np.asarray(float(grid.tp[i])), np.asarray(float(grid.pp[i]))
     root, layers = (float(x) / GIB for x in memory.gathered_bytes(job, tp, pp))
-    copy = memory.offload_copy_bytes(job, grid.gpus[i], tp, pp, zero, grid.offload[i], grid.ep[i])
+    # the host-to-device copy buffers exist only with the parameters on the host (0 bytes otherwise)
+    copy = (
+        memory.offload_copy_bytes(job, grid.gpus[i], tp, pp, zero, grid.offload[i], grid.ep[i]) if offload_all else 0.0
+    )
     ctx.assume(
         "sharded_gathers",
         root_gib=root,
@@ -529,9 +532,12 @@ def _with_reliability(
     ranked with the slowest storage's write; the storage chosen since writes faster or as fast)."""
     scored = pick.scored
     gpus = float(scored.grid.gpus[pick.i])
-    ranked = search.job_reliability(job, gpus, pick.gpu.gpus_per_node, ctx.cat)
+    if scored.goodput is None:  # a Scored made without it (tests)
+        ranked = search.job_reliability(job, gpus, pick.gpu.gpus_per_node, ctx.cat).goodput
+    else:  # the search's own, elementwise the same figure
+        ranked = np.broadcast_to(scored.goodput, scored.fits.shape)[pick.t, pick.i]
     rel = reliability.reliability(gpus, write_s, ctx.cat.defaults)
-    scale = float(ranked.goodput) / float(rel.goodput)
+    scale = float(ranked) / float(rel.goodput)
     return float(scored.seconds[pick.t, pick.i]) * scale, float(scored.cost[pick.t, pick.i]) * scale, rel
 
 
