@@ -532,12 +532,9 @@ def _with_reliability(
     ranked with the slowest storage's write; the storage chosen since writes faster or as fast)."""
     scored = pick.scored
     gpus = float(scored.grid.gpus[pick.i])
-    if scored.goodput is None:  # a Scored made without it (tests)
-        ranked = search.job_reliability(job, gpus, pick.gpu.gpus_per_node, ctx.cat).goodput
-    else:  # the search's own, elementwise the same figure
-        ranked = np.broadcast_to(scored.goodput, scored.fits.shape)[pick.t, pick.i]
+    ranked = search.job_reliability(job, gpus, pick.gpu.gpus_per_node, ctx.cat)
     rel = reliability.reliability(gpus, write_s, ctx.cat.defaults)
-    scale = float(ranked) / float(rel.goodput)
+    scale = float(ranked.goodput) / float(rel.goodput)
     return float(scored.seconds[pick.t, pick.i]) * scale, float(scored.cost[pick.t, pick.i]) * scale, rel
 
 
