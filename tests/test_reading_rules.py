@@ -4,14 +4,20 @@ then length, then position; pieces expand; no text makes the engine fail or over
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parser_table import CASES
 
 from gpuplan.bot.language import engine
+from gpuplan.bot.language.catalog_names import gpu_id
+from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, card_view
 from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
+from gpuplan.bot.language.vocabulary import vocabulary
+from gpuplan.knowledge import catalog
 
 RULES = [rule for dimension in engine.dimensions() for rule in engine.rules(dimension)]
 EXAMPLES = [
@@ -19,6 +25,30 @@ EXAMPLES = [
     for rule in RULES
     for i, (text, want) in enumerate(rule.examples.items())
 ]
+
+
+# the counts written beside a card's name (card_count.yaml) are read over the words around the card,
+# its name written as a mark and a memory right after it left out, as the Reader does (gpu_counts.py)
+_MEMORY_AFTER = re.compile(r"\s*\d+\s*g(?:b|ib)?(?![a-z])")
+# what a card-count reading sets in the request: servers are nodes, one card unless said is GPUs
+_REQUEST_FIELD = {"servers": "nodes", "gpus_unless_said": "gpus"}
+
+
+def _first_card_view(text: str) -> str:
+    """`text` around its first catalog card's name, as card_count.yaml's rules read it."""
+    voc, cat = vocabulary(), catalog()
+    match = next(m for m in voc.gpu_alias.finditer(text) if gpu_id(m.group(1), voc, cat))
+    card = cat.gpus[gpu_id(match.group(1), voc, cat)]
+    in_servers = card.link == "nvlink" and card.family in ("hopper", "blackwell")
+    memory = _MEMORY_AFTER.match(text, match.end())
+    tail = memory.end() if memory else match.end()
+    start = max(0, match.start() - 48)
+    return card_view(text, start, match.start(), tail, SERVER_CARD_MARK if in_servers else CARD_MARK)
+
+
+def _read(dimension: str, text: str) -> list[engine.Span]:
+    text = text.lower()
+    return engine.read(_first_card_view(text) if dimension == "card_count" else text, dimension)
 
 
 def _close(got: dict, want: dict) -> bool:
@@ -35,9 +65,9 @@ def test_every_rule_has_an_example_and_a_name_of_its_own():
 
 @pytest.mark.parametrize("rule, text, want", EXAMPLES)
 def test_rule_example_reads_as_it_says(rule, text, want):
-    got = dict(reading for span in engine.read(text.lower(), rule.dimension) for reading in span.readings)
+    got = dict(reading for span in _read(rule.dimension, text) for reading in span.readings)
     assert _close(got, want), got
-    assert any(span.rule is rule for span in engine.read(text.lower(), rule.dimension)), "another rule read it"
+    assert any(span.rule is rule for span in _read(rule.dimension, text)), "another rule read it"
 
 
 @pytest.mark.parametrize("rule, text, want", EXAMPLES)
@@ -51,6 +81,7 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # which the parser turns into a precision with the method (methods.precision_for), and a
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
+    fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension == "card_count" else fields
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
     assert _close({k: request[k] for k in fields}, fields)

@@ -1,6 +1,7 @@
 """What the GPU-count rules (knowledge/rules/<lang>/gpu_count.yaml) refer to by name: the converter
-that tells a count of cards per machine from a total ("2台8卡" is 16 GPUs, "2机16卡" 16), and the
-named predicates a rule's `when` lists ("two gpu servers" count servers, "a gpu" is no count). The
+that tells a count of cards per machine from a total ("2台8卡" is 16 GPUs, "2机16卡" 16), those of the
+counts written beside a card's name (card_count.yaml: "3*8*A100", "2台 H100*8", "1.5x A100" none), and
+the named predicates a rule's `when` lists ("two gpu servers" count servers, "a gpu" is no count). The
 reading engine (engine.py) takes them into its CONVERTERS and CONDITIONS."""
 
 from __future__ import annotations
@@ -37,6 +38,39 @@ def _nodes_of_cards(match: re.Match, rule: Any) -> tuple[tuple[int, int], None]:
     return (int(nodes), int(total)), None
 
 
+def _servers_times_cards(match: re.Match, rule: Any) -> tuple[tuple[int, int], None]:
+    """(nodes, GPUs) of "3*8*A100", "12x8卡H20", "two 8 A100 servers": servers times their cards."""
+    nodes, per_node = count_value(match["nodes"]), count_value(match["gpus"])
+    return (int(nodes), int(nodes * per_node)), None
+
+
+def _machines_of_cards(match: re.Match, rule: Any) -> tuple[tuple[int, int], None]:
+    """(nodes, GPUs) of "two nodes of 8 H100" (per node) and "2机16张A800" (机: a total)."""
+    nodes, count = count_value(match["nodes"]), count_value(match["gpus"])
+    return (int(nodes), int(count if match["unit"].startswith("机") else nodes * count)), None
+
+
+def _servers_of_cards(match: re.Match, rule: Any) -> tuple[tuple[int | None, int | None], None]:
+    """(nodes, GPUs) of "2 H100*8 machines", "2台 H100*8": servers, each of the count after the
+    card; (None, None), no count at all, when the servers are no whole number."""
+    servers = count_value(match["nodes"])
+    if not servers or servers != int(servers):
+        return (None, None), None
+    return (int(servers), int(servers) * int(match["gpus"])), None
+
+
+def _count_if_whole(match: re.Match, rule: Any) -> tuple[int | None, None]:
+    """The count in the group named after the rule's field; None (a count that reads nothing,
+    and stops any other rule reading one there) when it is zero or no whole number ("1.5x A100")."""
+    count = count_value(match[rule.field])
+    return (int(count) if count and count == int(count) else None), None
+
+
+def _thousands(match: re.Match, rule: Any) -> tuple[int, None]:
+    """ "on 16k H100": thousands of cards."""
+    return int(float(match[rule.field]) * 1000), None
+
+
 def _not_gpu_servers(text: str, match: re.Match) -> bool:
     """A count of GPUs unless a server word follows without a hyphen ("two gpu servers" count
     servers); digits before one server word are one server's GPUs ("an 8 GPU server")."""
@@ -46,10 +80,17 @@ def _not_gpu_servers(text: str, match: re.Match) -> bool:
 
 def _no_article(text: str, match: re.Match) -> bool:
     """A count that is no article: "a gpu server", "an 8-GPU node" name one thing, they count none."""
-    return all(match.groupdict().get(name) not in ("a", "an") for name in ("gpus", "nodes"))
+    return all(match.groupdict().get(name) not in ("a", "an") for name in ("gpus", "nodes", "servers"))
 
 
-CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {"nodes_of_cards": _nodes_of_cards}
+CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {
+    "nodes_of_cards": _nodes_of_cards,
+    "servers_times_cards": _servers_times_cards,
+    "machines_of_cards": _machines_of_cards,
+    "servers_of_cards": _servers_of_cards,
+    "count_if_whole": _count_if_whole,
+    "thousands": _thousands,
+}
 CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {
     "not_gpu_servers": _not_gpu_servers,
     "no_article": _no_article,

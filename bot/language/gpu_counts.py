@@ -1,7 +1,7 @@
 """GPU and node counts (steps of the Reader, extract.py): a count written beside a card's name
-("8x H100", "2台8卡A800", "H100*8", "A100 80G 8张", "two H100 servers"), a count written alone
-("8 GPUs", "2机16卡", "16 GPUs across 2 nodes", "单卡", "4 nodes"), a count said per server, and one
-written with a question for the number of machines."""
+("8x H100", "2台8卡A800", "H100*8", "A100 80G 8张", "two H100 servers": knowledge/rules/<lang>/
+card_count.yaml, read around the card), a count written alone ("8 GPUs", "2机16卡", "单卡", "4 nodes":
+gpu_count.yaml), a count said per server, and one written with a question for the number of machines."""
 
 from __future__ import annotations
 
@@ -16,9 +16,20 @@ from gpuplan.estimator.schema import Note
 # 8x", "3*8*", "2台8卡") is far shorter; searching all the text before it cost time on long pastes
 COUNT_WINDOW = 48
 
-# thousands of cards, after a word that puts the job on them ("on 16k H100", "with 100k H100s",
-# "用1万张"): "8k a100" alone may be a context length and is not read
-_THOUSANDS_BEFORE = r"(?:\bon|\bwith|\busing|\bacross|\bof)\s+(\d+(?:\.\d+)?)\s*k\s*[x×]?\s*$"
+# a card's name in the words its count is read from (the {CARD} and {SERVER_CARD} pieces of
+# knowledge/rules/pieces.yaml): a character no question holds and no pattern's \w, \d or \s matches
+CARD_MARK, SERVER_CARD_MARK = "\x00", "\x01"
+
+# how far after a name its count and the words that place it are read: the longest ("gpus x 8
+# machines", "graphics card") is 20 characters
+AFTER_WINDOW = 32
+
+
+def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) -> str:
+    """The words before a card's name (from `pos` to `head_end`), its mark, and as many words after
+    it (from `tail_start`): what card_count.yaml's rules read."""
+    return text[pos:head_end] + mark + text[tail_start : tail_start + AFTER_WINDOW]
+
 
 # "nodes of 8 H100": the count after it is one machine's
 _MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|with)\s+(?:\d+\s*[x×*]?\s*)?$")
@@ -28,9 +39,6 @@ _MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|w
 CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
 
 _SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
-
-# after a GPU name: the count before it was of machines ("4台 A800 机器", "two H100 servers")
-_MACHINES_AFTER = re.compile(r"\s*(?:的)?\s*(?:机器|服务器|主机|节点|servers?\b|machines?\b|nodes?\b|boxes\b)")
 
 # a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
 _PER_NODE_BEFORE = re.compile(
@@ -42,23 +50,6 @@ _PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
     r"\s*(?:\(?\d+\s*g(?:b|ib)?\)?)?\s*(?:gpus?|cards?)?\s*"
     r"(?:per (?:node|server|machine)|(?:on |in )?each|/node|每台|每机)"
 )
-
-# a count with the word GPU before a GPU's name ("8 GPU A100", "8-GPU A800"; not "cuda 12.0\ngpu A100")
-_GPU_WORD_COUNT = re.compile(r"(?<![\w.])(\d{1,5})[^\S\n]*-?[^\S\n]*gpus?[^\S\n]+$", re.I)
-
-# a Chinese count whose cards a 的-phrase describes by what they have or their state ("4个没有NVLink的
-# V100", "两张二手的3090"); 个 counts any noun ("2个版本的A100", "3个月的A100"), so only these openings
-_COUNT_THEN_DESCRIBED = (
-    r"\s*(?:张|块|个)\s*(?:没有|不带|带|有|支持|二手|全新|闲置|空闲|可用|坏掉?|旧|新)[^\s\d，。,.;；：:、]{0,10}的\s*$"
-)
-
-# a Chinese count written after a card and its memory ("用了4090 24G 4张", "A100 80G 8张"): the cards', not
-# images' or pages' ("3张图")
-_COUNT_AFTER_ZH = re.compile(
-    r"\s*(\d{1,3})\s*(?:张|块)(?!\s*(?:图|照片|表|纸|显存|内存|的?样本|钱|多|元|/|每|一?小时|秒|截图|[a-z0-9]))"
-)  # not a price ("8块钱一小时", "2块多"), a rate ("1000张/秒") or the next card's count ("2张A100")
-
-_CARDS_AFTER = re.compile(r"\s*(?:卡|显卡|张|gpus?\b|cards?\b)")  # "16台H100卡": the 台 counts cards
 
 
 class GpuCounts(ReaderState):
@@ -72,86 +63,43 @@ class GpuCounts(ReaderState):
             self.set("gpus", count, words + " " + said)
 
     def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str) -> None:
-        """The count written before the GPU name (or after it: "24GB *2"), with nodes when given."""
+        """The count written around a GPU's name (knowledge/rules/<lang>/card_count.yaml: "8x H100",
+        "H100 x 8", "2台8卡H100", "A100 80G 8张"), read over the words before the name and after
+        it, its memory and a vendor's word left out, the name written as one mark."""
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
-        head = (self.scan.text, max(0, head_end - COUNT_WINDOW), head_end)  # text, pos, endpos
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
-        # 3*8*A100, 三个8*V100, 12x8卡H20
-        product = regex(NUM + r"\s*(?:[*x×]|个|台|组)\s*" + NUM + r"\s*(?:[*x×]|卡|张)?\s*$").search(*head)
-        if not product and _MACHINES_AFTER.match(self.scan.text, tail_start):  # "two 8 A100 servers"
-            product = regex(NUM + r"\s+" + NUM + r"\s*$").search(*head)
-        nodes_of = regex(
-            NUM
-            + r"\s*(台|机器?|nodes?|servers?|machines?|boxes)\s*(?:of|x|×|with)?\s*"
-            + NUM
-            + r"\s*(?:x|×|张|块)?\s*$"
-        ).search(*head)
-        # "8x H100", "8张", "8*(v100 16G)": a bracket may open after a multiplier
-        before = regex(NUM + r"\s*(?:or (?:fewer|less|more)\s*)?(?:[x×*]\s*[(（]|x|×|\*|张|块|台|个|-way)?\s*$").search(
-            *head
-        )
-        before = before or _GPU_WORD_COUNT.search(*head) or regex(NUM + _COUNT_THEN_DESCRIBED).search(*head)
-        after = regex(r"^\s*(?:gpus?|cards?)?\s*[*x×]\s*(\d{1,5})(?![\d.])").search(self.scan.text[tail_start:])
-        counted_after = None if after else _COUNT_AFTER_ZH.match(self.scan.text, tail_start)  # "4090 24G 4张"
-        if product or nodes_of:  # "3*8*A100", "two nodes of 8 H100", "2台8卡H100"
-            m = product or nodes_of
-            nodes, count = count_value(m.group(1)), count_value(m.group(3) if nodes_of and not product else m.group(2))
-            total = count if nodes_of and not product and m.group(2).startswith("机") else nodes * count
-            self.set("nodes", int(nodes), m.group(0).strip() + " " + words)
-            self.set("gpus", int(total), m.group(0).strip() + " " + words)
-            self.scan.blank(*m.span())
-        elif (
-            before
-            and after
-            and before.group(1) not in ("a", "an")
-            and ("台" in before.group(0) or _MACHINES_AFTER.match(self.scan.text, tail_start + after.end()))
-        ):  # "2 H100*8 machines", "2台 H100*8": two servers of eight
-            servers = count_value(before.group(1))
-            if servers and servers == int(servers):
-                said = before.group(0).strip() + " " + words + after.group(0)
-                self.set("nodes", int(servers), said)
-                self.set("gpus", int(servers) * int(after.group(1)), said)
-                self.scan.blank(*before.span())
-                self.scan.blank(tail_start + after.start(), tail_start + after.end())
-        elif (
-            before
-            and before.group(1) not in ("a", "an")
-            and not re.search(r"[x×*张块]|gpu", before.group(0))  # "4xA100 server", "8 GPU A100 server": GPUs
-            # "2台H100": 台 counts machines, and an NVLink card comes in servers ("两台4090" may be two cards)
-            and (
-                _MACHINES_AFTER.match(self.scan.text, tail_start)
-                or (
-                    "台" in before.group(0)
-                    and self._sold_in_servers(gpu)
-                    and not _CARDS_AFTER.match(self.scan.text, tail_start)
-                )
-            )
-        ):
-            self._servers(count_value(before.group(1)), before.group(0).strip() + " " + words, gpu)
-            self.scan.blank(*before.span())
-        elif before and before.group(1) not in ("a", "an"):
-            count = count_value(before.group(1))
-            if count and count == int(count):
-                self.set("gpus", int(count), before.group(0).strip() + " " + words)
-                self.scan.blank(*before.span())
-        elif after:
-            self.set("gpus", int(after.group(1)), words + after.group(0))
-            self.scan.blank(tail_start + after.start(), tail_start + after.end())
-        elif counted_after:
-            self.set("gpus", int(counted_after.group(1)), words + counted_after.group(0))
-            self.scan.blank(*counted_after.span())
-        elif thousands := regex(_THOUSANDS_BEFORE).search(*head):  # "on 16k H100": a cluster's count
-            self.set("gpus", int(float(thousands.group(1)) * 1000), thousands.group(0).strip() + " " + words)
-            self.scan.blank(thousands.start(1), thousands.end())
-        elif regex(r"(?:\b(?:one|single)\s+|(?:单张|一张|一块|单卡)\s*)$").search(*head):
-            self.set("gpus", 1, words)  # "on a single A6000": one card, said as such
-        elif (
-            regex(r"\b(?:a|an|my|this)\s+$").search(*head)
-            or regex(
-                r"^\s*(?:显卡|卡(?![\d数])|graphics card\b|card\b|gpu\b(?!\s*\d+\s*:))"  # not "GPU 1: ..." of a list
-            ).search(self.scan.text[tail_start:])
-        ):
-            self.weak("gpus", 1, words)  # "my 4090", "titanxp显卡": one card unless a count is written
+        pos = max(0, head_end - COUNT_WINDOW)
+        mark = SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
+        view = card_view(self.scan.text, pos, head_end, tail_start, mark)
+        for span in engine.settle(engine.find(view, engine.rules("card_count"))):  # one at most: all hold the mark
+            self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
+
+    def _count_beside(self, span: engine.Span, view: str, at: int, origins: tuple[int, int], words: str, gpu: str):
+        """Record a count read beside a card (`at`: the mark's place in `view`; `origins`: where the
+        words before and after the mark start in the text) and blank its words: the count's, from
+        its first group, not the words that only place it ("on" of "on 16k H100", "my")."""
+        readings = dict(span.readings)
+        if None in readings.values():
+            return  # "1.5x A100": no count, and no other reading of one
+        groups = [s for s in span.rule.pattern.match(view, span.start).regs[1:] if s[0] >= 0]
+        if not groups:  # "single A6000", "my 4090": one card, said as the name
+            if "gpus" in readings:
+                self.set("gpus", 1, words)
+            else:
+                self.weak("gpus", 1, words)
+            return
+        head = view[span.start : at].strip()
+        said = (head + " " if head else "") + words + view[at + 1 : span.end]
+        if "servers" in readings:
+            self._servers(readings["servers"], said, gpu)
+        for name in ("nodes", "gpus"):
+            if name in readings:
+                self.set(name, readings[name], said)
+        counted_from = min(a for a, _ in groups)
+        if counted_from < at:
+            self.scan.blank(origins[0] + counted_from, origins[0] + at)
+        if span.end > at + 1:
+            self.scan.blank(origins[1], origins[1] + span.end - at - 1)
 
     def _sold_in_servers(self, gpu: str) -> bool:
         """A Hopper or Blackwell SXM module, which comes only in servers: "4台H100", "4台H800" count
