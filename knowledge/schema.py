@@ -433,7 +433,6 @@ class Lexicon(_Strict):
     """The parser's vocabulary: regular expressions by meaning (validated to compile)."""
 
     source: str
-    methods: dict[str, list[str]]
     finetune: list[str]
     training: list[str]  # any training at all: a serving guess yields to these
     trained_artifacts: list[str]  # what training made, named as a thing: served beside a serving word
@@ -469,7 +468,6 @@ class Lexicon(_Strict):
             self.unsupported_hardware,
             self.gpu_like_names,
         ]
-        groups.extend(self.methods.values())
         groups.append(self.frameworks)
         for bilingual in [
             *self.served_split.values(),

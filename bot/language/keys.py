@@ -19,7 +19,7 @@ from rapidfuzz.distance import OSA
 
 from gpuplan.bot.language import code_spans, values
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
-from gpuplan.bot.language.vocabulary import method_word  # the lexicon's method words, shared with the prose reader
+from gpuplan.bot.language.vocabulary import method_word  # the method rules' words, shared with the prose reader
 from gpuplan.estimator.schema import (
     AREAS,
     CKPTS,

@@ -5,12 +5,36 @@ from __future__ import annotations
 
 import re
 
+from gpuplan.bot.language import engine
 from gpuplan.bot.language.artifact_words import vocabulary as artifact_words
 from gpuplan.bot.language.reader_state import ReaderState
 from gpuplan.estimator.schema import Note
 
 # what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
 _JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
+
+# (position, order: the rule's priority negated, method: "infer" or a weak word's "infer_weak", words)
+Mention = tuple[int, int, str, str]
+
+
+def _weak(span: engine.Span) -> bool:
+    """A weak word ("run", "Instruct", "train a 2B"): its rule is named `*_weak`."""
+    return span.rule.name.endswith("_weak")
+
+
+def _mention(span: engine.Span, text: str) -> Mention:
+    method = f"{span.value}_weak" if _weak(span) else span.value
+    return (span.start, -span.rule.priority, method, text[span.start : span.end])
+
+
+def _one_pass(spans: list[engine.Span]) -> list[engine.Span]:
+    """The method words one scan from the start takes: the first place any rule matches, the
+    highest priority there, then on after its words (a word inside another is not taken twice)."""
+    taken: list[engine.Span] = []
+    for span in sorted(spans, key=lambda s: (s.start, -s.rule.priority)):
+        if not taken or span.start >= taken[-1].end:
+            taken.append(span)
+    return taken
 
 
 def precision_for(word: str, method: str | None) -> str | None:
@@ -89,41 +113,28 @@ class MethodWords(ReaderState):
         outside = text[:start] + " " * len(mention[3]) + text[start + len(mention[3]) :]
         return bool(self.voc.finetune.search(outside))
 
-    def _method_mentions(self) -> list[tuple[int, int, str, str]]:
-        """(position, lexicon order, method, words) of every method word not negated, in one pass
-        (at one position the lexicon's order decides, so "qlora" is QLoRA, not LoRA)."""
-
+    def _method_mentions(self) -> list[Mention]:
+        """(position, order, method, words) of every method word not negated (knowledge/rules/*/method.yaml,
+        read as one pass over the text would: at each place the highest priority, "qlora" before "lora",
+        then on after its words). A weak phrase with a strong word inside is that word ("run PPO model")."""
         negation = artifact_words().negation
-        found = []
+        found: list[Mention] = []
         self._method_spans = []
         text = self.scan.original
+        spans = engine.find(text, engine.rules("method"))
         negated_end = -1
-        for match in self.voc.any_method.finditer(text):  # "train 2B": a size read before
-            self._method_spans.append(match.span())
-            # the first method whose words match here is the one the alternation's branch belongs to
-            order = next(i for i, words in enumerate(self.voc.method_patterns) if words.match(text, match.start()))
-            negated = negation.search(text[max(0, match.start() - 16) : match.start()])
-            if negated or (negated_end >= 0 and _JOINED_TO_NEGATED.fullmatch(text, negated_end, match.start())):
-                negated_end = match.end()  # "without any PEFT and Quantization": both
-                if negated and self.voc.method_order[order] in ("lora", "qlora"):
-                    self.adapter_negated = text[max(0, match.start() - 16) + negated.start() : match.end()]
+        for span in _one_pass(spans):  # "train 2B": a size read before
+            self._method_spans.append((span.start, span.end))
+            mention = _mention(span, text)
+            negated = negation.search(text[max(0, span.start - 16) : span.start])
+            if negated or (negated_end >= 0 and _JOINED_TO_NEGATED.fullmatch(text, negated_end, span.start)):
+                negated_end = span.end  # "without any PEFT and Quantization": both
+                if negated and mention[2] in ("lora", "qlora"):
+                    self.adapter_negated = text[max(0, span.start - 16) + negated.start() : span.end]
                 continue
-            if self.voc.method_order[order].endswith("_weak"):  # "run PPO model": PPO, not serving
-                inside = self._strong_method_inside(text, *match.span())
-                if inside:
-                    found.append(inside)
-                    continue
-            found.append((match.start(), order, self.voc.method_order[order], match.group(0)))
+            inside = [_mention(s, text) for s in spans if not _weak(s) and span.start < s.start and s.end <= span.end]
+            found.append(min(inside) if _weak(span) and inside else mention)
         return found
-
-    def _strong_method_inside(self, text: str, start: int, end: int) -> tuple[int, int, str, str] | None:
-        """The first strong method word inside a weak phrase's words ("run PPO model")."""
-        inside = []
-        for order, (method, words) in enumerate(zip(self.voc.method_order, self.voc.method_patterns, strict=True)):
-            match = None if method.endswith("_weak") else words.search(text, start + 1, end)
-            if match:
-                inside.append((match.start(), order, method, match.group(0)))
-        return min(inside, default=None)
 
     def _contradiction(self, strong: list[tuple[int, int, str, str]], chosen: tuple, comparing: bool) -> None:
         """ "QLoRA full fine-tune": the first is planned, the other named back."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplan.bot.language import engine
 from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation, guard_after_first, literal_first
 from gpuplan.knowledge import Catalog, catalog
@@ -20,10 +21,8 @@ from gpuplan.knowledge.schema import Lexicon
 
 @dataclass(frozen=True)
 class Vocabulary:
-    methods: list[tuple[str, re.Pattern]]
-    any_method: re.Pattern  # every method's words in lexicon order, weak serving last
-    method_patterns: list[re.Pattern]  # each method's words, in that order
-    method_order: list[str]
+    methods: list[tuple[str, re.Pattern]]  # each method's words (its rules'), "qlora" before "lora"; no weak words
+    any_method: re.Pattern  # every method's words in that order, the weak ones last
     finetune: re.Pattern
     training: re.Pattern
     trained_artifacts: re.Pattern
@@ -70,14 +69,14 @@ def _any(patterns: list[str]) -> re.Pattern:
 _SEP, _END, _HYPHEN = object(), object(), object()
 
 
-def _method_items(lex: Any) -> list[tuple[str, list[str]]]:
-    """The methods in lexicon order, the weak words (`<method>_weak`) last: they lose ties."""
-    strong = [(m, p) for m, p in lex.methods.items() if not m.endswith("_weak")]
-    return strong + [(m, p) for m, p in lex.methods.items() if m.endswith("_weak")]
-
-
-def _method_lists(lex: Any) -> list[list[str]]:
-    return [patterns for _, patterns in _method_items(lex)]
+def _method_words() -> list[tuple[str, list[str]]]:
+    """Each method's ways of writing it, as the method rules (knowledge/rules/<lang>/method.yaml) have
+    them, by priority ("qlora" before "lora"), the weak words (`<method>_weak`) last."""
+    words: dict[str, list[str]] = {}
+    for rule in sorted(engine.rules("method"), key=lambda rule: -rule.priority):  # stable: English first
+        name = f"{rule.value}_weak" if rule.name.endswith("_weak") else rule.value
+        words.setdefault(name, []).append(rule.pattern.pattern)
+    return list(words.items())
 
 
 def _trie_pattern(names: Sequence[str], hyphen_before_digits: bool = False, guard: str = "") -> str:
@@ -137,12 +136,10 @@ def vocabulary() -> Vocabulary:
     lex = cat.lexicon
     gpu_by_alias, model_by_alias, gpu_alias, model_alias = _alias_patterns(cat)
     family, family_size = _family_patterns(lex)
-    methods = [(name, _any(patterns)) for name, patterns in _method_items(lex)]  # compiled once, weak last
+    methods = _method_words()
     return Vocabulary(
-        methods=[(m, pattern) for m, pattern in methods if not m.endswith("_weak")],
-        any_method=_any([p for patterns in _method_lists(lex) for p in patterns]),
-        method_patterns=[pattern for _, pattern in methods],
-        method_order=[name for name, _ in methods],
+        methods=[(name, _any(patterns)) for name, patterns in methods if not name.endswith("_weak")],
+        any_method=_any([pattern for _, patterns in methods for pattern in patterns]),
         finetune=_any(lex.finetune),
         training=_any(lex.training),
         trained_artifacts=_any(lex.trained_artifacts),
