@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, values
+from gpuplan.bot.language import count_words, length_words, token_words, values
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.patterns import fast_alternation
 from gpuplan.knowledge import catalog, read_yaml
@@ -174,6 +174,10 @@ CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had,
 # --- lengths (length_words.py): "4k" is 4,096 tokens ----------------------------------------------
 CONVERTERS.update(length_words.CONVERTERS)
 
+# --- counts of tokens (token_words.py): "2T tokens", what "N tokens" counts --------------------------
+CONVERTERS.update(token_words.CONVERTERS)
+CONDITIONS.update(token_words.CONDITIONS)
+
 # --- loading --------------------------------------------------------------------------------------
 
 
@@ -191,9 +195,13 @@ def pieces() -> dict[str, str]:
 
 def _lexicon_pieces() -> dict[str, str]:
     """Word lists of knowledge/lexicon.yaml that rules refer to, per language: ONE_MACHINE_EN ("a single
-    node"), ONE_MACHINE_ZH ("单机")."""
+    node"), ONE_MACHINE_ZH ("单机"); and the multipliers of either, MULTIPLIER ("2t", "1.4万亿")."""
     words = catalog().lexicon.one_machine
-    return {"ONE_MACHINE_EN": fast_alternation(words.en), "ONE_MACHINE_ZH": fast_alternation(words.zh)}
+    return {
+        "ONE_MACHINE_EN": fast_alternation(words.en),
+        "ONE_MACHINE_ZH": fast_alternation(words.zh),
+        "MULTIPLIER": values.multiplier_pattern()[1:-2],  # "k", "b", "万亿" (the longest first), ungrouped
+    }
 
 
 @functools.cache

@@ -7,113 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 
-from gpuplan.bot.language import engine, values
+from gpuplan.bot.language import engine, token_words, values
 from gpuplan.bot.language.reader_state import ReaderState
-from gpuplan.bot.language.sentences import sentence_around
-from gpuplan.bot.language.values import NUM
-from gpuplan.bot.language.vocabulary import vocabulary
-
-# fewer tokens than this, written as a bare number, are a length, never a training set (not sourced:
-# the smallest fine-tuning sets people plan for are thousands of samples of hundreds of tokens)
-SHORTEST_DATASET_TOKENS = 100_000
-
-# more tokens than this are no one sample's length (Llama 4 Scout's 10M-token context, the longest published)
-LONGEST_SAMPLE_TOKENS = 10_000_000
-
-# after "N tokens": a rate, or a length per item ("2048 tokens each", "4096 tokens per sample")
-_RATE = re.compile(r"\s*(?:/\s*s|per second|a second|每秒|/秒)")
-
-# an average length per sample: "averaging 1500 tokens", "平均每条800 token", "1500 tokens on average"
-_AVERAGE_BEFORE = re.compile(
-    r"(?:averag(?:e|ing)|avg\.?|mean|平均|每条|每个样本|per (?:sample|example|conversation)|each (?:sample|example))"
-    r"(?: (?:length|size))?(?: of| is| was| about| around| roughly|长度|每条|为|是|约|大约|平均)*\s*~?\s*$"
-)
-
-_AVERAGE_AFTER = re.compile(r"\s*(?:on average|in average|avg|average|平均)")
-
-_DATA_BEFORE = re.compile(r"(?:data(?:set)?|corpus|语料|数据)")
-
-_CONTEXT_AFTER = re.compile(r"\s*(?:context|window|ctx|上下文|窗口|长度|length)")
-
-_PER_ITEM = re.compile(r"\s*(?:each|long|per (?:sample|example|sequence|request|prompt|conversation|row|item)|每条)")
-
-
-def token_count_kind(
-    value: float, multiplied: bool, before: str, after: str, beside_samples: bool = False
-) -> str | None:
-    """What "N tokens" counts, from the words around it: nothing for a rate ("2000 tokens/s"), a
-    sequence length ("128k token context", "2048 tokens each", "prompts of 1500 tokens": no dataset
-    is that small), a sample's length ("samples averaging 1500 tokens"; "20k samples of 2k tokens"
-    when a count of samples stands in its sentence), else the training tokens ("2T tokens",
-    "training data is 50000 tokens")."""
-    if _RATE.match(after):
-        return None
-    if _CONTEXT_AFTER.match(after) or (
-        value <= 1_048_576 and _LONGEST_BEFORE.search(before) and not _DATA_AFTER.match(after)
-    ):
-        return "seq_len"
-    if _sample_length(value, before, after, beside_samples):
-        return "sample_tokens"
-    if multiplied:
-        return "train_tokens"
-    if 64 <= value <= 131_072 and (_PER_ITEM.match(after) or _power_of_two(value)):
-        return "seq_len"
-    if 16 <= value < SHORTEST_DATASET_TOKENS and not _DATA_BEFORE.search(before):
-        return "seq_len"
-    return "train_tokens"
-
-
-def _sample_length(value: float, before: str, after: str, beside_samples: bool) -> bool:
-    """Whether "N tokens" is each sample's length: said to be an average or each one's ("averaging
-    1500 tokens", "每条2k token"), or written beside a count of samples ("20k samples of 2k tokens",
-    "10k examples, 4k tokens each") when too few tokens for a dataset or said per sample; never when
-    the words make it a total ("80k tokens in total") or no sample is that long."""
-    of_samples, total_before, total_after = _sample_length_words()
-    if not 16 <= value <= LONGEST_SAMPLE_TOKENS or total_before.search(before) or total_after.match(after):
-        return False
-    if _AVERAGE_BEFORE.search(before) or _AVERAGE_AFTER.match(after):
-        return True
-    per_sample = of_samples.search(before) or _PER_ITEM.match(after)
-    return beside_samples and (value < SHORTEST_DATASET_TOKENS or bool(per_sample))
-
-
-@functools.cache
-def _samples_counted() -> re.Pattern:
-    """A count of samples, the number in groups 1 and 2: "20k samples", "1M conversations", "2万条样本"."""
-    return re.compile(
-        NUM
-        + r"\s*"
-        + values.multiplier_pattern()
-        + r"\s*(?:training\s+|support\s+|customer\s+|labell?ed\s+)?(?:"
-        + vocabulary().sample_nouns
-        + ")"
-    )
-
-
-@functools.cache
-def _sample_length_words() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
-    """(samples "of" a length before it, a total's words before a token count, and after it)."""
-    voc = vocabulary()
-    total = voc.token_total.pattern
-    return (
-        re.compile(rf"(?:{voc.sample_nouns})\s+(?:of|with)\s*(?:about|around|roughly|approximately|~)?\s*~?\s*$"),
-        re.compile(rf"(?:{total})\s*(?:of|is|was|:|：|约|大约|有|是|为)?\s*(?:about|around|~)?\s*$"),
-        re.compile(rf"\s*(?:{total})"),
-    )
-
-
-# before a token count: the top of a range or a bound ("16-32k tokens", "up to 32k tokens", "最长32k token"),
-# as lengths are written; the longest sequence is the one to plan for
-_LONGEST_BEFORE = re.compile(r"(?:(?<![\d.])\d+(?:\.\d+)?\s*k?\s*(?:-|~|to|至|到)|up to|upto|at most|最长|至多)\s*$")
-
-_DATA_AFTER = re.compile(r"\s*(?:of\s+)?(?:training\s+)?(?:data|dataset|corpus|text|pre-?training|training|数据|语料)")
-
-
-def _power_of_two(value: float) -> bool:
-    return value == int(value) and int(value) & (int(value) - 1) == 0
-
 
 # a length in a prompt/output split: digits, a "k" of 1,024 ("1k/1k", "ISL 1k"), no letter after
 _SPLIT_LENGTH = r"(\d+(?:\.\d+)?\s*k?)(?![\d.]|[a-jl-z])"
@@ -154,26 +50,15 @@ class Lengths(ReaderState):
     """The Reader's steps that read lengths, tokens and the dataset."""
 
     def tokens(self) -> None:
-        pattern = NUM + r"\s*" + values.multiplier_pattern() + r"\s*(?:training\s+)?(?:tokens?|个\s*token|词元|token)"
-        for match in self.scan.finditer(pattern):
-            try:
-                value = values.quantity(match.group(1) + (match.group(2) or ""))
-            except ValueError:
-                continue
-            before = self.scan.original[max(0, match.start() - 24) : match.start()]
-            after = self.scan.text[match.end() : match.end() + 24]
-            beside_samples = bool(_samples_counted().search(sentence_around(self.scan.original, match.span())))
-            field = token_count_kind(value, bool(match.group(2)), before, after, beside_samples)
-            if field in ("seq_len", "sample_tokens") and match.group(2):  # "128k token context": 128 x 1024
-                with contextlib.suppress(ValueError):  # a length beyond what values.length reads: not one
-                    value = values.length(match.group(1) + match.group(2))
-            if field:
-                self.set(field, int(value) if field != "train_tokens" else value, self.scan.take(match))
+        """Counts of tokens: "2T tokens", "300B tokens", "1.4万亿token", "50M tokens of data", read as the
+        training tokens, a sequence's length or a sample's by the words around them (token_count_kind;
+        knowledge/rules/*/tokens.yaml)."""
+        self._engine_readings("tokens")
 
     def dataset(self) -> None:
         if not self.voc.triggers["dataset"].search(self.scan.text):
             return
-        for match in self.scan.finditer(_samples_counted()):
+        for match in self.scan.finditer(token_words.samples_counted()):
             try:
                 self.set(
                     "samples", int(values.quantity(match.group(1) + (match.group(2) or ""))), self.scan.take(match)
