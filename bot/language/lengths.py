@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from gpuplan.bot.language import engine, token_words, values
+from gpuplan.bot.language import engine, values
 from gpuplan.bot.language.reader_state import ReaderState
 
 # a length in a prompt/output split: digits, a "k" of 1,024 ("1k/1k", "ISL 1k"), no letter after
@@ -56,32 +56,12 @@ class Lengths(ReaderState):
         self._engine_readings("tokens")
 
     def dataset(self) -> None:
-        if not self.voc.triggers["dataset"].search(self.scan.text):
-            return
-        for match in self.scan.finditer(token_words.samples_counted()):
-            try:
-                self.set(
-                    "samples", int(values.quantity(match.group(1) + (match.group(2) or ""))), self.scan.take(match)
-                )
-            except ValueError:
-                continue
-        size = (
-            r"(\d+(?:\.\d+)?)\s*(tb|gb|t|g)\s*(?:of\s+)?(?:raw\s+|training\s+)?(?:data|text|corpus|dataset|"
-            r"语料|数据|文本|训练数据)"
-        )
-        before = (
-            r"(?:data(?:set)?|corpus|语料|数据集?)\s*(?:is|of|about|around|约|大约|有|共)?\s*"
-            r"(\d+(?:\.\d+)?)\s*(tb|gb|t|g)"
-        )
-        for pattern in (size, before):
-            for match in self.scan.finditer(pattern):
-                scale = 1000.0 if match.group(2).startswith("t") else 1.0
-                self.set("dataset_gb", float(match.group(1)) * scale, self.scan.take(match))
-        for match in self.scan.finditer(r"(\d+(?:\.\d+)?|[一二两三四五六七八九十]+)\s*(?:epochs?|轮|个\s*epoch|遍)"):
-            try:
-                self.set("epochs", values.number(match.group(1)), self.scan.take(match))
-            except ValueError:  # more digits than a float holds: not a count anyone meant
-                continue
+        """The dataset: samples ("50k samples", "5万条数据"), its size ("a 20GB dataset", "数据集约20g") and
+        the epochs ("3 epochs", "训练3轮"; knowledge/rules/*/dataset.yaml). Set rule by rule, the highest
+        priority first, as the step set them before the rules were data."""
+        if self.voc.triggers["dataset"].search(self.scan.text):
+            spans = engine.read(self.scan.text, "dataset", original=self.scan.original)
+            self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 
     def sequence(self) -> None:
         """The sequence length: "seq 2k", "seq_len=4096", "4k context", "上下文 32k", "序列长度8192", "8k",

@@ -1,8 +1,9 @@
-"""What the token-count rules (knowledge/rules/<lang>/tokens.yaml) refer to by name: what "N tokens"
-counts, told from the words around it (`token_count_kind`: training tokens, a sequence's length or a
-sample's), as the named conditions of the rules that read each, and the converters of a count of
-tokens ("2T" is 2e12 tokens; "128k", as a length, 131,072). The reading engine (engine.py) takes
-them into its CONVERTERS and CONDITIONS."""
+"""What the token-count and dataset rules (knowledge/rules/<lang>/tokens.yaml, dataset.yaml) refer to
+by name: what "N tokens" counts, told from the words around it (`token_count_kind`: training tokens, a
+sequence's length or a sample's), as the named conditions of the rules that read each; the converters
+of a count of tokens ("2T" is 2e12 tokens; "128k", as a length, 131,072), of samples ("5万条" 50,000),
+of a dataset's size in GB ("2t" 2,000) and of a plain number (epochs). The reading engine (engine.py)
+takes them into its CONVERTERS and CONDITIONS."""
 
 from __future__ import annotations
 
@@ -161,9 +162,27 @@ def _token_length(match: re.Match, rule: Any) -> tuple[int, None]:
     return int(value), None
 
 
+def _sample_count(match: re.Match, rule: Any) -> tuple[int, None]:
+    """A count of samples: "50k samples" 50,000, "5万条数据" 50,000."""
+    return int(_count(match)), None
+
+
+def _dataset_gb(match: re.Match, rule: Any) -> tuple[float, None]:
+    """A dataset's size in GB from its `value` and `unit`: "20gb" 20, "2t" 2,000 (decimal units)."""
+    return float(match["value"]) * (1000.0 if match["unit"].startswith("t") else 1.0), None
+
+
+def _number(match: re.Match, rule: Any) -> tuple[float, None]:
+    """A plain number from the `value` group: "3" 3.0, "两" 2.0 (values.number)."""
+    return values.number(match["value"]), None
+
+
 CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {
     "token_total": _token_total,
     "token_length": _token_length,
+    "sample_count": _sample_count,
+    "dataset_gb": _dataset_gb,
+    "number": _number,
 }
 CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {
     "counts_training_tokens": _counts("train_tokens"),
