@@ -173,6 +173,7 @@ CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had,
 
 # --- lengths (length_words.py): "4k" is 4,096 tokens ----------------------------------------------
 CONVERTERS.update(length_words.CONVERTERS)
+CONDITIONS.update(length_words.CONDITIONS)
 
 # --- counts of tokens and the dataset (token_words.py): "2T tokens", "50k samples", "20GB" ------------
 CONVERTERS.update(token_words.CONVERTERS)
@@ -196,7 +197,8 @@ def pieces() -> dict[str, str]:
 def _lexicon_pieces() -> dict[str, str]:
     """Word lists of knowledge/lexicon.yaml that rules refer to, per language: ONE_MACHINE_EN ("a single
     node"), ONE_MACHINE_ZH ("单机"), what a count of samples counts, SAMPLE_NOUNS_EN ("samples"),
-    SAMPLE_NOUNS_ZH ("条数据"); and the multipliers of either, MULTIPLIER ("2t", "1.4万亿")."""
+    SAMPLE_NOUNS_ZH ("条数据"), the labels of a served prompt and output, SERVED_PROMPT_EN ("isl"),
+    SERVED_OUTPUT_ZH ("输出"), ...; and the multipliers of either, MULTIPLIER ("2t", "1.4万亿")."""
     words = catalog().lexicon.one_machine
     return {
         "ONE_MACHINE_EN": fast_alternation(words.en),
@@ -204,6 +206,11 @@ def _lexicon_pieces() -> dict[str, str]:
         "MULTIPLIER": values.multiplier_pattern()[1:-2],  # "k", "b", "万亿" (the longest first), ungrouped
         "SAMPLE_NOUNS_EN": fast_alternation(catalog().lexicon.sample_nouns.en),  # "samples", "conversations"
         "SAMPLE_NOUNS_ZH": fast_alternation(catalog().lexicon.sample_nouns.zh),  # "条数据", "组对话"
+        **{
+            f"SERVED_{part.upper()}_{lang.upper()}": fast_alternation(getattr(labels, lang))  # "isl", "输出"
+            for part, labels in catalog().lexicon.served_split.items()
+            for lang in LANGS
+        },
     }
 
 
