@@ -19,16 +19,13 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, values
-from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import fast_alternation
-from gpuplan.knowledge import catalog, read_yaml
+from gpuplan.bot.language import count_words, length_words, token_words, values
+from gpuplan.bot.language.compiled import compiled
+from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
 
-LANGS = ("en", "zh")
-_PIECE = re.compile(r"\{(?:(?P<group>[a-z_]+):)?(?P<piece>[A-Z_][A-Z0-9_]*)\}")
+__all__ = ["dimensions", "expand", "files", "pieces", "reads_one", "rules", "find", "settle", "first", "read"]
 
 
 @dataclass(frozen=True)
@@ -165,7 +162,7 @@ def _time_had(text: str, match: re.Match) -> bool:
     so before it ("we have $30k and 10 days to pretrain") or opens with it ("3 months to train")."""
     clause = max((m.end() for m in _CLAUSE_END.finditer(text, 0, match.start())), default=0)
     before = text[clause : match.start()]
-    return not before.strip(" ~(") or bool(_piece_pattern("HAVE").search(before))
+    return not before.strip(" ~(") or bool(piece_pattern("HAVE").search(before))
 
 
 CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had, **count_words.CONDITIONS}
@@ -173,52 +170,13 @@ CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had,
 
 # --- lengths (length_words.py): "4k" is 4,096 tokens ----------------------------------------------
 CONVERTERS.update(length_words.CONVERTERS)
+CONDITIONS.update(length_words.CONDITIONS)
+
+# --- counts of tokens and the dataset (token_words.py): "2T tokens", "50k samples", "20GB" ------------
+CONVERTERS.update(token_words.CONVERTERS)
+CONDITIONS.update(token_words.CONDITIONS)
 
 # --- loading --------------------------------------------------------------------------------------
-
-
-def _text(*parts: str) -> str:
-    return resources.files("gpuplan.knowledge").joinpath("rules", *parts).read_text(encoding="utf-8")
-
-
-@functools.lru_cache(maxsize=1)
-def pieces() -> dict[str, str]:
-    """knowledge/rules/pieces.yaml, NUM (a count in digits, Chinese numerals or English words:
-    values.NUM, built from the number words) and the lexicon's word lists rules refer to."""
-    shared = read_yaml(_text("pieces.yaml"))["pieces"]
-    return {**shared, "NUM": values.NUM[1:-1], **_lexicon_pieces()}  # NUM's group is the rules' to name
-
-
-def _lexicon_pieces() -> dict[str, str]:
-    """Word lists of knowledge/lexicon.yaml that rules refer to, per language: ONE_MACHINE_EN ("a single
-    node"), ONE_MACHINE_ZH ("单机")."""
-    words = catalog().lexicon.one_machine
-    return {"ONE_MACHINE_EN": fast_alternation(words.en), "ONE_MACHINE_ZH": fast_alternation(words.zh)}
-
-
-@functools.cache
-def _piece_pattern(name: str) -> re.Pattern:
-    return compiled(expand("{" + name + "}"))
-
-
-def expand(pattern: str, table: dict[str, str] | None = None) -> str:
-    """`{INT}` -> the piece as a non-capturing group; `{value:INT}` -> captured as `value`."""
-    table = pieces() if table is None else table
-
-    def piece(match: re.Match) -> str:
-        body = expand(table[match["piece"]], table)
-        return f"(?P<{match['group']}>{body})" if match["group"] else f"(?:{body})"
-
-    return _PIECE.sub(piece, pattern)
-
-
-def _pattern(written: str | list[str], table: dict[str, str]) -> re.Pattern:
-    """A rule's pattern, its pieces expanded; a list is the ways of writing one thing, tried in order
-    ("qlora", "4-bit lora", ...). One that captures nothing is rewritten to start with literals
-    (patterns.fast_alternation: the same matches, found faster, as the lexicon's word lists are)."""
-    ways = tuple(expand(way, table) for way in ([written] if isinstance(written, str) else written))
-    joined = compiled("|".join(ways))
-    return joined if joined.groups else compiled(built(fast_alternation, ways))
 
 
 def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str]) -> Rule:
@@ -232,7 +190,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         name=entry["name"],
         dimension=dimension,
         lang=lang,
-        pattern=_pattern(entry["pattern"], table),
+        pattern=rule_pattern(entry["pattern"], table),
         field=fields[0],
         more_fields=tuple(fields[1:]),
         convert=entry.get("convert", "int"),
@@ -250,42 +208,16 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
 
 
 @functools.cache
-def _files(dimension: str) -> tuple[tuple[str, dict[str, Any]], ...]:
-    """(language, its YAML) of every knowledge/rules/<lang>/<dimension>.yaml, read once."""
-    found = []
-    for lang in LANGS:
-        try:
-            found.append((lang, read_yaml(_text(lang, f"{dimension}.yaml"))))
-        except FileNotFoundError:
-            continue
-    if not found:
-        raise ValueError(f"no rules for the dimension {dimension!r}")
-    return tuple(found)
-
-
-def reads_one(dimension: str) -> bool:
-    """Whether a dimension reads one value (its files say `reads: one`): a table of words, the most
-    specific first ("paged adamw 8bit" before "adamw"), of which the question names one."""
-    return any(table.get("reads") == "one" for _, table in _files(dimension))
-
-
-@functools.cache
 def rules(dimension: str) -> tuple[Rule, ...]:
     """Every language's rules for one dimension (knowledge/rules/<lang>/<dimension>.yaml, whose
     `pieces` add to the shared ones for its own rules)."""
     found: list[Rule] = []
-    for lang, table in _files(dimension):
+    for lang, table in files(dimension):
         own = table.get("pieces") or {}  # pieces of this file's own, beside the shared ones
         if clash := set(own) & set(pieces()):
             raise ValueError(f"{lang}/{dimension}.yaml redefines the shared pieces {sorted(clash)}")
         found += [_rule(entry, dimension, lang, {**pieces(), **own}) for entry in table["rules"]]
     return tuple(found)
-
-
-def dimensions() -> list[str]:
-    folder = resources.files("gpuplan.knowledge").joinpath("rules")
-    names = {path.name[: -len(".yaml")] for lang in LANGS for path in folder.joinpath(lang).iterdir()}
-    return sorted(name for name in names if not name.startswith("_"))
 
 
 # --- finding and settling -------------------------------------------------------------------------

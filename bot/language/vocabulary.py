@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpuplan.bot.language import engine
+from gpuplan.bot.language import rule_files
 from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation, guard_after_first, literal_first
 from gpuplan.knowledge import Catalog, catalog
@@ -72,10 +72,15 @@ _SEP, _END, _HYPHEN = object(), object(), object()
 def _method_words() -> list[tuple[str, list[str]]]:
     """Each method's ways of writing it, as the method rules (knowledge/rules/<lang>/method.yaml) have
     them, by priority ("qlora" before "lora"), the weak words (`<method>_weak`) last."""
+    entries = [
+        (entry, {**rule_files.pieces(), **(table.get("pieces") or {})})
+        for _, table in rule_files.files("method")
+        for entry in table["rules"]
+    ]
     words: dict[str, list[str]] = {}
-    for rule in sorted(engine.rules("method"), key=lambda rule: -rule.priority):  # stable: English first
-        name = f"{rule.value}_weak" if rule.name.endswith("_weak") else rule.value
-        words.setdefault(name, []).append(rule.pattern.pattern)
+    for entry, table in sorted(entries, key=lambda pair: -int(pair[0].get("priority", 0))):  # stable: English first
+        name = f"{entry['value']}_weak" if entry["name"].endswith("_weak") else entry["value"]
+        words.setdefault(name, []).append(rule_files.rule_pattern(entry["pattern"], table).pattern)
     return list(words.items())
 
 
