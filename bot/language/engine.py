@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, values
+from gpuplan.bot.language import count_words, length_words, size_words, values
 from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation
 from gpuplan.knowledge import catalog, read_yaml
@@ -168,11 +168,16 @@ def _time_had(text: str, match: re.Match) -> bool:
     return not before.strip(" ~(") or bool(_piece_pattern("HAVE").search(before))
 
 
-CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had, **count_words.CONDITIONS}
+CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {
+    "time_had": _time_had,
+    **count_words.CONDITIONS,
+    **size_words.CONDITIONS,
+}
 
 
-# --- lengths (length_words.py): "4k" is 4,096 tokens ----------------------------------------------
+# --- lengths (length_words.py): "4k" is 4,096 tokens; model sizes (size_words.py): "70b", "700亿" ----
 CONVERTERS.update(length_words.CONVERTERS)
+CONVERTERS.update(size_words.CONVERTERS)
 
 # --- loading --------------------------------------------------------------------------------------
 
@@ -184,9 +189,11 @@ def _text(*parts: str) -> str:
 @functools.lru_cache(maxsize=1)
 def pieces() -> dict[str, str]:
     """knowledge/rules/pieces.yaml, NUM (a count in digits, Chinese numerals or English words:
-    values.NUM, built from the number words) and the lexicon's word lists rules refer to."""
+    values.NUM, built from the number words) and the lexicon's word lists rules refer to (FAMILY: the
+    model family words, size_words.py)."""
     shared = read_yaml(_text("pieces.yaml"))["pieces"]
-    return {**shared, "NUM": values.NUM[1:-1], **_lexicon_pieces()}  # NUM's group is the rules' to name
+    named = {**_lexicon_pieces(), **size_words.pieces()}
+    return {**shared, "NUM": values.NUM[1:-1], **named}  # NUM's group is the rules' to name
 
 
 def _lexicon_pieces() -> dict[str, str]:
