@@ -148,6 +148,26 @@ def test_gpu_counts_written_alone(text, want):
     assert dict(reading for span in engine.read(text, "gpu_count") for reading in span.readings) == want
 
 
+# model sizes (knowledge/rules/*/size.yaml): a family name glued after a size (the piece {FAMILY}, the
+# lexicon's family words) and a size that words after it make a count of tokens (the condition not_tokens)
+SIZES = [
+    ("72bqwen", {"params_b": 72}),
+    ("500m qwen", {"params_b": 0.5}),
+    ("7bxyz", {}),
+    ("1b tokens", {}),
+    ("pretrain on 2t of tokens", {}),
+    ("1b * 8 epochs = 8b", {"params_b": 8}),
+    ("10b 说的是 token 数吗", {}),
+    ("100亿token", {}),
+    ("70亿的模型", {"params_b": 7}),
+]
+
+
+@pytest.mark.parametrize("text, want", SIZES)
+def test_model_sizes(text, want):
+    assert dict(reading for span in engine.read(text, "size") for reading in span.readings) == want
+
+
 def test_a_rules_needs_hold_wherever_its_pattern_matches():
     """A rule is not tried on a text without one of its `needs` words: no example or labelled question
     that its pattern matches lacks them."""

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, token_words, values
+from gpuplan.bot.language import count_words, length_words, size_words, token_words, values
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
 
@@ -165,12 +165,17 @@ def _time_had(text: str, match: re.Match) -> bool:
     return not before.strip(" ~(") or bool(piece_pattern("HAVE").search(before))
 
 
-CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had, **count_words.CONDITIONS}
+CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {
+    "time_had": _time_had,
+    **count_words.CONDITIONS,
+    **size_words.CONDITIONS,
+}
 
 
-# --- lengths (length_words.py): "4k" is 4,096 tokens ----------------------------------------------
+# --- lengths (length_words.py): "4k" is 4,096 tokens; model sizes (size_words.py): "70b", "700亿" ----
 CONVERTERS.update(length_words.CONVERTERS)
 CONDITIONS.update(length_words.CONDITIONS)
+CONVERTERS.update(size_words.CONVERTERS)
 
 # --- counts of tokens and the dataset (token_words.py): "2T tokens", "50k samples", "20GB" ------------
 CONVERTERS.update(token_words.CONVERTERS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from gpuplan.bot.language import values
+from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import (
     close_models,
     family_model,
@@ -24,28 +24,8 @@ from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.bot.language.vocabulary import ORG_BEFORE, method_word
 from gpuplan.estimator.schema import Note
 
-# the parameters an MoE activates per token: "32B active", "32b activated", "激活32B", "20b 激活", "A22B" after a size
-_ACTIVE_SIZE = (
-    r"(\d+(?:\.\d+)?)\s*b(?:illion)?\s*(?:params?|parameters?)?\s*(?:active|activated)(?![a-z])"
-    r"|激活(?:参数)?(?:量)?\s*(\d+(?:\.\d+)?)\s*b|(\d+(?:\.\d+)?)\s*b\s*(?:参数)?\s*激活"
-    r"|(?<=\db-)a(\d+(?:\.\d+)?)b(?![a-z0-9])"
-)
-
-# the word for parameters before the size: "总参数1T", "参数量 70B", "total parameters: 1.5T"
-_PARAMS_THEN_SIZE = (
-    r"(?:总参数量?|参数量|参数规模|total param(?:eter)?s?\s*(?:count)?)\s*(?:为|是|[:：=])?\s*"
-    r"(\d+(?:\.\d+)?)\s*(t|b|万亿|亿)(?![a-z])"
-)
-
 # a size written right after a family name the catalog does not have ("pythia 410m", "smollm 1.7b")
 _SIZE_AFTER_NAME = re.compile(r"[\s\-_]*(\d+(?:\.\d+)?\s*[bm])(?![a-z0-9]|\.\d)")
-
-# words after a size that make it a count of tokens ("10B 说的是 token 数", "2T of tokens")
-# a size that counts tokens: "10B 说的是 token 数", "1B tokens", "1B * 8 epochs = 8B" (data times
-# passes, worked out; "7b x 3 epochs" alone stays a model trained three times over its data)
-_TOKENS_AFTER = re.compile(
-    r"\s*(?:(?:说的是|指的是|是指|是|指|of|的)?\s*tokens?(?![a-z])|[*x×]\s*\d+\s*(?:epochs?|epoches|轮|个\s*epoch)\s*[=≈])"
-)
 
 # a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
 _LABELLED_COUNT = re.compile(
@@ -75,16 +55,16 @@ class ModelNames(ReaderState):
         self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
 
     def read_sizes(self) -> None:
-        self.active_size()
-        self.size_readings = self.sizes()
+        spans = engine.read(self.scan.text, "size", original=self.scan.original)
+        self.active_size([span for span in spans if span.field == "active_params_b"])
+        self.size_readings = self.sizes([span for span in spans if span.field == "params_b"])
         self.unknown_models(self.size_readings)
 
-    def active_size(self) -> None:
+    def active_size(self, spans: list[engine.Span]) -> None:
         """The parameters a Mixture-of-Experts model activates per token ("32B active", "激活32B",
         "235B-A22B"): a size of its own, not a second model's."""
-        for match in self.scan.finditer(_ACTIVE_SIZE):
-            number = next(g for g in match.groups() if g)
-            self.set("active_params_b", float(number), self.scan.take(match))
+        for span in spans:
+            self.set("active_params_b", span.value, self._take_span(span))
 
     def models(self) -> list[str]:
         found: list[str] = []
@@ -206,32 +186,16 @@ class ModelNames(ReaderState):
             if size:
                 sizes.append((size, name))
 
-    def sizes(self) -> list[tuple[float, str]]:
-        """Model sizes: "70b", "7 billion", "700亿", "72Bqwen" (a family name glued after it); not a
-        count of tokens ("10B 说的是 token 数吗")."""
-        pattern = (
-            r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|亿|万亿|千亿|百亿"
-            # "1.5T parameters", "125M model", "6738.4 Million params": T and M only before such a word
-            r"|(?:t|m|million)(?=\s*(?:参数|params?|parameters?|model|模型|moe|" + self.voc.family_names + ")))"
-            r"(?:\s*(?:参数|params?|parameters?|的?模型|models?|llm))?(?:(?![a-z])|(?=(?:"
-            + self.voc.family_names
-            + ")))"
-        )
+    def sizes(self, spans: list[engine.Span]) -> list[tuple[float, str]]:
+        """Model sizes: "70b", "7 billion", "700亿", "72Bqwen" (a family name glued after it), "总参数1T",
+        "parameters: 1.5T" (knowledge/rules/*/size.yaml); not a count of tokens ("10B 说的是 token 数吗").
+        The sizes after the word for parameters (rules `*_labelled`) first, and no option of a comparison."""
         found = []
-        for match in self.scan.finditer(_PARAMS_THEN_SIZE):  # "总参数1T", "parameters: 1.5T"
-            size = values.model_size_b(match.group(1) + match.group(2))
-            self.mention(("params_b", size), match.span())
-            found.append((size, self.scan.take(match)))
-        for match in self.scan.finditer(pattern):
-            if _TOKENS_AFTER.match(self.scan.original, match.end()):
-                continue  # read by tokens() when it can be, else not a size
-            try:
-                size = values.model_size_b(match.group(1) + match.group(2))
-            except ValueError:
-                continue
-            self.option_spans["model"].append(match.span())
-            self.mention(("params_b", size), match.span())
-            found.append((size, self.scan.take(match)))
+        for span in sorted(spans, key=lambda span: (-span.rule.priority, span.start)):
+            if not span.rule.name.endswith("_labelled"):
+                self.option_spans["model"].append((span.start, span.end))
+            self.mention(("params_b", span.value), (span.start, span.end))
+            found.append((span.value, self._take_span(span)))
         return found
 
     def misspelt_model(self) -> None:

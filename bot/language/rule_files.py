@@ -10,7 +10,7 @@ import re
 from importlib import resources
 from typing import Any
 
-from gpuplan.bot.language import values
+from gpuplan.bot.language import size_words, values
 from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation
 from gpuplan.knowledge import catalog, read_yaml
@@ -28,7 +28,8 @@ def pieces() -> dict[str, str]:
     """knowledge/rules/pieces.yaml, NUM (a count in digits, Chinese numerals or English words:
     values.NUM, built from the number words) and the lexicon's word lists rules refer to."""
     shared = read_yaml(_text("pieces.yaml"))["pieces"]
-    return {**shared, "NUM": values.NUM[1:-1], **_lexicon_pieces()}  # NUM's group is the rules' to name
+    named = {**_lexicon_pieces(), **size_words.pieces()}  # FAMILY: the model family words (size_words.py)
+    return {**shared, "NUM": values.NUM[1:-1], **named}  # NUM's group is the rules' to name
 
 
 def _lexicon_pieces() -> dict[str, str]:

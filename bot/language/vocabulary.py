@@ -38,7 +38,6 @@ class Vocabulary:
     stopwords: frozenset[str]
     model_alias: re.Pattern
     family_size: re.Pattern  # "qwen 14b", "Yi-34", "BLOOM 1.1B", "mistral 7"
-    family_names: str  # the family words as one alternation ("qwen|llama|..."), longest first
     family_ids: dict[str, tuple[str, ...]]  # family word -> catalog id prefixes
     instances: list[tuple[Any, re.Pattern]]  # cloud instance types
     any_instance: re.Pattern
@@ -158,7 +157,6 @@ def vocabulary() -> Vocabulary:
         gpu_like=_any(lex.gpu_like_names),
         family=family,
         family_size=family_size,
-        family_names="|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True)),
         family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
         instances=[(i, compiled(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
         any_instance=compiled(built(fast_alternation, tuple(i.pattern for i in cat.instances))),
