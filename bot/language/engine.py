@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, values
+from gpuplan.bot.language import count_words, length_words, memory_words, values
 from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import fast_alternation
 from gpuplan.knowledge import catalog, read_yaml
@@ -173,6 +173,9 @@ CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {"time_had": _time_had,
 
 # --- lengths (length_words.py): "4k" is 4,096 tokens ----------------------------------------------
 CONVERTERS.update(length_words.CONVERTERS)
+
+# --- a card's memory (memory_words.py): "A100 (40G)" is 40 GiB --------------------------------------
+CONVERTERS.update(memory_words.CONVERTERS)
 
 # --- loading --------------------------------------------------------------------------------------
 

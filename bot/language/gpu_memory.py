@@ -1,21 +1,45 @@
 """GPU memory (a step of the Reader, extract.py): the memory written beside a card's name ("A100
-(40G)", "40G的A100"), and a GPU given by its memory only ("单卡48G", "a 24GB card", "8*24G"), told
-apart from the servers' RAM, from what a model needs or a run uses and from all the cards'
-memory together."""
+(40G)", "40G的A100": knowledge/rules/<lang>/card_memory.yaml, read around the card), and a GPU given
+by its memory only ("单卡48G", "a 24GB card", "8*24G"), told apart from the servers' RAM, from what a
+model needs or a run uses and from all the cards' memory together."""
 
 from __future__ import annotations
 
+import functools
 import re
 
+from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import DESKTOP, variant_with_memory
-from gpuplan.bot.language.gpu_counts import CARDS_JOINER, COUNT_WINDOW, GpuCounts
-from gpuplan.bot.language.reader_state import regex
+from gpuplan.bot.language.compiled import compiled
+from gpuplan.bot.language.gpu_counts import CARD_MARK, CARDS_JOINER, COUNT_WINDOW, GpuCounts
 from gpuplan.bot.language.sentences import TOTAL_WORDS
 from gpuplan.bot.language.values import NUM, count_value
 from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note
 
 _FORM_FIRST = re.compile(r"[-\s]*(?:sxm\d?|pcie|nvl)(?![a-z])(?=[-\s]*\d)", re.I)
+
+# how far before and after a card's name its memory is read (card_memory.yaml): the longest, "40G显存的
+# 英伟达 " before and "(4* 24GB VRAM)" after, fit
+MEMORY_HEAD, MEMORY_TAIL = 14, 16
+
+
+@functools.cache
+def _any_needed(dimension: str) -> re.Pattern:
+    """The words one of which every rule of a dimension needs (its rules' `needs`, all of them)."""
+    return compiled("|".join(f"(?:{rule.needs.pattern})" for rule in engine.rules(dimension)))
+
+
+def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
+    """The words around a card's name at [start, end) as card_memory.yaml's rules read them, the name
+    written as one mark and a form factor right after it left out ("A800-SXM4-40GB"), and where
+    those words start in the text."""
+    head_start = max(0, start - MEMORY_HEAD)
+    tail = text[end : end + MEMORY_TAIL]
+    form = _FORM_FIRST.match(tail)
+    tail = " " * form.end() + tail[form.end() :] if form else tail
+    return text[head_start:start] + CARD_MARK + tail, head_start
+
 
 # the servers' own RAM: "内存 256G", "内存1T", "CPU内存512GB", "512GB RAM", "host memory: 1TB"
 _RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
@@ -99,44 +123,30 @@ _MEMORY_PATTERNS = (
 class GpuMemory(GpuCounts):
     """The Reader's steps and helpers that read a GPU's memory."""
 
-    # "A100 (40G)", "4090-24G", "V100 * 32G", "A100/40GB", "RTX4090 24Gx2张" (an x after the unit is the count's);
-    # "A10(4* 24GB)", "A100 (8*80G)": the count times the memory after the name
-    _MEMORY_AFTER = (
-        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=*×/]|with|w/)?\s*(?:(\d{1,2})\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
-        # the host's RAM written after the card is not the card's ("1650显卡 40G内存", "4090, 64GB RAM")
-        r"(?!\s*(?:内存|ram\b|ddr|system memory|cpu memory|host memory))"
-        r"\s*(?:显存|vram|memory)?\s*[)）]?"
-    )
-
-    _MEMORY_BEFORE = (
-        r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
-    )
-
-    # a number without its unit between a count and the name ("三张24 3090"), one of the card's memories
-    _BARE_MEMORY_BEFORE = r"(?:张|块|个|[x×*])\s*(\d{2,3})\s+$"
-
     def _gpu_memory_near(
         self, match: re.Match, found_id: str | None
     ) -> tuple[float | None, tuple[int, int] | None, int | None]:
         """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
-        3090") a GPU name, its span, and a count written times it after the name ("A10(4* 24GB)")."""
-        tail = self.scan.text[match.end() : match.end() + 16]
-        form = _FORM_FIRST.match(tail)  # "A800-SXM4-40GB": the form factor between name and memory
-        tail = " " * form.end() + tail[form.end() :] if form else tail
-        after = regex(self._MEMORY_AFTER).search(tail)
-        if after:
-            count = int(after.group(1)) if after.group(1) and int(after.group(1)) >= 1 else None
-            return float(after.group(2)), (match.end() + after.start(), match.end() + after.end()), count
-        head = self.scan.text[max(0, match.start() - 14) : match.start()]
-        before = regex(self._MEMORY_BEFORE).search(head)
-        if before:
-            offset = match.start() - len(head)
-            return float(before.group(1)), (offset + before.start(), offset + before.end()), None
-        bare = regex(self._BARE_MEMORY_BEFORE).search(head)
-        if bare and found_id and variant_with_memory(found_id, float(bare.group(1)), self.cat):
-            offset = match.start() - len(head)
-            return float(bare.group(1)), (offset + bare.start(1), offset + bare.end(1)), None
-        return None, None, None
+        3090") a GPU name (knowledge/rules/<lang>/card_memory.yaml, read over the words around it), its
+        span, and a count written times it after the name ("A10(4* 24GB)")."""
+        view, head_start = memory_view(self.scan.text, match.start(), match.end())
+        if not _any_needed("card_memory").search(view):
+            return None, None, None  # no words any rule needs: most cards are written without a memory
+        found = engine.find(view, engine.rules("card_memory"))
+        if not found:
+            return None, None, None
+        span = max(found, key=lambda s: (s.rule.priority, s.length, -s.start))  # all hold the mark: settle's pick
+        at = match.start() - head_start
+        readings = dict(span.readings)
+        if "gpu_memory_if_variant" in readings:  # "三张24 3090": a bare number, when the card has that memory
+            gib = readings["gpu_memory_if_variant"]
+            if not (found_id and variant_with_memory(found_id, gib, self.cat)):
+                return None, None, None
+            memory = span.rule.pattern.match(view, span.start).span("memory")
+            return gib, (head_start + memory[0], head_start + memory[1]), None
+        if span.start < at:  # "40G的A100": the words before the name
+            return readings["gpu_memory_gib"], (head_start + span.start, match.start()), None
+        return readings["gpu_memory_gib"], (match.end(), match.end() + span.end - at - 1), readings.get("gpus")
 
     def _memory_in_all(self, gpu: str, total: float, words: str) -> str:
         """A memory larger than the card's, written beside a count ("4xA100 160Gb"): the memory of

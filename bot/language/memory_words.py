@@ -1,0 +1,22 @@
+"""What the rules of a card's memory (knowledge/rules/<lang>/card_memory.yaml: "A100 (40G)", "40G的A100",
+"A10(4* 24GB)") refer to by name: the converter that reads the memory in GiB and the count written
+times it. The reading engine (engine.py) takes them into its CONVERTERS."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+
+def _card_memory(match: re.Match, rule: Any) -> tuple[Any, None]:
+    """The memory of the `memory` group in GiB ("40g": 40.0) and, for a rule that also reads `gpus`,
+    the count written times it ("4* 24GB": 4), None when it counts no card ("0*80g")."""
+    memory = float(match["memory"])
+    if not rule.more_fields:
+        return memory, None
+    count = int(match["gpus"])
+    return (memory, count if count >= 1 else None), None
+
+
+CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {"card_memory": _card_memory}
