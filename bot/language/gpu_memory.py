@@ -41,14 +41,6 @@ def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
     return text[head_start:start] + CARD_MARK + tail, head_start
 
 
-# the servers' own RAM: "内存 256G", "内存1T", "CPU内存512GB", "512GB RAM", "host memory: 1TB"
-_RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
-    r"(?:(?<!显)内存|(?<![a-z])(?<!gpu )(?<!video )(?<!graphics )ram"
-    r"|host memory|cpu memory|system memory|主机内存|cpu内存)"
-)
-
-_RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
-
 # words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
 # what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
 # words of need before a memory: what a model or a recipe needs, not a card's ("需要显存为60G", "needs a
@@ -76,10 +68,6 @@ _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
 
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
-
-_HOST_RAM = re.compile(
-    _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
-)
 
 _SINGLE = r"(单卡|单张卡|单张显卡|单张|一张卡|一块卡|(?:a|one|single) )"
 
@@ -165,11 +153,7 @@ class GpuMemory(GpuCounts):
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
         if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not MEMORY_SIZE.search(self.scan.text):
             return
-        for match in self.scan.finditer(_HOST_RAM):
-            number, unit = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-            gib = float(number) * (1024 if unit.startswith("t") else 1)
-            if 4 <= gib <= 65_536:
-                self.set("host_ram_gib", gib, self.scan.take(match))
+        self._set_readings(engine.read(self.scan.text, "host_ram"))  # the servers' RAM (host_ram.yaml)
         for pattern, one_gpu, own in _MEMORY_PATTERNS:
             for match in self.scan.finditer(pattern):
                 gib = float(match.group(2))

@@ -1,6 +1,7 @@
 """What the rules of a card's memory (knowledge/rules/<lang>/card_memory.yaml: "A100 (40G)", "40G的A100",
-"A10(4* 24GB)") refer to by name: the converter that reads the memory in GiB and the count written
-times it. The reading engine (engine.py) takes them into its CONVERTERS."""
+"A10(4* 24GB)") and of the servers' RAM (host_ram.yaml: "512GB RAM", "内存 256G") refer to by name: the
+converters that read the memory in GiB and the count written times it. The reading engine (engine.py)
+takes them into its CONVERTERS."""
 
 from __future__ import annotations
 
@@ -19,4 +20,9 @@ def _card_memory(match: re.Match, rule: Any) -> tuple[Any, None]:
     return (memory, count if count >= 1 else None), None
 
 
-CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {"card_memory": _card_memory}
+def _ram_gib(match: re.Match, rule: Any) -> tuple[float, None]:
+    """The servers' RAM in GiB from its `value` and `unit` ("256G": 256, "1T": 1,024)."""
+    return float(match["value"]) * (1024 if match["unit"].startswith("t") else 1), None
+
+
+CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {"card_memory": _card_memory, "ram_gib": _ram_gib}
