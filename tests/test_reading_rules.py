@@ -90,6 +90,10 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
     fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension == "card_count" else fields
+    if rule.dimension == "gpu_memory":  # a GPU given by its memory: the request's memory (and one card)
+        fields = {"gpu_memory_gib" if k.startswith("gpu_memory") else k: v for k, v in fields.items()}
+        fields.update({"gpus": 1} if "gpu_memory_one_card" in want else {})
+        fields.pop("memory_said_own", None)
     if rule.dimension == "card_memory":  # the card planned is the catalog's card of that memory
         memory = fields.pop("gpu_memory_gib", None) or fields.pop("gpu_memory_if_variant")
         assert variant_with_memory(request["gpu"], memory, catalog()) == request["gpu"]

@@ -1,19 +1,21 @@
 """GPU memory (a step of the Reader, extract.py): the memory written beside a card's name ("A100
 (40G)", "40G的A100": knowledge/rules/<lang>/card_memory.yaml, read around the card), and a GPU given
-by its memory only ("单卡48G", "a 24GB card", "8*24G"), told apart from the servers' RAM, from what a
-model needs or a run uses and from all the cards' memory together."""
+by its memory only ("单卡48G", "a 24GB card", "8*24G": gpu_memory.yaml), told apart from the servers'
+RAM (host_ram.yaml, read first), from what a model needs or a run uses and from all the cards' memory
+together (judged here)."""
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterator
 
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import DESKTOP, variant_with_memory
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.gpu_counts import CARD_MARK, CARDS_JOINER, COUNT_WINDOW, GpuCounts
 from gpuplan.bot.language.sentences import TOTAL_WORDS
-from gpuplan.bot.language.values import NUM, count_value
+from gpuplan.bot.language.values import count_value
 from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note
 
@@ -30,6 +32,22 @@ def _any_needed(dimension: str) -> re.Pattern:
     return compiled("|".join(f"(?:{rule.needs.pattern})" for rule in engine.rules(dimension)))
 
 
+@functools.cache
+def _priority_groups(dimension: str) -> tuple[tuple[engine.Rule, ...], ...]:
+    """A dimension's rules grouped by priority, the highest first."""
+    rules = engine.rules(dimension)
+    return tuple(tuple(r for r in rules if r.priority == p) for p in sorted({r.priority for r in rules}, reverse=True))
+
+
+def _by_priority(dimension: str, text: Callable[[], str]) -> Iterator[tuple[str, list[engine.Span]]]:
+    """A dimension's settled readings one priority at a time, the highest first, each over the text
+    as it is when its turn comes (`text()`: what the readings before blanked is gone), as the step
+    read them in its fixed order; with that text."""
+    for rules in _priority_groups(dimension):
+        now = text()
+        yield now, engine.settle(engine.find(now, rules))
+
+
 def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
     """The words around a card's name at [start, end) as card_memory.yaml's rules read them, the name
     written as one mark and a form factor right after it left out ("A800-SXM4-40GB"), and where
@@ -41,15 +59,14 @@ def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
     return text[head_start:start] + CARD_MARK + tail, head_start
 
 
-# words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
-# what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
 # words of need before a memory: what a model or a recipe needs, not a card's ("需要显存为60G", "needs a
-# GPU memory of 26GB", "至少24G")
+# GPU memory of 26GB", "至少24G"); with no card named it stays a card asked about ("7b推理需要24G显存吗")
 _NEED_BEFORE = re.compile(
     r"(?:\bneeds?|\brequires?|\brequired|\bminimum|\bat least|需要|要求|至少|最少|最低)"
     r"[^\n，。,.;；!?！？]{0,12}$"
 )
 
+# words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存")
 _USAGE_BEFORE = re.compile(
     r"(?:\bcosts?|\btakes?|\btook|\buses|consum\w*|occup\w*|\beats?|\breach\w*"
     r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
@@ -68,44 +85,6 @@ _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
 
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
-
-_SINGLE = r"(单卡|单张卡|单张显卡|单张|一张卡|一块卡|(?:a|one|single) )"
-
-# words that make a memory written apart from a GPU's name the card's own ("单卡48G", "显存只有40G",
-# "8*24G"); without them a memory no catalog variant of the named card has is something else's:
-# what a model needs ("需要大概 13GB 显存 ... Tesla P40"), another setup's ("样例是在96GB的卡上")
-_OWN_IF_SAID = re.compile(r"每|为|是|有|只有|仅有|only|memory of")
-
-# a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU,
-# whether they make it a named card's own: always (True), never (False) or when _OWN_IF_SAID matches)
-_MEMORY_PATTERNS = (
-    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True, True),
-    (
-        r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|只有|仅有|就|only)?\s*"
-        r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
-        False,
-        _OWN_IF_SAID,
-    ),
-    (  # "24G的卡", "80GB GPUs"; a count before it ("8张24G的卡", "two 24GB cards") is _count_before's
-        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
-        False,
-        False,
-    ),
-    # "8*24G", "2*24GB", "8x80GB", "2张24G": a count times a memory
-    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False, True),
-    # "8 card x 16GB", "8卡*32G": each card's memory after a count of cards (counts() reads the count)
-    (
-        r"()(?:(?<=card)|(?<=cards)|(?<=gpu)|(?<=gpus)|(?<=卡))\s*[*x×]\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])",
-        False,
-        True,
-    ),
-    # "20G 够不够", "24GB enough?": a memory asked about on its own
-    (
-        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)",
-        False,
-        False,
-    ),
-)
 
 
 class GpuMemory(GpuCounts):
@@ -154,29 +133,40 @@ class GpuMemory(GpuCounts):
         if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not MEMORY_SIZE.search(self.scan.text):
             return
         self._set_readings(engine.read(self.scan.text, "host_ram"))  # the servers' RAM (host_ram.yaml)
-        for pattern, one_gpu, own in _MEMORY_PATTERNS:
-            for match in self.scan.finditer(pattern):
-                gib = float(match.group(2))
-                window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
-                if self._all_cards_memory(match, window, one_gpu):
-                    self.scan.blank(*match.span())  # the cards' memory together, not one card's
-                    continue
-                needed = _NEED_BEFORE.search(*window) is not None  # "需要显存为60G": what a model needs
-                said_own = not needed and (own if isinstance(own, bool) else bool(own.search(match.group(0))))
-                used = _USAGE_BEFORE.search(*window) is not None
-                if used or (not said_own and self._no_named_cards(gib, modded_ok=not needed)):
-                    self.scan.blank(*match.span())  # what a run uses, or no named card's memory
-                    continue
-                if 4 <= gib <= 512:
-                    before = (match.group(1) or "").strip()
-                    words = self.scan.take(match)
-                    counted = None if before else self._count_before(CARDS_JOINER, match.start())[0]
-                    if counted:  # "8张24G的卡": the count written before the memory
-                        before, words = counted.group(1), counted.group(0).strip() + " " + words
-                        self.scan.blank(*counted.span())
-                    self.set("gpu_memory_gib", gib, words)
-                    enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
-                    self._memory_count(before, one_gpu, words, enough)
+        if not _any_needed("gpu_memory").search(self.scan.text):
+            return  # no words any way of writing a GPU's memory needs
+        for text, spans in _by_priority("gpu_memory", lambda: self.scan.text):
+            for span in spans:  # each judged on the text as it is now, its words as they were found
+                self._memory_alone(span.rule.pattern.match(text, span.start), dict(span.readings))
+
+    def _memory_alone(self, match: re.Match, readings: dict) -> None:
+        """One GPU memory written apart from a card's name (gpu_memory.yaml), judged: the cards' memory
+        together, what a model needs, what a run uses or no named card's memory are blanked, no card's;
+        a card's own is set with the count written with it."""
+        gib = next(iter(readings.values()))
+        one_gpu = "gpu_memory_one_card" in readings
+        own = one_gpu or "gpu_memory_own" in readings or readings.get("memory_said_own", False)
+        window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
+        if self._all_cards_memory(match, window, one_gpu):
+            self.scan.blank(*match.span())  # the cards' memory together, not one card's
+            return
+        needed = _NEED_BEFORE.search(*window) is not None  # "需要显存为60G": what a model needs
+        said_own = not needed and own
+        used = _USAGE_BEFORE.search(*window) is not None
+        if used or (not said_own and self._no_named_cards(gib, modded_ok=not needed)):
+            self.scan.blank(*match.span())  # what a run uses, or no named card's memory
+            return
+        if 4 <= gib <= 512:
+            before = (match["count"] if "count" in match.re.groupindex else None) or ""
+            before = before.strip()
+            words = self.scan.take(match)
+            counted = None if before else self._count_before(CARDS_JOINER, match.start())[0]
+            if counted:  # "8张24G的卡": the count written before the memory
+                before, words = counted.group(1), counted.group(0).strip() + " " + words
+                self.scan.blank(*counted.span())
+            self.set("gpu_memory_gib", gib, words)
+            enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
+            self._memory_count(before, one_gpu, words, enough)
 
     def _no_named_cards(self, gib: float, modded_ok: bool) -> bool:
         """A memory written apart from the GPUs named that none of them comes with (no catalog

@@ -20,9 +20,24 @@ def _card_memory(match: re.Match, rule: Any) -> tuple[Any, None]:
     return (memory, count if count >= 1 else None), None
 
 
+def _memory_gib(match: re.Match, rule: Any) -> tuple[float, None]:
+    """A GPU's memory in GiB from the `value` group ("24g": 24.0)."""
+    return float(match["value"]), None
+
+
+def _memory_said_own(match: re.Match, rule: Any) -> tuple[tuple[float, bool], None]:
+    """(the memory in GiB, whether words make it the card's own: "memory of", 每卡, "只有", "only")."""
+    return (float(match["value"]), bool(match["own_word"] or match["said"])), None
+
+
 def _ram_gib(match: re.Match, rule: Any) -> tuple[float, None]:
     """The servers' RAM in GiB from its `value` and `unit` ("256G": 256, "1T": 1,024)."""
     return float(match["value"]) * (1024 if match["unit"].startswith("t") else 1), None
 
 
-CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {"card_memory": _card_memory, "ram_gib": _ram_gib}
+CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {
+    "card_memory": _card_memory,
+    "memory_gib": _memory_gib,
+    "memory_said_own": _memory_said_own,
+    "ram_gib": _ram_gib,
+}
