@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from test_parser_table import CASES
 
 from gpuplan.bot.language import engine
-from gpuplan.bot.language.catalog_names import gpu_id
+from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
 from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, card_view
+from gpuplan.bot.language.gpu_memory import memory_view
 from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
 from gpuplan.bot.language.vocabulary import vocabulary
@@ -34,10 +35,15 @@ _MEMORY_AFTER = re.compile(r"\s*\d+\s*g(?:b|ib)?(?![a-z])")
 _REQUEST_FIELD = {"servers": "nodes", "gpus_unless_said": "gpus"}
 
 
+def _first_card(text: str) -> re.Match:
+    voc, cat = vocabulary(), catalog()
+    return next(m for m in voc.gpu_alias.finditer(text) if gpu_id(m.group(1), voc, cat))
+
+
 def _first_card_view(text: str) -> str:
     """`text` around its first catalog card's name, as card_count.yaml's rules read it."""
     voc, cat = vocabulary(), catalog()
-    match = next(m for m in voc.gpu_alias.finditer(text) if gpu_id(m.group(1), voc, cat))
+    match = _first_card(text)
     card = cat.gpus[gpu_id(match.group(1), voc, cat)]
     in_servers = card.link == "nvlink" and card.family in ("hopper", "blackwell")
     memory = _MEMORY_AFTER.match(text, match.end())
@@ -48,6 +54,8 @@ def _first_card_view(text: str) -> str:
 
 def _read(dimension: str, text: str) -> list[engine.Span]:
     text = text.lower()
+    if dimension == "card_memory":  # the memory beside a card's name, read around it as the Reader does
+        return engine.read(memory_view(text, *_first_card(text).span())[0], dimension)
     return engine.read(_first_card_view(text) if dimension == "card_count" else text, dimension)
 
 
@@ -82,6 +90,13 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
     fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension == "card_count" else fields
+    if rule.dimension == "gpu_memory":  # a GPU given by its memory: the request's memory (and one card)
+        fields = {"gpu_memory_gib" if k.startswith("gpu_memory") else k: v for k, v in fields.items()}
+        fields.update({"gpus": 1} if "gpu_memory_one_card" in want else {})
+        fields.pop("memory_said_own", None)
+    if rule.dimension == "card_memory":  # the card planned is the catalog's card of that memory
+        memory = fields.pop("gpu_memory_gib", None) or fields.pop("gpu_memory_if_variant")
+        assert variant_with_memory(request["gpu"], memory, catalog()) == request["gpu"]
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
     assert _close({k: request[k] for k in fields}, fields)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, size_words, token_words, values
+from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, values
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
 
@@ -180,6 +180,9 @@ CONVERTERS.update(size_words.CONVERTERS)
 # --- counts of tokens and the dataset (token_words.py): "2T tokens", "50k samples", "20GB" ------------
 CONVERTERS.update(token_words.CONVERTERS)
 CONDITIONS.update(token_words.CONDITIONS)
+
+# --- a card's memory (memory_words.py): "A100 (40G)" is 40 GiB --------------------------------------
+CONVERTERS.update(memory_words.CONVERTERS)
 
 # --- loading --------------------------------------------------------------------------------------
 

@@ -1,39 +1,72 @@
 """GPU memory (a step of the Reader, extract.py): the memory written beside a card's name ("A100
-(40G)", "40G的A100"), and a GPU given by its memory only ("单卡48G", "a 24GB card", "8*24G"), told
-apart from the servers' RAM, from what a model needs or a run uses and from all the cards'
-memory together."""
+(40G)", "40G的A100": knowledge/rules/<lang>/card_memory.yaml, read around the card), and a GPU given
+by its memory only ("单卡48G", "a 24GB card", "8*24G": gpu_memory.yaml), told apart from the servers'
+RAM (host_ram.yaml, read first), from what a model needs or a run uses and from all the cards' memory
+together (judged here)."""
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable, Iterator
 
+from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import DESKTOP, variant_with_memory
-from gpuplan.bot.language.gpu_counts import CARDS_JOINER, COUNT_WINDOW, GpuCounts
-from gpuplan.bot.language.reader_state import regex
+from gpuplan.bot.language.compiled import compiled
+from gpuplan.bot.language.gpu_counts import CARD_MARK, CARDS_JOINER, COUNT_WINDOW, GpuCounts
 from gpuplan.bot.language.sentences import TOTAL_WORDS
-from gpuplan.bot.language.values import NUM, count_value
+from gpuplan.bot.language.values import count_value
 from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note
 
 _FORM_FIRST = re.compile(r"[-\s]*(?:sxm\d?|pcie|nvl)(?![a-z])(?=[-\s]*\d)", re.I)
 
-# the servers' own RAM: "内存 256G", "内存1T", "CPU内存512GB", "512GB RAM", "host memory: 1TB"
-_RAM_WORDS = (  # "GPU RAM", "video RAM" and 显存 are a GPU's
-    r"(?:(?<!显)内存|(?<![a-z])(?<!gpu )(?<!video )(?<!graphics )ram"
-    r"|host memory|cpu memory|system memory|主机内存|cpu内存)"
-)
+# how far before and after a card's name its memory is read (card_memory.yaml): the longest, "40G显存的
+# 英伟达 " before and "(4* 24GB VRAM)" after, fit
+MEMORY_HEAD, MEMORY_TAIL = 14, 16
 
-_RAM_SIZE = r"(\d{1,5}(?:\.\d+)?)\s*(g|gb|gib|t|tb|tib)(?![a-z])"
 
-# words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存");
-# what a job "needs" stays a card asked about ("7b推理需要24G显存吗")
+@functools.cache
+def _any_needed(dimension: str) -> re.Pattern:
+    """The words one of which every rule of a dimension needs (its rules' `needs`, all of them)."""
+    return compiled("|".join(f"(?:{rule.needs.pattern})" for rule in engine.rules(dimension)))
+
+
+@functools.cache
+def _priority_groups(dimension: str) -> tuple[tuple[engine.Rule, ...], ...]:
+    """A dimension's rules grouped by priority, the highest first."""
+    rules = engine.rules(dimension)
+    return tuple(tuple(r for r in rules if r.priority == p) for p in sorted({r.priority for r in rules}, reverse=True))
+
+
+def _by_priority(dimension: str, text: Callable[[], str]) -> Iterator[tuple[str, list[engine.Span]]]:
+    """A dimension's settled readings one priority at a time, the highest first, each over the text
+    as it is when its turn comes (`text()`: what the readings before blanked is gone), as the step
+    read them in its fixed order; with that text."""
+    for rules in _priority_groups(dimension):
+        now = text()
+        yield now, engine.settle(engine.find(now, rules))
+
+
+def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
+    """The words around a card's name at [start, end) as card_memory.yaml's rules read them, the name
+    written as one mark and a form factor right after it left out ("A800-SXM4-40GB"), and where
+    those words start in the text."""
+    head_start = max(0, start - MEMORY_HEAD)
+    tail = text[end : end + MEMORY_TAIL]
+    form = _FORM_FIRST.match(tail)
+    tail = " " * form.end() + tail[form.end() :] if form else tail
+    return text[head_start:start] + CARD_MARK + tail, head_start
+
+
 # words of need before a memory: what a model or a recipe needs, not a card's ("需要显存为60G", "needs a
-# GPU memory of 26GB", "至少24G")
+# GPU memory of 26GB", "至少24G"); with no card named it stays a card asked about ("7b推理需要24G显存吗")
 _NEED_BEFORE = re.compile(
     r"(?:\bneeds?|\brequires?|\brequired|\bminimum|\bat least|需要|要求|至少|最少|最低)"
     r"[^\n，。,.;；!?！？]{0,12}$"
 )
 
+# words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存")
 _USAGE_BEFORE = re.compile(
     r"(?:\bcosts?|\btakes?|\btook|\buses|consum\w*|occup\w*|\beats?|\breach\w*"
     r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
@@ -53,90 +86,34 @@ _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
 
-_HOST_RAM = re.compile(
-    _RAM_WORDS + r"\s*(?:is|of|:|：|为|是|有|只有|共)?\s*" + _RAM_SIZE + "|" + _RAM_SIZE + r"\s*(?:of\s+)?" + _RAM_WORDS
-)
-
-_SINGLE = r"(单卡|单张卡|单张显卡|单张|一张卡|一块卡|(?:a|one|single) )"
-
-# words that make a memory written apart from a GPU's name the card's own ("单卡48G", "显存只有40G",
-# "8*24G"); without them a memory no catalog variant of the named card has is something else's:
-# what a model needs ("需要大概 13GB 显存 ... Tesla P40"), another setup's ("样例是在96GB的卡上")
-_OWN_IF_SAID = re.compile(r"每|为|是|有|只有|仅有|only|memory of")
-
-# a GPU given by its memory: (pattern with groups (count words, GiB), whether the words mean one GPU,
-# whether they make it a named card's own: always (True), never (False) or when _OWN_IF_SAID matches)
-_MEMORY_PATTERNS = (
-    (_SINGLE + r"\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*(?:的)?(?:显存|vram|gpu|card|卡|显卡))?", True, True),
-    (
-        r"()(?:显存|vram|memory of|每卡|每张卡)\s*(?:为|是|有|只有|仅有|就|only)?\s*"
-        r"(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])(?:\s*的?\s*(?:显卡|卡|gpu|card)(?![a-z]))?",
-        False,
-        _OWN_IF_SAID,
-    ),
-    (  # "24G的卡", "80GB GPUs"; a count before it ("8张24G的卡", "two 24GB cards") is _count_before's
-        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:的)?\s*(?:显存|vram|gpus?|cards?|卡|显卡|graphics)",
-        False,
-        False,
-    ),
-    # "8*24G", "2*24GB", "8x80GB", "2张24G": a count times a memory
-    (NUM + r"\s*(?:[*x×]|张|块)\s*(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])", False, True),
-    # "8 card x 16GB", "8卡*32G": each card's memory after a count of cards (counts() reads the count)
-    (
-        r"()(?:(?<=card)|(?<=cards)|(?<=gpu)|(?<=gpus)|(?<=卡))\s*[*x×]\s*(\d+(?:\.\d+)?)\s*(?:g|gb|gib)(?![a-z])",
-        False,
-        True,
-    ),
-    # "20G 够不够", "24GB enough?": a memory asked about on its own
-    (
-        r"()(?<![\d.])(\d+(?:\.\d+)?)\s*(?:g|gb|gib)\s*(?:显存|vram)?\s*(?=够|足够|能不能|可以|enough|suffic)",
-        False,
-        False,
-    ),
-)
-
 
 class GpuMemory(GpuCounts):
     """The Reader's steps and helpers that read a GPU's memory."""
-
-    # "A100 (40G)", "4090-24G", "V100 * 32G", "A100/40GB", "RTX4090 24Gx2张" (an x after the unit is the count's);
-    # "A10(4* 24GB)", "A100 (8*80G)": the count times the memory after the name
-    _MEMORY_AFTER = (
-        r"^\s*(?:gpus?|cards?)?\s*(?:[-(（,，=*×/]|with|w/)?\s*(?:(\d{1,2})\s*[x×*]\s*)?(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)(?![a-wyz])"
-        # the host's RAM written after the card is not the card's ("1650显卡 40G内存", "4090, 64GB RAM")
-        r"(?!\s*(?:内存|ram\b|ddr|system memory|cpu memory|host memory))"
-        r"\s*(?:显存|vram|memory)?\s*[)）]?"
-    )
-
-    _MEMORY_BEFORE = (
-        r"(\d{1,3}(?:\.\d)?)\s*(?:g|gb|gib)\s*(?:的|显存的?|vram)?\s*(?:nvidia\s*|英伟达\s*|geforce\s*|tesla\s*)?$"
-    )
-
-    # a number without its unit between a count and the name ("三张24 3090"), one of the card's memories
-    _BARE_MEMORY_BEFORE = r"(?:张|块|个|[x×*])\s*(\d{2,3})\s+$"
 
     def _gpu_memory_near(
         self, match: re.Match, found_id: str | None
     ) -> tuple[float | None, tuple[int, int] | None, int | None]:
         """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
-        3090") a GPU name, its span, and a count written times it after the name ("A10(4* 24GB)")."""
-        tail = self.scan.text[match.end() : match.end() + 16]
-        form = _FORM_FIRST.match(tail)  # "A800-SXM4-40GB": the form factor between name and memory
-        tail = " " * form.end() + tail[form.end() :] if form else tail
-        after = regex(self._MEMORY_AFTER).search(tail)
-        if after:
-            count = int(after.group(1)) if after.group(1) and int(after.group(1)) >= 1 else None
-            return float(after.group(2)), (match.end() + after.start(), match.end() + after.end()), count
-        head = self.scan.text[max(0, match.start() - 14) : match.start()]
-        before = regex(self._MEMORY_BEFORE).search(head)
-        if before:
-            offset = match.start() - len(head)
-            return float(before.group(1)), (offset + before.start(), offset + before.end()), None
-        bare = regex(self._BARE_MEMORY_BEFORE).search(head)
-        if bare and found_id and variant_with_memory(found_id, float(bare.group(1)), self.cat):
-            offset = match.start() - len(head)
-            return float(bare.group(1)), (offset + bare.start(1), offset + bare.end(1)), None
-        return None, None, None
+        3090") a GPU name (knowledge/rules/<lang>/card_memory.yaml, read over the words around it), its
+        span, and a count written times it after the name ("A10(4* 24GB)")."""
+        view, head_start = memory_view(self.scan.text, match.start(), match.end())
+        if not _any_needed("card_memory").search(view):
+            return None, None, None  # no words any rule needs: most cards are written without a memory
+        found = engine.find(view, engine.rules("card_memory"))
+        if not found:
+            return None, None, None
+        span = max(found, key=lambda s: (s.rule.priority, s.length, -s.start))  # all hold the mark: settle's pick
+        at = match.start() - head_start
+        readings = dict(span.readings)
+        if "gpu_memory_if_variant" in readings:  # "三张24 3090": a bare number, when the card has that memory
+            gib = readings["gpu_memory_if_variant"]
+            if not (found_id and variant_with_memory(found_id, gib, self.cat)):
+                return None, None, None
+            memory = span.rule.pattern.match(view, span.start).span("memory")
+            return gib, (head_start + memory[0], head_start + memory[1]), None
+        if span.start < at:  # "40G的A100": the words before the name
+            return readings["gpu_memory_gib"], (head_start + span.start, match.start()), None
+        return readings["gpu_memory_gib"], (match.end(), match.end() + span.end - at - 1), readings.get("gpus")
 
     def _memory_in_all(self, gpu: str, total: float, words: str) -> str:
         """A memory larger than the card's, written beside a count ("4xA100 160Gb"): the memory of
@@ -155,34 +132,41 @@ class GpuMemory(GpuCounts):
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
         if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not MEMORY_SIZE.search(self.scan.text):
             return
-        for match in self.scan.finditer(_HOST_RAM):
-            number, unit = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-            gib = float(number) * (1024 if unit.startswith("t") else 1)
-            if 4 <= gib <= 65_536:
-                self.set("host_ram_gib", gib, self.scan.take(match))
-        for pattern, one_gpu, own in _MEMORY_PATTERNS:
-            for match in self.scan.finditer(pattern):
-                gib = float(match.group(2))
-                window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
-                if self._all_cards_memory(match, window, one_gpu):
-                    self.scan.blank(*match.span())  # the cards' memory together, not one card's
-                    continue
-                needed = _NEED_BEFORE.search(*window) is not None  # "需要显存为60G": what a model needs
-                said_own = not needed and (own if isinstance(own, bool) else bool(own.search(match.group(0))))
-                used = _USAGE_BEFORE.search(*window) is not None
-                if used or (not said_own and self._no_named_cards(gib, modded_ok=not needed)):
-                    self.scan.blank(*match.span())  # what a run uses, or no named card's memory
-                    continue
-                if 4 <= gib <= 512:
-                    before = (match.group(1) or "").strip()
-                    words = self.scan.take(match)
-                    counted = None if before else self._count_before(CARDS_JOINER, match.start())[0]
-                    if counted:  # "8张24G的卡": the count written before the memory
-                        before, words = counted.group(1), counted.group(0).strip() + " " + words
-                        self.scan.blank(*counted.span())
-                    self.set("gpu_memory_gib", gib, words)
-                    enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
-                    self._memory_count(before, one_gpu, words, enough)
+        self._set_readings(engine.read(self.scan.text, "host_ram"))  # the servers' RAM (host_ram.yaml)
+        if not _any_needed("gpu_memory").search(self.scan.text):
+            return  # no words any way of writing a GPU's memory needs
+        for text, spans in _by_priority("gpu_memory", lambda: self.scan.text):
+            for span in spans:  # each judged on the text as it is now, its words as they were found
+                self._memory_alone(span.rule.pattern.match(text, span.start), dict(span.readings))
+
+    def _memory_alone(self, match: re.Match, readings: dict) -> None:
+        """One GPU memory written apart from a card's name (gpu_memory.yaml), judged: the cards' memory
+        together, what a model needs, what a run uses or no named card's memory are blanked, no card's;
+        a card's own is set with the count written with it."""
+        gib = next(iter(readings.values()))
+        one_gpu = "gpu_memory_one_card" in readings
+        own = one_gpu or "gpu_memory_own" in readings or readings.get("memory_said_own", False)
+        window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
+        if self._all_cards_memory(match, window, one_gpu):
+            self.scan.blank(*match.span())  # the cards' memory together, not one card's
+            return
+        needed = _NEED_BEFORE.search(*window) is not None  # "需要显存为60G": what a model needs
+        said_own = not needed and own
+        used = _USAGE_BEFORE.search(*window) is not None
+        if used or (not said_own and self._no_named_cards(gib, modded_ok=not needed)):
+            self.scan.blank(*match.span())  # what a run uses, or no named card's memory
+            return
+        if 4 <= gib <= 512:
+            before = (match["count"] if "count" in match.re.groupindex else None) or ""
+            before = before.strip()
+            words = self.scan.take(match)
+            counted = None if before else self._count_before(CARDS_JOINER, match.start())[0]
+            if counted:  # "8张24G的卡": the count written before the memory
+                before, words = counted.group(1), counted.group(0).strip() + " " + words
+                self.scan.blank(*counted.span())
+            self.set("gpu_memory_gib", gib, words)
+            enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
+            self._memory_count(before, one_gpu, words, enough)
 
     def _no_named_cards(self, gib: float, modded_ok: bool) -> bool:
         """A memory written apart from the GPUs named that none of them comes with (no catalog
