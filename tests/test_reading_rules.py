@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parser_table import CASES
 
-from gpuplan.bot.language import engine
+from gpuplan.bot.language import engine, patterns
 from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
 from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, card_view
 from gpuplan.bot.language.gpu_memory import memory_view
@@ -189,6 +189,37 @@ def test_a_rules_needs_hold_wherever_its_pattern_matches():
     texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
     for rule in (rule for rule in RULES if rule.needs is not None):
         assert not [text for text in texts if rule.pattern.search(text) and not rule.needs.search(text)], rule.name
+
+
+REQUIRED_WORDS = [
+    (r"\d+\s*(?:billion|trillion)", {"billion", "trillion"}),  # what the sequence requires beyond digits
+    (r"(?<![a-z])gpus?(?![a-z])", {"gpu"}),  # a lookbehind requires nothing; "s?" neither
+    (r"(?:lora|peft)|qlora", {"lora", "peft", "qlora"}),  # every branch requires: their union
+    (r"\d+(?:k|m)?", set()),  # a digit class and an optional group: nothing
+    (r"(?i:lora)", set()),  # case-folded: nothing
+    (r"[台张]卡", {"卡"}),  # "卡" (one literal) over the class of two
+]
+
+
+@pytest.mark.parametrize("pattern, want", REQUIRED_WORDS)
+def test_required_words_of_a_pattern(pattern, want):
+    written = patterns.required_words(pattern)
+    assert set(written.split("|")) - {""} == {re.escape(word) for word in want}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abglnoqrtuxfp 0123456789台张卡机服务器-")), max_size=40))
+def test_a_rules_required_words_hold_wherever_its_pattern_matches(text):
+    """A rule is not tried on a text without one of the words read off its pattern
+    (patterns.required_words): no text its pattern matches lacks them."""
+    for rule in (rule for rule in RULES if rule.required is not None):
+        assert not (rule.pattern.search(text) and not rule.required.search(text)), rule.name
+
+
+def test_required_words_hold_on_every_example_and_labelled_question():
+    texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
+    for rule in (rule for rule in RULES if rule.required is not None):
+        assert not [text for text in texts if rule.pattern.search(text) and not rule.required.search(text)], rule.name
 
 
 CHARACTERS = list("abcdegilmnorstuxyz 0123456789$¥.,:=kKm万千元预算批量每卡全局")

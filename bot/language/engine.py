@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, values
-from gpuplan.bot.language.compiled import compiled
+from gpuplan.bot.language.compiled import built, compiled
+from gpuplan.bot.language.patterns import required_words
 from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
 
 __all__ = ["dimensions", "expand", "files", "pieces", "reads_one", "rules", "find", "settle", "first", "read"]
@@ -56,6 +57,9 @@ class Rule:
     # words of which the text holds one wherever the pattern matches ("node|server|machine"): a text
     # without any is not scanned (a pattern that starts with a number is tried at every digit)
     needs: re.Pattern | None = None
+    # literal words one of which every match holds, read off the pattern itself (patterns.required_words):
+    # a text without any is not scanned
+    required: re.Pattern | None = None
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -194,11 +198,13 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         raise ValueError(f"rule {entry['name']}: unknown conditions {sorted(unknown)}")
     before, after = entry.get("unless_before"), entry.get("unless_after")
     fields = entry["fields"] if "fields" in entry else [entry["field"]]
+    pattern = rule_pattern(entry["pattern"], table)
+    required = built(required_words, pattern.pattern)
     return Rule(
         name=entry["name"],
         dimension=dimension,
         lang=lang,
-        pattern=rule_pattern(entry["pattern"], table),
+        pattern=pattern,
         field=fields[0],
         more_fields=tuple(fields[1:]),
         convert=entry.get("convert", "int"),
@@ -212,6 +218,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         value=entry.get("value"),
         examples=entry.get("examples") or {},
         needs=compiled(entry["needs"]) if "needs" in entry else None,
+        required=compiled(required) if required else None,
     )
 
 
@@ -253,6 +260,8 @@ def find(text: str, candidates: Iterable[Rule], original: str | None = None) -> 
     spans = []
     for rule in candidates:
         if rule.needs is not None and not rule.needs.search(text):
+            continue
+        if rule.required is not None and not rule.required.search(text):
             continue
         for match in rule.pattern.finditer(text):
             if not _in_context(rule, text if original is None else original, match):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from re import _constants, _parser  # the parsed pattern that required_words reads
+from typing import Any
 
 # a word of letters, digits or Chinese characters at the start of what follows the guards
 _WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]+")
@@ -184,3 +186,61 @@ def guard_after_first(guard: str, first: str) -> str:
     """`guard`, an alternation of lookbehinds that held before the character `first`, written to
     hold after it (each lookbehind taking that character into its width)."""
     return "(?:" + "|".join(f"{g[:4]}(?:{g[4:-1]}){first})" for g in top_level_split(guard)) + ")"
+
+
+# --- the words a pattern's every match holds -------------------------------------------------------
+
+_REPEATS = (_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT)
+_MOST_WORDS = 16  # a requirement of more alternatives than this costs more to test than it saves
+
+
+def required_words(pattern: str) -> str:
+    """An alternation of literal words one of which every match of `pattern` holds ("billion|bn" of
+    `{NUM}\\s*(?:billion|bn)`), or "" when no such words are found: a text holding none of them cannot
+    match, so it need not be scanned. Read off the parsed pattern: a run of literals in sequence, a
+    class of a few literal characters, a group, a repeat taken at least once, an alternation whose every
+    branch requires words (their union); lookarounds, case-folded parts and back-references none."""
+    parsed = _parser.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    words = _sequence_words(list(parsed))
+    return "|".join(re.escape(word) for word in sorted(words, key=lambda w: (-len(w), w))) if words else ""
+
+
+def _sequence_words(items: list) -> frozenset[str] | None:
+    """The best requirement of a sequence: its longest literal run or the most selective of its items."""
+    found: list[frozenset[str]] = []
+    run = ""
+    for op, arg in items:
+        if op is _constants.LITERAL:
+            run += chr(arg)
+            continue
+        if run:
+            found.append(frozenset({run}))
+            run = ""
+        if (words := _item_words(op, arg)) is not None:
+            found.append(words)
+    if run:
+        found.append(frozenset({run}))
+    return max(found, key=lambda words: (min(map(len, words)), -len(words)), default=None)
+
+
+def _item_words(op: Any, arg: Any) -> frozenset[str] | None:
+    if op is _constants.IN:
+        if len(arg) <= _MOST_WORDS and all(kind is _constants.LITERAL for kind, _ in arg):
+            return frozenset(chr(code) for _, code in arg)
+        return None
+    if op is _constants.BRANCH:
+        branches = [_sequence_words(list(branch)) for branch in arg[1]]
+        if any(words is None for words in branches):
+            return None
+        union = frozenset().union(*branches)
+        return union if len(union) <= _MOST_WORDS else None
+    if op is _constants.SUBPATTERN:
+        _group, add_flags, _del_flags, body = arg
+        return None if add_flags & re.IGNORECASE else _sequence_words(list(body))
+    if op is _constants.ATOMIC_GROUP:
+        return _sequence_words(list(arg))
+    if op in _REPEATS and arg[0] >= 1:
+        return _sequence_words(list(arg[2]))
+    return None
