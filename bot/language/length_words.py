@@ -6,6 +6,7 @@ CONVERTERS and CONDITIONS."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +36,13 @@ def _served_split(match: re.Match, rule: Any) -> tuple[tuple[int, int], None]:
 def _serving(text: str, match: re.Match) -> bool:
     """Whether the question serves a model (a serving word in the text as the earlier steps left it):
     a bare "1k/1k" or "5000-token prompts" is a served split only then."""
-    return bool(dict(vocabulary().methods)["infer"].search(match.string))
+    return bool(_serving_words().search(match.string))
+
+
+@functools.cache
+def _serving_words() -> re.Pattern:
+    """The serving method's words, looked up once (the vocabulary keeps the methods as a list)."""
+    return dict(vocabulary().methods)["infer"]
 
 
 CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {
