@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -51,25 +52,29 @@ class ShapeCache:
         self.maxsize = maxsize
         self._entries: OrderedDict[tuple, tuple[tuple, Any, int]] = OrderedDict()
         self._bytes = 0
+        self._lock = threading.Lock()
         _SHAPE_CACHES.append(self)
 
     def get(self, key: tuple, keep: tuple, compute: Callable[[], Any]) -> Any:
-        entry = self._entries.get(key)
-        if entry is not None:
-            self._entries.move_to_end(key)
-            return entry[1]
-        result = compute()
+        with self._lock:  # the Slack server answers on several threads (gunicorn gthread, Bolt's lazy listeners)
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                return entry[1]
+        result = compute()  # outside the lock: two threads may compute one entry, never corrupt the order
         size = _nbytes(key) + _nbytes(result)
-        if size <= SHAPE_CACHE_BYTES // 4:  # a larger one would push out most of the others
-            self._entries[key] = (keep, result, size)
-            self._bytes += size
-        while self._entries and (len(self._entries) > self.maxsize or self._bytes > SHAPE_CACHE_BYTES):
-            self._bytes -= self._entries.popitem(last=False)[1][2]
+        with self._lock:
+            if size <= SHAPE_CACHE_BYTES // 4 and key not in self._entries:  # a larger one pushes out most
+                self._entries[key] = (keep, result, size)
+                self._bytes += size
+            while self._entries and (len(self._entries) > self.maxsize or self._bytes > SHAPE_CACHE_BYTES):
+                self._bytes -= self._entries.popitem(last=False)[1][2]
         return result
 
     def clear(self) -> None:
-        self._entries.clear()
-        self._bytes = 0
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
 
 
 # leaves of keys and results that hold no bytes counted (numbers, names, the types shape_key adds)

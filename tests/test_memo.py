@@ -2,6 +2,7 @@
 caller does with a memoised plan changes what the next caller gets."""
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -115,3 +116,20 @@ def test_shape_cache_holds_a_bounded_number_of_bytes(monkeypatch):
     assert big.size == 200 and ("big",) not in cache._entries and len(cache._entries) == 5
     memo.clear_shape_caches()
     assert cache._bytes == 0
+
+
+def test_shape_cache_stays_whole_under_threads():
+    """The Slack server answers on several threads: concurrent gets that evict one another neither
+    raise nor leave the byte count off from the entries kept."""
+    cache = memo.ShapeCache(maxsize=4)
+
+    def work(i: int) -> int:
+        for j in range(300):
+            key = ((i + j) % 9,)
+            assert cache.get(key, (), lambda key=key: np.full(8, key[0]))[0] == key[0]
+        return i
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert sorted(pool.map(work, range(16))) == list(range(16))
+    assert len(cache._entries) <= 4
+    assert cache._bytes == sum(size for _, _, size in cache._entries.values())
