@@ -15,6 +15,7 @@ import functools
 import hashlib
 import io
 import json
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -180,8 +181,36 @@ def test_answer_unchanged(question: str) -> None:
         assert before.exit != INTERNAL_ERROR  # no crash kept as an answer
         now = answer(before.argv)
         diff = difflib.unified_diff(before.stdout.splitlines(), now.stdout.splitlines(), "recorded", "now", lineterm="")
-        assert now.stdout == before.stdout, "\n".join(diff)
+        assert now.stdout == before.stdout or same_json(before.stdout, now.stdout), "\n".join(diff)
         assert now.exit == before.exit
+
+
+def same_json(recorded: str, now: str) -> bool:
+    """Two `--json` outputs that differ only in a float's last bits: numpy's exp, log and power take
+    other SIMD paths on other CPUs (AVX-512 or not), so a figure printed in full may end 238 where it
+    was recorded as 239. Everything else, key order included, must be equal."""
+    try:
+        return _close(json.loads(recorded), json.loads(now))
+    except ValueError:
+        return False  # text, not JSON: it must be equal
+
+
+def _close(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def test_json_answers_may_differ_in_a_float_s_last_bits_only() -> None:
+    assert same_json('{"a": [1.0000000000000002, "x"], "b": 2}', '{"a": [1.0, "x"], "b": 2}')
+    assert not same_json('{"a": 1.0001}', '{"a": 1.0}')
+    assert not same_json('{"a": 1, "b": 2}', '{"b": 2, "a": 1}')  # the order is the contract's
+    assert not same_json('{"a": 1}', '{"a": 1.0}')
+    assert not same_json("text 1.0", "text 1.0000000000000002")
 
 
 if __name__ == "__main__" and "--record" in sys.argv:
