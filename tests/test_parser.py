@@ -179,3 +179,26 @@ def test_a_path_in_backticks_is_no_hugging_face_id():
     """Only a whole `org/name` quoted in a sentence is a model's id; a config file's path is not."""
     assert parse("I am running `examples/train_lora/llama3_lora_sft.yaml` on 8 A100").hub_id is None
     assert parse("using the `EleutherAI/pythia-12b` as the base model").hub_id == "EleutherAI/pythia-12b"
+
+
+@pytest.mark.parametrize(
+    "text, used, others",
+    [
+        # each later reading replaced the one used before it: one note, naming the reading used
+        ("多卡训练时GPU利用率很低，单卡运行GPU利用率可以跑满，但是多卡（2卡、8卡）运行时很慢", "单卡", {"2卡", "8卡"}),
+        ("单卡部署qwen-7b需要9g显存，然后放到两张8g的卡上，0卡的占用是2g，1卡的占用是7.8g", "单卡", {"两张 8g的卡"}),
+    ],
+)
+def test_readings_set_aside_name_the_one_used(text, used, others):
+    notes = [n.params for n in parse(text).notes if n.code == "set_aside" and n.params["field"] == "gpus"]
+    assert {n["used"] for n in notes} == {used}  # no two notes contradict
+    assert {n["other"] for n in notes} == others  # "1卡" is the count used, set aside under no name
+
+
+def test_no_two_notes_of_a_field_name_different_readings_used():
+    from tests.test_parser_table import CASES
+
+    for case in CASES:
+        notes = [n.params for n in parse(case.values[0]).notes if n.code == "set_aside"]
+        for field in {n["field"] for n in notes}:
+            assert len({n["used"] for n in notes if n["field"] == field}) == 1, (case.values[0], notes)

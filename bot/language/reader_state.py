@@ -128,6 +128,7 @@ class ReaderState:
         self.notes: list[Note] = []
         self.unknown: list[str] = []  # words gpuplan did not understand
         self.set_aside: list[Note] = []  # second readings of a field that were not used
+        self.aside_values: dict[tuple[str, str], Any] = {}  # (field, words) set aside -> the value read
         self.methods_named: list[str] = []
         self._method_spans: list[tuple[int, int]] = []  # every method word's place, negated or not
         self.adapter_negated = ""  # "非lora", "without LoRA": the words, when adapters are ruled out
@@ -173,10 +174,29 @@ class ReaderState:
         if name == "gpu" and _refines(keep, other):  # the same card said twice is nothing set aside,
             self.said_less_exactly.add(other[1])  # nor two cards to weigh ("on A100 ... GPU: A100 40GB")
         else:
-            self.set_aside.append(Note(code="set_aside", params={"field": name, "used": keep[2], "other": other[2]}))
+            self._note_set_aside(name, keep, other, replaced=old[2] if keep is new else None)
         if name == "gpu" and keep is new:
             self._drop_counts_read_at(old[0])  # "needs 8xH100 ..., on a single 4090": the 8 went with the H100
         return keep is new
+
+    def _note_set_aside(self, name: str, keep: tuple, other: tuple, replaced: str | None) -> None:
+        """Name back the reading (span, value, words) of `name` set aside for `keep`. When `keep`
+        replaced the field's value (words `replaced`), the notes that said those were used now say
+        these are, and one that sets aside the value now kept goes ("单卡 ... 两张8g的卡 ... 1卡": 单卡
+        used, 两张 set aside): no two notes contradict, none says a reading twice."""
+        self.aside_values[(name, other[2])] = other[1]
+        notes: list[Note] = []
+        this = Note(code="set_aside", params={"field": name, "used": keep[2], "other": other[2]})
+        for note in [*self.set_aside, this]:
+            params = note.params
+            if params["field"] == name and params["used"] == replaced:
+                set_aside = replaced if params["other"] == keep[2] else params["other"]
+                if set_aside != replaced and self.aside_values.get((name, set_aside), Ellipsis) == keep[1]:
+                    continue  # "1卡" set aside for "两张", now the same count as "单卡" that is kept
+                note = Note(code="set_aside", params={**params, "used": keep[2], "other": set_aside})
+            if note not in notes:
+                notes.append(note)
+        self.set_aside = notes
 
     def _no_reading(self, name: str, value: Any, words: str, span: tuple[int, int]) -> bool:
         """A number that is no reading of the field: "0 GPUs", a pasted counter, a baseline's count."""
@@ -204,13 +224,14 @@ class ReaderState:
             or (name in ("gpus", "nodes") and _asked_over(text, second[0], first[0]))
         )
 
-    def _counts_now(self) -> tuple[dict[str, tuple], int]:
-        """The GPU and node readings as they stand, and how many set-aside notes there are."""
+    def _counts_now(self) -> tuple[dict[str, tuple], tuple[Note, ...]]:
+        """The GPU and node readings as they stand, and the set-aside notes."""
         table = (self.fields, self.words, self.spans)
-        return {name: tuple(t.get(name) for t in table) for name in ("gpus", "nodes")}, len(self.set_aside)
+        return {name: tuple(t.get(name) for t in table) for name in ("gpus", "nodes")}, tuple(self.set_aside)
 
-    def _restore_counts(self, before: tuple[dict[str, tuple], int]) -> None:
-        """The GPU and node readings back as `_counts_now` saw them, the notes made since dropped."""
+    def _restore_counts(self, before: tuple[dict[str, tuple], tuple[Note, ...]]) -> None:
+        """The GPU and node readings back as `_counts_now` saw them, their notes made or rewritten
+        since dropped."""
         readings, notes = before
         for name, saved in readings.items():
             for table, value in zip((self.fields, self.words, self.spans), saved, strict=True):
@@ -218,7 +239,8 @@ class ReaderState:
                     table.pop(name, None)
                 else:
                     table[name] = value
-        self.set_aside[notes:] = [n for n in self.set_aside[notes:] if n.params["field"] not in readings]
+        kept = [n for n in notes if n.params["field"] in readings or n in self.set_aside]
+        self.set_aside = kept + [n for n in self.set_aside if n not in notes and n.params["field"] not in readings]
 
     def _drop_counts_read_at(self, span: tuple[int, int]) -> None:
         """Forget the GPU and node counts written with the GPU name at `span`, now set aside."""
