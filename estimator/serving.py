@@ -109,7 +109,7 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
     precision = _precision(ctx)
     types = _types_for(ctx, precision)
     batch = _concurrency(ctx, types, precision, seq)
-    replica = _choose(ctx, types, precision, batch, _load(ctx, seq))
+    ctx, replica = _choose_placed(ctx, types, precision, batch, _load(ctx, seq))
     gpus = _place_prefill(ctx, replica)
     _state_choices(ctx, replica, gpus)
     tokens, seconds = _day_or_tokens(ctx, replica, gpus)
@@ -217,6 +217,23 @@ def _region(ctx: Context) -> str | None:
     return None
 
 
+def _choose_placed(
+    ctx: Context, types: list[GPU], precision: str, batch: int, load: compute.Served
+) -> tuple[Context, Replica]:
+    """The replica, chosen for steps that only decode when the question puts the prefill on GPUs
+    apart. When the GPUs it fixes leave no room for a prefill pool beside that replica, the steps
+    prefill too: the replica is chosen again for such steps, under the request as it is now served
+    (the first choice's notes dropped, the reason said once)."""
+    said = len(ctx.assumptions), len(ctx.warnings)
+    replica = _choose(ctx, types, precision, batch, load)
+    if ctx.req.prefill != "disaggregated" or _disaggregated(ctx, replica)[0] is not None:
+        return ctx, replica
+    del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
+    ctx.warn("disaggregated_no_room", gpus=ctx.req.gpus or replica.gpus, replica=replica.gpus)
+    chunked = dataclasses.replace(ctx, req=ctx.req.model_copy(update={"prefill": "chunked"}))
+    return chunked, _choose(chunked, types, precision, batch, load)
+
+
 def _place_prefill(ctx: Context, replica: Replica) -> int:
     """Where the prompts are prefilled, and the GPUs in all: as the question says, else on a pool
     apart when that generates more per GPU of the deployment (the same GPUs: cheaper per generated
@@ -237,8 +254,6 @@ def _place_prefill(ctx: Context, replica: Replica) -> int:
             asked=asked == "disaggregated",
         )
         return pools.gpus
-    if asked == "disaggregated":
-        ctx.warn("disaggregated_no_room", gpus=ctx.req.gpus or replica.gpus, replica=replica.gpus)
     share = 1.0 - decode.seconds / replica.step.seconds if decode else 0.0
     apart = pools.tokens_per_s_per_gpu if pools else None
     ctx.assume("prefill_chunked", prompt=replica.load.prompt, share=share, apart=apart, chunked=chunked)

@@ -68,7 +68,14 @@ def test_a_disaggregated_plan_counts_both_pools_in_its_gpus_speed_and_cost():
 def test_disaggregated_on_too_few_fixed_gpus_falls_back_to_chunked_and_says_so():
     est = _serve(gpus=4, seq_len=5500, prompt_tokens=5000, prefill="disaggregated")
     assert est.serving.prefill == "chunked" and est.resolved.gpus == 4
-    assert "disaggregated_no_room" in _codes(est.warnings)
+    assert _codes(est.warnings).count("disaggregated_no_room") == 1
+    # the steps that prefill too are timed as such: the same figures as the plan that never asked
+    chunked = _serve(gpus=4, seq_len=5500, prompt_tokens=5000)
+    assert est.compute.tokens_per_s_per_gpu == chunked.compute.tokens_per_s_per_gpu
+    assert est.serving.tokens_per_s_per_sequence == chunked.serving.tokens_per_s_per_sequence
+    assert [a for a in est.assumptions if a.code == "prefill_chunked"] == [
+        a for a in chunked.assumptions if a.code == "prefill_chunked"
+    ]
 
 
 def test_unasked_the_plan_places_the_prefill_where_it_costs_less_per_generated_token():
