@@ -73,6 +73,8 @@ class Layout:
     ep: np.ndarray | int = 1  # expert parallel: MoE routed experts split over ep ranks of a pipeline stage
     cp: np.ndarray | int = 1  # context parallel: each sequence split over cp ranks
     etp: np.ndarray | int | None = None  # expert tensor parallel (None: tp, Megatron-Core's default)
+    # the number of each layout's micro-batch shape (search.Grid.shapes), where a grid numbered them
+    shapes: np.ndarray | None = None
 
     def expert_tp(self) -> np.ndarray | int:
         """The experts' tensor-parallel ranks: etp, or the attention's tp where it is left open."""

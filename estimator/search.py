@@ -88,6 +88,9 @@ class Grid:
     vpp: np.ndarray  # virtual pipeline stages per GPU (1: plain 1F1B)
     # expert tensor parallel ranks: ep x etp GPUs of a pipeline stage hold the routed experts (None: tp)
     etp: np.ndarray | None = None
+    # the number of each layout's micro-batch shape (micro-batch, tp, ep, cp, etp: what the kernels
+    # see) in the order of their values, numbered once for the grid (compute.distinct_micro_batches)
+    shapes: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -110,6 +113,7 @@ class Grid:
             self.cp[keep],
             self.vpp[keep],
             None if self.etp is None else self.etp[keep],
+            None if self.shapes is None else self.shapes[keep],
         )
 
 
@@ -177,6 +181,8 @@ def _training_grid(
     arrays = _with_interleaving(arrays, layers, gbs)
     g, t, p, e = arrays[0], arrays[1], arrays[2], arrays[7]
     arrays.append(np.full_like(g, fixed.etp) if fixed.etp else conventions.expert_tensor_parallel(t, e, g / p))
+    m, x, etp = arrays[6], arrays[8], arrays[-1]
+    arrays.append(compute.distinct_layouts(m, t, e, x, etp)[1])
     for a in arrays:
         a.setflags(write=False)
     return Grid(*arrays)
@@ -417,6 +423,7 @@ def layout_of(grid: Grid, gbs: int) -> Layout:
         grid.ep,
         grid.cp,
         grid.etp,
+        grid.shapes,
     )
 
 
