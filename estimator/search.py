@@ -357,6 +357,7 @@ class Scored:
     tokens_per_s_gpu: np.ndarray
     micro_batches: np.ndarray  # (L,)
     explicit_gpus: bool = False
+    goodput: np.ndarray | None = None  # of the time, what trains (job_reliability), (T, L)
 
     @property
     def days(self) -> np.ndarray:
@@ -456,15 +457,15 @@ def _training_time(
     cat: Catalog,
     mfu: float | None,
     per_node: np.ndarray,
-) -> tuple[compute.StepTime, np.ndarray, np.ndarray]:
-    """Step time, tokens/s per GPU and wall-clock seconds of the whole job (T, L): the training
-    time over its goodput, from interruptions and checkpoints (estimator/reliability.py)."""
+) -> tuple[compute.StepTime, np.ndarray, np.ndarray, np.ndarray]:
+    """Step time, tokens/s per GPU, wall-clock seconds of the whole job and its goodput (T, L): the
+    training time over its goodput, from interruptions and checkpoints (estimator/reliability.py)."""
     gbs_effective = np.asarray(layout.micro_batches) * grid.dp() * grid.micro_batch
     step = compute.training_step(job, hw, layout, gbs_effective, cat.defaults, mfu)
     tokens_per_s_gpu = step.tokens / step.seconds / grid.gpus
     goodput = job_reliability(job, grid.gpus, per_node, cat).goodput
     seconds = tokens / (tokens_per_s_gpu * grid.gpus) / goodput
-    return step, tokens_per_s_gpu, seconds
+    return step, tokens_per_s_gpu, seconds, goodput
 
 
 def job_reliability(job: Job, gpus, per_node, cat: Catalog) -> reliability.Reliability:
@@ -503,7 +504,7 @@ def score_training(
     fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus, cat.defaults)
 
     micro_batches = np.asarray(layout.micro_batches)
-    step, tokens_per_s_gpu, seconds = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
+    step, tokens_per_s_gpu, seconds, goodput = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
     cost = seconds / 3600 * grid.gpus * options.price
     return Scored(
         grid,
@@ -518,6 +519,7 @@ def score_training(
         tokens_per_s_gpu,
         micro_batches,
         explicit_gpus,
+        goodput,
     )
 
 

@@ -504,7 +504,7 @@ def _compute(ctx: Context, job: Job, pick: Pick, tokens: float, io_plan: IOEstim
     scored = pick.scored
     flops = compute.token_flops(ctx.arch, ctx.method, job.seq_len, job.lora_rank)
     gpus = int(scored.grid.gpus[pick.i])
-    seconds, cost, rel = _with_reliability(ctx, job, pick, io_plan.checkpoint_write_s)
+    seconds, cost, rel = _with_reliability(ctx, pick, io_plan.checkpoint_write_s)
     est = compute_estimate(
         tokens=tokens,
         flops_per_token=flops.model,
@@ -525,16 +525,14 @@ def _compute(ctx: Context, job: Job, pick: Pick, tokens: float, io_plan: IOEstim
     return est.model_copy(update=update)
 
 
-def _with_reliability(
-    ctx: Context, job: Job, pick: Pick, write_s: float
-) -> tuple[float, float, reliability.Reliability]:
+def _with_reliability(ctx: Context, pick: Pick, write_s: float) -> tuple[float, float, reliability.Reliability]:
     """Wall-clock seconds and cost over the goodput of the checkpoints this plan writes (the search
-    ranked with the slowest storage's write; the storage chosen since writes faster or as fast)."""
+    ranked with the slowest storage's write, search.job_reliability; the storage chosen since
+    writes faster or as fast)."""
     scored = pick.scored
     gpus = float(scored.grid.gpus[pick.i])
-    ranked = search.job_reliability(job, gpus, pick.gpu.gpus_per_node, ctx.cat)
     rel = reliability.reliability(gpus, write_s, ctx.cat.defaults)
-    scale = float(ranked.goodput) / float(rel.goodput)
+    scale = pick.at(scored.goodput) / float(rel.goodput)
     return float(scored.seconds[pick.t, pick.i]) * scale, float(scored.cost[pick.t, pick.i]) * scale, rel
 
 
