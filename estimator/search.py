@@ -576,8 +576,9 @@ def choose(
     the user asked for it; otherwise offloading layouts compete as alternatives."""
     everything = scored.deliverable
     ok_deliver = everything if offload_fixed else everything & (scored.grid.offload[None, :] == 0)
-    meets_deadline = scored.days <= deadline if deadline else np.ones_like(ok_deliver)
-    meets_budget = scored.cost <= budget if budget else np.ones_like(ok_deliver)
+    # a limit not given is met by every candidate (True broadcasts over them)
+    meets_deadline = scored.days <= deadline if deadline else True
+    meets_budget = scored.cost <= budget if budget else True
     ok = ok_deliver & meets_deadline & meets_budget
     i = best(scored, objective, ok)
     if i is not None:
@@ -693,13 +694,13 @@ def alternatives(
     picks: list[tuple[str, int]] = []
     plan_fits = bool(scored.fits[t_chosen, l_chosen])
     if plan_fits:
-        slow = f["days"] > ALTERNATIVE_SLOWDOWN * f["days"][chosen]
-        allowed = allowed & ~slow & within_plan_limits(f["days"], f["cost"], chosen, deadline, budget)
+        allowed = allowed & ~(f["days"] > ALTERNATIVE_SLOWDOWN * f["days"][chosen])
+        if deadline or budget:
+            allowed &= within_plan_limits(f["days"], f["cost"], chosen, deadline, budget)
     wanted = [] if plan_fits else [("with_offload", allowed & (f["offload"] > 0), "fewest")]
-    wanted += [
-        ("other_gpu", allowed & (f["type"] != t_chosen), objective),
-        ("fewer_gpus_offload", allowed & (f["gpus"] < f["gpus"][chosen]) & (f["offload"] > 0), "cheapest"),
-    ]
+    if scored.options.size > 1:  # with one GPU type there is no other
+        wanted.append(("other_gpu", allowed & (f["type"] != t_chosen), objective))
+    wanted.append(("fewer_gpus_offload", allowed & (f["gpus"] < f["gpus"][chosen]) & (f["offload"] > 0), "cheapest"))
     if objective == "fastest":
         wanted.append(("cheaper_slower", allowed & (f["cost"] <= 0.7 * f["cost"][chosen]), "fastest"))
     else:
