@@ -140,7 +140,8 @@ def activation_elems_per_token_layer(a: Arch) -> dict[str, float]:
 
 def _stored_per_token_layer(a: Arch, ckpt: np.ndarray) -> np.ndarray:
     e = activation_elems_per_token_layer(a)
-    return np.where(ckpt == 0, e["none"], np.where(ckpt == 1, e["selective"], e["full"]))
+    by_code = np.array([e[mode] for mode in CKPT_CODE])  # indexed by CKPT_CODE: none, selective, full
+    return by_code[np.asarray(ckpt, dtype=int)]
 
 
 # --- training --------------------------------------------------------------------------------
@@ -551,7 +552,7 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     # (LLaMA-Factory's freeze_vision_tower default)
     first_layers, last_layers = stage_layers(a, pp)
     stage_list = [(first_p, inflight_first, pp == 1, first_layers, a.vision_params)]
-    if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
+    if (pp > 1).any():  # without pipelining the first stage is the last: evaluate it once
         stage_list.append((last_p, 1.0, True, last_layers, np.where(pp > 1, 0.0, a.vision_params)))
     units = _Units(
         gathered_bytes(job, place.tp, place.pp), gathered_unit_params(a, place.tp, place.pp, job.fsdp_ends)[0]
