@@ -177,7 +177,8 @@ def tensor_parallel_async_share(ckpt) -> np.ndarray:
 
 
 def _ring(n: np.ndarray) -> np.ndarray:
-    return np.where(n > 1, (n - 1) / np.maximum(n, 1), 0.0)
+    """(n - 1) / n of a buffer moves per GPU in a ring of n; none without one (n <= 1)."""
+    return np.maximum(n - 1, 0.0) / np.maximum(n, 1)
 
 
 def step_traffic(
