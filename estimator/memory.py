@@ -329,10 +329,13 @@ def gathered_unit_params(a: Arch, tp: np.ndarray, pp: np.ndarray, ends: str = "r
     return np.ones_like(pp) * a.final_norm_params / tp, layer + largest_unit_params(a, tp, ends)
 
 
-def gathered_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def gathered_bytes(
+    job: Job, tp: np.ndarray, pp: np.ndarray, root: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(root, units) bytes of the gathered units, each in the bytes it is stored in: 16-bit (fp32
-    for fp32 training), the 4-bit data of a QLoRA base's linear layers (its constants stay resident)."""
-    root = gathered_unit_params(job.arch, tp, pp, job.fsdp_ends)[0]
+    for fp32 training), the 4-bit data of a QLoRA base's linear layers (its constants stay resident).
+    `root`: the root unit's parameters (gathered_unit_params), where the caller has them already."""
+    root = gathered_unit_params(job.arch, tp, pp, job.fsdp_ends)[0] if root is None else root
     w16 = 4.0 if job.precision == "fp32" and job.method != "qlora" else 2.0
     layer, largest = _unit_bytes(job, tp)
     return root * w16, layer + largest
@@ -554,9 +557,8 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     stage_list = [(first_p, inflight_first, pp == 1, first_layers, a.vision_params)]
     if (pp > 1).any():  # without pipelining the first stage is the last: evaluate it once
         stage_list.append((last_p, 1.0, True, last_layers, np.where(pp > 1, 0.0, a.vision_params)))
-    units = _Units(
-        gathered_bytes(job, place.tp, place.pp), gathered_unit_params(a, place.tp, place.pp, job.fsdp_ends)[0]
-    )
+    root = gathered_unit_params(a, place.tp, place.pp, job.fsdp_ends)[0]
+    units = _Units(gathered_bytes(job, place.tp, place.pp, root), root)
     stages = [
         _stage_memory(job, place, act, p, inflight, has_loss, mbs, ones, layers, vision, units)
         for p, inflight, has_loss, layers, vision in stage_list
