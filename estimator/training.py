@@ -632,6 +632,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         overlap=network.Overlap(**{k: pick.at(v) for k, v in vars(step.overlap).items()}),
         owned=ctx.req.fabric is not None,
         arch=ctx.arch,
+        planned=(pick.at(step.comm_exposed), pick.at(step.comm_total)),  # on one node, the search's own figures
     )
     # "even on the best fabric": the least any fabric offered leaves waiting, not the assumed one's
     waiting = min((o.comm_fraction for o in report.options), default=report.comm_fraction)
