@@ -547,16 +547,22 @@ def ranking_keys(scored: Scored, objective: str) -> tuple[np.ndarray, ...]:
     return cache[objective]
 
 
+# from this few candidates on, best() compares their keys in Python: four numpy calls a key cost more
+FEW_CANDIDATES = 8
+
+
 def best(scored: Scored, objective: str, allowed: np.ndarray) -> int | None:
-    """The allowed candidate that sorts first for the objective (a lexicographic argmin, O(n))."""
-    idx = np.flatnonzero(allowed.ravel())
+    """The allowed candidate that sorts first for the objective (a lexicographic argmin, O(n); of
+    candidates tied on every key, the first)."""
+    idx = np.flatnonzero(allowed)
     if idx.size == 0:
         return None
-    for key in ranking_keys(scored, objective):
+    keys = ranking_keys(scored, objective)
+    for n, key in enumerate(keys):
+        if idx.size <= FEW_CANDIDATES:
+            return min(idx.tolist(), key=lambda j: tuple(k[j] for k in keys[n:]))
         values = key[idx]
         idx = idx[values == values.min()]
-        if idx.size == 1:
-            break
     return int(idx[0])
 
 
