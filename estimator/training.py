@@ -3,6 +3,7 @@ candidate GPU type, choose one, and assemble its memory, time, cost, IO and netw
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -144,8 +145,11 @@ DIVISIBLE_BATCHES = tuple(sorted({2**k for k in range(25)} | {3 * 2**k for k in 
 
 
 def _divisible(sequences: float) -> int:
-    """The nearest batch of 2^k or 3 x 2^k sequences (1,024, 1,536, 2,048, ...), as published batches are."""
-    return min(DIVISIBLE_BATCHES, key=lambda n: (abs(math.log(n / max(sequences, 1.0))), n))
+    """The nearest batch of 2^k or 3 x 2^k sequences (1,024, 1,536, 2,048, ...), as published batches are:
+    in log distance the nearest is one of the two batches either side of `sequences`."""
+    wanted = max(sequences, 1.0)
+    at = bisect.bisect_left(DIVISIBLE_BATCHES, wanted)
+    return min(DIVISIBLE_BATCHES[max(at - 1, 0) : at + 1], key=lambda n: (abs(math.log(n / wanted)), n))
 
 
 def _train_tokens(ctx: Context, seq: int) -> float:
