@@ -240,6 +240,11 @@ class _Placement:
     gathers: np.ndarray  # ZeRO-3 or parameter offload: weights arrive one unit at a time
     megatron: np.ndarray  # the layout runs on Megatron-Core (conventions.megatron_layout)
 
+    def any_params_on_host(self) -> bool:
+        """Some layout keeps its parameters on the host (most searches have none: then the terms
+        that hold only there are left out, not added as zeros)."""
+        return bool(self.params_on_host.any())
+
 
 def _placement(
     a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0, cp=1.0, etp=None
@@ -356,7 +361,7 @@ def _unit_bytes(job: Job, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return layer, np.maximum(layer, max(a.embed_params, a.head_params) / tp * w16)
 
 
-def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) -> np.ndarray:
+def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) -> np.ndarray | float:
     """Bytes the caching allocator keeps for parameter offload's host-to-device copies (0 without).
 
     FSDP copies a unit's shard from host RAM to the GPU on a stream of its own before gathering it
@@ -364,6 +369,8 @@ def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) ->
     pre-unshard stream, handed to the all-gather with record_stream; FSDP2 copies in likewise), and
     the allocator keeps that stream's blocks for that stream alone: the largest unit's shard, the
     root's (embeddings and head) unless a decoder layer is larger."""
+    if not place.any_params_on_host():
+        return 0.0
     root = (gathered or gathered_bytes(job, place.tp, place.pp))[0]
     largest = _unit_bytes(job, place.tp)[1]
     return np.where(place.params_on_host, np.maximum(root, largest) / place.shard_w, 0.0)
@@ -389,16 +396,19 @@ def _stage_weights(
     w_b = state_bytes(job.precision, job.optimizer)[0]
     trained_copies, frozen_copies = _model_copies(job.method)
     adapter_method = job.method in ADAPTER_METHODS
-    trained_w = np.where(place.params_on_host, 0.0, params * w_b / place.shard_w) if not adapter_method else 0.0
+    on_host = place.any_params_on_host()
+    weights = 0.0
+    if not adapter_method:
+        trained_w = params * w_b / place.shard_w
+        weights = trained_copies * (np.where(place.params_on_host, 0.0, trained_w) if on_host else trained_w)
     frozen_models = frozen_copies + (1 if adapter_method else 0)
-    weights = trained_copies * trained_w if not adapter_method else 0.0
     host = 0.0  # without frozen models (full training, pretraining) they add 0 bytes to GPU and host
     if frozen_models:
         sharded, replicated = _frozen_weight_bytes(job, params, place.pp, place.tp)
         frozen_host = sharded / place.shard_w
-        frozen_w = np.where(place.params_on_host, 0.0, frozen_host) + replicated
+        frozen_w = (np.where(place.params_on_host, 0.0, frozen_host) if on_host else frozen_host) + replicated
         weights = weights + frozen_models * frozen_w
-        host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0)
+        host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0) if on_host else 0.0
     weights = weights + np.where(place.gathers, sum(gathered or gathered_bytes(job, place.tp, place.pp)), 0.0)
     if job.method == "qlora":
         weights = weights + _largest_matrix(a) / place.tp * 2.0  # dequantised bf16 copy of one matrix
@@ -418,7 +428,8 @@ def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np
     resident = n * g_b / place.shard_g + n * o_b / place.shard_o
     adapters = weights + np.where(place.opt_on_host, 0.0, resident)
     host = np.where(place.opt_on_host, n * (o_b + 4.0) / place.shard_o, 0.0)
-    host = host + np.where(place.params_on_host, n * w_b / place.shard_w, 0.0)
+    if place.any_params_on_host():
+        host = host + np.where(place.params_on_host, n * w_b / place.shard_w, 0.0)
     return np.zeros_like(params), np.zeros_like(params), adapters, host
 
 
@@ -443,7 +454,8 @@ def _trained_states(
     optimizer = trained_copies * np.where(place.opt_on_host, 0.0, resident_o)
     # ZeRO-Offload keeps fp32 master, Adam states and fp32 gradients on the host
     host_state = trained_copies * np.where(place.opt_on_host, params * (o_b + 4.0) / place.shard_o, 0.0)
-    host_state = host_state + trained_copies * np.where(place.params_on_host, params * w_b / place.shard_w, 0.0)
+    if place.any_params_on_host():
+        host_state = host_state + trained_copies * np.where(place.params_on_host, params * w_b / place.shard_w, 0.0)
     return gradients, optimizer, np.zeros_like(params), host_state
 
 
