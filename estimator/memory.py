@@ -523,7 +523,10 @@ def _larger_stage(stages: list) -> tuple[dict[str, np.ndarray], np.ndarray]:
     if len(stages) == 2:
         (first, host_first), (last, host_last) = stages
         use_first = sum(first.values()) >= sum(last.values())
-        parts = {k: np.where(use_first, first[k], last[k]) for k in first}
+        if use_first.all() or not use_first.any():  # one stage is the larger on every layout
+            parts = dict(first if use_first.all() else last)
+        else:
+            parts = {k: np.where(use_first, first[k], last[k]) for k in first}
         host_state = np.maximum(host_first, host_last)
     return parts, host_state
 
