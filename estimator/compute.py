@@ -227,15 +227,32 @@ def distinct_layouts(*fields) -> tuple[np.ndarray, np.ndarray]:
     return order[starts], inverse
 
 
+def distinct_numbered(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """distinct_layouts of layouts whose combinations are numbered already, 0, 1, ... in the order
+    of their values (search.Grid.shapes): a layout of each number present, and for every layout
+    the rank of its number among those present."""
+    present = np.zeros(int(numbers.max()) + 1, dtype=bool)
+    present[numbers] = True
+    layout = np.empty(present.size, dtype=int)
+    layout[numbers] = np.arange(numbers.size)  # any layout of a combination stands for all of them
+    return layout[present], (present.cumsum() - 1)[numbers]
+
+
 def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay: Layout) -> kernels.MicroBatch:
     """kernels.micro_batch_seconds over the layouts' distinct micro-batch shapes only (micro-batch,
     tp, ep, cp: the grid's layouts differ mostly in what the kernels do not see, GPUs, pipeline,
     ZeRO, checkpointing), spread back over the layouts."""
-    fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp, lay.expert_tp())]
-    shape = np.broadcast_shapes(*(f.shape for f in fields))
-    if len(shape) != 1 or shape[0] < DISTINCT_FROM:
-        return kernels.cached_micro_batch_seconds(dev, a, work)
-    firsts, inverse = distinct_layouts(*fields)
+    if lay.shapes is not None:  # a grid's layouts, their shapes numbered with the grid
+        shape = lay.shapes.shape
+        if shape[0] < DISTINCT_FROM:
+            return kernels.cached_micro_batch_seconds(dev, a, work)
+        firsts, inverse = distinct_numbered(lay.shapes)
+    else:
+        fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp, lay.expert_tp())]
+        shape = np.broadcast_shapes(*(f.shape for f in fields))
+        if len(shape) != 1 or shape[0] < DISTINCT_FROM:
+            return kernels.cached_micro_batch_seconds(dev, a, work)
+        firsts, inverse = distinct_layouts(*fields)
     names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
     pick = {f: _at_layouts(getattr(work, f), shape, firsts) for f in names}
     mb = kernels.cached_micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))

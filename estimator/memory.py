@@ -73,6 +73,8 @@ class Layout:
     ep: np.ndarray | int = 1  # expert parallel: MoE routed experts split over ep ranks of a pipeline stage
     cp: np.ndarray | int = 1  # context parallel: each sequence split over cp ranks
     etp: np.ndarray | int | None = None  # expert tensor parallel (None: tp, Megatron-Core's default)
+    # the number of each layout's micro-batch shape (search.Grid.shapes), where a grid numbered them
+    shapes: np.ndarray | None = None
 
     def expert_tp(self) -> np.ndarray | int:
         """The experts' tensor-parallel ranks: etp, or the attention's tp where it is left open."""
@@ -138,7 +140,8 @@ def activation_elems_per_token_layer(a: Arch) -> dict[str, float]:
 
 def _stored_per_token_layer(a: Arch, ckpt: np.ndarray) -> np.ndarray:
     e = activation_elems_per_token_layer(a)
-    return np.where(ckpt == 0, e["none"], np.where(ckpt == 1, e["selective"], e["full"]))
+    by_code = np.array([e[mode] for mode in CKPT_CODE])  # indexed by CKPT_CODE: none, selective, full
+    return by_code[np.asarray(ckpt, dtype=int)]
 
 
 # --- training --------------------------------------------------------------------------------
@@ -237,6 +240,11 @@ class _Placement:
     gathers: np.ndarray  # ZeRO-3 or parameter offload: weights arrive one unit at a time
     megatron: np.ndarray  # the layout runs on Megatron-Core (conventions.megatron_layout)
 
+    def any_params_on_host(self) -> bool:
+        """Some layout keeps its parameters on the host (most searches have none: then the terms
+        that hold only there are left out, not added as zeros)."""
+        return bool(self.params_on_host.any())
+
 
 def _placement(
     a: Arch, gpus: np.ndarray, tp: np.ndarray, pp: np.ndarray, zero, offload, ep=1.0, cp=1.0, etp=None
@@ -326,10 +334,13 @@ def gathered_unit_params(a: Arch, tp: np.ndarray, pp: np.ndarray, ends: str = "r
     return np.ones_like(pp) * a.final_norm_params / tp, layer + largest_unit_params(a, tp, ends)
 
 
-def gathered_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def gathered_bytes(
+    job: Job, tp: np.ndarray, pp: np.ndarray, root: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(root, units) bytes of the gathered units, each in the bytes it is stored in: 16-bit (fp32
-    for fp32 training), the 4-bit data of a QLoRA base's linear layers (its constants stay resident)."""
-    root = gathered_unit_params(job.arch, tp, pp, job.fsdp_ends)[0]
+    for fp32 training), the 4-bit data of a QLoRA base's linear layers (its constants stay resident).
+    `root`: the root unit's parameters (gathered_unit_params), where the caller has them already."""
+    root = gathered_unit_params(job.arch, tp, pp, job.fsdp_ends)[0] if root is None else root
     w16 = 4.0 if job.precision == "fp32" and job.method != "qlora" else 2.0
     layer, largest = _unit_bytes(job, tp)
     return root * w16, layer + largest
@@ -350,7 +361,7 @@ def _unit_bytes(job: Job, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return layer, np.maximum(layer, max(a.embed_params, a.head_params) / tp * w16)
 
 
-def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) -> np.ndarray:
+def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) -> np.ndarray | float:
     """Bytes the caching allocator keeps for parameter offload's host-to-device copies (0 without).
 
     FSDP copies a unit's shard from host RAM to the GPU on a stream of its own before gathering it
@@ -358,6 +369,8 @@ def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) ->
     pre-unshard stream, handed to the all-gather with record_stream; FSDP2 copies in likewise), and
     the allocator keeps that stream's blocks for that stream alone: the largest unit's shard, the
     root's (embeddings and head) unless a decoder layer is larger."""
+    if not place.any_params_on_host():
+        return 0.0
     root = (gathered or gathered_bytes(job, place.tp, place.pp))[0]
     largest = _unit_bytes(job, place.tp)[1]
     return np.where(place.params_on_host, np.maximum(root, largest) / place.shard_w, 0.0)
@@ -383,16 +396,19 @@ def _stage_weights(
     w_b = state_bytes(job.precision, job.optimizer)[0]
     trained_copies, frozen_copies = _model_copies(job.method)
     adapter_method = job.method in ADAPTER_METHODS
-    trained_w = np.where(place.params_on_host, 0.0, params * w_b / place.shard_w) if not adapter_method else 0.0
+    on_host = place.any_params_on_host()
+    weights = 0.0
+    if not adapter_method:
+        trained_w = params * w_b / place.shard_w
+        weights = trained_copies * (np.where(place.params_on_host, 0.0, trained_w) if on_host else trained_w)
     frozen_models = frozen_copies + (1 if adapter_method else 0)
-    weights = trained_copies * trained_w if not adapter_method else 0.0
     host = 0.0  # without frozen models (full training, pretraining) they add 0 bytes to GPU and host
     if frozen_models:
         sharded, replicated = _frozen_weight_bytes(job, params, place.pp, place.tp)
         frozen_host = sharded / place.shard_w
-        frozen_w = np.where(place.params_on_host, 0.0, frozen_host) + replicated
+        frozen_w = (np.where(place.params_on_host, 0.0, frozen_host) if on_host else frozen_host) + replicated
         weights = weights + frozen_models * frozen_w
-        host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0)
+        host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0) if on_host else 0.0
     weights = weights + np.where(place.gathers, sum(gathered or gathered_bytes(job, place.tp, place.pp)), 0.0)
     if job.method == "qlora":
         weights = weights + _largest_matrix(a) / place.tp * 2.0  # dequantised bf16 copy of one matrix
@@ -412,7 +428,8 @@ def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np
     resident = n * g_b / place.shard_g + n * o_b / place.shard_o
     adapters = weights + np.where(place.opt_on_host, 0.0, resident)
     host = np.where(place.opt_on_host, n * (o_b + 4.0) / place.shard_o, 0.0)
-    host = host + np.where(place.params_on_host, n * w_b / place.shard_w, 0.0)
+    if place.any_params_on_host():
+        host = host + np.where(place.params_on_host, n * w_b / place.shard_w, 0.0)
     return np.zeros_like(params), np.zeros_like(params), adapters, host
 
 
@@ -437,7 +454,8 @@ def _trained_states(
     optimizer = trained_copies * np.where(place.opt_on_host, 0.0, resident_o)
     # ZeRO-Offload keeps fp32 master, Adam states and fp32 gradients on the host
     host_state = trained_copies * np.where(place.opt_on_host, params * (o_b + 4.0) / place.shard_o, 0.0)
-    host_state = host_state + trained_copies * np.where(place.params_on_host, params * w_b / place.shard_w, 0.0)
+    if place.any_params_on_host():
+        host_state = host_state + trained_copies * np.where(place.params_on_host, params * w_b / place.shard_w, 0.0)
     return gradients, optimizer, np.zeros_like(params), host_state
 
 
@@ -505,7 +523,10 @@ def _larger_stage(stages: list) -> tuple[dict[str, np.ndarray], np.ndarray]:
     if len(stages) == 2:
         (first, host_first), (last, host_last) = stages
         use_first = sum(first.values()) >= sum(last.values())
-        parts = {k: np.where(use_first, first[k], last[k]) for k in first}
+        if use_first.all() or not use_first.any():  # one stage is the larger on every layout
+            parts = dict(first if use_first.all() else last)
+        else:
+            parts = {k: np.where(use_first, first[k], last[k]) for k in first}
         host_state = np.maximum(host_first, host_last)
     return parts, host_state
 
@@ -549,11 +570,10 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     # (LLaMA-Factory's freeze_vision_tower default)
     first_layers, last_layers = stage_layers(a, pp)
     stage_list = [(first_p, inflight_first, pp == 1, first_layers, a.vision_params)]
-    if np.any(pp > 1):  # without pipelining the first stage is the last: evaluate it once
+    if (pp > 1).any():  # without pipelining the first stage is the last: evaluate it once
         stage_list.append((last_p, 1.0, True, last_layers, np.where(pp > 1, 0.0, a.vision_params)))
-    units = _Units(
-        gathered_bytes(job, place.tp, place.pp), gathered_unit_params(a, place.tp, place.pp, job.fsdp_ends)[0]
-    )
+    root = gathered_unit_params(a, place.tp, place.pp, job.fsdp_ends)[0]
+    units = _Units(gathered_bytes(job, place.tp, place.pp, root), root)
     stages = [
         _stage_memory(job, place, act, p, inflight, has_loss, mbs, ones, layers, vision, units)
         for p, inflight, has_loss, layers, vision in stage_list

@@ -177,7 +177,8 @@ def tensor_parallel_async_share(ckpt) -> np.ndarray:
 
 
 def _ring(n: np.ndarray) -> np.ndarray:
-    return np.where(n > 1, (n - 1) / np.maximum(n, 1), 0.0)
+    """(n - 1) / n of a buffer moves per GPU in a ring of n; none without one (n <= 1)."""
+    return np.maximum(n - 1, 0.0) / np.maximum(n, 1)
 
 
 def step_traffic(
@@ -395,25 +396,9 @@ def exposed_comm(
     return serial + dp_exposed, comm["tp"] + comm["pp"] + cp + ep + comm["dp"]
 
 
-def _single_node(
-    traffic: dict[str, float],
-    links: Links,
-    gpu: GPU,
-    *,
-    gpus: int,
-    tp: int,
-    ep: int,
-    cp: int,
-    zero: int,
-    t_compute: float,
-    other: float,
-    overlap: Overlap,
-    arch: Arch | None = None,
-    etp: int | None = None,
-) -> NetworkEstimate:
-    """One node: every transfer stays on the GPUs' own links; no fabric to choose."""
-    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
-    exposed, total = exposed_comm(comm, t_compute, zero, overlap)
+def _single_node(traffic: dict[str, float], gpu: GPU, exposed: float, total: float, other: float) -> NetworkEstimate:
+    """One node: every transfer stays on the GPUs' own links; no fabric to choose. `exposed` and
+    `total`: the step's communication seconds that wait and in all (exposed_comm)."""
     step = other + float(exposed)
     return NetworkEstimate(
         per_step_gb=float(sum(traffic.values())) / 1e9,
@@ -472,30 +457,21 @@ def compare_fabrics(
     owned: bool = False,
     arch: Arch | None = None,
     etp: int | None = None,
+    planned: tuple[float, float] | None = None,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
     the slowest (cheapest) fabric whose step stays within 5% of the best fabric's, or `assumed`, the
     fabric the plan's time was computed on, when the user has it (`owned`) and it does; its waiting
-    share is reported as well."""
+    share is reported as well. `planned`: the (exposed, total) communication seconds the search
+    timed for the plan on its own links, which are all a single node's figures need."""
     per_step = float(sum(traffic.values()))
     nodes = -(-gpus // gpu.nvlink_gpus)  # NVLink domains: the fabric between them is what is chosen
     if nodes <= 1:
-        links = links_for(gpu, fabrics[0], efficiency)
-        return _single_node(
-            traffic,
-            links,
-            gpu,
-            gpus=gpus,
-            tp=tp,
-            ep=ep,
-            cp=cp,
-            zero=zero,
-            t_compute=t_compute,
-            other=other_seconds,
-            overlap=overlap,
-            arch=arch,
-            etp=etp,
-        )
+        if planned is None:
+            links = links_for(gpu, fabrics[0], efficiency)
+            comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
+            planned = exposed_comm(comm, t_compute, zero, overlap)
+        return _single_node(traffic, gpu, *planned, other=other_seconds)
     links = _fabric_links(gpu, fabrics, efficiency)
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)

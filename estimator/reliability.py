@@ -42,7 +42,8 @@ def reliability(gpus, write_s, defaults: Defaults) -> Reliability:
     interval = np.sqrt(2.0 * delta * mtbi)
     lost_to_interruptions = (restart + interval / 2.0) / mtbi
     goodput = (1.0 - lost_to_interruptions) * interval / (interval + delta)
-    return Reliability(np.clip(goodput, MIN_GOODPUT, 1.0), interval, mtbi)
+    # np.clip's own bounds, without its dispatch (a few microseconds on the plan's single figure)
+    return Reliability(np.minimum(np.maximum(goodput, MIN_GOODPUT), 1.0), interval, mtbi)
 
 
 def checkpoint_write_s(checkpoint_bytes: float, nodes, write_gb_s_per_node: float) -> np.ndarray:

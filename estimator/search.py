@@ -88,6 +88,9 @@ class Grid:
     vpp: np.ndarray  # virtual pipeline stages per GPU (1: plain 1F1B)
     # expert tensor parallel ranks: ep x etp GPUs of a pipeline stage hold the routed experts (None: tp)
     etp: np.ndarray | None = None
+    # the number of each layout's micro-batch shape (micro-batch, tp, ep, cp, etp: what the kernels
+    # see) in the order of their values, numbered once for the grid (compute.distinct_micro_batches)
+    shapes: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -110,6 +113,7 @@ class Grid:
             self.cp[keep],
             self.vpp[keep],
             None if self.etp is None else self.etp[keep],
+            None if self.shapes is None else self.shapes[keep],
         )
 
 
@@ -177,6 +181,8 @@ def _training_grid(
     arrays = _with_interleaving(arrays, layers, gbs)
     g, t, p, e = arrays[0], arrays[1], arrays[2], arrays[7]
     arrays.append(np.full_like(g, fixed.etp) if fixed.etp else conventions.expert_tensor_parallel(t, e, g / p))
+    m, x, etp = arrays[6], arrays[8], arrays[-1]
+    arrays.append(compute.distinct_layouts(m, t, e, x, etp)[1])
     for a in arrays:
         a.setflags(write=False)
     return Grid(*arrays)
@@ -351,6 +357,7 @@ class Scored:
     tokens_per_s_gpu: np.ndarray
     micro_batches: np.ndarray  # (L,)
     explicit_gpus: bool = False
+    goodput: np.ndarray | None = None  # of the time, what trains (job_reliability), (T, L)
 
     @property
     def days(self) -> np.ndarray:
@@ -417,6 +424,7 @@ def layout_of(grid: Grid, gbs: int) -> Layout:
         grid.ep,
         grid.cp,
         grid.etp,
+        grid.shapes,
     )
 
 
@@ -449,15 +457,15 @@ def _training_time(
     cat: Catalog,
     mfu: float | None,
     per_node: np.ndarray,
-) -> tuple[compute.StepTime, np.ndarray, np.ndarray]:
-    """Step time, tokens/s per GPU and wall-clock seconds of the whole job (T, L): the training
-    time over its goodput, from interruptions and checkpoints (estimator/reliability.py)."""
+) -> tuple[compute.StepTime, np.ndarray, np.ndarray, np.ndarray]:
+    """Step time, tokens/s per GPU, wall-clock seconds of the whole job and its goodput (T, L): the
+    training time over its goodput, from interruptions and checkpoints (estimator/reliability.py)."""
     gbs_effective = np.asarray(layout.micro_batches) * grid.dp() * grid.micro_batch
     step = compute.training_step(job, hw, layout, gbs_effective, cat.defaults, mfu)
     tokens_per_s_gpu = step.tokens / step.seconds / grid.gpus
     goodput = job_reliability(job, grid.gpus, per_node, cat).goodput
     seconds = tokens / (tokens_per_s_gpu * grid.gpus) / goodput
-    return step, tokens_per_s_gpu, seconds
+    return step, tokens_per_s_gpu, seconds, goodput
 
 
 def job_reliability(job: Job, gpus, per_node, cat: Catalog) -> reliability.Reliability:
@@ -496,7 +504,7 @@ def score_training(
     fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus, cat.defaults)
 
     micro_batches = np.asarray(layout.micro_batches)
-    step, tokens_per_s_gpu, seconds = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
+    step, tokens_per_s_gpu, seconds, goodput = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
     cost = seconds / 3600 * grid.gpus * options.price
     return Scored(
         grid,
@@ -511,6 +519,7 @@ def score_training(
         tokens_per_s_gpu,
         micro_batches,
         explicit_gpus,
+        goodput,
     )
 
 
@@ -538,16 +547,22 @@ def ranking_keys(scored: Scored, objective: str) -> tuple[np.ndarray, ...]:
     return cache[objective]
 
 
+# from this few candidates on, best() compares their keys in Python: four numpy calls a key cost more
+FEW_CANDIDATES = 8
+
+
 def best(scored: Scored, objective: str, allowed: np.ndarray) -> int | None:
-    """The allowed candidate that sorts first for the objective (a lexicographic argmin, O(n))."""
-    idx = np.flatnonzero(allowed.ravel())
+    """The allowed candidate that sorts first for the objective (a lexicographic argmin, O(n); of
+    candidates tied on every key, the first)."""
+    idx = np.flatnonzero(allowed)
     if idx.size == 0:
         return None
-    for key in ranking_keys(scored, objective):
+    keys = ranking_keys(scored, objective)
+    for n, key in enumerate(keys):
+        if idx.size <= FEW_CANDIDATES:
+            return min(idx.tolist(), key=lambda j: tuple(k[j] for k in keys[n:]))
         values = key[idx]
         idx = idx[values == values.min()]
-        if idx.size == 1:
-            break
     return int(idx[0])
 
 
@@ -567,8 +582,9 @@ def choose(
     the user asked for it; otherwise offloading layouts compete as alternatives."""
     everything = scored.deliverable
     ok_deliver = everything if offload_fixed else everything & (scored.grid.offload[None, :] == 0)
-    meets_deadline = scored.days <= deadline if deadline else np.ones_like(ok_deliver)
-    meets_budget = scored.cost <= budget if budget else np.ones_like(ok_deliver)
+    # a limit not given is met by every candidate (True broadcasts over them)
+    meets_deadline = scored.days <= deadline if deadline else True
+    meets_budget = scored.cost <= budget if budget else True
     ok = ok_deliver & meets_deadline & meets_budget
     i = best(scored, objective, ok)
     if i is not None:
@@ -684,13 +700,13 @@ def alternatives(
     picks: list[tuple[str, int]] = []
     plan_fits = bool(scored.fits[t_chosen, l_chosen])
     if plan_fits:
-        slow = f["days"] > ALTERNATIVE_SLOWDOWN * f["days"][chosen]
-        allowed = allowed & ~slow & within_plan_limits(f["days"], f["cost"], chosen, deadline, budget)
+        allowed = allowed & ~(f["days"] > ALTERNATIVE_SLOWDOWN * f["days"][chosen])
+        if deadline or budget:
+            allowed &= within_plan_limits(f["days"], f["cost"], chosen, deadline, budget)
     wanted = [] if plan_fits else [("with_offload", allowed & (f["offload"] > 0), "fewest")]
-    wanted += [
-        ("other_gpu", allowed & (f["type"] != t_chosen), objective),
-        ("fewer_gpus_offload", allowed & (f["gpus"] < f["gpus"][chosen]) & (f["offload"] > 0), "cheapest"),
-    ]
+    if scored.options.size > 1:  # with one GPU type there is no other
+        wanted.append(("other_gpu", allowed & (f["type"] != t_chosen), objective))
+    wanted.append(("fewer_gpus_offload", allowed & (f["gpus"] < f["gpus"][chosen]) & (f["offload"] > 0), "cheapest"))
     if objective == "fastest":
         wanted.append(("cheaper_slower", allowed & (f["cost"] <= 0.7 * f["cost"][chosen]), "fastest"))
     else:

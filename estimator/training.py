@@ -3,6 +3,7 @@ candidate GPU type, choose one, and assemble its memory, time, cost, IO and netw
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -144,8 +145,11 @@ DIVISIBLE_BATCHES = tuple(sorted({2**k for k in range(25)} | {3 * 2**k for k in 
 
 
 def _divisible(sequences: float) -> int:
-    """The nearest batch of 2^k or 3 x 2^k sequences (1,024, 1,536, 2,048, ...), as published batches are."""
-    return min(DIVISIBLE_BATCHES, key=lambda n: (abs(math.log(n / max(sequences, 1.0))), n))
+    """The nearest batch of 2^k or 3 x 2^k sequences (1,024, 1,536, 2,048, ...), as published batches are:
+    in log distance the nearest is one of the two batches either side of `sequences`."""
+    wanted = max(sequences, 1.0)
+    at = bisect.bisect_left(DIVISIBLE_BATCHES, wanted)
+    return min(DIVISIBLE_BATCHES[max(at - 1, 0) : at + 1], key=lambda n: (abs(math.log(n / wanted)), n))
 
 
 def _train_tokens(ctx: Context, seq: int) -> float:
@@ -504,7 +508,7 @@ def _compute(ctx: Context, job: Job, pick: Pick, tokens: float, io_plan: IOEstim
     scored = pick.scored
     flops = compute.token_flops(ctx.arch, ctx.method, job.seq_len, job.lora_rank)
     gpus = int(scored.grid.gpus[pick.i])
-    seconds, cost, rel = _with_reliability(ctx, job, pick, io_plan.checkpoint_write_s)
+    seconds, cost, rel = _with_reliability(ctx, pick, io_plan.checkpoint_write_s)
     est = compute_estimate(
         tokens=tokens,
         flops_per_token=flops.model,
@@ -525,16 +529,14 @@ def _compute(ctx: Context, job: Job, pick: Pick, tokens: float, io_plan: IOEstim
     return est.model_copy(update=update)
 
 
-def _with_reliability(
-    ctx: Context, job: Job, pick: Pick, write_s: float
-) -> tuple[float, float, reliability.Reliability]:
+def _with_reliability(ctx: Context, pick: Pick, write_s: float) -> tuple[float, float, reliability.Reliability]:
     """Wall-clock seconds and cost over the goodput of the checkpoints this plan writes (the search
-    ranked with the slowest storage's write; the storage chosen since writes faster or as fast)."""
+    ranked with the slowest storage's write, search.job_reliability; the storage chosen since
+    writes faster or as fast)."""
     scored = pick.scored
     gpus = float(scored.grid.gpus[pick.i])
-    ranked = search.job_reliability(job, gpus, pick.gpu.gpus_per_node, ctx.cat)
     rel = reliability.reliability(gpus, write_s, ctx.cat.defaults)
-    scale = float(ranked.goodput) / float(rel.goodput)
+    scale = pick.at(scored.goodput) / float(rel.goodput)
     return float(scored.seconds[pick.t, pick.i]) * scale, float(scored.cost[pick.t, pick.i]) * scale, rel
 
 
@@ -634,6 +636,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         overlap=network.Overlap(**{k: pick.at(v) for k, v in vars(step.overlap).items()}),
         owned=ctx.req.fabric is not None,
         arch=ctx.arch,
+        planned=(pick.at(step.comm_exposed), pick.at(step.comm_total)),  # on one node, the search's own figures
     )
     # "even on the best fabric": the least any fabric offered leaves waiting, not the assumed one's
     waiting = min((o.comm_fraction for o in report.options), default=report.comm_fraction)

@@ -304,3 +304,20 @@ def test_grid_times_each_distinct_micro_batch_once_and_spreads_it_back(cat):
     for i in range(0, grid.size, 37):
         alone = kernel_time(job, hw, search.layout_of(grid.subset(np.array([i])), 64), cat.defaults).compute
         assert one(together[..., i]) == pytest.approx(one(alone), rel=1e-9)
+
+
+def test_a_grids_numbered_shapes_pick_what_sorting_them_picks():
+    """distinct_numbered over a pruned grid's shape numbers gives the shapes distinct_layouts finds
+    by sorting the fields: the same ranks, and layouts of the same shapes."""
+    from gpuplan.estimator import search
+    from gpuplan.estimator.architecture import for_model
+
+    a = for_model("mixtral-8x7b")
+    grid = search.training_grid(a, "full", search.Fixed(), 64, 8, 64, 4096)
+    pruned = grid.subset((grid.gpus > 8) & (grid.micro_batch != 2))
+    fields = (pruned.micro_batch, pruned.tp, pruned.ep, pruned.cp, pruned.etp)
+    firsts, inverse = compute.distinct_numbered(pruned.shapes)
+    sorted_firsts, sorted_inverse = compute.distinct_layouts(*fields)
+    assert (inverse == sorted_inverse).all()
+    for f in fields:
+        assert (f[firsts] == f[sorted_firsts]).all()

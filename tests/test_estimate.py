@@ -510,3 +510,16 @@ def test_a_card_named_by_its_memory_keeps_bf16():
     from gpuplan.bot.pipeline import answer
 
     assert answer("7b推理需要24G显存吗").estimate.resolved.precision == "bf16"
+
+
+@pytest.mark.parametrize("sequences", [0.0, 1.0, 1.4, 1.5, 2.9, 100.0, 1228.0, 1254.0, 1255.0, 2.5e6, 1e9])
+def test_divisible_batch_is_the_nearest_of_all_in_log_distance(sequences):
+    """training._divisible looks at the two batches either side of `sequences`: the nearest in log
+    distance of all of them (ties: the smaller), as a scan of the whole list finds."""
+    import math
+
+    from gpuplan.estimator import training
+
+    wanted = max(sequences, 1.0)
+    scan = min(training.DIVISIBLE_BATCHES, key=lambda n: (abs(math.log(n / wanted)), n))
+    assert training._divisible(sequences) == scan
