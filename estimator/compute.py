@@ -213,9 +213,11 @@ DISTINCT_FROM = 64  # layouts from which sorting out the distinct micro-batches 
 def distinct_layouts(*fields) -> tuple[np.ndarray, np.ndarray]:
     """(an index of each distinct combination of the fields' values, and for every layout the number
     of its combination): the fields, small whole numbers, make one exact sort key. Not np.unique,
-    which imports numpy.ma (search.py)."""
-    base = max(float(f.max()) for f in fields) + 1.0
+    which imports numpy.ma (search.py). No layouts: none of either."""
     key = np.zeros(np.broadcast_shapes(*(np.shape(f) for f in fields)))
+    if key.size == 0:
+        return np.zeros(0, dtype=int), np.zeros(key.shape, dtype=int)
+    base = max(float(np.max(f)) for f in fields) + 1.0
     for f in fields:
         key = key * base + f
     order = key.argsort(kind="stable")

@@ -321,3 +321,17 @@ def test_a_grids_numbered_shapes_pick_what_sorting_them_picks():
     assert (inverse == sorted_inverse).all()
     for f in fields:
         assert (f[firsts] == f[sorted_firsts]).all()
+
+
+def test_no_layouts_have_no_distinct_combinations():
+    """An empty grid (65 GPUs: no tp x pp x dp divides them for a batch of 64) sorts out to nothing,
+    and the estimate refuses the request, naming it, instead of failing on an empty maximum."""
+    from gpuplan.estimator.errors import RequestError
+    from gpuplan.estimator.estimate import estimate
+    from gpuplan.estimator.schema import Request
+
+    empty = np.zeros(0)
+    firsts, inverse = compute.distinct_layouts(empty, empty, empty)
+    assert firsts.size == 0 and inverse.size == 0
+    with pytest.raises(RequestError):
+        estimate(Request(gpus=65))
