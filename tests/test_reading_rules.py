@@ -222,6 +222,20 @@ def test_required_words_hold_on_every_example_and_labelled_question():
         assert not [text for text in texts if rule.pattern.search(text) and not rule.required.search(text)], rule.name
 
 
+def test_a_rule_of_words_beyond_ascii_matches_no_ascii_text():
+    """A rule whose every required or needed word has a character beyond ASCII ("显存", "并发") is not
+    tried on an English question: it matches no ASCII example or labelled question, and some such
+    rules exist (the Chinese ones)."""
+    texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
+    ascii_texts = [text for text in texts if text.isascii()]
+    skipped = [rule for rule in RULES if not rule.ascii_text]
+    assert len(skipped) > 50 and ascii_texts
+    for rule in skipped:
+        assert not [text for text in ascii_texts if rule.pattern.search(text)], rule.name
+    words = [(rule, [rule.required, rule.needs]) for rule in RULES]
+    assert all(rule.ascii_text for rule, gates in words if all(g is None or g.pattern.isascii() for g in gates))
+
+
 CHARACTERS = list("abcdegilmnorstuxyz 0123456789$¥.,:=kKm万千元预算批量每卡全局")
 
 

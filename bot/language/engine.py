@@ -23,7 +23,7 @@ from typing import Any
 
 from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, values
 from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import required_words
+from gpuplan.bot.language.patterns import required_words, top_level_split
 from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
 
 __all__ = ["dimensions", "expand", "files", "pieces", "reads_one", "rules", "find", "settle", "first", "read"]
@@ -60,6 +60,10 @@ class Rule:
     # literal words one of which every match holds, read off the pattern itself (patterns.required_words):
     # a text without any is not scanned
     required: re.Pattern | None = None
+    # whether a text of ASCII characters alone can hold a match: False when every word the rule
+    # requires or needs has a character beyond ASCII ("并发", "显存"), so an English question skips it
+    # (str.isascii is a flag CPython keeps, no scan)
+    ascii_text: bool = True
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -219,7 +223,14 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         examples=entry.get("examples") or {},
         needs=compiled(entry["needs"]) if "needs" in entry else None,
         required=compiled(required) if required else None,
+        ascii_text=_ascii_text(required) and _ascii_text(built(required_words, entry.get("needs", ""))),
     )
+
+
+def _ascii_text(required: str) -> bool:
+    """Whether a text of ASCII characters alone may hold one of the `required` words (an alternation,
+    patterns.required_words; "" when none is known)."""
+    return not required or any(word.isascii() for word in top_level_split(required))
 
 
 @functools.cache
@@ -258,7 +269,10 @@ def find(text: str, candidates: Iterable[Rule], original: str | None = None) -> 
     """Every rule's every match whose value converts, lies within the rule's bounds and stands in
     its context (`original`, the whole question, where it differs from `text`)."""
     spans = []
+    ascii_only = text.isascii()
     for rule in candidates:
+        if ascii_only and not rule.ascii_text:
+            continue
         if rule.needs is not None and not rule.needs.search(text):
             continue
         if rule.required is not None and not rule.required.search(text):
