@@ -215,6 +215,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
     fields = [""] if claims else entry["fields"] if "fields" in entry else [entry["field"]]
     pattern = rule_pattern(entry["pattern"], table)
     required = built(required_words, pattern.pattern)
+    needed = built(required_words, entry.get("needs", ""))
     return Rule(
         name=entry["name"],
         dimension=dimension,
@@ -235,9 +236,15 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         value=entry.get("value"),
         examples=entry.get("examples") or {},
         needs=compiled(entry["needs"]) if "needs" in entry else None,
-        required=compiled(required) if required else None,
-        ascii_text=_ascii_text(required) and _ascii_text(built(required_words, entry.get("needs", ""))),
+        required=compiled(required) if required and not _implied(needed, required) else None,
+        ascii_text=_ascii_text(required) and _ascii_text(needed),
     )
+
+
+def _implied(needed: str, required: str) -> bool:
+    """Whether a text that holds a match of a rule's `needs` holds one of its required words too (every
+    word the needs require is one of them: "token" of `needs: token`), so that one search is enough."""
+    return bool(needed) and set(top_level_split(needed)) <= set(top_level_split(required))
 
 
 def _claims(entry: dict[str, Any]) -> bool:
