@@ -94,6 +94,8 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
     fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension == "card_count" else fields
+    if rule.dimension == "gpu_memory" and rule.claims:  # what a run uses, all the cards' memory: no card's
+        assert request["gpu_memory_gib"] is None
     if rule.dimension == "gpu_memory":  # a GPU given by its memory: the request's memory (and one card)
         fields = {"gpu_memory_gib" if k.startswith("gpu_memory") else k: v for k, v in fields.items()}
         fields.update({"gpus": 1} if "gpu_memory_one_card" in want else {})
