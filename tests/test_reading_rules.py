@@ -52,11 +52,15 @@ def _first_card_view(text: str) -> str:
     return card_view(text, start, match.start(), tail, SERVER_CARD_MARK if in_servers else CARD_MARK)
 
 
+FACTS = frozenset(engine.FACTS)
+
+
 def _read(dimension: str, text: str) -> list[engine.Span]:
     text = text.lower()
     if dimension == "card_memory":  # the memory beside a card's name, read around it as the Reader does
         return engine.read(memory_view(text, *_first_card(text).span())[0], dimension)
-    return engine.read(_first_card_view(text) if dimension == "card_count" else text, dimension)
+    # every fact a rule may ask holds (gpu_memory.yaml's claims of all the cards' memory: cards counted)
+    return engine.read(_first_card_view(text) if dimension == "card_count" else text, dimension, facts=FACTS)
 
 
 def _close(got: dict, want: dict) -> bool:
@@ -90,6 +94,8 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
     fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension == "card_count" else fields
+    if rule.dimension == "gpu_memory" and rule.claims:  # what a run uses, all the cards' memory: no card's
+        assert request["gpu_memory_gib"] is None
     if rule.dimension == "gpu_memory":  # a GPU given by its memory: the request's memory (and one card)
         fields = {"gpu_memory_gib" if k.startswith("gpu_memory") else k: v for k, v in fields.items()}
         fields.update({"gpus": 1} if "gpu_memory_one_card" in want else {})
@@ -220,6 +226,54 @@ def test_required_words_hold_on_every_example_and_labelled_question():
     texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
     for rule in (rule for rule in RULES if rule.required is not None):
         assert not [text for text in texts if rule.pattern.search(text) and not rule.required.search(text)], rule.name
+
+
+def test_a_claim_takes_its_words_from_weaker_rules_and_reads_nothing():
+    """gpu_memory.yaml: what a run uses is claimed (`reads: nothing`): the weaker "20g显存" reading loses
+    to it and nothing is read; the memory of all the cards together only where the step states that
+    several cards are counted."""
+    used = engine.read("lora 7b 占用了20g显存，正常吗", "gpu_memory")
+    assert [(span.rule.name, span.readings) for span in used] == [("memory_used_zh", ())]
+    total = "4张4090，加起来也就96g显存"
+    assert [span.rule.name for span in engine.read(total, "gpu_memory", facts=frozenset({"several_cards"}))] == [
+        "memory_of_all_cards_zh"
+    ]
+    assert [s.readings for s in engine.read(total, "gpu_memory")] == [(("gpu_memory_gib", 96.0),)]
+
+
+def test_a_claim_names_no_field_and_a_fact_must_be_known():
+    claim = {"name": "c", "pattern": "x", "reads": "nothing"}
+    assert engine._rule(claim, "test", "en", {}).claims
+    with pytest.raises(ValueError, match="names no field"):
+        engine._rule({**claim, "field": "gpus"}, "test", "en", {})
+    with pytest.raises(ValueError, match="reads"):
+        engine._rule({**claim, "reads": "everything"}, "test", "en", {})
+    with pytest.raises(ValueError, match="unknown conditions"):
+        engine._rule({**claim, "when": ["no_such_fact"]}, "test", "en", {})
+
+
+def test_the_memory_of_a_run_or_of_all_cards_is_no_cards_through_the_parser():
+    """Words of use, of all the cards together and of need, now rules (gpu_memory.yaml), read as the
+    step's code read them: no card's memory, unless what is needed is asked of no card named."""
+    assert parse("4张4090，加起来也就96G显存，能lora训 llama 3.1 8b 吗").request.gpu_memory_gib is None
+    assert parse("lora 7b 占用了20G显存，正常吗").request.gpu_memory_gib is None
+    assert parse("7b推理需要24G显存吗").request.gpu_memory_gib == 24
+    needed = parse("官方说需要显存为 60G，我有 4090，能跑吗")
+    assert needed.request.gpu_memory_gib is None and "memory_apart_from_card" in [n.code for n in needed.notes]
+
+
+def test_a_rule_of_words_beyond_ascii_matches_no_ascii_text():
+    """A rule whose every required or needed word has a character beyond ASCII ("显存", "并发") is not
+    tried on an English question: it matches no ASCII example or labelled question, and some such
+    rules exist (the Chinese ones)."""
+    texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
+    ascii_texts = [text for text in texts if text.isascii()]
+    skipped = [rule for rule in RULES if not rule.ascii_text]
+    assert len(skipped) > 50 and ascii_texts
+    for rule in skipped:
+        assert not [text for text in ascii_texts if rule.pattern.search(text)], rule.name
+    words = [(rule, [rule.required, rule.needs]) for rule in RULES]
+    assert all(rule.ascii_text for rule, gates in words if all(g is None or g.pattern.isascii() for g in gates))
 
 
 CHARACTERS = list("abcdegilmnorstuxyz 0123456789$¥.,:=kKm万千元预算批量每卡全局")

@@ -23,7 +23,7 @@ from typing import Any
 
 from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, values
 from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import required_words
+from gpuplan.bot.language.patterns import required_words, top_level_split
 from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
 
 __all__ = ["dimensions", "expand", "files", "pieces", "reads_one", "rules", "find", "settle", "first", "read"]
@@ -51,6 +51,10 @@ class Rule:
     unless_before: re.Pattern | None = None
     unless_after: re.Pattern | None = None
     when: tuple[str, ...] = ()  # named conditions (CONDITIONS) that must all hold
+    facts: tuple[str, ...] = ()  # facts the caller states (FACTS: "several_cards") that must all hold
+    # a claim (`reads: nothing`): its span takes its words, so a weaker rule cannot read them, and reads
+    # no field ("占用了20G显存": what a run uses, no card's memory)
+    claims: bool = False
     value: Any = None  # the value a `convert: const` rule reads ("fsdp": ZeRO stage 3)
     examples: dict[str, dict[str, Any]] = field(default_factory=dict)
     more_fields: tuple[str, ...] = ()
@@ -60,6 +64,10 @@ class Rule:
     # literal words one of which every match holds, read off the pattern itself (patterns.required_words):
     # a text without any is not scanned
     required: re.Pattern | None = None
+    # whether a text of ASCII characters alone can hold a match: False when every word the rule
+    # requires or needs has a character beyond ASCII ("并发", "显存"), so an English question skips it
+    # (str.isascii is a flag CPython keeps, no scan)
+    ascii_text: bool = True
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -84,7 +92,9 @@ class Span:
 
     @property
     def readings(self) -> tuple[tuple[str, Any], ...]:
-        """(field, value) of each field the span reads, in the rule's order."""
+        """(field, value) of each field the span reads, in the rule's order; none for a claim."""
+        if self.rule.claims:
+            return ()
         if self.rule.more_fields:
             return tuple(zip(self.rule.fields, self.value, strict=True))
         return ((self.field, self.value),)
@@ -188,18 +198,24 @@ CONDITIONS.update(token_words.CONDITIONS)
 # --- a card's memory (memory_words.py): "A100 (40G)" is 40 GiB --------------------------------------
 CONVERTERS.update(memory_words.CONVERTERS)
 
+# facts about what was read before, which the caller states to `find` (the rules' `when` may name them)
+FACTS: dict[str, str] = {**memory_words.FACTS}
+
 # --- loading --------------------------------------------------------------------------------------
 
 
 def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str]) -> Rule:
     if entry.get("convert", "int") not in CONVERTERS:
         raise ValueError(f"rule {entry['name']}: unknown converter {entry['convert']!r}")
-    if unknown := set(entry.get("when", ())) - set(CONDITIONS):
+    when = tuple(entry.get("when", ()))
+    if unknown := set(when) - set(CONDITIONS) - set(FACTS):
         raise ValueError(f"rule {entry['name']}: unknown conditions {sorted(unknown)}")
+    claims = _claims(entry)
     before, after = entry.get("unless_before"), entry.get("unless_after")
-    fields = entry["fields"] if "fields" in entry else [entry["field"]]
+    fields = [""] if claims else entry["fields"] if "fields" in entry else [entry["field"]]
     pattern = rule_pattern(entry["pattern"], table)
     required = built(required_words, pattern.pattern)
+    needed = built(required_words, entry.get("needs", ""))
     return Rule(
         name=entry["name"],
         dimension=dimension,
@@ -214,12 +230,37 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         note=entry.get("note"),
         unless_before=compiled(rf"(?:{expand(before, table)})\s*$") if before else None,
         unless_after=compiled(rf"\s*(?:{expand(after, table)})") if after else None,
-        when=tuple(entry.get("when", ())),
+        when=tuple(name for name in when if name in CONDITIONS),
+        facts=tuple(name for name in when if name in FACTS),
+        claims=claims,
         value=entry.get("value"),
         examples=entry.get("examples") or {},
         needs=compiled(entry["needs"]) if "needs" in entry else None,
-        required=compiled(required) if required else None,
+        required=compiled(required) if required and not _implied(needed, required) else None,
+        ascii_text=_ascii_text(required) and _ascii_text(needed),
     )
+
+
+def _implied(needed: str, required: str) -> bool:
+    """Whether a text that holds a match of a rule's `needs` holds one of its required words too (every
+    word the needs require is one of them: "token" of `needs: token`), so that one search is enough."""
+    return bool(needed) and set(top_level_split(needed)) <= set(top_level_split(required))
+
+
+def _claims(entry: dict[str, Any]) -> bool:
+    """Whether a rule is a claim (`reads: nothing`), which names no field and converts nothing."""
+    reads = entry.get("reads")
+    if reads not in (None, "nothing"):
+        raise ValueError(f"rule {entry['name']}: `reads` is 'nothing' or unsaid, not {reads!r}")
+    if reads and {"field", "fields", "convert"} & set(entry):
+        raise ValueError(f"rule {entry['name']}: a claim (reads: nothing) names no field and converts nothing")
+    return reads == "nothing"
+
+
+def _ascii_text(required: str) -> bool:
+    """Whether a text of ASCII characters alone may hold one of the `required` words (an alternation,
+    patterns.required_words; "" when none is known)."""
+    return not required or any(word.isascii() for word in top_level_split(required))
 
 
 @functools.cache
@@ -254,17 +295,26 @@ def _in_context(rule: Rule, original: str, match: re.Match) -> bool:
     return all(CONDITIONS[name](original, match) for name in rule.when)
 
 
-def find(text: str, candidates: Iterable[Rule], original: str | None = None) -> list[Span]:
+def find(
+    text: str, candidates: Iterable[Rule], original: str | None = None, facts: frozenset[str] = frozenset()
+) -> list[Span]:
     """Every rule's every match whose value converts, lies within the rule's bounds and stands in
-    its context (`original`, the whole question, where it differs from `text`)."""
+    its context (`original`, the whole question, where it differs from `text`); a rule whose `when`
+    names a fact (FACTS) only where the caller states it in `facts`. A claim's span reads nothing."""
     spans = []
+    ascii_only = text.isascii()
     for rule in candidates:
+        if (ascii_only and not rule.ascii_text) or (rule.facts and not facts.issuperset(rule.facts)):
+            continue
         if rule.needs is not None and not rule.needs.search(text):
             continue
         if rule.required is not None and not rule.required.search(text):
             continue
         for match in rule.pattern.finditer(text):
             if not _in_context(rule, text if original is None else original, match):
+                continue
+            if rule.claims:
+                spans.append(Span(match.start(), match.end(), rule.field, None, rule))
                 continue
             try:
                 value, note_params = CONVERTERS[rule.convert](match, rule)
@@ -294,18 +344,18 @@ def settle(spans: list[Span]) -> list[Span]:
     return sorted(kept, key=lambda s: s.start)
 
 
-def first(text: str, dimension: str, original: str | None = None) -> Span | None:
+def first(text: str, dimension: str, original: str | None = None, facts: frozenset[str] = frozenset()) -> Span | None:
     """A dimension that reads one value: the highest-priority rule that matches anywhere, at its
     first place (a table of words, the most specific first: "paged adamw 8bit" before "adamw")."""
-    spans = find(text, rules(dimension), original)
+    spans = find(text, rules(dimension), original, facts)
     return min(spans, key=lambda span: (-span.rule.priority, span.start), default=None)
 
 
-def read(text: str, dimension: str, original: str | None = None) -> list[Span]:
+def read(text: str, dimension: str, original: str | None = None, facts: frozenset[str] = frozenset()) -> list[Span]:
     """The settled readings of one dimension in lower-cased `text` (`original`: the whole question,
-    for the rules that look at the words around a match); of a dimension that reads one value, the
-    first (`first`)."""
+    for the rules that look at the words around a match; `facts`: what the caller states, FACTS); of
+    a dimension that reads one value, the first (`first`)."""
     if reads_one(dimension):
-        found = first(text, dimension, original)
+        found = first(text, dimension, original, facts)
         return [found] if found else []
-    return settle(find(text, rules(dimension), original))
+    return settle(find(text, rules(dimension), original, facts))

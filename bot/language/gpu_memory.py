@@ -1,8 +1,8 @@
 """GPU memory (a step of the Reader, extract.py): the memory written beside a card's name ("A100
 (40G)", "40G的A100": knowledge/rules/<lang>/card_memory.yaml, read around the card), and a GPU given
 by its memory only ("单卡48G", "a 24GB card", "8*24G": gpu_memory.yaml), told apart from the servers'
-RAM (host_ram.yaml, read first), from what a model needs or a run uses and from all the cards' memory
-together (judged here)."""
+RAM (host_ram.yaml, read first); what a run uses and all the cards' memory together are claimed by
+gpu_memory.yaml's rules that read nothing, what a model needs is read as such and judged here."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import DESKTOP, variant_with_memory
 from gpuplan.bot.language.compiled import compiled
-from gpuplan.bot.language.gpu_counts import CARD_MARK, CARDS_JOINER, COUNT_WINDOW, GpuCounts
-from gpuplan.bot.language.sentences import TOTAL_WORDS
+from gpuplan.bot.language.gpu_counts import CARD_MARK, CARDS_JOINER, GpuCounts
 from gpuplan.bot.language.values import count_value
 from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note
@@ -28,8 +27,9 @@ MEMORY_HEAD, MEMORY_TAIL = 14, 16
 
 @functools.cache
 def _any_needed(dimension: str) -> re.Pattern:
-    """The words one of which every rule of a dimension needs (its rules' `needs`, all of them)."""
-    return compiled("|".join(f"(?:{rule.needs.pattern})" for rule in engine.rules(dimension)))
+    """The words one of which every rule of a dimension needs (its rules' `needs`, all of them; a
+    gpu_memory.yaml rule without them reads a memory only as those with them do, MEMORY_READ)."""
+    return compiled("|".join(f"(?:{rule.needs.pattern})" for rule in engine.rules(dimension) if rule.needs))
 
 
 @functools.cache
@@ -39,13 +39,15 @@ def _priority_groups(dimension: str) -> tuple[tuple[engine.Rule, ...], ...]:
     return tuple(tuple(r for r in rules if r.priority == p) for p in sorted({r.priority for r in rules}, reverse=True))
 
 
-def _by_priority(dimension: str, text: Callable[[], str]) -> Iterator[tuple[str, list[engine.Span]]]:
+def _by_priority(
+    dimension: str, text: Callable[[], str], facts: Callable[[], frozenset[str]]
+) -> Iterator[tuple[str, list[engine.Span]]]:
     """A dimension's settled readings one priority at a time, the highest first, each over the text
-    as it is when its turn comes (`text()`: what the readings before blanked is gone), as the step
-    read them in its fixed order; with that text."""
+    and with the facts as they are when its turn comes (`text()`: what the readings before blanked is
+    gone), as the step read them in its fixed order; with that text."""
     for rules in _priority_groups(dimension):
         now = text()
-        yield now, engine.settle(engine.find(now, rules))
+        yield now, engine.settle(engine.find(now, rules, facts=facts()))
 
 
 def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
@@ -59,32 +61,17 @@ def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
     return text[head_start:start] + CARD_MARK + tail, head_start
 
 
-# words of need before a memory: what a model or a recipe needs, not a card's ("需要显存为60G", "needs a
-# GPU memory of 26GB", "至少24G"); with no card named it stays a card asked about ("7b推理需要24G显存吗")
-_NEED_BEFORE = re.compile(
-    r"(?:\bneeds?|\brequires?|\brequired|\bminimum|\bat least|需要|要求|至少|最少|最低)"
-    r"[^\n，。,.;；!?！？]{0,12}$"
-)
-
-# words before a memory that make it what a job uses, not a card's ("cost 17GB GPU mem", "占用了20G显存")
-_USAGE_BEFORE = re.compile(
-    r"(?:\bcosts?|\btakes?|\btook|\buses|consum\w*|occup\w*|\beats?|\breach\w*"
-    r"|占用了?|占了|消耗了?|吃了|达到了?|涨到|升到|飙到)\s*"
-    r"(?:about|around|roughly|nearly|almost|over|~|约|大约|了|近|差不多|将近|接近|大概|快)?\s*$"
-)
-
-# a memory said to be all the cards' together ("加起来也就96G显存", "192 GB VRAM in total"): no card's own
-_ALL_CARDS_BEFORE = re.compile(TOTAL_WORDS + r"\s*(?:也就|只有|才|是|有|约|大约|也)?\s*$")
-
-_ALL_CARDS_AFTER = re.compile(
-    r"\s*(?:of\s+)?(?:gpu\s+)?(?:vram|memory|显存)?\s*(?:(?:in total|total|combined|altogether)(?![a-z])|总计|合计)"
-)
-
 # words after a memory that ask whether it is enough ("8G显存够吗", "24GB enough?")
 _ENOUGH_AFTER = re.compile(r"\s*(?:够|足够|能不能|可以|enough|suffic)")
 
 # what every memory reading has: a number and its unit ("24g", "80 GB", "1T")
 MEMORY_SIZE = re.compile(r"\d\s*(?:g|gb|gib|t|tb|tib)(?![a-z])")
+
+
+def _memory_part(match: re.Match) -> int | str:
+    """The group of a gpu_memory.yaml match that is the memory (`memory`, without the words of need
+    or use before it), or the whole match."""
+    return "memory" if "memory" in match.re.groupindex else 0
 
 
 class GpuMemory(GpuCounts):
@@ -135,32 +122,35 @@ class GpuMemory(GpuCounts):
         self._set_readings(engine.read(self.scan.text, "host_ram"))  # the servers' RAM (host_ram.yaml)
         if not _any_needed("gpu_memory").search(self.scan.text):
             return  # no words any way of writing a GPU's memory needs
-        for text, spans in _by_priority("gpu_memory", lambda: self.scan.text):
+        for text, spans in _by_priority("gpu_memory", lambda: self.scan.text, self._memory_facts):
             for span in spans:  # each judged on the text as it is now, its words as they were found
-                self._memory_alone(span.rule.pattern.match(text, span.start), dict(span.readings))
+                match = span.rule.pattern.match(text, span.start)
+                if span.rule.claims:  # what a run uses, all the cards' memory together: no card's
+                    self.scan.blank(*match.span(_memory_part(match)))
+                else:
+                    self._memory_alone(match, dict(span.readings))
+
+    def _memory_facts(self) -> frozenset[str]:
+        """What gpu_memory.yaml's rules may ask of the readings so far: several cards counted."""
+        return frozenset({"several_cards"} if self.fields.get("gpus", 1) > 1 else ())
 
     def _memory_alone(self, match: re.Match, readings: dict) -> None:
-        """One GPU memory written apart from a card's name (gpu_memory.yaml), judged: the cards' memory
-        together, what a model needs, what a run uses or no named card's memory are blanked, no card's;
-        a card's own is set with the count written with it."""
+        """One GPU memory written apart from a card's name (gpu_memory.yaml), judged: what a model
+        needs ("需要显存为60G", unless a card named has it) or no named card's memory is blanked, no
+        card's; a card's own is set with the count written with it."""
         gib = next(iter(readings.values()))
         one_gpu = "gpu_memory_one_card" in readings
-        own = one_gpu or "gpu_memory_own" in readings or readings.get("memory_said_own", False)
-        window = (self.scan.text, max(0, match.start() - COUNT_WINDOW), match.start())
-        if self._all_cards_memory(match, window, one_gpu):
-            self.scan.blank(*match.span())  # the cards' memory together, not one card's
-            return
-        needed = _NEED_BEFORE.search(*window) is not None  # "需要显存为60G": what a model needs
-        said_own = not needed and own
-        used = _USAGE_BEFORE.search(*window) is not None
-        if used or (not said_own and self._no_named_cards(gib, modded_ok=not needed)):
-            self.scan.blank(*match.span())  # what a run uses, or no named card's memory
+        needed = "gpu_memory_needed" in readings
+        said_own = one_gpu or "gpu_memory_own" in readings or readings.get("memory_said_own", False)
+        part = _memory_part(match)  # the memory, without the words of need before it
+        if not said_own and self._no_named_cards(gib, modded_ok=not needed):
+            self.scan.blank(*match.span(part))  # no named card's memory
             return
         if 4 <= gib <= 512:
             before = (match["count"] if "count" in match.re.groupindex else None) or ""
             before = before.strip()
-            words = self.scan.take(match)
-            counted = None if before else self._count_before(CARDS_JOINER, match.start())[0]
+            words = self.scan.take(match, part)
+            counted = None if before else self._count_before(CARDS_JOINER, match.start(part))[0]
             if counted:  # "8张24G的卡": the count written before the memory
                 before, words = counted.group(1), counted.group(0).strip() + " " + words
                 self.scan.blank(*counted.span())
@@ -188,13 +178,6 @@ class GpuMemory(GpuCounts):
             return False  # "4090，显存48G", "2080ti 魔改22G显存"
         self.notes.append(Note(code="memory_apart_from_card", params={"gib": gib, "gpu": card.name}))
         return True
-
-    def _all_cards_memory(self, match: re.Match, window: tuple[str, int, int], one_gpu: bool) -> bool:
-        """A memory said of several cards together ("4 * A6000, i.e. 192 GB VRAM in total", "4张4090，
-        加起来也就96G显存"): cards counted already, and a word of summing before or after it."""
-        if one_gpu or self.fields.get("gpus", 1) <= 1:
-            return False
-        return bool(_ALL_CARDS_BEFORE.search(*window) or _ALL_CARDS_AFTER.match(self.scan.text, match.end()))
 
     def _memory_count(self, before: str, one_gpu: bool, words: str, enough: bool = False) -> None:
         """The count beside a memory: "单卡48G" is one, "8*24G" eight; "48G的显卡" and "8G显存够吗"

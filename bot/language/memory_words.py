@@ -35,6 +35,11 @@ def _ram_gib(match: re.Match, rule: Any) -> tuple[float, None]:
     return float(match["value"]) * (1024 if match["unit"].startswith("t") else 1), None
 
 
+# what the GPU memory step (gpu_memory.py) states of what it read before, for the rules' `when`
+FACTS: dict[str, str] = {
+    "several_cards": "more than one card is counted already ('4张4090，加起来也就96G显存': all of them)",
+}
+
 CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {
     "card_memory": _card_memory,
     "memory_gib": _memory_gib,

@@ -103,7 +103,7 @@ class Scan:
     def blank(self, start: int, end: int) -> None:
         self.text = self.text[:start] + " " * (end - start) + self.text[end:]
 
-    def take(self, match: re.Match, group: int = 0) -> str:
+    def take(self, match: re.Match, group: int | str = 0) -> str:
         start, end = match.span(group)
         self.last_span = (start, end)
         taken = self.text[start:end]

@@ -91,6 +91,7 @@ def files(dimension: str) -> tuple[tuple[str, dict[str, Any]], ...]:
     return tuple(found)
 
 
+@functools.cache
 def reads_one(dimension: str) -> bool:
     """Whether a dimension reads one value (its files say `reads: one`): a table of words, the most
     specific first ("paged adamw 8bit" before "adamw"), of which the question names one."""
