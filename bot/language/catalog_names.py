@@ -6,11 +6,14 @@ did-you-mean candidates for names the catalog lacks (`close_models`, `suggest_mo
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from gpuplan.bot.language.vocabulary import Vocabulary
 from gpuplan.knowledge import Catalog, normalize_name
+
+if TYPE_CHECKING:  # the vocabulary's rules refer to family_model (size_words.py): no import at run time
+    from gpuplan.bot.language.vocabulary import Vocabulary
 
 
 def size_in_name(name: str) -> float | None:

@@ -10,7 +10,6 @@ import re
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import (
     close_models,
-    family_model,
     family_sizes,
     gpu_id,
     model_id,
@@ -130,27 +129,20 @@ class ModelNames(ReaderState):
         return next((name for name in written if looks_like_repo_id(name) and not self.cat.find_model(name)), None)
 
     def family_models(self) -> list[str]:
-        """A family and a size the catalog has ("qwen 14b" -> a Qwen of 14B): that catalog model.
-        A bare number is a size from 6 up ("Yi-34", "mistral 7") and a version below ("llama 3")."""
+        """A family and a size the catalog has ("qwen 14b", "Yi-34", "千问140亿": knowledge/rules/*/
+        family_size.yaml): that catalog model, said back when its size is not the one written. Words
+        that name no model of the catalog (a version, "llama 3") read nothing."""
         found: list[str] = []
-        for match in self.scan.finditer(self.voc.family_size):
-            number, unit = float(match.group(3)), (match.group(4) or "").lower()
-            if not unit and number < 6:
-                continue
-            size = number / 1000 if unit == "m" else number / 10 if unit == "亿" else number
-            prefixes = self.voc.family_ids.get(match.group(1).lower(), ())
-            spec = family_model(prefixes, size, match.group(2), self.cat)
-            if not spec and not unit and number >= 100:  # "mpt125", "pythia-410": millions when no B fits
-                size = number / 1000
-                spec = family_model(prefixes, size, match.group(2), self.cat)
-            if spec and abs(self.cat.models[spec].params_b - size) > 0.05 * size:
-                self.notes.append(Note(code="model_read_as", params={"value": match.group(0).strip(), "model": spec}))
+        for span in engine.read(self.scan.text, "family_size"):
+            spec = span.value
+            if span.note_params is not None:
+                self.notes.append(Note(code="model_read_as", params=span.note_params))
             if spec:
-                self.mention(("model", spec), match.span())
+                self.mention(("model", spec), (span.start, span.end))
             if spec and spec not in found:
                 found.append(spec)
-                self.option_spans["model"].append(match.span())
-                self.model_words.setdefault(spec, self.scan.take(match))
+                self.option_spans["model"].append((span.start, span.end))
+                self.model_words.setdefault(spec, self._take_span(span))
         return found
 
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:

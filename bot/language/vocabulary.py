@@ -37,8 +37,6 @@ class Vocabulary:
     family: re.Pattern
     stopwords: frozenset[str]
     model_alias: re.Pattern
-    family_size: re.Pattern  # "qwen 14b", "Yi-34", "BLOOM 1.1B", "mistral 7"
-    family_ids: dict[str, tuple[str, ...]]  # family word -> catalog id prefixes
     instances: list[tuple[Any, re.Pattern]]  # cloud instance types
     any_instance: re.Pattern
     gpu_alias: re.Pattern
@@ -139,7 +137,7 @@ def vocabulary() -> Vocabulary:
     cat = catalog()
     lex = cat.lexicon
     gpu_by_alias, model_by_alias, gpu_alias, model_alias = _alias_patterns(cat)
-    family, family_size = _family_patterns(lex)
+    family = _family_pattern(lex)
     methods = _method_words()
     return Vocabulary(
         methods=[(name, _any(patterns)) for name, patterns in methods if not name.endswith("_weak")],
@@ -156,8 +154,6 @@ def vocabulary() -> Vocabulary:
         unsupported=_any(lex.unsupported_hardware),
         gpu_like=_any(lex.gpu_like_names),
         family=family,
-        family_size=family_size,
-        family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
         instances=[(i, compiled(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
         any_instance=compiled(built(fast_alternation, tuple(i.pattern for i in cat.instances))),
         stopwords=frozenset(lex.stopwords_en),
@@ -230,18 +226,11 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
     return gpu_by_alias, model_by_alias, gpu_alias, model_alias
 
 
-def _family_patterns(lex: Lexicon) -> tuple[re.Pattern, re.Pattern]:
-    """(a family's name, a family's name with a size: "qwen 14b", "llama2-chat 13b")."""
+def _family_pattern(lex: Lexicon) -> re.Pattern:
+    """A family's name and what is glued to it ("pythia-1.4b-deduped"), not a longer word ("option" is
+    no OPT, "yield" no Yi)."""
     families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
-    # the name then its version or size, not a longer word ("option" is no OPT, "yield" no Yi)
-    family = compiled(literal_first(rf"(?<![a-z0-9])(?:{families})(?![a-z])[\w.\-]*"))
-    family_size = compiled(
-        literal_first(
-            rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
-            r"[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m|亿)?(?![a-z0-9]|\.\d)"
-        ),
-    )
-    return family, family_size
+    return compiled(literal_first(rf"(?<![a-z0-9])(?:{families})(?![a-z])[\w.\-]*"))
 
 
 def method_word(text: str) -> str | None:
