@@ -23,9 +23,6 @@ from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.bot.language.vocabulary import ORG_BEFORE, method_word
 from gpuplan.estimator.schema import Note
 
-# a size written right after a family name the catalog does not have ("pythia 410m", "smollm 1.7b")
-_SIZE_AFTER_NAME = re.compile(r"[\s\-_]*(\d+(?:\.\d+)?\s*[bm])(?![a-z0-9]|\.\d)")
-
 # a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
 _LABELLED_COUNT = re.compile(
     r"^\s*(?:[-*]\s*)?(?:gpus?(?:\s*(?:type|model))?|graphics cards?|显卡|gpu型号)\s*[:：]\s*(\d{1,4})\s*[x×*]\s*"
@@ -146,22 +143,20 @@ class ModelNames(ReaderState):
         return found
 
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
-        """Family names that are not in the catalog: suggestions, and their size when written."""
-        for match in self.scan.finditer(self.voc.family):
-            name = match.group(0).strip("-_. ")
-            size = size_in_name(name)
-            after = None if size else _SIZE_AFTER_NAME.match(self.scan.text, match.end())
-            if len(name) < 3 or (name in ("gpt", "glm", "opt") and not re.search(r"\d", name) and not after):
-                continue  # a bare family word names no model
-            self.scan.take(match)
-            if after:  # "pythia 410m": the size written after the name is the model's
-                size = size_in_name(after.group(1))
-                self.scan.take(after)
+        """Family names that are not in the catalog (knowledge/rules/*/family_name.yaml): suggestions,
+        and their size when written, in the name or after it ("qwen32b爆显存", "pythia 410m")."""
+        for span in engine.read(self.scan.text, "family_name"):
+            written, after = span.value
+            if written is None:
+                continue  # a bare "gpt": no model named, its words left
+            name, name_end = written.strip("-_. "), span.start + len(written)
+            size = size_in_name(name) if after is None else after
+            self.scan.blank(span.start, name_end if after is None else span.end)
             if any(
                 n.code in ("unknown_model_name", "model_family_sizes") and n.params["value"] == name for n in self.notes
             ):
                 continue
-            family = None if size else family_sizes(name, self.scan.original[match.end() :], self.cat)
+            family = None if size else family_sizes(name, self.scan.original[name_end:], self.cat)
             if family:
                 self.notes.append(Note(code="model_family_sizes", params={"value": family[0], "models": family[1]}))
                 continue

@@ -1,9 +1,10 @@
-"""What the model rules (knowledge/rules/<lang>/size.yaml, family_size.yaml) refer to by name: the
-converters of a size ("70b", "700亿", "1.5T parameters") and of an MoE's active parameters ("32B active",
-"A22B"), the named predicate that a size is no count of tokens ("10B 说的是 token 数", "1B * 8 epochs =
-8B"), the catalog lookup of a family and a size ("qwen 14b", "Yi-34", "千问140亿": the catalog's model),
-and the pieces {FAMILY} and {FAMILY_START}, the lexicon's model family words ("72Bqwen": a family glued
-after a size). The reading engine (engine.py) takes them into its CONVERTERS, CONDITIONS and pieces."""
+"""What the model rules (knowledge/rules/<lang>/size.yaml, family_size.yaml, family_name.yaml) refer to
+by name: the converters of a size ("70b", "700亿", "1.5T parameters") and of an MoE's active parameters
+("32B active", "A22B"), the named predicate that a size is no count of tokens ("10B 说的是 token 数",
+"1B * 8 epochs = 8B"), the catalog lookup of a family and a size ("qwen 14b", "Yi-34", "千问140亿": the
+catalog's model), a family name the catalog lacks and the size after it ("pythia 410m"), and the pieces
+{FAMILY} and {FAMILY_START}, the lexicon's model family words ("72Bqwen": a family glued after a size).
+The reading engine (engine.py) takes them into its CONVERTERS, CONDITIONS and pieces."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gpuplan.bot.language.catalog_names import family_model
+from gpuplan.bot.language.catalog_names import family_model, size_in_name
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.values import model_size_b
 from gpuplan.knowledge import catalog
@@ -78,6 +79,20 @@ def _family_model(match: re.Match, rule: Any) -> tuple[str | None, dict[str, Any
     return _said_back(match, spec, size)
 
 
+def _family_and_size(match: re.Match, rule: Any) -> tuple[tuple[str, float | None], None]:
+    """(a family's `name` as written, the `size` written after it: "pythia 410m" 0.41); the size None
+    when none is written or the name carries its own ("pythia-70m 410m": the name's)."""
+    written, after = match["name"], match["size"]
+    if not after or size_in_name(written.strip("-_. ")) is not None:
+        return (written, None), None
+    return (written, size_in_name(after)), None
+
+
+def _long_name(text: str, match: re.Match) -> bool:
+    """A family's name of three characters or more: a shorter one ("yi", "千问" alone) names no model."""
+    return len(match["name"].strip("-_. ")) >= 3
+
+
 def _not_tokens(text: str, match: re.Match) -> bool:
     """A size unless words after it make it a count of tokens ("1B tokens", "10B 说的是 token 数"): those
     are the tokens step's to read, else nothing."""
@@ -98,7 +113,9 @@ CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, Any]]] = {
     "size_b": _size_b,
     "billions": _billions,
     "family_model": _family_model,
+    "family_and_size": _family_and_size,
 }
 CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {
     "not_tokens": _not_tokens,
+    "long_name": _long_name,
 }

@@ -14,9 +14,8 @@ from typing import Any
 
 from gpuplan.bot.language import rule_files
 from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import fast_alternation, guard_after_first, literal_first
+from gpuplan.bot.language.patterns import fast_alternation, guard_after_first
 from gpuplan.knowledge import Catalog, catalog
-from gpuplan.knowledge.schema import Lexicon
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,6 @@ class Vocabulary:
     compare: re.Pattern
     unsupported: re.Pattern
     gpu_like: re.Pattern  # GPU names the catalog lacks
-    family: re.Pattern
     stopwords: frozenset[str]
     model_alias: re.Pattern
     instances: list[tuple[Any, re.Pattern]]  # cloud instance types
@@ -137,7 +135,6 @@ def vocabulary() -> Vocabulary:
     cat = catalog()
     lex = cat.lexicon
     gpu_by_alias, model_by_alias, gpu_alias, model_alias = _alias_patterns(cat)
-    family = _family_pattern(lex)
     methods = _method_words()
     return Vocabulary(
         methods=[(name, _any(patterns)) for name, patterns in methods if not name.endswith("_weak")],
@@ -153,7 +150,6 @@ def vocabulary() -> Vocabulary:
         compare=_any(lex.compare),
         unsupported=_any(lex.unsupported_hardware),
         gpu_like=_any(lex.gpu_like_names),
-        family=family,
         instances=[(i, compiled(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
         any_instance=compiled(built(fast_alternation, tuple(i.pattern for i in cat.instances))),
         stopwords=frozenset(lex.stopwords_en),
@@ -224,13 +220,6 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
         + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9]|\.[a-z0-9])",
     )
     return gpu_by_alias, model_by_alias, gpu_alias, model_alias
-
-
-def _family_pattern(lex: Lexicon) -> re.Pattern:
-    """A family's name and what is glued to it ("pythia-1.4b-deduped"), not a longer word ("option" is
-    no OPT, "yield" no Yi)."""
-    families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
-    return compiled(literal_first(rf"(?<![a-z0-9])(?:{families})(?![a-z])[\w.\-]*"))
 
 
 def method_word(text: str) -> str | None:
