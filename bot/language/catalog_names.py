@@ -33,8 +33,10 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     folded = tuple(normalize_name(p) for p in prefixes)
     candidates = []
     for key, spec in cat.model_keys:
+        if not key.startswith(folded):  # the family first: one C call rules out most of the catalog
+            continue
         published = spec.params_b + spec.vision_params_b  # "InternVL 26B" counts its vision encoder
-        if abs(published - size_b) > 0.15 * size_b or not key.startswith(folded):
+        if abs(published - size_b) > 0.15 * size_b:
             continue
         prefix = next(p for p in folded if key.startswith(p))
         rest = key[len(prefix) :]
