@@ -5,6 +5,7 @@ and the names inside pasted artifacts."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gpuplan.bot.language import engine
@@ -12,15 +13,15 @@ from gpuplan.bot.language.catalog_names import (
     close_models,
     family_sizes,
     gpu_id,
-    model_id,
     named_here,
-    other_size_follows,
     size_in_name,
     suggest_models,
 )
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.reader_state import ReaderState, regex
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
-from gpuplan.bot.language.vocabulary import ORG_BEFORE, method_word
+from gpuplan.bot.language.rule_files import expand, piece_pattern
+from gpuplan.bot.language.vocabulary import method_word
 from gpuplan.estimator.schema import Note
 
 # a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
@@ -36,11 +37,13 @@ _SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])|(
 
 _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that names its size
 
-# a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
-# checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
-_QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
-
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
+
+
+@functools.cache
+def _org_before() -> re.Pattern:
+    """An organisation's name ending where a model's starts ({MODEL_ORG}: "meta-llama/", "Qwen/")."""
+    return compiled(expand("(?:{MODEL_ORG})$"))
 
 
 class ModelNames(ReaderState):
@@ -63,20 +66,23 @@ class ModelNames(ReaderState):
             self.set("active_params_b", span.value, self._take_span(span))
 
     def models(self) -> list[str]:
+        """Catalog models by name (knowledge/rules/en/model_name.yaml: "Llama-3.1-70B-Instruct",
+        "通义千问72B"), with an organisation's name before it ("meta-llama/llama-3-8b" whole); a
+        quantised checkpoint's name ("qwen2.5-72b-awq") is 4-bit weights."""
         found: list[str] = []
-        for match in self.scan.finditer(self.voc.model_alias):
-            found_id = model_id(match.group(1), self.cat)
-            if found_id and other_size_follows(self.scan.text, match.end(), found_id, self.cat):
-                continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
+        text = self.scan.text
+        for span in engine.read(text, "model_name"):
+            found_id = span.value
             if not found_id:
-                continue
-            org = ORG_BEFORE.search(self.scan.text, max(0, match.start() - 12), match.start())
-            span = (org.start() if org else match.start(), match.end())  # "meta-llama/llama-3-8b" whole
-            self.option_spans["model"].append(span)
-            self.mention(("model", found_id), span, bool(_SIZED.search(match.group(1))))
-            words = self.scan.take(match)
-            self.scan.blank(span[0], match.start())
-            if _QUANTISED_NAME.search(match.group(0), len(match.group(1))):
+                continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
+            match = span.rule.pattern.match(text, span.start)  # its name and the words after it
+            org = _org_before().search(self.scan.text, max(0, span.start - 12), span.start)
+            whole = (org.start() if org else span.start, span.end)  # "meta-llama/llama-3-8b" whole
+            self.option_spans["model"].append(whole)
+            self.mention(("model", found_id), whole, bool(_SIZED.search(match["name"])))
+            words = self._take_span(span)
+            self.scan.blank(whole[0], span.start)
+            if piece_pattern("QUANTISED").search(match.group(0), len(match["name"])):
                 self.set("precision_word", "int4", words)  # "qwen2.5-72b-awq": a 4-bit checkpoint
             if found_id not in found:
                 found.append(found_id)

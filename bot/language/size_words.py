@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gpuplan.bot.language.catalog_names import family_model, size_in_name
+from gpuplan.bot.language.catalog_names import family_model, model_name_pattern, named_here, size_in_name
 from gpuplan.bot.language.patterns import literal_first
 from gpuplan.bot.language.values import model_size_b
 from gpuplan.knowledge import catalog
@@ -79,6 +79,13 @@ def _family_model(match: re.Match, rule: Any) -> tuple[str | None, dict[str, Any
     return _said_back(match, spec, size)
 
 
+def _catalog_model(match: re.Match, rule: Any) -> tuple[str | None, None]:
+    """The catalog model a `name` written is ("Llama-3.1-70B-Instruct"); None, words that read nothing,
+    when its numbers are not the model's ("internvl 38b") or a size right after it is another model's
+    ("BLOOM 1.1B", "starcoder:1b"; catalog_names.named_here)."""
+    return named_here(match, match.string, catalog()), None
+
+
 def _family_and_size(match: re.Match, rule: Any) -> tuple[tuple[str, float | None], None]:
     """(a family's `name` as written, the `size` written after it: "pythia 410m" 0.41); the size None
     when none is written or the name carries its own ("pythia-70m 410m": the name's)."""
@@ -103,16 +110,22 @@ def pieces() -> dict[str, str]:
     """FAMILY: the lexicon's model family words (knowledge/lexicon.yaml `model_families`) as one
     alternation, the longest first, as the vocabulary writes them; FAMILY_START: one of them starting a
     word ("qwen 14b", not "xqwen"), each word's guard written after it (patterns.literal_first: the same
-    matches, scanned for by the words' first characters instead of tried at every position)."""
+    matches, scanned for by the words' first characters instead of tried at every position); MODEL_NAME:
+    one of the catalog's model names starting a word, as one trie (catalog_names.model_name_pattern)."""
     families = catalog().lexicon.model_families
     alternation = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True))
-    return {"FAMILY": alternation, "FAMILY_START": literal_first(rf"(?<![a-z0-9])(?:{alternation})")}
+    return {
+        "FAMILY": alternation,
+        "FAMILY_START": literal_first(rf"(?<![a-z0-9])(?:{alternation})"),
+        "MODEL_NAME": model_name_pattern(catalog()),
+    }
 
 
 CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, Any]]] = {
     "size_b": _size_b,
     "billions": _billions,
     "family_model": _family_model,
+    "catalog_model": _catalog_model,
     "family_and_size": _family_and_size,
 }
 CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {
