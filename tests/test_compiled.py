@@ -142,7 +142,7 @@ def test_a_built_pattern_is_built_once_then_read_back(fresh, args):
 
 def test_the_vocabulary_read_back_builds_no_pattern(fresh, monkeypatch):
     """A second process takes every alternation and name trie of the vocabulary from the file."""
-    from gpuplan.bot.language import intent, patterns, vocabulary
+    from gpuplan.bot.language import catalog_names, intent, patterns, vocabulary
 
     vocabulary.vocabulary.cache_clear()
     intent._section_patterns.cache_clear()
@@ -156,7 +156,7 @@ def test_the_vocabulary_read_back_builds_no_pattern(fresh, monkeypatch):
         intent._section_patterns.cache_clear()
         # what the builders call (replacing the builders would change the calls' names, the file's keys)
         monkeypatch.setattr(patterns, "literal_branches", lambda p: pytest.fail("an alternation built again"))
-        monkeypatch.setattr(vocabulary, "_emit", lambda node: pytest.fail("a name trie built again"))
+        monkeypatch.setattr(catalog_names, "_emit", lambda node: pytest.fail("a name trie built again"))
         again = vocabulary.vocabulary()
         intent._section_patterns()
         assert again.model_alias == first.model_alias and again.tables == first.tables

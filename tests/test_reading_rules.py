@@ -103,6 +103,10 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     if rule.dimension == "card_memory":  # the card planned is the catalog's card of that memory
         memory = fields.pop("gpu_memory_gib", None) or fields.pop("gpu_memory_if_variant")
         assert variant_with_memory(request["gpu"], memory, catalog()) == request["gpu"]
+    if rule.dimension == "family_name":  # a family the catalog lacks: said back, no request field of its own
+        name = fields.pop("family_name")
+        said = {n.code for n in parsed.notes if n.code in ("unknown_model_name", "model_family_sizes")}
+        assert bool(said) == (name is not None), said
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
     assert _close({k: request[k] for k in fields}, fields)

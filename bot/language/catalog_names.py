@@ -1,16 +1,89 @@
 """The catalog's names as a question writes them: the GPU (`gpu_id`) and the model (`model_id`,
-`family_model`, `named_here`) a name is, a card's variants of other memory or form factor, and
-did-you-mean candidates for names the catalog lacks (`close_models`, `suggest_models`, `suggest_gpus`,
-`family_sizes`)."""
+`family_model`, `named_here`) a name is, every model name as one trie (`model_name_pattern`, the piece
+{MODEL_NAME} of knowledge/rules/en/model_name.yaml; `trie_pattern` builds the GPU names' too), a card's
+variants of other memory or form factor, and did-you-mean candidates for names the catalog lacks
+(`close_models`, `suggest_models`, `suggest_gpus`, `family_sizes`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from gpuplan.bot.language.vocabulary import Vocabulary
+from gpuplan.bot.language.compiled import built
+from gpuplan.bot.language.patterns import guard_after_first
 from gpuplan.knowledge import Catalog, normalize_name
+
+if TYPE_CHECKING:  # the vocabulary imports this module (its tries): no import at run time
+    from gpuplan.bot.language.vocabulary import Vocabulary
+
+
+_SEP, _END, _HYPHEN = object(), object(), object()
+
+
+def trie_pattern(names: Sequence[str], hyphen_before_digits: bool = False, guard: str = "") -> str:
+    """One regex for many names, shared prefixes merged (a trie): Python's `re` tries the branches
+    of an alternation one by one, so 800 aliases written side by side cost 800 attempts at every
+    position, a trie a handful. Longer names win, as with the longest-first alternation it replaces.
+    With `hyphen_before_digits`, a hyphen may stand between a name's letters and its number
+    ("h-200", "a-100", as "h200", "a100"). A `guard` (lookbehinds, an alternation of them) that
+    must hold where a name starts is written after each name's first character instead, each
+    lookbehind taking that character into its width: the alternation then starts with literals,
+    which `re` scans for, instead of testing the guard at every position."""
+    trie: dict = {}
+    for name in names:
+        parts = [p for p in re.split(r"[\s\-_]+", name.lower()) if p]
+        node = trie
+        for i, part in enumerate(parts):
+            atoms = list(part)
+            if hyphen_before_digits:
+                atoms = _hyphen_gaps(atoms)
+            for atom in ([_SEP] if i else []) + atoms:
+                node = node.setdefault(atom, {})
+        node[_END] = True
+    if not guard:
+        return _emit(trie)
+    branches = [
+        re.escape(atom) + guard_after_first(guard, re.escape(atom)) + _emit(child) for atom, child in trie.items()
+    ]
+    return "(?:" + "|".join(branches) + ")"
+
+
+def _hyphen_gaps(atoms: list) -> list:
+    """The letters and digits of a name part with an optional hyphen where letters meet digits."""
+    out: list = []
+    for i, atom in enumerate(atoms):
+        if i and atom.isdigit() and atoms[i - 1].isalpha() and atoms[i - 1].isascii():
+            out.append(_HYPHEN)
+        out.append(atom)
+    return out
+
+
+def _emit(node: dict) -> str:
+    atom_text = {_SEP: r"[\s\-_]*", _HYPHEN: "-?"}
+    branches = [
+        (atom_text[atom] if atom in atom_text else re.escape(atom)) + _emit(child)
+        for atom, child in node.items()
+        if atom is not _END
+    ]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if _END in node else body
+
+
+def model_aliases(cat: Catalog) -> dict[str, str]:
+    """Every name of a catalog model as written, lower case (its id, name and aliases) -> its id."""
+    return {name.lower(): spec.id for spec in cat.models.values() for name in [spec.id, spec.name, *spec.aliases]}
+
+
+def model_name_pattern(cat: Catalog) -> str:
+    """One of the catalog's model names starting a word, longest first ("llama-3.1-70b" over
+    "llama-3.1"), as one trie: the piece {MODEL_NAME} of the rule `catalog_name` (model_name.yaml)."""
+    names = tuple(sorted(model_aliases(cat), key=len, reverse=True))
+    return built(trie_pattern, names, False, r"(?<![a-z0-9])")
 
 
 def size_in_name(name: str) -> float | None:
@@ -30,8 +103,10 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     folded = tuple(normalize_name(p) for p in prefixes)
     candidates = []
     for key, spec in cat.model_keys:
+        if not key.startswith(folded):  # the family first: one C call rules out most of the catalog
+            continue
         published = spec.params_b + spec.vision_params_b  # "InternVL 26B" counts its vision encoder
-        if abs(published - size_b) > 0.15 * size_b or not key.startswith(folded):
+        if abs(published - size_b) > 0.15 * size_b:
             continue
         prefix = next(p for p in folded if key.startswith(p))
         rest = key[len(prefix) :]

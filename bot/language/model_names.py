@@ -5,27 +5,24 @@ and the names inside pasted artifacts."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import (
     close_models,
-    family_model,
     family_sizes,
     gpu_id,
-    model_id,
     named_here,
-    other_size_follows,
     size_in_name,
     suggest_models,
 )
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.reader_state import ReaderState, regex
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
-from gpuplan.bot.language.vocabulary import ORG_BEFORE, method_word
+from gpuplan.bot.language.rule_files import expand, piece_pattern
+from gpuplan.bot.language.vocabulary import method_word
 from gpuplan.estimator.schema import Note
-
-# a size written right after a family name the catalog does not have ("pythia 410m", "smollm 1.7b")
-_SIZE_AFTER_NAME = re.compile(r"[\s\-_]*(\d+(?:\.\d+)?\s*[bm])(?![a-z0-9]|\.\d)")
 
 # a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
 _LABELLED_COUNT = re.compile(
@@ -40,11 +37,13 @@ _SCRIPT_FILE = re.compile(r"(?<![\w./-])[\w./-]+\.(?:sh|py|ya?ml|json)(?![\w])|(
 
 _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that names its size
 
-# a quantised checkpoint's name ("Qwen2.5-72B-Instruct-AWQ", "llama-3-70b-gptq"): AWQ and GPTQ
-# checkpoints are 4-bit weights (AutoAWQ's and AutoGPTQ's default w_bit / bits = 4)
-_QUANTISED_NAME = re.compile(r"(?:awq|gptq)")
-
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
+
+
+@functools.cache
+def _org_before() -> re.Pattern:
+    """An organisation's name ending where a model's starts ({MODEL_ORG}: "meta-llama/", "Qwen/")."""
+    return compiled(expand("(?:{MODEL_ORG})$"))
 
 
 class ModelNames(ReaderState):
@@ -67,20 +66,23 @@ class ModelNames(ReaderState):
             self.set("active_params_b", span.value, self._take_span(span))
 
     def models(self) -> list[str]:
+        """Catalog models by name (knowledge/rules/en/model_name.yaml: "Llama-3.1-70B-Instruct",
+        "通义千问72B"), with an organisation's name before it ("meta-llama/llama-3-8b" whole); a
+        quantised checkpoint's name ("qwen2.5-72b-awq") is 4-bit weights."""
         found: list[str] = []
-        for match in self.scan.finditer(self.voc.model_alias):
-            found_id = model_id(match.group(1), self.cat)
-            if found_id and other_size_follows(self.scan.text, match.end(), found_id, self.cat):
-                continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
+        text = self.scan.text
+        for span in engine.read(text, "model_name"):
+            found_id = span.value
             if not found_id:
-                continue
-            org = ORG_BEFORE.search(self.scan.text, max(0, match.start() - 12), match.start())
-            span = (org.start() if org else match.start(), match.end())  # "meta-llama/llama-3-8b" whole
-            self.option_spans["model"].append(span)
-            self.mention(("model", found_id), span, bool(_SIZED.search(match.group(1))))
-            words = self.scan.take(match)
-            self.scan.blank(span[0], match.start())
-            if _QUANTISED_NAME.search(match.group(0), len(match.group(1))):
+                continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
+            match = span.rule.pattern.match(text, span.start)  # its name and the words after it
+            org = _org_before().search(self.scan.text, max(0, span.start - 12), span.start)
+            whole = (org.start() if org else span.start, span.end)  # "meta-llama/llama-3-8b" whole
+            self.option_spans["model"].append(whole)
+            self.mention(("model", found_id), whole, bool(_SIZED.search(match["name"])))
+            words = self._take_span(span)
+            self.scan.blank(whole[0], span.start)
+            if piece_pattern("QUANTISED").search(match.group(0), len(match["name"])):
                 self.set("precision_word", "int4", words)  # "qwen2.5-72b-awq": a 4-bit checkpoint
             if found_id not in found:
                 found.append(found_id)
@@ -130,46 +132,37 @@ class ModelNames(ReaderState):
         return next((name for name in written if looks_like_repo_id(name) and not self.cat.find_model(name)), None)
 
     def family_models(self) -> list[str]:
-        """A family and a size the catalog has ("qwen 14b" -> a Qwen of 14B): that catalog model.
-        A bare number is a size from 6 up ("Yi-34", "mistral 7") and a version below ("llama 3")."""
+        """A family and a size the catalog has ("qwen 14b", "Yi-34", "千问140亿": knowledge/rules/*/
+        family_size.yaml): that catalog model, said back when its size is not the one written. Words
+        that name no model of the catalog (a version, "llama 3") read nothing."""
         found: list[str] = []
-        for match in self.scan.finditer(self.voc.family_size):
-            number, unit = float(match.group(3)), (match.group(4) or "").lower()
-            if not unit and number < 6:
-                continue
-            size = number / 1000 if unit == "m" else number / 10 if unit == "亿" else number
-            prefixes = self.voc.family_ids.get(match.group(1).lower(), ())
-            spec = family_model(prefixes, size, match.group(2), self.cat)
-            if not spec and not unit and number >= 100:  # "mpt125", "pythia-410": millions when no B fits
-                size = number / 1000
-                spec = family_model(prefixes, size, match.group(2), self.cat)
-            if spec and abs(self.cat.models[spec].params_b - size) > 0.05 * size:
-                self.notes.append(Note(code="model_read_as", params={"value": match.group(0).strip(), "model": spec}))
+        for span in engine.read(self.scan.text, "family_size"):
+            spec = span.value
+            if span.note_params is not None:
+                self.notes.append(Note(code="model_read_as", params=span.note_params))
             if spec:
-                self.mention(("model", spec), match.span())
+                self.mention(("model", spec), (span.start, span.end))
             if spec and spec not in found:
                 found.append(spec)
-                self.option_spans["model"].append(match.span())
-                self.model_words.setdefault(spec, self.scan.take(match))
+                self.option_spans["model"].append((span.start, span.end))
+                self.model_words.setdefault(spec, self._take_span(span))
         return found
 
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
-        """Family names that are not in the catalog: suggestions, and their size when written."""
-        for match in self.scan.finditer(self.voc.family):
-            name = match.group(0).strip("-_. ")
-            size = size_in_name(name)
-            after = None if size else _SIZE_AFTER_NAME.match(self.scan.text, match.end())
-            if len(name) < 3 or (name in ("gpt", "glm", "opt") and not re.search(r"\d", name) and not after):
-                continue  # a bare family word names no model
-            self.scan.take(match)
-            if after:  # "pythia 410m": the size written after the name is the model's
-                size = size_in_name(after.group(1))
-                self.scan.take(after)
+        """Family names that are not in the catalog (knowledge/rules/*/family_name.yaml): suggestions,
+        and their size when written, in the name or after it ("qwen32b爆显存", "pythia 410m")."""
+        for span in engine.read(self.scan.text, "family_name"):
+            written, after = span.value
+            if written is None:
+                continue  # a bare "gpt": no model named, its words left
+            name, name_end = written.strip("-_. "), span.start + len(written)
+            size = size_in_name(name) if after is None else after
+            self.scan.blank(span.start, name_end if after is None else span.end)
             if any(
                 n.code in ("unknown_model_name", "model_family_sizes") and n.params["value"] == name for n in self.notes
             ):
                 continue
-            family = None if size else family_sizes(name, self.scan.original[match.end() :], self.cat)
+            family = None if size else family_sizes(name, self.scan.original[name_end:], self.cat)
             if family:
                 self.notes.append(Note(code="model_family_sizes", params={"value": family[0], "models": family[1]}))
                 continue

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gpuplan.bot.language import rule_files
+from gpuplan.bot.language.catalog_names import model_aliases, trie_pattern
 from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import fast_alternation, guard_after_first, literal_first
+from gpuplan.bot.language.patterns import fast_alternation
 from gpuplan.knowledge import Catalog, catalog
-from gpuplan.knowledge.schema import Lexicon
 
 
 @dataclass(frozen=True)
@@ -34,11 +33,8 @@ class Vocabulary:
     compare: re.Pattern
     unsupported: re.Pattern
     gpu_like: re.Pattern  # GPU names the catalog lacks
-    family: re.Pattern
     stopwords: frozenset[str]
     model_alias: re.Pattern
-    family_size: re.Pattern  # "qwen 14b", "Yi-34", "BLOOM 1.1B", "mistral 7"
-    family_ids: dict[str, tuple[str, ...]]  # family word -> catalog id prefixes
     instances: list[tuple[Any, re.Pattern]]  # cloud instance types
     any_instance: re.Pattern
     gpu_alias: re.Pattern
@@ -65,9 +61,6 @@ def _any(patterns: list[str]) -> re.Pattern:
     return compiled(built(fast_alternation, tuple(patterns)))
 
 
-_SEP, _END, _HYPHEN = object(), object(), object()
-
-
 def _method_words() -> list[tuple[str, list[str]]]:
     """Each method's ways of writing it, as the method rules (knowledge/rules/<lang>/method.yaml) have
     them, by priority ("qlora" before "lora"), the weak words (`<method>_weak`) last."""
@@ -83,63 +76,11 @@ def _method_words() -> list[tuple[str, list[str]]]:
     return list(words.items())
 
 
-def _trie_pattern(names: Sequence[str], hyphen_before_digits: bool = False, guard: str = "") -> str:
-    """One regex for many names, shared prefixes merged (a trie): Python's `re` tries the branches
-    of an alternation one by one, so 800 aliases written side by side cost 800 attempts at every
-    position, a trie a handful. Longer names win, as with the longest-first alternation it replaces.
-    With `hyphen_before_digits`, a hyphen may stand between a name's letters and its number
-    ("h-200", "a-100", as "h200", "a100"). A `guard` (lookbehinds, an alternation of them) that
-    must hold where a name starts is written after each name's first character instead, each
-    lookbehind taking that character into its width: the alternation then starts with literals,
-    which `re` scans for, instead of testing the guard at every position."""
-    trie: dict = {}
-    for name in names:
-        parts = [p for p in re.split(r"[\s\-_]+", name.lower()) if p]
-        node = trie
-        for i, part in enumerate(parts):
-            atoms = list(part)
-            if hyphen_before_digits:
-                atoms = _hyphen_gaps(atoms)
-            for atom in ([_SEP] if i else []) + atoms:
-                node = node.setdefault(atom, {})
-        node[_END] = True
-    if not guard:
-        return _emit(trie)
-    branches = [
-        re.escape(atom) + guard_after_first(guard, re.escape(atom)) + _emit(child) for atom, child in trie.items()
-    ]
-    return "(?:" + "|".join(branches) + ")"
-
-
-def _hyphen_gaps(atoms: list) -> list:
-    """The letters and digits of a name part with an optional hyphen where letters meet digits."""
-    out: list = []
-    for i, atom in enumerate(atoms):
-        if i and atom.isdigit() and atoms[i - 1].isalpha() and atoms[i - 1].isascii():
-            out.append(_HYPHEN)
-        out.append(atom)
-    return out
-
-
-def _emit(node: dict) -> str:
-    atom_text = {_SEP: r"[\s\-_]*", _HYPHEN: "-?"}
-    branches = [
-        (atom_text[atom] if atom in atom_text else re.escape(atom)) + _emit(child)
-        for atom, child in node.items()
-        if atom is not _END
-    ]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if _END in node else body
-
-
 @functools.cache
 def vocabulary() -> Vocabulary:
     cat = catalog()
     lex = cat.lexicon
     gpu_by_alias, model_by_alias, gpu_alias, model_alias = _alias_patterns(cat)
-    family, family_size = _family_patterns(lex)
     methods = _method_words()
     return Vocabulary(
         methods=[(name, _any(patterns)) for name, patterns in methods if not name.endswith("_weak")],
@@ -155,9 +96,6 @@ def vocabulary() -> Vocabulary:
         compare=_any(lex.compare),
         unsupported=_any(lex.unsupported_hardware),
         gpu_like=_any(lex.gpu_like_names),
-        family=family,
-        family_size=family_size,
-        family_ids={k.lower(): tuple(v.split("|")) for k, v in lex.model_families.items()},
         instances=[(i, compiled(rf"(?<![a-z0-9])(?:ml\.)?{i.pattern}(?![a-z0-9])")) for i in cat.instances],
         any_instance=compiled(built(fast_alternation, tuple(i.pattern for i in cat.instances))),
         stopwords=frozenset(lex.stopwords_en),
@@ -196,20 +134,15 @@ def _word_start(trigger: str) -> str:
 # a GPU vendor's name written before the GPU's (not part of the catalog's names), or a server's
 # ("DGX-A100", "nvidia dgx h100": a server of the type's usual size)
 VENDOR_BEFORE = re.compile(r"(?<![a-z0-9])(?:(?:nvidia|英伟达|geforce|amd|tesla)\s*)*(?P<server>(?:dgx|hgx)[\s\-_]*)?$")
-# an organisation's name written before a model's ("meta-llama/", "Meta ", "Qwen/")
-ORG_BEFORE = re.compile(r"(?:meta-llama/|meta[\s\-_]*|qwen/|mistralai/|deepseek-ai/|google/|tiiuae/|01-ai/|thudm/)$")
 _GPU_NAME_START = r"(?<=\d)|(?<=\d[x×*])|(?<=\dg)|(?<=\dgb)|(?<![a-z0-9])"
 
 
 def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pattern, re.Pattern]:
-    """(GPU by alias, model by alias, a pattern of every GPU name, one of every model name)."""
+    """(GPU by alias, model by alias, a pattern of every GPU name, one of every model name: the rule
+    `catalog_name`'s, knowledge/rules/en/model_name.yaml)."""
     gpu_by_alias = {name.lower(): gpu.id for gpu in cat.gpus.values() for name in [gpu.id, *gpu.aliases]}
-    model_by_alias = {
-        name.lower(): spec.id for spec in cat.models.values() for name in [spec.id, spec.name, *spec.aliases]
-    }
     # longest names first so "a100 pcie 80g" wins over "a100"
     gpu_names = sorted(gpu_by_alias, key=len, reverse=True)
-    model_names = sorted(model_by_alias, key=len, reverse=True)
     # a name starts a word, or follows a count glued to it ("8xa100", "24g4090", "24gb4090"); the
     # vendor's name before it ("nvidia a100", "英伟达 h800") is read by the extractor (VENDOR_BEFORE)
     # "tesla v100" is "v100" with the vendor before it, read so ("tesla v100-pcie-32gb" whole);
@@ -218,30 +151,19 @@ def _alias_patterns(cat: Catalog) -> tuple[dict[str, str], dict[str, str], re.Pa
     own = [n for n in gpu_names if not ((m := vendor_first.match(n)) and m.group(1) in gpu_by_alias)]
     gpu_alias = compiled(
         "("
-        + built(_trie_pattern, tuple(own), True, _GPU_NAME_START)
+        + built(trie_pattern, tuple(own), True, _GPU_NAME_START)
         + r")(?:\s*s)?(?:(?![a-z0-9])|(?=gpus?(?![a-z])))",  # "4090gpu" glued
     )
-    model_alias = compiled(  # the organisation before a name ("meta-llama/") is ORG_BEFORE's
-        "("
-        + built(_trie_pattern, tuple(model_names), False, r"(?<![a-z0-9])")
-        # not inside a longer name or version ("qwen2" of "qwen2.5"), but a sentence's full stop ends it
-        + r")(?:[\s\-_]*(?:instruct|chat|hf|base|it|awq|gptq))*(?![a-z0-9]|\.[a-z0-9])",
-    )
-    return gpu_by_alias, model_by_alias, gpu_alias, model_alias
+    return gpu_by_alias, model_aliases(cat), gpu_alias, _model_name_rule_pattern()
 
 
-def _family_patterns(lex: Lexicon) -> tuple[re.Pattern, re.Pattern]:
-    """(a family's name, a family's name with a size: "qwen 14b", "llama2-chat 13b")."""
-    families = "|".join(re.escape(f) for f in sorted(lex.model_families, key=len, reverse=True))
-    # the name then its version or size, not a longer word ("option" is no OPT, "yield" no Yi)
-    family = compiled(literal_first(rf"(?<![a-z0-9])(?:{families})(?![a-z])[\w.\-]*"))
-    family_size = compiled(
-        literal_first(
-            rf"(?<![a-z0-9])({families})((?:[\s\-_]?v?\d+(?:\.\d+)?(?=[\s\-_]))?(?:[\s\-_]*(?:chat|base|instruct|it))?)"
-            r"[\s\-_]*(\d+(?:\.\d+)?)\s*(b|m|亿)?(?![a-z0-9]|\.\d)"
-        ),
-    )
-    return family, family_size
+def _model_name_rule_pattern() -> re.Pattern:
+    """A catalog model's name with the words that may follow it, as the rule `catalog_name` writes it."""
+    for _, table in rule_files.files("model_name"):
+        for entry in table["rules"]:
+            if entry["name"] == "catalog_name":
+                return rule_files.rule_pattern(entry["pattern"], {**rule_files.pieces(), **(table.get("pieces") or {})})
+    raise ValueError("model_name.yaml has no rule catalog_name")
 
 
 def method_word(text: str) -> str | None:
