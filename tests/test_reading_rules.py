@@ -13,11 +13,11 @@ from test_parser_table import CASES
 
 from gpuplan.bot.language import engine, patterns
 from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
-from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, card_view
+from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK, card_view
 from gpuplan.bot.language.gpu_memory import memory_view
 from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
-from gpuplan.bot.language.vocabulary import vocabulary
+from gpuplan.bot.language.vocabulary import VENDOR_BEFORE, vocabulary
 from gpuplan.knowledge import catalog
 
 RULES = [rule for dimension in engine.dimensions() for rule in engine.rules(dimension)]
@@ -48,6 +48,9 @@ def _first_card_view(text: str) -> str:
     in_servers = card.link == "nvlink" and card.family in ("hopper", "blackwell")
     memory = _MEMORY_AFTER.match(text, match.end())
     tail = memory.end() if memory else match.end()
+    server = VENDOR_BEFORE.search(text, max(0, match.start() - 24), match.start())  # "dgx-a100": a server's name
+    if server and server.group("server"):
+        return card_view(text, max(0, server.start() - 48), server.start(), tail, SERVER_NAME_MARK)
     start = max(0, match.start() - 48)
     return card_view(text, start, match.start(), tail, SERVER_CARD_MARK if in_servers else CARD_MARK)
 

@@ -16,9 +16,10 @@ from gpuplan.estimator.schema import Note
 # 8x", "3*8*", "2台8卡") is far shorter; searching all the text before it cost time on long pastes
 COUNT_WINDOW = 48
 
-# a card's name in the words its count is read from (the {CARD} and {SERVER_CARD} pieces of
-# knowledge/rules/pieces.yaml): a character no question holds and no pattern's \w, \d or \s matches
-CARD_MARK, SERVER_CARD_MARK = "\x00", "\x01"
+# a card's name in the words its count is read from (the {CARD}, {SERVER_CARD} and {SERVER_NAME} pieces
+# of knowledge/rules/pieces.yaml): a character no question holds and no pattern's \w, \d or \s matches;
+# a server's name before the card's ("DGX-A100") is written as the last, whose count counts servers
+CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK = "\x00", "\x01", "\x02"
 
 # how far after a name its count and the words that place it are read: the longest ("gpus x 8
 # machines", "graphics card") is 20 characters
@@ -34,11 +35,8 @@ def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) ->
 # "nodes of 8 H100": the count after it is one machine's
 _MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|with)\s+(?:\d+\s*[x×*]?\s*)?$")
 
-# what joins a count to the thing counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB"),
-# an instance ("2 x p4d.24xlarge", "2x ml.g5"), a DGX ("96 DGX-A100", "2台DGX")
+# what joins a count to the cards counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB")
 CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
-
-_SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
 
 # a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
 _PER_NODE_BEFORE = re.compile(
@@ -62,14 +60,17 @@ class GpuCounts(ReaderState):
             said = self.scan.original[memory_span[0] : memory_span[1]].strip()
             self.set("gpus", count, words + " " + said)
 
-    def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str) -> None:
+    def _gpu_count(
+        self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str, server: bool = False
+    ) -> None:
         """The count written around a GPU's name (knowledge/rules/<lang>/card_count.yaml: "8x H100",
-        "H100 x 8", "2台8卡H100", "A100 80G 8张"), read over the words before the name and after
-        it, its memory and a vendor's word left out, the name written as one mark."""
+        "H100 x 8", "2台8卡H100", "A100 80G 8张", "96 DGX-A100"), read over the words before the name and
+        after it, its memory and a vendor's word left out, the name written as one mark (`server`: a
+        server's name, "DGX-A100", written before the card's)."""
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
         pos = max(0, head_end - COUNT_WINDOW)
-        mark = SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
+        mark = SERVER_NAME_MARK if server else SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
         view = card_view(self.scan.text, pos, head_end, tail_start, mark)
         for span in engine.settle(engine.find(view, engine.rules("card_count"))):  # one at most: all hold the mark
             self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
@@ -82,7 +83,7 @@ class GpuCounts(ReaderState):
         if None in readings.values():
             return  # "1.5x A100": no count, and no other reading of one
         groups = [s for s in span.rule.pattern.match(view, span.start).regs[1:] if s[0] >= 0]
-        if not groups:  # "single A6000", "my 4090": one card, said as the name
+        if not groups and "servers" not in readings:  # "single A6000", "my 4090": one card, said as the name
             if "gpus" in readings:
                 self.set("gpus", 1, words)
             else:
@@ -95,7 +96,7 @@ class GpuCounts(ReaderState):
         for name in ("nodes", "gpus"):
             if name in readings:
                 self.set(name, readings[name], said)
-        counted_from = min(a for a, _ in groups)
+        counted_from = min((a for a, _ in groups), default=at)  # "a DGX A100": one server, no count
         if counted_from < at:
             self.scan.blank(origins[0] + counted_from, origins[0] + at)
         if span.end > at + 1:
@@ -108,16 +109,12 @@ class GpuCounts(ReaderState):
         card = self.cat.gpus.get(gpu)
         return bool(card and card.link == "nvlink" and card.family in ("hopper", "blackwell"))
 
-    def _dgx_servers(self, start: int, words: str, gpu: str) -> None:
-        """ "96 NVIDIA DGX-A100 (8x40G) machines": a count before a DGX/HGX name counts servers."""
-        count, servers = self._count_before(_SERVERS_JOINER, start)
-        if count:
-            self.scan.blank(*count.span())
-        self._servers(servers or 1, (count.group(0).strip() + " " if count else "") + words, gpu)
-
     def _count_before(self, joiner: str, start: int) -> tuple[re.Match | None, int]:
         """The whole count written just before `start` ("8张", "two", "4x"; `joiner` the words that
-        may join it to what it counts) and its value; (None, 0) when there is none ("a" is no count)."""
+        may join it to what it counts) and its value; (None, 0) when there is none ("a" is no count).
+        What a count before a card counts is read by card_count.yaml's rules; this is left for the
+        steps outside this module that count something no card mark stands for, a cloud instance
+        ("2 x p4d.24xlarge", gpu_names.py) and a memory written alone ("8张24G的卡", gpu_memory.py)."""
         match = regex(NUM + r"\s*" + joiner + r"\s*$").search(self.scan.text, max(0, start - COUNT_WINDOW), start)
         value = count_value(match.group(1)) if match and match.group(1) not in ("a", "an") else 0
         return (match, int(value)) if value and value == int(value) else (None, 0)
