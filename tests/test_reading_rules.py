@@ -13,7 +13,8 @@ from test_parser_table import CASES
 
 from gpuplan.bot.language import engine, patterns
 from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
-from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK, card_view
+from gpuplan.bot.language.extract import Reader
+from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK, card_view, per_node_view
 from gpuplan.bot.language.gpu_memory import memory_view
 from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
@@ -55,8 +56,28 @@ def _first_card_view(text: str) -> str:
     return card_view(text, start, match.start(), tail, SERVER_CARD_MARK if in_servers else CARD_MARK)
 
 
+# what a GPU count read is (per_node.yaml: one server's) is read over the words around it once the
+# Reader has read the counts, as the step after them does (gpu_counts.py)
+_COUNT_VIEWS = {
+    "per_node": ("per_node_counts", lambda reader: per_node_view(reader.scan.original, reader.spans["gpus"]))
+}
+# the note the Reader says when such a rule reads
+_COUNT_NOTES = {"per_node": "per_node_count"}
+
+
+def _count_read_view(dimension: str, text: str) -> str:
+    """`text` around the GPU count the Reader reads in it, as `dimension`'s rules read it."""
+    step, view = _COUNT_VIEWS[dimension]
+    reader = Reader(text, catalog())
+    for name in Reader.STEPS[: Reader.STEPS.index(step)]:
+        getattr(reader, name)()
+    return view(reader)
+
+
 def _read(dimension: str, text: str) -> list[engine.Span]:
     text = text.lower()
+    if dimension in _COUNT_VIEWS:
+        return engine.read(_count_read_view(dimension, text), dimension)
     if dimension == "card_memory":  # the memory beside a card's name, read around it as the Reader does
         return engine.read(memory_view(text, *_first_card(text).span())[0], dimension)
     return engine.read(_first_card_view(text) if dimension == "card_count" else text, dimension)
@@ -102,6 +123,9 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
         assert variant_with_memory(request["gpu"], memory, catalog()) == request["gpu"]
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
+    if rule.dimension in _COUNT_NOTES:  # what a count read is: the note the Reader says of it
+        assert _COUNT_NOTES[rule.dimension] in [note.code for note in parsed.notes]
+        fields = {}
     assert _close({k: request[k] for k in fields}, fields)
     if "users_count" in want:
         assert parsed.users_read is not None and parsed.users_read[0] == want["users_count"]

@@ -26,6 +26,12 @@ CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK = "\x00", "\x01", "\x02"
 AFTER_WINDOW = 32
 
 
+def per_node_view(text: str, span: tuple[int, int]) -> str:
+    """The words around the GPU count read at `span` as per_node.yaml's rules read them: 14
+    characters before it, the count as one mark, the rest of the question after it."""
+    return text[max(0, span[0] - PER_NODE_HEAD) : span[0]] + COUNT_MARK + text[span[1] :]
+
+
 def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) -> str:
     """The words before a card's name (from `pos` to `head_end`), its mark, and as many words after
     it (from `tail_start`): what card_count.yaml's rules read."""
@@ -38,16 +44,12 @@ _MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|w
 # what joins a count to the cards counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB")
 CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
 
-# a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
-_PER_NODE_BEFORE = re.compile(
-    r"(?:每台|每机|每个?节点|每个?服务器|each(?: node| server| machine| box)?(?: with| has)?"
-    r"|per (?:node|server|machine))[:：,，]?\s*(?:有|是|配|装|带|都是)?[\s\d一二两三四五六七八九十张块个x×*]*$"
-)
+# a GPU count read, in the words around it that tell what it counts (the {COUNT_READ} piece)
+COUNT_MARK = "\x03"
 
-_PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
-    r"\s*(?:\(?\d+\s*g(?:b|ib)?\)?)?\s*(?:gpus?|cards?)?\s*"
-    r"(?:per (?:node|server|machine)|(?:on |in )?each|/node|每台|每机)"
-)
+# how far before a GPU count the words that make it one server's are read ("每台8张", "each with 8"):
+# per_node.yaml's rules; the words after it are read to the end ("8 A100 per node")
+PER_NODE_HEAD = 14
 
 
 class GpuCounts(ReaderState):
@@ -144,12 +146,12 @@ class GpuCounts(ReaderState):
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8
-        A100 per node") is multiplied out: 32 GPUs on 4 nodes."""
+        A100 per node": knowledge/rules/<lang>/per_node.yaml, read around the count) is multiplied
+        out: 32 GPUs on 4 nodes."""
         span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
         if span is None or not nodes or nodes <= 1 or self.words.get("gpus") == self.words.get("nodes"):
             return  # no count, one node, or "2台8卡" already read both together
-        text = self.scan.original
-        if _PER_NODE_BEFORE.search(text[max(0, span[0] - 14) : span[0]]) or _PER_NODE_AFTER.match(text, span[1]):
+        if engine.find(per_node_view(self.scan.original, span), engine.rules("per_node")):
             per_node = self.fields["gpus"]
             self.fields["gpus"] = per_node * nodes
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
