@@ -14,7 +14,14 @@ from test_parser_table import CASES
 from gpuplan.bot.language import engine, patterns
 from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
 from gpuplan.bot.language.extract import Reader
-from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK, card_view, per_node_view
+from gpuplan.bot.language.gpu_counts import (
+    CARD_MARK,
+    SERVER_CARD_MARK,
+    SERVER_NAME_MARK,
+    card_view,
+    per_machine_view,
+    per_node_view,
+)
 from gpuplan.bot.language.gpu_memory import memory_view
 from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
@@ -56,13 +63,18 @@ def _first_card_view(text: str) -> str:
     return card_view(text, start, match.start(), tail, SERVER_CARD_MARK if in_servers else CARD_MARK)
 
 
-# what a GPU count read is (per_node.yaml: one server's) is read over the words around it once the
-# Reader has read the counts, as the step after them does (gpu_counts.py)
+# what a GPU count read is (per_node.yaml: one server's; per_machine.yaml: what one machine holds) is
+# read over the words around it once the Reader has read the counts, as the step after them does
+# (gpu_counts.py)
 _COUNT_VIEWS = {
-    "per_node": ("per_node_counts", lambda reader: per_node_view(reader.scan.original, reader.spans["gpus"]))
+    "per_node": ("per_node_counts", lambda reader: per_node_view(reader.scan.original, reader.spans["gpus"])),
+    "per_machine": (
+        "machines_asked",
+        lambda reader: per_machine_view(reader.scan.original, reader.spans["gpus"], reader.words["gpus"]),
+    ),
 }
 # the note the Reader says when such a rule reads
-_COUNT_NOTES = {"per_node": "per_node_count"}
+_COUNT_NOTES = {"per_node": "per_node_count", "per_machine": "count_per_machine"}
 
 
 def _count_read_view(dimension: str, text: str) -> str:
@@ -188,6 +200,27 @@ GPU_COUNTS = [
 @pytest.mark.parametrize("text, want", GPU_COUNTS)
 def test_gpu_counts_written_alone(text, want):
     assert dict(reading for span in engine.read(text, "gpu_count") for reading in span.readings) == want
+
+
+# what a GPU count read is, by the words around it (per_node.yaml, per_machine.yaml): one server's, then
+# multiplied by the servers; what one machine holds, when the question asks how many machines
+COUNTS_READ = [
+    ("3 nodes, 8 a100 per node, 70b full", {"gpus": 24, "nodes": 3}, "per_node_count"),
+    ("2 servers, each has 8 h100, 70b lora", {"gpus": 16, "nodes": 2}, "per_node_count"),
+    ("3 nodes with 8 a100, 70b full", {"gpus": 24, "nodes": 3}, None),  # one rule of card_count reads both
+    ("4台服务器，8张h800，预训练30b", {"gpus": 8, "nodes": 4}, None),  # no word makes the 8 one server's
+    ("how many nodes of 8 h100 for 70b full", {"gpus": None, "nodes": None}, "count_per_machine"),
+    ("需要几台8卡a100才能全参微调72b", {"gpus": None, "nodes": None}, "count_per_machine"),
+    ("需要几台8张a100才能全参微调72b", {"gpus": 8, "nodes": None}, None),  # 8张: cards, not a machine's
+]
+
+
+@pytest.mark.parametrize("text, want, note", COUNTS_READ)
+def test_what_a_count_read_is(text, want, note):
+    parsed = parse(text)
+    assert {k: getattr(parsed.request, k) for k in want} == want
+    codes = [n.code for n in parsed.notes]
+    assert [c for c in codes if c in ("per_node_count", "count_per_machine")] == ([note] if note else [])
 
 
 # model sizes (knowledge/rules/*/size.yaml): a family name glued after a size (the piece {FAMILY}, the

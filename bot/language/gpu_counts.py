@@ -32,14 +32,17 @@ def per_node_view(text: str, span: tuple[int, int]) -> str:
     return text[max(0, span[0] - PER_NODE_HEAD) : span[0]] + COUNT_MARK + text[span[1] :]
 
 
+def per_machine_view(text: str, span: tuple[int, int], words: str) -> str:
+    """The words before the GPU count read at `span` as per_machine.yaml's rules read them (16
+    characters), the count as one mark, and the words it was read from ("8卡": a machine's cards)."""
+    return text[max(0, span[0] - PER_MACHINE_HEAD) : span[0]] + COUNT_MARK + words
+
+
 def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) -> str:
     """The words before a card's name (from `pos` to `head_end`), its mark, and as many words after
     it (from `tail_start`): what card_count.yaml's rules read."""
     return text[pos:head_end] + mark + text[tail_start : tail_start + AFTER_WINDOW]
 
-
-# "nodes of 8 H100": the count after it is one machine's
-_MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|with)\s+(?:\d+\s*[x×*]?\s*)?$")
 
 # what joins a count to the cards counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB")
 CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
@@ -50,6 +53,9 @@ COUNT_MARK = "\x03"
 # how far before a GPU count the words that make it one server's are read ("每台8张", "each with 8"):
 # per_node.yaml's rules; the words after it are read to the end ("8 A100 per node")
 PER_NODE_HEAD = 14
+
+# how far before a GPU count the words that make it one machine's are read ("nodes of 8"): per_machine.yaml
+PER_MACHINE_HEAD = 16
 
 
 class GpuCounts(ReaderState):
@@ -157,18 +163,18 @@ class GpuCounts(ReaderState):
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
 
     def machines_asked(self) -> None:
-        """A count of cards written with a question for the number of machines ("how many 8xH100
-        nodes", "nodes of 8 H100?", "需要几台8卡A100", "8卡H100 ... 需要几台") is what one machine
-        holds: the job's GPUs and machines are left to the plan, and the answer says so."""
+        """A count of cards written with a question for the number of machines is what one machine
+        holds when it stands inside the ask ("how many 8xH100 nodes": the lexicon's asks_machines, so
+        this test is code) or its words say so ("nodes of 8 H100?", "需要几台8卡A100", "8卡H100 ...
+        需要几台": knowledge/rules/<lang>/per_machine.yaml): the job's GPUs and machines are left to
+        the plan, and the answer says so."""
         span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
         asked = self.voc.asks_machines.search(self.scan.original)
         if span is None or nodes or not asked:
             return
         words = self.words["gpus"]
         in_the_ask = span[0] < asked.end() and asked.start() < span[1]  # "how many 8xH100 nodes"
-        of_machines = _MACHINES_OF.search(self.scan.original, max(0, span[0] - 16), span[0])
-        per_machine_form = "卡" in words and not re.search(r"张|块", words)  # "8卡A100", not "8张A100"
-        if in_the_ask or of_machines or per_machine_form:
+        if in_the_ask or engine.find(per_machine_view(self.scan.original, span, words), engine.rules("per_machine")):
             per_node = self.fields["gpus"]
             self._drop_counts_read_at(span)
             self.notes.append(Note(code="count_per_machine", params={"per_node": per_node, "words": words}))
