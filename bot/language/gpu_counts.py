@@ -1,7 +1,10 @@
 """GPU and node counts (steps of the Reader, extract.py): a count written beside a card's name
-("8x H100", "2台8卡A800", "H100*8", "A100 80G 8张", "two H100 servers": knowledge/rules/<lang>/
-card_count.yaml, read around the card), a count written alone ("8 GPUs", "2机16卡", "单卡", "4 nodes":
-gpu_count.yaml), a count said per server, and one written with a question for the number of machines."""
+("8x H100", "2台8卡A800", "H100*8", "A100 80G 8张", "two H100 servers", "96 DGX-A100":
+knowledge/rules/<lang>/card_count.yaml, read around the card), a count written alone ("8 GPUs",
+"2机16卡", "单卡", "4 nodes": gpu_count.yaml), a count said per server ("每台8张", "8 A100 per node":
+per_node.yaml) and one that is what a machine holds in a question for the number of machines ("nodes
+of 8 H100?", "需要几台8卡A100": per_machine.yaml), the last two read around the count once it is read.
+The rules read; this module builds the words they read and applies their readings."""
 
 from __future__ import annotations
 
@@ -25,6 +28,16 @@ CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK = "\x00", "\x01", "\x02"
 # machines", "graphics card") is 20 characters
 AFTER_WINDOW = 32
 
+# a GPU count read, in the words around it that tell what it counts (the {COUNT_READ} piece)
+COUNT_MARK = "\x03"
+
+# how far before a GPU count the words that make it one server's are read ("每台8张", "each with 8"):
+# per_node.yaml's rules; the words after it are read to the end ("8 A100 per node")
+PER_NODE_HEAD = 14
+
+# how far before a GPU count the words that make it one machine's are read ("nodes of 8"): per_machine.yaml
+PER_MACHINE_HEAD = 16
+
 
 def per_node_view(text: str, span: tuple[int, int]) -> str:
     """The words around the GPU count read at `span` as per_node.yaml's rules read them: 14
@@ -47,23 +60,16 @@ def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) ->
 # what joins a count to the cards counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB")
 CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
 
-# a GPU count read, in the words around it that tell what it counts (the {COUNT_READ} piece)
-COUNT_MARK = "\x03"
-
-# how far before a GPU count the words that make it one server's are read ("每台8张", "each with 8"):
-# per_node.yaml's rules; the words after it are read to the end ("8 A100 per node")
-PER_NODE_HEAD = 14
-
-# how far before a GPU count the words that make it one machine's are read ("nodes of 8"): per_machine.yaml
-PER_MACHINE_HEAD = 16
-
 
 class GpuCounts(ReaderState):
     """The Reader's steps and helpers that read GPU and node counts."""
 
     def _count_in_memory(self, count: int | None, memory_span, before, words: str) -> None:
         """'A10(4* 24GB)': a count times the memory written after the name is the count, when
-        nothing before the name counted the cards."""
+        nothing before the name counted the cards. The count is read by card_memory.yaml's rule
+        memory_times_count_after_card, over the memory's words, which card_count's view leaves out;
+        this only applies it, after card_count's reading: which of two views' readings stands is no
+        priority the engine settles within one (the reason this stays code)."""
         if count and self._counts_now()[0]["gpus"] == before[0]["gpus"]:
             said = self.scan.original[memory_span[0] : memory_span[1]].strip()
             self.set("gpus", count, words + " " + said)
