@@ -39,6 +39,8 @@ EXAMPLES = [
 # the counts written beside a card's name (card_count.yaml) are read over the words around the card,
 # its name written as a mark and a memory right after it left out, as the Reader does (gpu_counts.py)
 _MEMORY_AFTER = re.compile(r"\s*\d+\s*g(?:b|ib)?(?![a-z])")
+# the counts read around a card: written beside it, or before a server's name before it ("96 DGX-A100")
+_AROUND_A_CARD = ("card_count", "server_count")
 # what a card-count reading sets in the request: servers are nodes, one card unless said is GPUs
 _REQUEST_FIELD = {"servers": "nodes", "gpus_unless_said": "gpus"}
 
@@ -49,7 +51,8 @@ def _first_card(text: str) -> re.Match:
 
 
 def _first_card_view(text: str) -> str:
-    """`text` around its first catalog card's name, as card_count.yaml's rules read it."""
+    """`text` around its first catalog card's name, as card_count.yaml's rules read it (server_count.yaml's
+    when a server's name stands before it)."""
     voc, cat = vocabulary(), catalog()
     match = _first_card(text)
     card = cat.gpus[gpu_id(match.group(1), voc, cat)]
@@ -92,7 +95,7 @@ def _read(dimension: str, text: str) -> list[engine.Span]:
         return engine.read(_count_read_view(dimension, text), dimension)
     if dimension == "card_memory":  # the memory beside a card's name, read around it as the Reader does
         return engine.read(memory_view(text, *_first_card(text).span())[0], dimension)
-    return engine.read(_first_card_view(text) if dimension == "card_count" else text, dimension)
+    return engine.read(_first_card_view(text) if dimension in _AROUND_A_CARD else text, dimension)
 
 
 def _close(got: dict, want: dict) -> bool:
@@ -125,7 +128,7 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # which the parser turns into a precision with the method (methods.precision_for), and a
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
-    fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension == "card_count" else fields
+    fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension in _AROUND_A_CARD else fields
     if rule.dimension == "gpu_memory":  # a GPU given by its memory: the request's memory (and one card)
         fields = {"gpu_memory_gib" if k.startswith("gpu_memory") else k: v for k, v in fields.items()}
         fields.update({"gpus": 1} if "gpu_memory_one_card" in want else {})

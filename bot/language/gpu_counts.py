@@ -1,6 +1,6 @@
 """GPU and node counts (steps of the Reader, extract.py): a count written beside a card's name
-("8x H100", "2台8卡A800", "H100*8", "A100 80G 8张", "two H100 servers", "96 DGX-A100":
-knowledge/rules/<lang>/card_count.yaml, read around the card), a count written alone ("8 GPUs",
+("8x H100", "2台8卡A800", "H100*8", "A100 80G 8张", "two H100 servers": knowledge/rules/<lang>/
+card_count.yaml, read around the card; "96 DGX-A100": server_count.yaml), a count written alone ("8 GPUs",
 "2机16卡", "单卡", "4 nodes": gpu_count.yaml), a count said per server ("每台8张", "8 A100 per node":
 per_node.yaml) and one that is what a machine holds in a question for the number of machines ("nodes
 of 8 H100?", "需要几台8卡A100": per_machine.yaml), the last two read around the count once it is read.
@@ -80,13 +80,15 @@ class GpuCounts(ReaderState):
         """The count written around a GPU's name (knowledge/rules/<lang>/card_count.yaml: "8x H100",
         "H100 x 8", "2台8卡H100", "A100 80G 8张", "96 DGX-A100"), read over the words before the name and
         after it, its memory and a vendor's word left out, the name written as one mark (`server`: a
-        server's name, "DGX-A100", written before the card's)."""
+        server's name, "DGX-A100", written before the card's: server_count.yaml's rules, which no other
+        card's view needs tried)."""
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
         pos = max(0, head_end - COUNT_WINDOW)
         mark = SERVER_NAME_MARK if server else SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
         view = card_view(self.scan.text, pos, head_end, tail_start, mark)
-        for span in engine.settle(engine.find(view, engine.rules("card_count"))):  # one at most: all hold the mark
+        rules = engine.rules("server_count" if server else "card_count")
+        for span in engine.settle(engine.find(view, rules)):  # one at most: all hold the mark
             self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
 
     def _count_beside(self, span: engine.Span, view: str, at: int, origins: tuple[int, int], words: str, gpu: str):
