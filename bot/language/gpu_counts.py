@@ -31,9 +31,10 @@ AFTER_WINDOW = 32
 # a GPU count read, in the words around it that tell what it counts (the {COUNT_READ} piece)
 COUNT_MARK = "\x03"
 
-# how far before a GPU count the words that make it one server's are read ("每台8张", "each with 8"):
-# per_node.yaml's rules; the words after it are read to the end ("8 A100 per node")
-PER_NODE_HEAD = 14
+# how far before and after a GPU count the words that make it one server's are read (per_node.yaml's
+# rules): "每台8张", "each with 8" before it; "8 A100 per node", "8 T4 16GB GPU on each" after it, whose
+# longest, "(80 GB) GPUs per machine", is 25 characters (the rest of a long paste is not scanned)
+PER_NODE_HEAD, PER_NODE_TAIL = 14, 64
 
 # how far before a GPU count the words that make it one machine's are read ("nodes of 8"): per_machine.yaml
 PER_MACHINE_HEAD = 16
@@ -41,8 +42,8 @@ PER_MACHINE_HEAD = 16
 
 def per_node_view(text: str, span: tuple[int, int]) -> str:
     """The words around the GPU count read at `span` as per_node.yaml's rules read them: 14
-    characters before it, the count as one mark, the rest of the question after it."""
-    return text[max(0, span[0] - PER_NODE_HEAD) : span[0]] + COUNT_MARK + text[span[1] :]
+    characters before it, the count as one mark, 64 after it."""
+    return text[max(0, span[0] - PER_NODE_HEAD) : span[0]] + COUNT_MARK + text[span[1] : span[1] + PER_NODE_TAIL]
 
 
 def per_machine_view(text: str, span: tuple[int, int], words: str) -> str:
