@@ -13,11 +13,19 @@ from test_parser_table import CASES
 
 from gpuplan.bot.language import engine, patterns
 from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
-from gpuplan.bot.language.gpu_counts import CARD_MARK, SERVER_CARD_MARK, card_view
+from gpuplan.bot.language.extract import Reader
+from gpuplan.bot.language.gpu_counts import (
+    CARD_MARK,
+    SERVER_CARD_MARK,
+    SERVER_NAME_MARK,
+    card_view,
+    per_machine_view,
+    per_node_view,
+)
 from gpuplan.bot.language.gpu_memory import memory_view
 from gpuplan.bot.language.job_settings import UNSTATED_SPEED
 from gpuplan.bot.language.parser import parse
-from gpuplan.bot.language.vocabulary import vocabulary
+from gpuplan.bot.language.vocabulary import VENDOR_BEFORE, vocabulary
 from gpuplan.knowledge import catalog
 
 RULES = [rule for dimension in engine.dimensions() for rule in engine.rules(dimension)]
@@ -31,6 +39,8 @@ EXAMPLES = [
 # the counts written beside a card's name (card_count.yaml) are read over the words around the card,
 # its name written as a mark and a memory right after it left out, as the Reader does (gpu_counts.py)
 _MEMORY_AFTER = re.compile(r"\s*\d+\s*g(?:b|ib)?(?![a-z])")
+# the counts read around a card: written beside it, or before a server's name before it ("96 DGX-A100")
+_AROUND_A_CARD = ("card_count", "server_count")
 # what a card-count reading sets in the request: servers are nodes, one card unless said is GPUs
 _REQUEST_FIELD = {"servers": "nodes", "gpus_unless_said": "gpus"}
 
@@ -41,26 +51,54 @@ def _first_card(text: str) -> re.Match:
 
 
 def _first_card_view(text: str) -> str:
-    """`text` around its first catalog card's name, as card_count.yaml's rules read it."""
+    """`text` around its first catalog card's name, as card_count.yaml's rules read it (server_count.yaml's
+    when a server's name stands before it)."""
     voc, cat = vocabulary(), catalog()
     match = _first_card(text)
     card = cat.gpus[gpu_id(match.group(1), voc, cat)]
     in_servers = card.link == "nvlink" and card.family in ("hopper", "blackwell")
     memory = _MEMORY_AFTER.match(text, match.end())
     tail = memory.end() if memory else match.end()
+    server = VENDOR_BEFORE.search(text, max(0, match.start() - 24), match.start())  # "dgx-a100": a server's name
+    if server and server.group("server"):
+        return card_view(text, max(0, server.start() - 48), server.start(), tail, SERVER_NAME_MARK)
     start = max(0, match.start() - 48)
     return card_view(text, start, match.start(), tail, SERVER_CARD_MARK if in_servers else CARD_MARK)
 
 
 FACTS = frozenset(engine.FACTS)
 
+# what a GPU count read is (per_node.yaml: one server's; per_machine.yaml: what one machine holds) is
+# read over the words around it once the Reader has read the counts, as the step after them does
+# (gpu_counts.py)
+_COUNT_VIEWS = {
+    "per_node": ("per_node_counts", lambda reader: per_node_view(reader.scan.original, reader.spans["gpus"])),
+    "per_machine": (
+        "machines_asked",
+        lambda reader: per_machine_view(reader.scan.original, reader.spans["gpus"], reader.words["gpus"]),
+    ),
+}
+# the note the Reader says when such a rule reads
+_COUNT_NOTES = {"per_node": "per_node_count", "per_machine": "count_per_machine"}
+
+
+def _count_read_view(dimension: str, text: str) -> str:
+    """`text` around the GPU count the Reader reads in it, as `dimension`'s rules read it."""
+    step, view = _COUNT_VIEWS[dimension]
+    reader = Reader(text, catalog())
+    for name in Reader.STEPS[: Reader.STEPS.index(step)]:
+        getattr(reader, name)()
+    return view(reader)
+
 
 def _read(dimension: str, text: str) -> list[engine.Span]:
     text = text.lower()
+    if dimension in _COUNT_VIEWS:
+        return engine.read(_count_read_view(dimension, text), dimension)
     if dimension == "card_memory":  # the memory beside a card's name, read around it as the Reader does
         return engine.read(memory_view(text, *_first_card(text).span())[0], dimension)
     # every fact a rule may ask holds (gpu_memory.yaml's claims of all the cards' memory: cards counted)
-    return engine.read(_first_card_view(text) if dimension == "card_count" else text, dimension, facts=FACTS)
+    return engine.read(_first_card_view(text) if dimension in _AROUND_A_CARD else text, dimension, facts=FACTS)
 
 
 def _close(got: dict, want: dict) -> bool:
@@ -93,7 +131,7 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # which the parser turns into a precision with the method (methods.precision_for), and a
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
-    fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension == "card_count" else fields
+    fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension in _AROUND_A_CARD else fields
     if rule.dimension == "gpu_memory" and rule.claims:  # what a run uses, all the cards' memory: no card's
         assert request["gpu_memory_gib"] is None
     if rule.dimension == "gpu_memory":  # a GPU given by its memory: the request's memory (and one card)
@@ -109,6 +147,9 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
         assert bool(said) == (name is not None), said
     if "fabric" in fields:  # a network of unstated speed is then the usual one (no GPU named here)
         fields["fabric"] = UNSTATED_SPEED.get(fields["fabric"], fields["fabric"])
+    if rule.dimension in _COUNT_NOTES:  # what a count read is: the note the Reader says of it
+        assert _COUNT_NOTES[rule.dimension] in [note.code for note in parsed.notes]
+        fields = {}
     assert _close({k: request[k] for k in fields}, fields)
     if "users_count" in want:
         assert parsed.users_read is not None and parsed.users_read[0] == want["users_count"]
@@ -171,6 +212,27 @@ GPU_COUNTS = [
 @pytest.mark.parametrize("text, want", GPU_COUNTS)
 def test_gpu_counts_written_alone(text, want):
     assert dict(reading for span in engine.read(text, "gpu_count") for reading in span.readings) == want
+
+
+# what a GPU count read is, by the words around it (per_node.yaml, per_machine.yaml): one server's, then
+# multiplied by the servers; what one machine holds, when the question asks how many machines
+COUNTS_READ = [
+    ("3 nodes, 8 a100 per node, 70b full", {"gpus": 24, "nodes": 3}, "per_node_count"),
+    ("2 servers, each has 8 h100, 70b lora", {"gpus": 16, "nodes": 2}, "per_node_count"),
+    ("3 nodes with 8 a100, 70b full", {"gpus": 24, "nodes": 3}, None),  # one rule of card_count reads both
+    ("4台服务器，8张h800，预训练30b", {"gpus": 8, "nodes": 4}, None),  # no word makes the 8 one server's
+    ("how many nodes of 8 h100 for 70b full", {"gpus": None, "nodes": None}, "count_per_machine"),
+    ("需要几台8卡a100才能全参微调72b", {"gpus": None, "nodes": None}, "count_per_machine"),
+    ("需要几台8张a100才能全参微调72b", {"gpus": 8, "nodes": None}, None),  # 8张: cards, not a machine's
+]
+
+
+@pytest.mark.parametrize("text, want, note", COUNTS_READ)
+def test_what_a_count_read_is(text, want, note):
+    parsed = parse(text)
+    assert {k: getattr(parsed.request, k) for k in want} == want
+    codes = [n.code for n in parsed.notes]
+    assert [c for c in codes if c in ("per_node_count", "count_per_machine")] == ([note] if note else [])
 
 
 # model sizes (knowledge/rules/*/size.yaml): a family name glued after a size (the piece {FAMILY}, the

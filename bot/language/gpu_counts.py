@@ -1,7 +1,10 @@
 """GPU and node counts (steps of the Reader, extract.py): a count written beside a card's name
 ("8x H100", "2台8卡A800", "H100*8", "A100 80G 8张", "two H100 servers": knowledge/rules/<lang>/
-card_count.yaml, read around the card), a count written alone ("8 GPUs", "2机16卡", "单卡", "4 nodes":
-gpu_count.yaml), a count said per server, and one written with a question for the number of machines."""
+card_count.yaml, read around the card; "96 DGX-A100": server_count.yaml), a count written alone ("8 GPUs",
+"2机16卡", "单卡", "4 nodes": gpu_count.yaml), a count said per server ("每台8张", "8 A100 per node":
+per_node.yaml) and one that is what a machine holds in a question for the number of machines ("nodes
+of 8 H100?", "需要几台8卡A100": per_machine.yaml), the last two read around the count once it is read.
+The rules read; this module builds the words they read and applies their readings."""
 
 from __future__ import annotations
 
@@ -16,13 +19,37 @@ from gpuplan.estimator.schema import Note
 # 8x", "3*8*", "2台8卡") is far shorter; searching all the text before it cost time on long pastes
 COUNT_WINDOW = 48
 
-# a card's name in the words its count is read from (the {CARD} and {SERVER_CARD} pieces of
-# knowledge/rules/pieces.yaml): a character no question holds and no pattern's \w, \d or \s matches
-CARD_MARK, SERVER_CARD_MARK = "\x00", "\x01"
+# a card's name in the words its count is read from (the {CARD}, {SERVER_CARD} and {SERVER_NAME} pieces
+# of knowledge/rules/pieces.yaml): a character no question holds and no pattern's \w, \d or \s matches;
+# a server's name before the card's ("DGX-A100") is written as the last, whose count counts servers
+CARD_MARK, SERVER_CARD_MARK, SERVER_NAME_MARK = "\x00", "\x01", "\x02"
 
 # how far after a name its count and the words that place it are read: the longest ("gpus x 8
 # machines", "graphics card") is 20 characters
 AFTER_WINDOW = 32
+
+# a GPU count read, in the words around it that tell what it counts (the {COUNT_READ} piece)
+COUNT_MARK = "\x03"
+
+# how far before and after a GPU count the words that make it one server's are read (per_node.yaml's
+# rules): "每台8张", "each with 8" before it; "8 A100 per node", "8 T4 16GB GPU on each" after it, whose
+# longest, "(80 GB) GPUs per machine", is 25 characters (the rest of a long paste is not scanned)
+PER_NODE_HEAD, PER_NODE_TAIL = 14, 64
+
+# how far before a GPU count the words that make it one machine's are read ("nodes of 8"): per_machine.yaml
+PER_MACHINE_HEAD = 16
+
+
+def per_node_view(text: str, span: tuple[int, int]) -> str:
+    """The words around the GPU count read at `span` as per_node.yaml's rules read them: 14
+    characters before it, the count as one mark, 64 after it."""
+    return text[max(0, span[0] - PER_NODE_HEAD) : span[0]] + COUNT_MARK + text[span[1] : span[1] + PER_NODE_TAIL]
+
+
+def per_machine_view(text: str, span: tuple[int, int], words: str) -> str:
+    """The words before the GPU count read at `span` as per_machine.yaml's rules read them (16
+    characters), the count as one mark, and the words it was read from ("8卡": a machine's cards)."""
+    return text[max(0, span[0] - PER_MACHINE_HEAD) : span[0]] + COUNT_MARK + words
 
 
 def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) -> str:
@@ -31,25 +58,8 @@ def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) ->
     return text[pos:head_end] + mark + text[tail_start : tail_start + AFTER_WINDOW]
 
 
-# "nodes of 8 H100": the count after it is one machine's
-_MACHINES_OF = re.compile(r"(?:nodes?|servers?|machines?|boxes|hosts?)\s+(?:of|with)\s+(?:\d+\s*[x×*]?\s*)?$")
-
-# what joins a count to the thing counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB"),
-# an instance ("2 x p4d.24xlarge", "2x ml.g5"), a DGX ("96 DGX-A100", "2台DGX")
+# what joins a count to the cards counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB")
 CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
-
-_SERVERS_JOINER = r"(?:x|×|\*|台|个)?"
-
-# a count said per server: "每台8张", "each with 8", "8 A100 per node" (the count may stand between)
-_PER_NODE_BEFORE = re.compile(
-    r"(?:每台|每机|每个?节点|每个?服务器|each(?: node| server| machine| box)?(?: with| has)?"
-    r"|per (?:node|server|machine))[:：,，]?\s*(?:有|是|配|装|带|都是)?[\s\d一二两三四五六七八九十张块个x×*]*$"
-)
-
-_PER_NODE_AFTER = re.compile(  # "8 H100 per node", "8 T4 16GB GPU on each"
-    r"\s*(?:\(?\d+\s*g(?:b|ib)?\)?)?\s*(?:gpus?|cards?)?\s*"
-    r"(?:per (?:node|server|machine)|(?:on |in )?each|/node|每台|每机)"
-)
 
 
 class GpuCounts(ReaderState):
@@ -57,21 +67,29 @@ class GpuCounts(ReaderState):
 
     def _count_in_memory(self, count: int | None, memory_span, before, words: str) -> None:
         """'A10(4* 24GB)': a count times the memory written after the name is the count, when
-        nothing before the name counted the cards."""
+        nothing before the name counted the cards. The count is read by card_memory.yaml's rule
+        memory_times_count_after_card, over the memory's words, which card_count's view leaves out;
+        this only applies it, after card_count's reading: which of two views' readings stands is no
+        priority the engine settles within one (the reason this stays code)."""
         if count and self._counts_now()[0]["gpus"] == before[0]["gpus"]:
             said = self.scan.original[memory_span[0] : memory_span[1]].strip()
             self.set("gpus", count, words + " " + said)
 
-    def _gpu_count(self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str) -> None:
+    def _gpu_count(
+        self, start: int, end: int, words: str, memory_span: tuple[int, int] | None, gpu: str, server: bool = False
+    ) -> None:
         """The count written around a GPU's name (knowledge/rules/<lang>/card_count.yaml: "8x H100",
-        "H100 x 8", "2台8卡H100", "A100 80G 8张"), read over the words before the name and after
-        it, its memory and a vendor's word left out, the name written as one mark."""
+        "H100 x 8", "2台8卡H100", "A100 80G 8张", "96 DGX-A100"), read over the words before the name and
+        after it, its memory and a vendor's word left out, the name written as one mark (`server`: a
+        server's name, "DGX-A100", written before the card's: server_count.yaml's rules, which no other
+        card's view needs tried)."""
         head_end = memory_span[0] if memory_span and memory_span[0] < start else start
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
         pos = max(0, head_end - COUNT_WINDOW)
-        mark = SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
+        mark = SERVER_NAME_MARK if server else SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
         view = card_view(self.scan.text, pos, head_end, tail_start, mark)
-        for span in engine.settle(engine.find(view, engine.rules("card_count"))):  # one at most: all hold the mark
+        rules = engine.rules("server_count" if server else "card_count")
+        for span in engine.settle(engine.find(view, rules)):  # one at most: all hold the mark
             self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
 
     def _count_beside(self, span: engine.Span, view: str, at: int, origins: tuple[int, int], words: str, gpu: str):
@@ -82,7 +100,7 @@ class GpuCounts(ReaderState):
         if None in readings.values():
             return  # "1.5x A100": no count, and no other reading of one
         groups = [s for s in span.rule.pattern.match(view, span.start).regs[1:] if s[0] >= 0]
-        if not groups:  # "single A6000", "my 4090": one card, said as the name
+        if not groups and "servers" not in readings:  # "single A6000", "my 4090": one card, said as the name
             if "gpus" in readings:
                 self.set("gpus", 1, words)
             else:
@@ -95,7 +113,7 @@ class GpuCounts(ReaderState):
         for name in ("nodes", "gpus"):
             if name in readings:
                 self.set(name, readings[name], said)
-        counted_from = min(a for a, _ in groups)
+        counted_from = min((a for a, _ in groups), default=at)  # "a DGX A100": one server, no count
         if counted_from < at:
             self.scan.blank(origins[0] + counted_from, origins[0] + at)
         if span.end > at + 1:
@@ -108,16 +126,12 @@ class GpuCounts(ReaderState):
         card = self.cat.gpus.get(gpu)
         return bool(card and card.link == "nvlink" and card.family in ("hopper", "blackwell"))
 
-    def _dgx_servers(self, start: int, words: str, gpu: str) -> None:
-        """ "96 NVIDIA DGX-A100 (8x40G) machines": a count before a DGX/HGX name counts servers."""
-        count, servers = self._count_before(_SERVERS_JOINER, start)
-        if count:
-            self.scan.blank(*count.span())
-        self._servers(servers or 1, (count.group(0).strip() + " " if count else "") + words, gpu)
-
     def _count_before(self, joiner: str, start: int) -> tuple[re.Match | None, int]:
         """The whole count written just before `start` ("8张", "two", "4x"; `joiner` the words that
-        may join it to what it counts) and its value; (None, 0) when there is none ("a" is no count)."""
+        may join it to what it counts) and its value; (None, 0) when there is none ("a" is no count).
+        What a count before a card counts is read by card_count.yaml's rules; this is left for the
+        steps outside this module that count something no card mark stands for, a cloud instance
+        ("2 x p4d.24xlarge", gpu_names.py) and a memory written alone ("8张24G的卡", gpu_memory.py)."""
         match = regex(NUM + r"\s*" + joiner + r"\s*$").search(self.scan.text, max(0, start - COUNT_WINDOW), start)
         value = count_value(match.group(1)) if match and match.group(1) not in ("a", "an") else 0
         return (match, int(value)) if value and value == int(value) else (None, 0)
@@ -147,29 +161,29 @@ class GpuCounts(ReaderState):
 
     def per_node_counts(self) -> None:
         """A GPU count said per server beside a node count ("4台服务器，每台8张H800", "3 nodes, 8
-        A100 per node") is multiplied out: 32 GPUs on 4 nodes."""
+        A100 per node": knowledge/rules/<lang>/per_node.yaml, read around the count) is multiplied
+        out: 32 GPUs on 4 nodes."""
         span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
         if span is None or not nodes or nodes <= 1 or self.words.get("gpus") == self.words.get("nodes"):
             return  # no count, one node, or "2台8卡" already read both together
-        text = self.scan.original
-        if _PER_NODE_BEFORE.search(text[max(0, span[0] - 14) : span[0]]) or _PER_NODE_AFTER.match(text, span[1]):
+        if engine.find(per_node_view(self.scan.original, span), engine.rules("per_node")):
             per_node = self.fields["gpus"]
             self.fields["gpus"] = per_node * nodes
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
 
     def machines_asked(self) -> None:
-        """A count of cards written with a question for the number of machines ("how many 8xH100
-        nodes", "nodes of 8 H100?", "需要几台8卡A100", "8卡H100 ... 需要几台") is what one machine
-        holds: the job's GPUs and machines are left to the plan, and the answer says so."""
+        """A count of cards written with a question for the number of machines is what one machine
+        holds when it stands inside the ask ("how many 8xH100 nodes": the lexicon's asks_machines, so
+        this test is code) or its words say so ("nodes of 8 H100?", "需要几台8卡A100", "8卡H100 ...
+        需要几台": knowledge/rules/<lang>/per_machine.yaml): the job's GPUs and machines are left to
+        the plan, and the answer says so."""
         span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
         asked = self.voc.asks_machines.search(self.scan.original)
         if span is None or nodes or not asked:
             return
         words = self.words["gpus"]
         in_the_ask = span[0] < asked.end() and asked.start() < span[1]  # "how many 8xH100 nodes"
-        of_machines = _MACHINES_OF.search(self.scan.original, max(0, span[0] - 16), span[0])
-        per_machine_form = "卡" in words and not re.search(r"张|块", words)  # "8卡A100", not "8张A100"
-        if in_the_ask or of_machines or per_machine_form:
+        if in_the_ask or engine.find(per_machine_view(self.scan.original, span, words), engine.rules("per_machine")):
             per_node = self.fields["gpus"]
             self._drop_counts_read_at(span)
             self.notes.append(Note(code="count_per_machine", params={"per_node": per_node, "words": words}))

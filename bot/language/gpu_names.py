@@ -206,10 +206,8 @@ class GpuNames(GpuMemory):
             if memory_span:
                 self.scan.blank(*memory_span)
             before = self._counts_now()
-            if server:
-                self._dgx_servers(start, words, found_id)
-            else:
-                self._gpu_count(start, match.end(), words, memory_span, found_id)
+            self._gpu_count(start, match.end(), words, memory_span, found_id, server)
+            if not server:  # "96 DGX-A100 (8x40G)": the count in the memory is one server's
                 self._count_in_memory(inner_count, memory_span, before, words)
             if not kept:  # the counts written with a GPU set aside are set aside with it
                 self._restore_counts(before)
