@@ -365,3 +365,13 @@ def test_context_parallel_is_searched_for_long_sequences_only():
     assert set(long.cp.tolist()) == {1.0, 2.0, 4.0, 8.0, 16.0}  # 131,072 / 16 = 8,192 tokens a rank
     one = (long.tp == 1) & (long.pp == 1) & (long.cp == 16)
     assert one.any() and np.all(long.dp()[one] == 4)  # 64 GPUs, 16 to a sequence: 4 replicas
+
+
+def test_a_grid_no_layout_meets_is_empty_with_its_shapes_numbered():
+    """Fixed fields no layout meets leave an empty grid (the request is refused with no_layout),
+    its micro-batch shape numbers empty too."""
+    from gpuplan.estimator.architecture import for_model
+
+    a = for_model("llama-3.1-8b")
+    grid = search.training_grid(a, "full", search.Fixed(gpus=3, tp=2), 64, 8, 64, 2048)
+    assert grid.size == 0 and grid.shapes.size == 0
