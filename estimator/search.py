@@ -182,7 +182,7 @@ def _training_grid(
     g, t, p, e = arrays[0], arrays[1], arrays[2], arrays[7]
     arrays.append(np.full_like(g, fixed.etp) if fixed.etp else conventions.expert_tensor_parallel(t, e, g / p))
     m, x, etp = arrays[6], arrays[8], arrays[-1]
-    arrays.append(compute.distinct_layouts(m, t, e, x, etp)[1] if g.size else np.zeros(0, dtype=int))
+    arrays.append(compute.distinct_layouts(m, t, e, x, etp)[1])
     for a in arrays:
         a.setflags(write=False)
     return Grid(*arrays)
