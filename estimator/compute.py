@@ -97,9 +97,14 @@ def training_device(gpus: list[GPU], precision: str, cat: Catalog) -> kernels.De
     return kernels.device(gpus, precision, cat.kernels, rows)
 
 
-def hardware_for(gpus: list[GPU], method: str, precision: str, cat: Catalog, links: Links) -> Hardware:
+def hardware_for(
+    gpus: list[GPU], method: str, precision: str, cat: Catalog, links: Links, recipe_speed: float = 1.0
+) -> Hardware:
+    """The types' figures for a training job; `recipe_speed`: the named framework's tuned recipes'
+    step rate over a generic stack's (knowledge/frameworks.yaml), 1 for none."""
     peak = np.array([[g.peak_16bit_tflops * 1e12] for g in gpus])
-    return Hardware(peak, training_device(gpus, precision, cat), links, outside_kernels(method, cat.defaults))
+    outside = outside_kernels(method, cat.defaults) * recipe_speed
+    return Hardware(peak, training_device(gpus, precision, cat), links, outside)
 
 
 def sustained_matmul_flops(gpu: GPU, precision: str, cat: Catalog) -> float:
@@ -288,8 +293,8 @@ def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> Kern
     """A step's kernels: each micro-batch's passes through the slowest stage, activation
     checkpointing repeating every layer's forward (full) or its core attention (selective: Megatron-
     Core's core_attn recomputation, Korthikanti et al. 2022), then the optimizer step; over the
-    share of a step's time kernels take on the GPU's generation (kernels.yaml step_share) and for
-    the method (outside_kernels)."""
+    share of a step's time kernels take on the GPU's generation (kernels.yaml step_share), for the
+    method (outside_kernels) and on a framework's tuned recipes (hardware_for's recipe_speed)."""
     a, dev = job.arch, hw.device
     mb = distinct_micro_batches(dev, a, micro_batch_work(job, lay, defaults), lay)
     layer, first, last = mb.layer, mb.first, mb.last
@@ -299,7 +304,7 @@ def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> Kern
     per_layer = trained * (layer.forward + layer.backward + recompute) + forwards * layer.forward
     ends = trained + forwards / 3.0  # the ends' forward as a third of their forward and backward
     stage = slowest_stage(a, lay.pp, per_layer, ends * first, ends * last)
-    share = hw.outside * dev.step_share
+    share = np.minimum(hw.outside * dev.step_share, 1.0)  # a step takes at least its kernels' time
     pipelined = np.asarray(lay.micro_batches, dtype=float) * stage / share
     backward_share = trained * layer.backward / per_layer
     return KernelTime(pipelined + optimizer_step_seconds(job, lay, dev) / share, pipelined, backward_share)

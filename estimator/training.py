@@ -217,7 +217,8 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
     if grid.size == 0:
         raise RequestError([no_layout(ctx.req, gbs)])
     options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
-    hw = _hardware(cat, types, [fabric_for(ctx, g) for g in types], job.method, job.precision)
+    fabrics = [fabric_for(ctx, g) for g in types]
+    hw = _hardware(cat, types, fabrics, job.method, job.precision, recipe_speed(ctx))
     return search.score_training(
         job,
         grid,
@@ -236,19 +237,28 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
 _HARDWARE = memo.ShapeCache(256)
 
 
-def _hardware(cat: Catalog, types: list[GPU], fabric_ids: list[str], method: str, precision: str) -> compute.Hardware:
+def recipe_speed(ctx: Context) -> float:
+    """The step rate of the named framework's published performance recipes over a generic stack's
+    (knowledge/frameworks.yaml recipe_speed), 1 when none is named or it publishes none."""
+    framework = ctx.cat.frameworks.get(ctx.req.framework or "")
+    return float(framework.recipe_speed.value) if framework and framework.recipe_speed else 1.0
+
+
+def _hardware(
+    cat: Catalog, types: list[GPU], fabric_ids: list[str], method: str, precision: str, speed: float = 1.0
+) -> compute.Hardware:
     """compute.hardware_for the types on their fabrics (read-only, shared: the entry keeps the
     catalog and GPU objects alive, so their ids stay theirs)."""
 
     def read() -> compute.Hardware:
         links = network.links_for_types(types, [cat.fabrics[f] for f in fabric_ids], cat.collective_efficiency)
-        hw = compute.hardware_for(types, method, precision, cat, links)
+        hw = compute.hardware_for(types, method, precision, cat, links, speed)
         for x in (hw.peak, *vars(links).values()):
             if isinstance(x, np.ndarray):
                 x.setflags(write=False)
         return hw
 
-    key = (id(cat), *map(id, types), *fabric_ids, method, precision)
+    key = (id(cat), *map(id, types), *fabric_ids, method, precision, speed)
     return _HARDWARE.get(key, (cat, *types), read)
 
 
@@ -333,7 +343,10 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     gpu = pick.gpu
     if ctx.req.mfu is None:
         gemm = compute.sustained_matmul_flops(gpu, precision, ctx.cat) / kernels.matmul_peak(gpu, precision)[0]
-        ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), gemm=gemm, family=gpu.family)
+        params = {"mfu": pick.at(pick.scored.step.mfu), "gemm": gemm, "family": gpu.family}
+        if recipe_speed(ctx) != 1.0:  # the framework's tuned recipes set the pace: said with their name
+            params |= {"recipe": ctx.cat.frameworks[str(ctx.req.framework)].name, "speed": recipe_speed(ctx)}
+        ctx.assume("mfu_model", **params)
     grid, i = pick.scored.grid, pick.i
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")

@@ -404,6 +404,7 @@ class Framework(_Strict):
     loss: Habit | None = None  # "chunked" | "unchunked" | "inplace"
     keeps_logits: Habit | None = None  # the loop holds the model's fp32 logits through the backward pass
     megatron_core: Habit | None = None  # Megatron-Core on every layout: fp32 gradients and its loss
+    recipe_speed: Fact | None = None  # its published performance recipes' step rate over a generic stack's
 
     @model_validator(mode="after")
     def _values_known(self) -> Framework:

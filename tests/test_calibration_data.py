@@ -52,6 +52,7 @@ LAYOUT_FIELDS = {
     "kv": "kv_cache",
     "lora_r": "lora_rank",
     "ckpt": "ckpt",
+    "framework": "framework",
 }
 FP8 = ("fp8-mixed", "fp8")
 ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
