@@ -407,6 +407,7 @@ KEY_ASSUMPTIONS = (
     "fitted_concurrency",
     "default_serve_precision",
     "pretrain_target",
+    "recipe_speed",
     "chosen_gpu",
     "gpu_memory_class",
     "currency_converted",
@@ -559,6 +560,7 @@ CUSTOMER_ASSUMPTIONS = (
     "gpu_memory_class",
     "default_data",
     "pretrain_target",
+    "recipe_speed",
 )
 
 

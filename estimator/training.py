@@ -343,10 +343,10 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     gpu = pick.gpu
     if ctx.req.mfu is None:
         gemm = compute.sustained_matmul_flops(gpu, precision, ctx.cat) / kernels.matmul_peak(gpu, precision)[0]
-        params = {"mfu": pick.at(pick.scored.step.mfu), "gemm": gemm, "family": gpu.family}
+        ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), gemm=gemm, family=gpu.family)
         if recipe_speed(ctx) != 1.0:  # the framework's tuned recipes set the pace: said with their name
-            params |= {"recipe": ctx.cat.frameworks[str(ctx.req.framework)].name, "speed": recipe_speed(ctx)}
-        ctx.assume("mfu_model", **params)
+            framework = ctx.cat.frameworks[str(ctx.req.framework)].name
+            ctx.assume("recipe_speed", framework=framework, speed=recipe_speed(ctx))
     grid, i = pick.scored.grid, pick.i
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")

@@ -9,6 +9,8 @@ import pytest
 from test_calibration_data import CASES, ratios
 
 from gpuplan.bot.language.parser import parse
+from gpuplan.bot.pipeline import answer
+from gpuplan.bot.render import text_answer, ticket
 from gpuplan.estimator.architecture import from_spec
 from gpuplan.estimator.compute import hardware_for, kernel_time
 from gpuplan.estimator.estimate import estimate
@@ -66,9 +68,18 @@ def test_recipes_run_the_same_layout_faster_by_at_most_their_speed():
 
 def test_the_answer_says_whose_recipes_set_the_pace():
     tuned = {n.code: n.params for n in estimate(Request(**LAYOUT, framework="nemo")).assumptions}
-    plain = {n.code: n.params for n in estimate(Request(**LAYOUT)).assumptions}
-    assert tuned["mfu_model"]["recipe"] == "NVIDIA NeMo / Megatron-Bridge" and tuned["mfu_model"]["speed"] == SPEED
-    assert "recipe" not in plain["mfu_model"]
+    plain = {n.code: n.params for n in estimate(Request(**LAYOUT, framework="megatron")).assumptions}
+    assert tuned["recipe_speed"] == {"framework": "NVIDIA NeMo / Megatron-Bridge", "speed": SPEED}
+    assert "recipe_speed" not in plain and "mfu_model" in plain
+
+
+@pytest.mark.parametrize("lang, words", [("en", "published performance recipes"), ("zh", "官方公布的性能配方")])
+def test_the_pace_is_among_the_few_assumptions_shown(lang, words):
+    """It changes the time by up to 1.44x: the default answer and a ticket's reply say it."""
+    question = "how long to pretrain llama 3 8b on 1T tokens with 64 H100 using NeMo"
+    plan = answer(question, lang=lang)
+    assert words in text_answer(plan)
+    assert words in ticket(plan, question)[0]
 
 
 def test_no_step_takes_less_than_its_kernels(cat):
