@@ -258,13 +258,36 @@ def step_traffic(
     return traffic
 
 
+def gradient_ranks_per_node(gpus, tp, pp, per_node) -> tuple[np.ndarray, np.ndarray]:
+    """(ranks of the gradient group, data x context parallel, in one NVLink domain; the group's size).
+    Ranks are laid out tensor parallel first, then context and data parallel, pipeline last
+    (Megatron-Core's default order tp-cp-ep-dp-pp; FSDP and DeepSpeed without model parallelism
+    fill a node with data-parallel ranks alike)."""
+    gpus, tp, pp = (np.asarray(x, dtype=float) for x in (gpus, tp, pp))
+    group = gpus / (tp * pp)
+    return np.clip(np.floor(np.asarray(per_node, dtype=float) / tp), 1.0, group), group
+
+
+def gradient_bandwidth(links: Links, gpus, tp, pp=1) -> np.ndarray:
+    """Bytes/s per GPU of the gradient group's collectives (all-reduce, ZeRO's all-gathers and
+    reduce-scatters). NCCL's rings across nodes leave each node through the NICs of the group's
+    ranks there, one per GPU, so a node takes in the buffer once, spread over its k ranks' NICs, and
+    passes it on over NVLink: k NICs' worth per GPU, never more than NVLink carries (nccl-tests on
+    DGX H100 nodes with eight 400 Gb/s NICs: about 360-400 GB/s bus bandwidth, NVIDIA/nccl issue
+    1277; one NIC per node's worth where k is 1, as with tensor parallelism over a whole node). A
+    group inside one node stays on NVLink."""
+    members, group = gradient_ranks_per_node(gpus, tp, pp, links.gpus_per_node)
+    spans_nodes = (np.asarray(gpus, dtype=float) > links.gpus_per_node) & (members < group)
+    return np.where(spans_nodes, np.minimum(members * links.inter_node, links.intra_node), links.intra_node)
+
+
 def step_comm_seconds(
-    traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1, arch: Arch | None = None, etp=None
+    traffic: dict[str, np.ndarray], links: Links, gpus, tp, ep=1, cp=1, arch: Arch | None = None, etp=None, pp=1
 ) -> dict[str, np.ndarray]:
-    """Seconds per step on each dimension: tp inside a node, dp/pp across nodes when the job spans
-    nodes, ep inside a node while etp x ep GPUs fit in one (expert groups are placed there first;
-    etp None: tp). Every expert tensor-parallel rank of an expert takes its tokens (Megatron-Core's
-    --expert-tensor-parallel-size, TP by default: the flex dispatcher's etp x top-k copies, the
+    """Seconds per step on each dimension: tp inside a node, pp across nodes when the job spans
+    nodes, dp at gradient_bandwidth, ep inside a node while etp x ep GPUs fit in one (expert groups
+    are placed there first; etp None: tp). Every expert tensor-parallel rank of an expert takes its
+    tokens (Megatron-Core's --expert-tensor-parallel-size, TP by default: the flex dispatcher's etp x top-k copies, the
     all-to-all dispatcher's all-gather), so NVLink carries etp times the dispatched bytes; an expert
     group over several nodes sends `arch`'s expert_fabric_share of its copies over an RDMA fabric
     (all of them over TCP) and forwards them over NVLink beside it."""
@@ -273,7 +296,8 @@ def step_comm_seconds(
     multi_node = gpus > per_node
     tp_bw = np.where(tp <= per_node, links.intra_node, links.inter_node)
     outer_bw = np.where(multi_node, links.inter_node, links.intra_node)
-    seconds = {"tp": traffic["tp"] / tp_bw, "dp": traffic["dp"] / outer_bw, "pp": traffic["pp"] / outer_bw}
+    dp_bw = gradient_bandwidth(links, gpus, tp, pp)
+    seconds = {"tp": traffic["tp"] / tp_bw, "dp": traffic["dp"] / dp_bw, "pp": traffic["pp"] / outer_bw}
     if "ep" in traffic:
         ep, etp = np.asarray(ep, dtype=float), tp if etp is None else np.asarray(etp, dtype=float)
         group = etp * ep
@@ -289,14 +313,24 @@ def step_comm_seconds(
 
 
 def between_nodes_gb(
-    traffic: dict[str, float], gpus: int, tp: int, per_node: int, ep: int = 1, cp: int = 1, etp: int | None = None
+    traffic: dict[str, float],
+    gpus: int,
+    tp: int,
+    per_node: int,
+    ep: int = 1,
+    cp: int = 1,
+    etp: int | None = None,
+    pp: int = 1,
 ) -> float:
     """Of a step's traffic per GPU, the GB that crosses the fabric between nodes, by the placement
-    step_comm_seconds times: dp and pp across nodes when the job spans several, tp, ep and cp inside
-    a node while their groups fit in one (the rest stays on NVLink or PCIe)."""
+    step_comm_seconds times: pp across nodes when the job spans several, dp's share that leaves a
+    node through each of its gradient ranks there (gradient_bandwidth), tp, ep and cp inside a node
+    while their groups fit in one (the rest stays on NVLink or PCIe)."""
     if gpus <= per_node:
         return 0.0
-    crossing = traffic.get("dp", 0.0) + traffic.get("pp", 0.0)
+    members, group = gradient_ranks_per_node(gpus, tp, pp, per_node)
+    dp = traffic.get("dp", 0.0) / members if members < group else 0.0
+    crossing = dp + traffic.get("pp", 0.0)
     for dim, group in (("tp", tp), ("ep", (tp if etp is None else etp) * ep), ("cp", tp * cp)):
         if group > per_node:
             crossing += traffic.get(dim, 0.0)
@@ -458,6 +492,7 @@ def compare_fabrics(
     arch: Arch | None = None,
     etp: int | None = None,
     planned: tuple[float, float] | None = None,
+    pp: int = 1,
 ) -> NetworkEstimate:
     """Step time and waiting-on-network share on each inter-node fabric, and the one to choose:
     the slowest (cheapest) fabric whose step stays within 5% of the best fabric's, or `assumed`, the
@@ -469,11 +504,11 @@ def compare_fabrics(
     if nodes <= 1:
         if planned is None:
             links = links_for(gpu, fabrics[0], efficiency)
-            comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
+            comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp, pp)
             planned = exposed_comm(comm, t_compute, zero, overlap)
         return _single_node(traffic, gpu, *planned, other=other_seconds)
     links = _fabric_links(gpu, fabrics, efficiency)
-    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp)
+    comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp, pp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
     exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
     total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
@@ -495,7 +530,7 @@ def compare_fabrics(
         assumed_fabric=fabrics[here].id,
         assumed_comm_fraction=float(exposed[here] / steps[here]),
         single_node=False,
-        between_nodes_gb=between_nodes_gb(traffic, gpus, tp, gpu.nvlink_gpus, ep, cp, etp),
+        between_nodes_gb=between_nodes_gb(traffic, gpus, tp, gpu.nvlink_gpus, ep, cp, etp, pp),
         comm_fraction=float(exposed[pick] / steps[pick]),
         comm_total_fraction=float(total[pick] / steps[pick]),
         by_dimension_gb={k: float(v) / 1e9 for k, v in traffic.items()},

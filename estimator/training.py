@@ -646,6 +646,7 @@ def _network_report(ctx: Context, pick: Pick) -> NetworkEstimate:
         ep=int(g.ep[i]),
         cp=int(g.cp[i]),
         etp=int(g.etp[i]),
+        pp=int(g.pp[i]),
         overlap=network.Overlap(**{k: pick.at(v) for k, v in vars(step.overlap).items()}),
         owned=ctx.req.fabric is not None,
         arch=ctx.arch,

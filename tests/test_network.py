@@ -115,9 +115,10 @@ def test_all_to_all_stays_in_the_node_while_it_fits(cat):
 def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
     gpu = cat.gpus["h100-80gb"]
     fabrics = list(cat.fabrics.values())
-    # a data-parallel job with 50 GB per step and 10 s of compute across 4 nodes
+    # 50 GB of gradients per step and 10 s of compute across 4 nodes, tensor parallel over each node:
+    # one gradient rank a node, whose own NIC carries the whole buffer
     traffic = {"tp": 0.0, "dp": 50e9, "pp": 0.0}
-    report = compare_fabrics(traffic, gpu, fabrics, 0.8, gpus=32, tp=1, zero=0, t_compute=10.0, other_seconds=10.0)
+    report = compare_fabrics(traffic, gpu, fabrics, 0.8, gpus=32, tp=8, zero=0, t_compute=10.0, other_seconds=10.0)
     by_id = {o.fabric: o for o in report.options}
     best = min(o.step_s for o in report.options)
     assert by_id[report.fabric].step_s <= best * 1.05
@@ -125,6 +126,26 @@ def test_fabric_choice_is_the_cheapest_within_five_percent(cat):
     assert all(by_id[f.id].step_s > best * 1.05 for f in slower)
     # on 25 GbE: 50 GB / 2.5 GB/s = 20 s, minus 2/3 x 10 s hidden behind backward = 13.3 s exposed
     assert by_id["eth-25"].step_s == pytest.approx(10 + 50e9 / (3.125e9 * 0.8) - 10 * 2 / 3)
+
+
+def test_a_node_sends_the_gradients_once_through_all_its_nics(cat):
+    """Eight data-parallel ranks a node: NCCL's rings leave it through their eight NICs, so the 50 GB
+    take 50 GB / (8 x 2.5 GB/s) on 25 GbE, hidden behind the backward pass; with one rank a node
+    (tensor parallel 8) its one NIC carries them all."""
+    from gpuplan.estimator.network import Links, between_nodes_gb, step_comm_seconds
+
+    links = Links(intra_node=360e9, inter_node=2.5e9, gpus_per_node=8)
+    traffic = {"tp": 0.0, "dp": 50e9, "pp": 0.0}
+    assert float(step_comm_seconds(traffic, links, 32, 1)["dp"]) == pytest.approx(50e9 / (8 * 2.5e9))
+    assert float(step_comm_seconds(traffic, links, 32, 8)["dp"]) == pytest.approx(50e9 / 2.5e9)
+    assert float(step_comm_seconds(traffic, links, 32, 2)["dp"]) == pytest.approx(50e9 / (4 * 2.5e9))
+    # never faster than NVLink carries the rest; a group inside one node (pipeline across nodes) stays there
+    fast = Links(intra_node=360e9, inter_node=50e9, gpus_per_node=8)
+    assert float(step_comm_seconds(traffic, fast, 32, 1)["dp"]) == pytest.approx(50e9 / 360e9)
+    assert float(step_comm_seconds(traffic, links, 32, 1, pp=4)["dp"]) == pytest.approx(50e9 / 360e9)
+    assert between_nodes_gb(traffic, 32, 1, 8) == pytest.approx(50 / 8)
+    assert between_nodes_gb(traffic, 32, 8, 8) == pytest.approx(50)
+    assert between_nodes_gb(traffic, 32, 1, 8, pp=4) == 0
 
 
 def test_single_node_needs_no_fabric(cat):
