@@ -98,6 +98,8 @@ class Request(BaseModel):
     framework: str | None = None  # training: whose memory habits to follow (knowledge/frameworks.yaml id)
     kv_cache: KvCache | None = None  # serving: None keeps it 16-bit, or fp8 beside fp8 weights
     prefill: Prefill | None = None  # serving: None lets the estimator choose the cheaper per generated token
+    # serving: the decode pool's GPUs, the prefill pool sized to keep up with it added on top (prefill apart)
+    decode_gpus: int | None = None
     lora_rank: int | None = None
     mfu: float | None = None
     deadline_days: float | None = None
