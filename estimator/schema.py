@@ -318,6 +318,7 @@ class ServingEstimate(BaseModel):
     decode_gpus: int | None = None
     prefill_gpus: int = 0
     prefill_tokens_per_s_per_gpu: float | None = None
+    decode_tokens_per_s_per_gpu: float | None = None  # disaggregated: generated tokens/s per decode-pool GPU
     mig: MigSlice | None
     region: str | None
     users: str | None

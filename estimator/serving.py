@@ -428,6 +428,7 @@ def _serving_report(
         decode_gpus=pools.decode_gpus if pools else None,
         prefill_gpus=pools.prefill_gpus if pools else 0,
         prefill_tokens_per_s_per_gpu=pools.prompt_tokens_per_s_per_gpu if pools else None,
+        decode_tokens_per_s_per_gpu=pools.decode_tokens_per_s_per_gpu if pools else None,
         mig=_mig_fit(ctx.cat, replica.gpu, per_gpu_gib) if replica.gpus == 1 else None,
         region=replica.region,
         users=ctx.req.users,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from gpuplan.bot.jsonout import plan_json
+from gpuplan.bot.pipeline import answer
 from gpuplan.estimator import compute, prefill
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
@@ -142,6 +144,7 @@ def test_a_decode_pool_keeps_its_gpus_and_adds_the_prefill_pool():
     # generated tokens/s: what the decode pool's replicas generate, over both pools' GPUs
     decode_rate = s.tokens_per_s_per_sequence * s.concurrency * (8 // s.replica_gpus)
     assert est.compute.tokens_per_s_per_gpu * est.resolved.gpus == pytest.approx(decode_rate, rel=1e-6)
+    assert s.decode_tokens_per_s_per_gpu * 8 == pytest.approx(decode_rate, rel=1e-6)
     assert est.resolved.dp == 8 // s.replica_gpus
 
 
@@ -181,3 +184,17 @@ def test_a_decode_pool_for_training_is_refused():
     with pytest.raises(RequestError) as err:
         estimate(Request(model="llama-3-70b", method="lora", decode_gpus=8))
     assert _codes(err.value.notes) == ["decode_gpus_not_serving"]
+
+
+@pytest.mark.parametrize("prefill_mode, apart", [("disaggregated", True), ("chunked", False)])
+def test_the_json_answer_gives_the_decode_pool_s_own_rate_when_prefill_runs_apart(prefill_mode, apart):
+    """serving.decode_tokens_per_s_per_gpu: generated tokens/s per decode-pool GPU, null in one pool."""
+    out = plan_json(answer(f"serve llama-3-70b on h100 seq=5500 prompt=5000 prefill={prefill_mode}"))
+    serving, compute_ = out["serving"], out["compute"]
+    if not apart:
+        assert serving["decode_tokens_per_s_per_gpu"] is None
+        return
+    decode_rate = serving["decode_tokens_per_s_per_gpu"] * serving["decode_gpus"]
+    assert compute_["tokens_per_s_per_gpu"] * out["request"]["gpus"] == pytest.approx(decode_rate, rel=1e-9)
+    replicas = serving["decode_gpus"] // serving["replica_gpus"]
+    assert decode_rate == pytest.approx(serving["tokens_per_s_ceiling"] * replicas, rel=1e-9)
