@@ -451,6 +451,12 @@ class Verdict(_Sparse):
     tokens_per_s_per_sequence: float | None = None
     usd_per_million_tokens: float | None = None
     usd_per_hour: float | None = None
+    # serving on a decode pool given (decode_gpus): the two pools, the generated tokens/s of the whole
+    # deployment and of one decode GPU
+    decode_gpus: int | None = None
+    prefill_gpus: int | None = None
+    tokens_per_s: float | None = None
+    decode_tokens_per_s_per_gpu: float | None = None
     pick: str | None = None  # choice: the option picked, as it is named
     other: str | None = None  # choice: the option it is weighed against
     pick_value: float | None = None  # choice: the figure that decided (days, $, $/Mtok, tokens/s)

@@ -274,6 +274,8 @@ def _place_prefill(ctx: Context, replica: Replica) -> int:
             per_gpu=pools.tokens_per_s_per_gpu,
             chunked=chunked,
             asked=asked == "disaggregated",
+            pool=bool(ctx.req.decode_gpus),
+            decode_rate=pools.decode_tokens_per_s_per_gpu,
         )
         return pools.gpus
     share = 1.0 - decode.seconds / replica.step.seconds if decode else 0.0

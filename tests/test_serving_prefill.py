@@ -8,6 +8,7 @@ import pytest
 
 from gpuplan.bot.jsonout import plan_json
 from gpuplan.bot.pipeline import answer
+from gpuplan.bot.render import headline
 from gpuplan.estimator import compute, prefill
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
@@ -198,3 +199,29 @@ def test_the_json_answer_gives_the_decode_pool_s_own_rate_when_prefill_runs_apar
     assert compute_["tokens_per_s_per_gpu"] * out["request"]["gpus"] == pytest.approx(decode_rate, rel=1e-9)
     replicas = serving["decode_gpus"] // serving["replica_gpus"]
     assert decode_rate == pytest.approx(serving["tokens_per_s_ceiling"] * replicas, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        ("serve deepseek-v3 with a decode pool of 72 h100, ep=72", ["144 x H100", "72 to decode and 72 to prefill"]),
+        ("部署 deepseek-v3，解码用72张H100，ep=72", ["144 张 H100", "其中 72 张解码、72 张做预填充"]),
+    ],
+)
+def test_the_first_line_of_a_decode_pool_gives_both_pools_and_the_rate(question, said):
+    """The deployment in all, its two pools and what it generates, in all and per decode GPU."""
+    got = answer(question)
+    v, s = got.verdict, got.estimate.serving
+    assert (v.decode_gpus, v.prefill_gpus) == (72, 72) == (s.decode_gpus, s.prefill_gpus)
+    assert v.decode_tokens_per_s_per_gpu == s.decode_tokens_per_s_per_gpu
+    assert v.tokens_per_s == pytest.approx(s.decode_tokens_per_s_per_gpu * 72)
+    first = headline(got)
+    assert all(words in first for words in said), first
+    assert f"{v.tokens_per_s:,.0f}" in first and f"{v.decode_tokens_per_s_per_gpu:,.0f}" in first
+
+
+def test_a_plan_that_chose_its_pools_keeps_its_first_line():
+    """Only a decode pool asked about puts the pools in the verdict (the plans that prefill apart on
+    their own say so in their notes)."""
+    v = answer("serve llama-3-70b on h100 seq=5500 prompt=5000 prefill=disaggregated").verdict
+    assert v.decode_gpus is None and v.tokens_per_s is None
