@@ -70,6 +70,7 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
         reject("tp_pp_not_dividing", gpus=req.gpus, tp=req.tp, pp=req.pp)
     if req.prompt_tokens and req.seq_len and req.prompt_tokens >= req.seq_len:
         reject("prompt_not_shorter", prompt=req.prompt_tokens, seq=req.seq_len)
+    bad += _decode_pool_problems(req)
     serving_ep = req.method == "infer" and (req.ep or 1) > 1
     if serving_ep and ((req.tp or 1) > 1 or (req.pp or 1) > 1):
         reject("serving_ep_with_tp", ep=req.ep, tp=req.tp or 1, pp=req.pp or 1)
@@ -77,6 +78,26 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
         sizes = {"tp": req.tp or 1, "pp": req.pp or 1, "ep": req.ep or 1, "cp": req.cp or 1, "etp": req.etp or 1}
         reject("parallel_not_dividing", gpus=req.gpus, **sizes)
     return bad
+
+
+def _decode_pool_problems(req: Request) -> list[Note]:
+    """A decode pool (`decode_gpus`) serves, with its prompts prefilled on GPUs apart: within the GPUs
+    given in all with room left for them, and holding whole replicas of the sizes given."""
+    pool = req.decode_gpus
+    if not pool or pool < 1:
+        return []
+    notes = []
+    if req.method and req.method != "infer":
+        notes.append(Note(code="decode_gpus_not_serving", params={"decode_gpus": pool, "method": req.method}))
+    if req.prefill == "chunked":
+        notes.append(Note(code="decode_gpus_chunked", params={"decode_gpus": pool}))
+    if req.gpus and req.gpus <= pool:
+        notes.append(Note(code="decode_gpus_over_gpus", params={"decode_gpus": pool, "gpus": req.gpus}))
+    shape = max(1, req.tp or 1) * max(1, req.pp or 1) * max(1, req.ep or 1)
+    if pool % shape:
+        sizes = {"tp": req.tp or 1, "pp": req.pp or 1, "ep": req.ep or 1}
+        notes.append(Note(code="decode_gpus_not_dividing", params={"decode_gpus": pool, **sizes}))
+    return notes
 
 
 def _parallel_not_dividing(req: Request) -> bool:
@@ -97,6 +118,7 @@ def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
         "micro_batch",
         "global_batch",
         "nodes",
+        "decode_gpus",
         "tp",
         "pp",
         "ep",
@@ -306,7 +328,7 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
         )
     if arch.vision_params:
         assumptions.append(Note(code="vision_encoder", params={"vision_b": arch.vision_params / 1e9}))
-    method = req.method or str(cat.defaults.method.value)
+    method = req.method or ("infer" if req.decode_gpus else str(cat.defaults.method.value))  # a decode pool serves
     if not req.method:
         assumptions.append(Note(code="default_method", params={"method": method}))
     gpu = None

@@ -4,7 +4,8 @@ decode steps (chunked prefill, vLLM's default).
 
 A prefill instance takes the decode replica's shape (its weights fit there) and runs steps of the
 engine's step token budget, all prompt tokens. The prefill pool is sized so it keeps up with the
-prompts the decode pool finishes (each sequence's prompt once per output), in whole instances.
+prompts the decode pool finishes (each sequence's prompt once per output), in whole instances: within
+the GPUs the question gives in all, or beside a decode pool it gives (`decode_gpus`).
 """
 
 from __future__ import annotations
@@ -69,17 +70,23 @@ def prefill_share(decode_tokens_per_s_per_gpu, load: compute.Served, prompt_toke
 
 
 def size_pools(
-    decode_tokens_per_s_per_gpu: float, prompt_rate: float, share: float, instance: int, total: int | None
+    decode_tokens_per_s_per_gpu: float,
+    prompt_rate: float,
+    share: float,
+    instance: int,
+    total: int | None,
+    decode_pool: int | None = None,
 ) -> Pools | None:
     """Whole instances of `instance` GPUs: the decode replicas and the fewest prefill instances that
-    keep up with them; on `total` GPUs the most decode replicas that leave room for theirs. None when
-    `total` holds no decode replica with its prefill."""
+    keep up with them; on `total` GPUs the most decode replicas that leave room for theirs; with a
+    `decode_pool` of GPUs given, its replicas, their prefill added on top. None when `total` holds
+    no decode replica with its prefill."""
 
     def prefill_for(replicas: int) -> int:
         return max(1, math.ceil(replicas * share - 1e-9))  # the tolerance: a share of exactly 1 is one instance
 
-    decode = total // instance if total else 1
-    while total and decode >= 1 and decode + prefill_for(decode) > total // instance:
+    decode = decode_pool // instance if decode_pool else total // instance if total else 1
+    while total and not decode_pool and decode >= 1 and decode + prefill_for(decode) > total // instance:
         decode -= 1
     if decode < 1:
         return None

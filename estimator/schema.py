@@ -98,6 +98,8 @@ class Request(BaseModel):
     framework: str | None = None  # training: whose memory habits to follow (knowledge/frameworks.yaml id)
     kv_cache: KvCache | None = None  # serving: None keeps it 16-bit, or fp8 beside fp8 weights
     prefill: Prefill | None = None  # serving: None lets the estimator choose the cheaper per generated token
+    # serving: the decode pool's GPUs, the prefill pool sized to keep up with it added on top (prefill apart)
+    decode_gpus: int | None = None
     lora_rank: int | None = None
     mfu: float | None = None
     deadline_days: float | None = None
@@ -316,6 +318,7 @@ class ServingEstimate(BaseModel):
     decode_gpus: int | None = None
     prefill_gpus: int = 0
     prefill_tokens_per_s_per_gpu: float | None = None
+    decode_tokens_per_s_per_gpu: float | None = None  # disaggregated: generated tokens/s per decode-pool GPU
     mig: MigSlice | None
     region: str | None
     users: str | None
@@ -448,6 +451,12 @@ class Verdict(_Sparse):
     tokens_per_s_per_sequence: float | None = None
     usd_per_million_tokens: float | None = None
     usd_per_hour: float | None = None
+    # serving on a decode pool given (decode_gpus): the two pools, the generated tokens/s of the whole
+    # deployment and of one decode GPU
+    decode_gpus: int | None = None
+    prefill_gpus: int | None = None
+    tokens_per_s: float | None = None
+    decode_tokens_per_s_per_gpu: float | None = None
     pick: str | None = None  # choice: the option picked, as it is named
     other: str | None = None  # choice: the option it is weighed against
     pick_value: float | None = None  # choice: the figure that decided (days, $, $/Mtok, tokens/s)

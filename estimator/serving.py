@@ -19,6 +19,7 @@ from gpuplan.estimator.context import (
     fabric_for,
     stock_warning,
 )
+from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.hardware import is_memory_class
 from gpuplan.estimator.memory import GIB
 from gpuplan.estimator.schema import (
@@ -28,6 +29,7 @@ from gpuplan.estimator.schema import (
     MemoryEstimate,
     MigSlice,
     NetworkEstimate,
+    Note,
     ServingEstimate,
 )
 from gpuplan.estimator.serving_alternatives import score_replicas, serving_alternatives
@@ -106,11 +108,14 @@ class Replica:
 
 
 def estimate_serving(ctx: Context, seq: int) -> Estimate:
+    given = ctx.req.gpus
+    ctx = _decode_pool(ctx)
     precision = _precision(ctx)
     types = _types_for(ctx, precision)
     batch = _concurrency(ctx, types, precision, seq)
     ctx, replica = _choose_placed(ctx, types, precision, batch, _load(ctx, seq))
     gpus = _place_prefill(ctx, replica)
+    _within_given(ctx, replica, given)
     _state_choices(ctx, replica, gpus)
     tokens, seconds = _day_or_tokens(ctx, replica, gpus)
     mem, io_plan = _memory_and_io(ctx, replica)
@@ -128,6 +133,23 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
         warnings=ctx.warnings,
         architecture=architecture_used(ctx.arch),
     )
+
+
+def _decode_pool(ctx: Context) -> Context:
+    """A decode pool the question gives (`decode_gpus`): its GPUs are the ones the replica search
+    fills, as `gpus=` has it fill the question's, and the prompts are prefilled on GPUs apart."""
+    req = ctx.req
+    if not req.decode_gpus:
+        return ctx
+    return dataclasses.replace(ctx, req=req.model_copy(update={"gpus": req.decode_gpus, "prefill": "disaggregated"}))
+
+
+def _within_given(ctx: Context, replica: Replica, given: int | None) -> None:
+    """A decode pool and the GPUs in all both given: its prefill pool must fit in what is left."""
+    pools = replica.pools
+    if ctx.req.decode_gpus and given and pools is not None and pools.gpus > given:
+        params = {"decode_gpus": pools.decode_gpus, "prefill_gpus": pools.prefill_gpus, "gpus": given}
+        raise RequestError([Note(code="decode_gpus_no_room", params=params)])
 
 
 def _load(ctx: Context, seq: int) -> compute.Served:
@@ -252,6 +274,8 @@ def _place_prefill(ctx: Context, replica: Replica) -> int:
             per_gpu=pools.tokens_per_s_per_gpu,
             chunked=chunked,
             asked=asked == "disaggregated",
+            pool=bool(ctx.req.decode_gpus),
+            decode_rate=pools.decode_tokens_per_s_per_gpu,
         )
         return pools.gpus
     share = 1.0 - decode.seconds / replica.step.seconds if decode else 0.0
@@ -263,7 +287,8 @@ def _place_prefill(ctx: Context, replica: Replica) -> int:
 def _disaggregated(ctx: Context, replica: Replica) -> tuple[prefill.Pools | None, Step | None]:
     """The replica's shape as a decode pool generating only, at the plan's concurrency, with the
     prefill instances of the same shape that keep up with it (none when the GPUs the question fixes
-    hold no decode replica beside its prefill), and the decode pool's steps."""
+    hold no decode replica beside its prefill; beside a decode pool it gives, its replicas), and the
+    decode pool's steps."""
     a, gpu, load = ctx.arch, replica.gpu, dataclasses.replace(replica.load, chunked=False)
     tp, pp, ep = replica.tp, replica.pp, replica.ep
     links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
@@ -282,7 +307,7 @@ def _disaggregated(ctx: Context, replica: Replica) -> tuple[prefill.Pools | None
     )
     rate = float(np.ravel(rate)[0])
     share = float(np.ravel(prefill.prefill_share(per_gpu, load, rate))[0])
-    return prefill.size_pools(per_gpu, rate, share, replica.gpus, ctx.req.gpus), decode
+    return prefill.size_pools(per_gpu, rate, share, replica.gpus, ctx.req.gpus, ctx.req.decode_gpus), decode
 
 
 def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
@@ -405,6 +430,7 @@ def _serving_report(
         decode_gpus=pools.decode_gpus if pools else None,
         prefill_gpus=pools.prefill_gpus if pools else 0,
         prefill_tokens_per_s_per_gpu=pools.prompt_tokens_per_s_per_gpu if pools else None,
+        decode_tokens_per_s_per_gpu=pools.decode_tokens_per_s_per_gpu if pools else None,
         mig=_mig_fit(ctx.cat, replica.gpu, per_gpu_gib) if replica.gpus == 1 else None,
         region=replica.region,
         users=ctx.req.users,

@@ -135,6 +135,13 @@ def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
         usd_per_million_tokens=c.cost_per_million_tokens_usd,
         usd_per_hour=c.price_usd_per_gpu_hour * r.gpus,
     )
+    if plan.request.decode_gpus and s.decode_gpus:  # the decode pool asked about, and the prefill pool beside it
+        out.update(
+            decode_gpus=s.decode_gpus,
+            prefill_gpus=s.prefill_gpus,
+            tokens_per_s=c.tokens_per_s_per_gpu * r.gpus,
+            decode_tokens_per_s_per_gpu=s.decode_tokens_per_s_per_gpu,
+        )
     return out
 
 

@@ -37,6 +37,7 @@ LAYOUT_FIELDS = {
     "model": "model",
     "gpu": "gpu",
     "gpus": "gpus",
+    "decode_gpus": "decode_gpus",
     "seq": "seq_len",
     "prompt": "prompt_tokens",
     "prefill": "prefill",

@@ -19,6 +19,7 @@ from gpuplan.bot.language.gpu_counts import (
     SERVER_CARD_MARK,
     SERVER_NAME_MARK,
     card_view,
+    decode_view,
     per_machine_view,
     per_node_view,
 )
@@ -77,9 +78,17 @@ _COUNT_VIEWS = {
         "machines_asked",
         lambda reader: per_machine_view(reader.scan.original, reader.spans["gpus"], reader.words["gpus"]),
     ),
+    # decode_pool.yaml: the count is a decode pool's (a count of servers alone when no GPU count is read)
+    "decode_pool": ("decode_pool", lambda reader: decode_view(reader.scan.original, *_count_read(reader))),
 }
 # the note the Reader says when such a rule reads
-_COUNT_NOTES = {"per_node": "per_node_count", "per_machine": "count_per_machine"}
+_COUNT_NOTES = {"per_node": "per_node_count", "per_machine": "count_per_machine", "decode_pool": "decode_pool_count"}
+
+
+def _count_read(reader: Reader) -> tuple[tuple[int, int], str]:
+    """Where the GPU count read stands and its words; the node count's when no GPU count is read."""
+    name = "gpus" if "gpus" in reader.spans else "nodes"
+    return reader.spans[name], reader.words[name]
 
 
 def _count_read_view(dimension: str, text: str) -> str:
@@ -225,6 +234,39 @@ COUNTS_READ = [
     ("需要几台8卡a100才能全参微调72b", {"gpus": None, "nodes": None}, "count_per_machine"),
     ("需要几台8张a100才能全参微调72b", {"gpus": 8, "nodes": None}, None),  # 8张: cards, not a machine's
 ]
+
+
+# a decode pool (decode_pool.yaml): the count is decode_gpus, none of the deployment's in all; servers
+# alone hold the card's usual number (8 when none is named)
+DECODE_POOLS = [
+    ("serve deepseek-v3 with a decode pool of 72 h100", 72),
+    ("serve deepseek-v3, 72 gpus for decode", 72),
+    ("serve deepseek-v3 disaggregated, decode on 9 nodes of 8 h100", 72),
+    ("deepseek-v3 推理，解码用72张卡", 72),
+    ("部署 deepseek-v3，解码用72张H100", 72),  # read as "72张 h100": its words as written are found
+    ("deepseek-v3 推理 decode 节点 9 台", 72),
+    ("部署 deepseek-v3，decode 节点 4 台 h100", 32),
+    ("serve deepseek-v3 on 72 h100", None),  # no word of decoding: the GPUs in all
+    ("deepseek-v3 pd分离部署，72张h100", None),
+]
+
+
+@pytest.mark.parametrize("text, decode_gpus", DECODE_POOLS)
+def test_a_decode_pool_read(text, decode_gpus):
+    parsed = parse(text)
+    request, codes = parsed.request, [n.code for n in parsed.notes]
+    assert request.decode_gpus == decode_gpus
+    if decode_gpus:
+        assert (request.gpus, request.nodes) == (None, None) and "decode_pool_count" in codes
+        assert "servers_of_usual_size" not in codes  # the decode pool's note says the servers' size
+    else:
+        assert request.gpus == 72 and "decode_pool_count" not in codes
+
+
+def test_decode_gpus_is_a_setting():
+    parsed = parse("serve deepseek-v3 on h100 decode_gpus=72 ep=72")
+    assert (parsed.request.decode_gpus, parsed.request.gpus, parsed.errors) == (72, None, [])
+    assert parse("serve deepseek-v3 decode_gpus=lots").errors
 
 
 @pytest.mark.parametrize("text, want, note", COUNTS_READ)

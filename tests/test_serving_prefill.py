@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from gpuplan.bot.jsonout import plan_json
+from gpuplan.bot.pipeline import answer
+from gpuplan.bot.render import headline
 from gpuplan.estimator import compute, prefill
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
@@ -112,3 +115,113 @@ def test_prefill_share_by_hand():
     tokens/s, a quarter of a prefill GPU computing 4,000."""
     load = compute.served(5500, 5000, chunked=False)
     assert float(prefill.prefill_share(100.0, load, 4000.0)) == pytest.approx(0.25)
+
+
+# --- a decode pool given (decode_gpus): its replicas, and the prefill instances beside them ----------
+
+
+@pytest.mark.parametrize(
+    "share, instance, decode_pool, pools",
+    [
+        # 8 decode replicas of 2 GPUs at a quarter of an instance each: 2 prefill instances on top
+        (0.25, 2, 16, (16, 4, 80.0)),
+        # a share of exactly 1: as many prefill instances as decode replicas
+        (1.0, 4, 8, (8, 8, 50.0)),
+        # one replica keeping a tenth of an instance busy still needs a whole one
+        (0.1, 72, 72, (72, 72, 50.0)),
+    ],
+)
+def test_pools_beside_a_decode_pool_by_hand(share, instance, decode_pool, pools):
+    got = prefill.size_pools(100.0, 1000.0, share, instance, decode_pool, decode_pool=decode_pool)
+    assert (got.decode_gpus, got.prefill_gpus, got.tokens_per_s_per_gpu) == pools
+    assert got.decode_tokens_per_s_per_gpu == 100.0
+
+
+def test_a_decode_pool_keeps_its_gpus_and_adds_the_prefill_pool():
+    est = _serve(decode_gpus=8, seq_len=5500, prompt_tokens=5000)
+    s = est.serving
+    assert s.prefill == "disaggregated" and s.decode_gpus == 8 and s.prefill_gpus >= s.replica_gpus
+    assert 8 % s.replica_gpus == 0 and est.resolved.gpus == 8 + s.prefill_gpus
+    # generated tokens/s: what the decode pool's replicas generate, over both pools' GPUs
+    decode_rate = s.tokens_per_s_per_sequence * s.concurrency * (8 // s.replica_gpus)
+    assert est.compute.tokens_per_s_per_gpu * est.resolved.gpus == pytest.approx(decode_rate, rel=1e-6)
+    assert s.decode_tokens_per_s_per_gpu * 8 == pytest.approx(decode_rate, rel=1e-6)
+    assert est.resolved.dp == 8 // s.replica_gpus
+
+
+def test_a_decode_pool_is_the_same_plan_as_the_gpus_it_takes_in_all():
+    """decode_gpus=8 and gpus= its whole deployment are the same pools, speed and cost."""
+    pool = _serve(decode_gpus=8, seq_len=5500, prompt_tokens=5000)
+    total = _serve(gpus=pool.resolved.gpus, seq_len=5500, prompt_tokens=5000, prefill="disaggregated")
+    assert (total.serving.decode_gpus, total.serving.prefill_gpus) == (8, pool.serving.prefill_gpus)
+    assert total.compute.cost_per_million_tokens_usd == pytest.approx(pool.compute.cost_per_million_tokens_usd)
+    assert "disaggregated_no_room" not in _codes(pool.warnings)
+
+
+def test_a_decode_pool_alone_means_serving():
+    est = estimate(Request(model="llama-3-70b", gpu="h100-80gb", decode_gpus=8))
+    assert est.resolved.method == "infer" and est.serving.decode_gpus == 8
+
+
+@pytest.mark.parametrize(
+    "fields, code",
+    [
+        ({"decode_gpus": 0}, "not_positive"),
+        ({"decode_gpus": 10**9}, "too_large"),
+        ({"decode_gpus": 8, "gpus": 8}, "decode_gpus_over_gpus"),
+        ({"decode_gpus": 16, "gpus": 8}, "decode_gpus_over_gpus"),
+        ({"decode_gpus": 8, "prefill": "chunked"}, "decode_gpus_chunked"),
+        ({"decode_gpus": 6, "tp": 4}, "decode_gpus_not_dividing"),
+        ({"decode_gpus": 8, "gpus": 9, "seq_len": 5500, "prompt_tokens": 5000}, "decode_gpus_no_room"),
+    ],
+)
+def test_a_decode_pool_that_cannot_be_is_refused(fields, code):
+    with pytest.raises(RequestError) as err:
+        _serve(**fields)
+    assert code in _codes(err.value.notes)
+
+
+def test_a_decode_pool_for_training_is_refused():
+    with pytest.raises(RequestError) as err:
+        estimate(Request(model="llama-3-70b", method="lora", decode_gpus=8))
+    assert _codes(err.value.notes) == ["decode_gpus_not_serving"]
+
+
+@pytest.mark.parametrize("prefill_mode, apart", [("disaggregated", True), ("chunked", False)])
+def test_the_json_answer_gives_the_decode_pool_s_own_rate_when_prefill_runs_apart(prefill_mode, apart):
+    """serving.decode_tokens_per_s_per_gpu: generated tokens/s per decode-pool GPU, null in one pool."""
+    out = plan_json(answer(f"serve llama-3-70b on h100 seq=5500 prompt=5000 prefill={prefill_mode}"))
+    serving, compute_ = out["serving"], out["compute"]
+    if not apart:
+        assert serving["decode_tokens_per_s_per_gpu"] is None
+        return
+    decode_rate = serving["decode_tokens_per_s_per_gpu"] * serving["decode_gpus"]
+    assert compute_["tokens_per_s_per_gpu"] * out["request"]["gpus"] == pytest.approx(decode_rate, rel=1e-9)
+    replicas = serving["decode_gpus"] // serving["replica_gpus"]
+    assert decode_rate == pytest.approx(serving["tokens_per_s_ceiling"] * replicas, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        ("serve deepseek-v3 with a decode pool of 72 h100, ep=72", ["144 x H100", "72 to decode and 72 to prefill"]),
+        ("部署 deepseek-v3，解码用72张H100，ep=72", ["144 张 H100", "其中 72 张解码、72 张做预填充"]),
+    ],
+)
+def test_the_first_line_of_a_decode_pool_gives_both_pools_and_the_rate(question, said):
+    """The deployment in all, its two pools and what it generates, in all and per decode GPU."""
+    got = answer(question)
+    v, s = got.verdict, got.estimate.serving
+    assert (v.decode_gpus, v.prefill_gpus) == (72, 72) == (s.decode_gpus, s.prefill_gpus)
+    assert v.decode_tokens_per_s_per_gpu == s.decode_tokens_per_s_per_gpu
+    assert v.tokens_per_s == pytest.approx(s.decode_tokens_per_s_per_gpu * 72)
+    first = headline(got)
+    assert all(words in first for words in said), first
+    assert f"{v.tokens_per_s:,.0f}" in first and f"{v.decode_tokens_per_s_per_gpu:,.0f}" in first
+
+
+def test_a_plan_that_chose_its_pools_keeps_its_first_line():
+    """Only a decode pool asked about puts the pools in the verdict (the plans that prefill apart on
+    their own say so in their notes)."""
+    v = answer("serve llama-3-70b on h100 seq=5500 prompt=5000 prefill=disaggregated").verdict
+    assert v.decode_gpus is None and v.tokens_per_s is None

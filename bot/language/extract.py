@@ -53,6 +53,7 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
         "counts",
         "per_node_counts",
         "machines_asked",
+        "decode_pool",
         "read_sizes",
         "concurrency",
         "batches",

@@ -9,6 +9,7 @@ The rules read; this module builds the words they read and applies their reading
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.reader_state import ReaderState, regex
@@ -44,6 +45,21 @@ def per_node_view(text: str, span: tuple[int, int]) -> str:
     """The words around the GPU count read at `span` as per_node.yaml's rules read them: 14
     characters before it, the count as one mark, 64 after it."""
     return text[max(0, span[0] - PER_NODE_HEAD) : span[0]] + COUNT_MARK + text[span[1] : span[1] + PER_NODE_TAIL]
+
+
+# how far before and after a GPU (or node) count the words that make it a decode pool's are read
+# (decode_pool.yaml): "with a decode pool of", "解码用" before its words; " as the decode pool" after them
+DECODE_HEAD, DECODE_TAIL = 24, 24
+
+
+def decode_view(text: str, span: tuple[int, int], words: str) -> str:
+    """The words around the count read at `span` from `words` as decode_pool.yaml's rules read them: 24
+    characters before its words ("72 h100" ends where the card's name does; "72张 h100" is "72张h100"
+    as written), the count as one mark, 24 after it."""
+    written = regex(r"\s*".join(map(re.escape, re.sub(r"\s+", "", words))) + r"$")
+    found = written.search(text, max(0, span[1] - 2 * len(words) - 8), span[1])
+    start = found.start() if found else span[0]
+    return text[max(0, start - DECODE_HEAD) : start] + COUNT_MARK + text[span[1] : span[1] + DECODE_TAIL]
 
 
 def per_machine_view(text: str, span: tuple[int, int], words: str) -> str:
@@ -170,6 +186,36 @@ class GpuCounts(ReaderState):
             per_node = self.fields["gpus"]
             self.fields["gpus"] = per_node * nodes
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
+
+    def decode_pool(self) -> None:
+        """A count that is a served model's decode pool ("a decode pool of 72 H100", "72 GPUs for
+        decode", "decode on 9 nodes of 8 H100", "解码用72张卡": knowledge/rules/<lang>/decode_pool.yaml,
+        read around the count) is the request's decode_gpus, the prefill pool left to the plan; a
+        count of servers alone ("decode 节点 9 台") holds the named card's usual number each (the
+        catalog's most common when none is named), and the answer says so."""
+        name = "gpus" if "gpus" in self.spans else "nodes"
+        span, words = self.spans.get(name), self.words.get(name, "")
+        if span is None or not engine.find(decode_view(self.scan.original, span, words), engine.rules("decode_pool")):
+            return
+        per_node = None if name == "gpus" else self._usual_per_node()
+        gpus = self.fields["gpus"] if per_node is None else self.fields["nodes"] * per_node
+        for field in ("gpus", "nodes"):  # the decode pool's, not the deployment's in all
+            for table in (self.fields, self.words, self.spans):
+                table.pop(field, None)
+        self.weak_fields.pop("gpus", None)  # "9 台 h100": servers of the usual size, said below
+        self.notes = [n for n in self.notes if n.code != "servers_of_usual_size"]
+        self.fields["decode_gpus"], self.words["decode_gpus"], self.spans["decode_gpus"] = gpus, words, span
+        params = {"decode_gpus": gpus, "words": words, "per_node": per_node}
+        self.notes.append(Note(code="decode_pool_count", params=params))
+
+    def _usual_per_node(self) -> int:
+        """GPUs in one server of the card named, else the catalog's most common server size."""
+        card = self.cat.gpus.get(self.fields.get("gpu", ""))
+        return (
+            card.gpus_per_node
+            if card
+            else Counter(g.gpus_per_node for g in self.cat.gpus.values()).most_common(1)[0][0]
+        )
 
     def machines_asked(self) -> None:
         """A count of cards written with a question for the number of machines is what one machine

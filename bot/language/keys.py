@@ -133,6 +133,7 @@ KEYS: tuple[Key, ...] = (
     Key("kv", ("kv_cache",), _enum(KV_CACHES, "kv_cache"), "kv=fp8", aliases=("kv_cache",)),
     Key("prompt", ("prompt_tokens",), _with("prompt_tokens", values.length), "prompt=2k", ("isl", "input_len")),
     Key("prefill", ("prefill",), _enum(PREFILLS, "prefill"), "prefill=disaggregated"),
+    Key("decode_gpus", ("decode_gpus",), _integer("decode_gpus"), "decode_gpus=72"),
     Key("precision", ("precision",), lambda raw, cat: {"precision": raw.lower()}, "precision=bf16-mixed"),
     Key(
         "optim",
