@@ -27,6 +27,9 @@ class Links:
     pod_gpus: np.ndarray | float = np.inf  # full bisection inside a pod of this many GPUs
     oversubscription: np.ndarray | float = 1.0  # of the fabric above a pod
     rdma: np.ndarray | bool = True  # the fabric carries RDMA (DeepEP's node-deduplicated dispatch)
+    # each GPU has a NIC of its own on the fabric, the DGX/HGX design of NVLink servers (DGX H100: eight
+    # ConnectX-7 for eight GPUs); a PCIe server's GPUs share the node's few (an estimate: no standard)
+    nic_per_gpu: np.ndarray | bool = True
 
 
 def _pod(fabric: Fabric) -> tuple[float, float]:
@@ -45,6 +48,7 @@ def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
         gpu.nvlink_gpus,
         *_pod(fabric),
         rdma=fabric.rdma,
+        nic_per_gpu=gpu.link == "nvlink",
     )
 
 
@@ -58,6 +62,7 @@ def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -
         np.array([[_pod(f)[0]] for f in fabrics]),
         np.array([[_pod(f)[1]] for f in fabrics]),
         np.array([[f.rdma] for f in fabrics]),
+        np.array([[g.link == "nvlink"] for g in gpus]),
     )
 
 
@@ -259,7 +264,7 @@ def step_traffic(
 
 
 def gradient_ranks_per_node(gpus, tp, pp, per_node) -> tuple[np.ndarray, np.ndarray]:
-    """(ranks of the gradient group, data x context parallel, in one NVLink domain; the group's size).
+    """(ranks of the gradient group, data x context parallel, in one server; the group's size).
     Ranks are laid out tensor parallel first, then context and data parallel, pipeline last
     (Megatron-Core's default order tp-cp-ep-dp-pp; FSDP and DeepSpeed without model parallelism
     fill a node with data-parallel ranks alike)."""
@@ -274,11 +279,12 @@ def gradient_bandwidth(links: Links, gpus, tp, pp=1) -> np.ndarray:
     ranks there, one per GPU, so a node takes in the buffer once, spread over its k ranks' NICs, and
     passes it on over NVLink: k NICs' worth per GPU, never more than NVLink carries (nccl-tests on
     DGX H100 nodes with eight 400 Gb/s NICs: about 360-400 GB/s bus bandwidth, NVIDIA/nccl issue
-    1277; one NIC per node's worth where k is 1, as with tensor parallelism over a whole node). A
-    group inside one node stays on NVLink."""
+    1277; one NIC's worth where k is 1, as with tensor parallelism over a whole node, or where the
+    GPUs share the node's NICs, Links.nic_per_gpu). A group inside one node stays on NVLink."""
     members, group = gradient_ranks_per_node(gpus, tp, pp, links.gpus_per_node)
     spans_nodes = (np.asarray(gpus, dtype=float) > links.gpus_per_node) & (members < group)
-    return np.where(spans_nodes, np.minimum(members * links.inter_node, links.intra_node), links.intra_node)
+    nics = np.where(links.nic_per_gpu, members, 1.0)  # a PCIe server's ranks share its NICs: one's worth
+    return np.where(spans_nodes, np.minimum(nics * links.inter_node, links.intra_node), links.intra_node)
 
 
 def step_comm_seconds(
@@ -461,6 +467,7 @@ def _fabric_links(gpu: GPU, fabrics: list[Fabric], efficiency: float) -> Links:
             np.array([[_pod(f)[0]] for f in fabrics]),
             np.array([[_pod(f)[1]] for f in fabrics]),
             np.array([[f.rdma] for f in fabrics]),
+            gpu.link == "nvlink",
         )
         for x in vars(links).values():
             if isinstance(x, np.ndarray):

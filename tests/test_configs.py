@@ -579,11 +579,12 @@ def test_every_refusal_has_a_message_in_both_languages():
 
 
 def test_a_data_parallel_format_plans_the_question_again_without_model_parallelism():
-    """`gpuplan config deepspeed "70b full"`: the open plan splits the model, so the files are for
-    the plan made without it, and say so; a layout the user fixed is not changed."""
+    """`gpuplan config deepspeed "70b full seq=8192"`: the open plan splits the model (tensor
+    parallel 4), so the files are for the plan made without it, and say so; a layout the user fixed
+    is not changed."""
     from gpuplan.bot.configs import export_for_question
 
-    plan, files = export_for_question("70b full", "deepspeed")
+    plan, files = export_for_question("70b full seq=8192", "deepspeed")
     launch = launch_from(plan)
     assert (launch.tp, launch.pp) == (1, 1) and plan.estimate.memory.fits
     assert "Planned for deepspeed" in files["launch_deepspeed.sh"]

@@ -143,6 +143,9 @@ def test_a_node_sends_the_gradients_once_through_all_its_nics(cat):
     fast = Links(intra_node=360e9, inter_node=50e9, gpus_per_node=8)
     assert float(step_comm_seconds(traffic, fast, 32, 1)["dp"]) == pytest.approx(50e9 / 360e9)
     assert float(step_comm_seconds(traffic, links, 32, 1, pp=4)["dp"]) == pytest.approx(50e9 / 360e9)
+    # a PCIe server's GPUs share its NICs: one NIC's worth for the node, as each GPU alone had before
+    shared = Links(intra_node=25e9, inter_node=2.5e9, gpus_per_node=8, nic_per_gpu=False)
+    assert float(step_comm_seconds(traffic, shared, 32, 1)["dp"]) == pytest.approx(50e9 / 2.5e9)
     assert between_nodes_gb(traffic, 32, 1, 8) == pytest.approx(50 / 8)
     assert between_nodes_gb(traffic, 32, 8, 8) == pytest.approx(50)
     assert between_nodes_gb(traffic, 32, 1, 8, pp=4) == 0
