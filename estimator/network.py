@@ -27,8 +27,9 @@ class Links:
     pod_gpus: np.ndarray | float = np.inf  # full bisection inside a pod of this many GPUs
     oversubscription: np.ndarray | float = 1.0  # of the fabric above a pod
     rdma: np.ndarray | bool = True  # the fabric carries RDMA (DeepEP's node-deduplicated dispatch)
-    # each GPU has a NIC of its own on the fabric, the DGX/HGX design of NVLink servers (DGX H100: eight
-    # ConnectX-7 for eight GPUs); a PCIe server's GPUs share the node's few (an estimate: no standard)
+    # each GPU has a NIC of its own on the fabric: the DGX/HGX design of NVLink servers on an RDMA fabric
+    # (DGX H100: eight ConnectX-7 for eight GPUs); a PCIe server's GPUs, and any server's on TCP Ethernet,
+    # share the node's few (an estimate: no standard)
     nic_per_gpu: np.ndarray | bool = True
 
 
@@ -41,6 +42,11 @@ def intra_node_bandwidth(gpu: GPU, efficiency: float) -> float:
     return gpu.link_gb_s / 2 * 1e9 * efficiency
 
 
+def nic_per_gpu(gpu: GPU, fabric: Fabric) -> bool:
+    """Each GPU has its own NIC on the fabric (Links.nic_per_gpu): NVLink servers on RDMA."""
+    return gpu.link == "nvlink" and fabric.rdma
+
+
 def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
     return Links(
         intra_node_bandwidth(gpu, efficiency),
@@ -48,7 +54,7 @@ def links_for(gpu: GPU, fabric: Fabric, efficiency: float) -> Links:
         gpu.nvlink_gpus,
         *_pod(fabric),
         rdma=fabric.rdma,
-        nic_per_gpu=gpu.link == "nvlink",
+        nic_per_gpu=nic_per_gpu(gpu, fabric),
     )
 
 
@@ -62,7 +68,7 @@ def links_for_types(gpus: list[GPU], fabrics: list[Fabric], efficiency: float) -
         np.array([[_pod(f)[0]] for f in fabrics]),
         np.array([[_pod(f)[1]] for f in fabrics]),
         np.array([[f.rdma] for f in fabrics]),
-        np.array([[g.link == "nvlink"] for g in gpus]),
+        np.array([[nic_per_gpu(g, f)] for g, f in zip(gpus, fabrics, strict=True)]),
     )
 
 
@@ -467,7 +473,7 @@ def _fabric_links(gpu: GPU, fabrics: list[Fabric], efficiency: float) -> Links:
             np.array([[_pod(f)[0]] for f in fabrics]),
             np.array([[_pod(f)[1]] for f in fabrics]),
             np.array([[f.rdma] for f in fabrics]),
-            gpu.link == "nvlink",
+            np.array([[nic_per_gpu(gpu, f)] for f in fabrics]),
         )
         for x in vars(links).values():
             if isinstance(x, np.ndarray):

@@ -151,6 +151,15 @@ def test_a_node_sends_the_gradients_once_through_all_its_nics(cat):
     assert between_nodes_gb(traffic, 32, 1, 8, pp=4) == 0
 
 
+def test_a_nic_per_gpu_is_an_nvlink_server_on_rdma(cat):
+    from gpuplan.estimator.network import nic_per_gpu
+
+    h100, l40s = cat.gpus["h100-80gb"], cat.gpus["l40s-48gb"]
+    assert nic_per_gpu(h100, cat.fabrics["ib-ndr400"]) and nic_per_gpu(h100, cat.fabrics["roce-100"])
+    assert not nic_per_gpu(h100, cat.fabrics["eth-25"])  # TCP Ethernet: the node's NICs, shared
+    assert not nic_per_gpu(l40s, cat.fabrics["roce-200"])  # a PCIe server
+
+
 def test_single_node_needs_no_fabric(cat):
     report = compare_fabrics(
         {"tp": 0.0, "dp": 1e9, "pp": 0.0},
