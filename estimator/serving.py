@@ -456,8 +456,9 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
     if full is not None:
         fraction = fit.usable_share(ctx.cat.defaults, serving=True)
         ctx.assume("full_load", fraction=fraction, prompt=replica.load.prompt, output=replica.load.output)
-        if ctx.arch.is_moe:
-            ctx.warn("moe_full_load")
+        if ctx.arch.is_moe:  # with expert parallelism inside one server, what its calibration rows measured
+            one_server = replica.ep > 1 and replica.ep <= gpu.nvlink_gpus
+            ctx.warn("moe_full_load", in_server_ep=int(replica.ep) if one_server else 0)
     return full
 
 
