@@ -71,6 +71,8 @@ def check_request(req: Request, cat: Catalog) -> list[Note]:
     if req.prompt_tokens and req.seq_len and req.prompt_tokens >= req.seq_len:
         reject("prompt_not_shorter", prompt=req.prompt_tokens, seq=req.seq_len)
     bad += _decode_pool_problems(req)
+    if (req.vpp or 1) > 1 and (req.method == "infer" or req.pp == 1):  # interleaving splits a pipeline's stages
+        reject("vpp_needs_pipeline", vpp=req.vpp)
     serving_ep = req.method == "infer" and (req.ep or 1) > 1
     if serving_ep and ((req.tp or 1) > 1 or (req.pp or 1) > 1):
         reject("serving_ep_with_tp", ep=req.ep, tp=req.tp or 1, pp=req.pp or 1)
@@ -124,6 +126,7 @@ def _out_of_range(req: Request, max_gpus: int) -> list[Note]:
         "ep",
         "cp",
         "etp",
+        "vpp",
         "lora_rank",
         "samples",
         "sample_tokens",

@@ -93,6 +93,9 @@ class Request(BaseModel):
     ep: int | None = None  # expert parallel (MoE)
     cp: int | None = None  # context parallel
     etp: int | None = None  # expert tensor parallel (MoE, Megatron-Core's --expert-tensor-parallel-size)
+    # interleaved pipeline: model chunks per GPU (Megatron's --virtual-pipeline-model-parallel-size;
+    # 1: plain 1F1B); None lets the search choose
+    vpp: int | None = None
     ckpt: Ckpt | None = None
     loss: Loss | None = None
     framework: str | None = None  # training: whose memory habits to follow (knowledge/frameworks.yaml id)

@@ -58,6 +58,7 @@ class Fixed:
     ep: int | None = None
     cp: int | None = None
     etp: int | None = None  # expert tensor parallel (MoE)
+    vpp: int | None = None  # interleaved pipeline chunks per GPU (1: plain 1F1B)
 
 
 FIXED_FIELDS = fields(Fixed)
@@ -178,7 +179,7 @@ def _training_grid(
     arrays = _product(tuple(tuple(a.tolist()) for a in axes))
     keep = _consistent(*arrays, fixed=fixed, gbs=gbs)
     arrays = [a[keep] for a in arrays]
-    arrays = _with_interleaving(arrays, layers, gbs)
+    arrays = _with_interleaving(arrays, layers, gbs, fixed.vpp)
     g, t, p, e = arrays[0], arrays[1], arrays[2], arrays[7]
     arrays.append(np.full_like(g, fixed.etp) if fixed.etp else conventions.expert_tensor_parallel(t, e, g / p))
     m, x, etp = arrays[6], arrays[8], arrays[-1]
@@ -223,27 +224,37 @@ def stage_slots(layers: int, pp: int) -> int:
     return layers // pp
 
 
-def virtual_stages(layers: int, pp: np.ndarray, micro_batches: np.ndarray) -> np.ndarray:
+def virtual_stages(layers: int, pp: np.ndarray, micro_batches: np.ndarray, fixed: int | None = None) -> np.ndarray:
     """Interleaved 1F1B chunks per GPU (Narayanan et al. 2021, Sec. 2.2.2): as many as leave each
     chunk MIN_LAYERS_PER_CHUNK layers, where Megatron-Core interleaves: two stages or more (with its
     default --overlap-p2p-communication) and at least as many micro-batches as stages (its
-    microbatch_group_size_per_vp_stage lies in [PP, M]; Llama 3's flexible N); 1 elsewhere. Stages
-    of unequal depth are costed by compute.slowest_stage."""
+    microbatch_group_size_per_vp_stage lies in [PP, M]; Llama 3's flexible N); 1 elsewhere. `fixed`
+    chunks where the pipeline's pp x vpp chunks hold a layer each at least, the embedding and the loss
+    counted as one (Megatron-Core's --pipeline-model-parallel-layout spreads uneven layers over
+    them). Stages of unequal depth are costed by compute.slowest_stage."""
     out = np.ones_like(pp)
     for p in sorted(set(pp[pp > 1].tolist())):  # not np.unique: it imports numpy.ma (5 ms of a first answer)
-        chunks = stage_slots(layers, int(p)) // MIN_LAYERS_PER_CHUNK
+        if fixed is None:
+            chunks = stage_slots(layers, int(p)) // MIN_LAYERS_PER_CHUNK
+        else:
+            chunks = fixed if fixed * p <= layers + 2 else 1
         if chunks >= 2:
             out[(pp == p) & (micro_batches >= p)] = chunks
     return out
 
 
-def _with_interleaving(arrays: list[np.ndarray], layers: int, gbs: int) -> list[np.ndarray]:
+def _with_interleaving(arrays: list[np.ndarray], layers: int, gbs: int, fixed: int | None = None) -> list[np.ndarray]:
     """The layout fields plus a vpp column: pipelines that can interleave are listed twice, plain
-    and interleaved (interleaving shrinks the bubble but keeps more activations in flight)."""
+    and interleaved (interleaving shrinks the bubble but keeps more activations in flight); a
+    schedule the user fixed (`fixed` chunks a GPU, 1 for plain 1F1B) only as fixed."""
     g, t, p, _, _, _, m, _, x = arrays
     micro_batches = np.maximum(1.0, np.ceil(gbs / (g / (t * p * x) * m)))
-    vpp = virtual_stages(layers, p, micro_batches)
+    vpp = virtual_stages(layers, p, micro_batches, fixed)
     twice = vpp > 1
+    if fixed == 1:
+        return [*arrays, np.ones_like(vpp)]
+    if fixed:
+        return [a[twice] for a in arrays] + [vpp[twice]]
     return [np.concatenate((a, a[twice])) for a in arrays] + [np.concatenate((np.ones_like(vpp), vpp[twice]))]
 
 

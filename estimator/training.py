@@ -201,6 +201,7 @@ def _fixed_layout(ctx: Context, per_node: int) -> search.Fixed:
         ep=req.ep,
         cp=req.cp,
         etp=req.etp,
+        vpp=req.vpp,
     )
 
 
@@ -677,6 +678,7 @@ def _suggest_fixes(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gbs: i
         ep=fixed.ep,
         cp=fixed.cp,
         etp=fixed.etp,
+        vpp=fixed.vpp,
     )
     max_gpus = int(ctx.number("limits", "max_gpus"))
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, max_gpus, job.seq_len)
@@ -698,6 +700,7 @@ def _fits_with_offload(ctx: Context, job: Job, fixed: search.Fixed, gpu: GPU, gb
         ep=fixed.ep,
         cp=fixed.cp,
         etp=fixed.etp,
+        vpp=fixed.vpp,
     )
     grid = search.training_grid(job.arch, job.method, relaxed, gbs, gpu.gpus_per_node, fixed.gpus, job.seq_len)
     parts = memory.training_memory(job, search.layout_of(grid, gbs), overheads(ctx.cat))

@@ -54,6 +54,7 @@ LAYOUT_FIELDS = {
     "lora_r": "lora_rank",
     "ckpt": "ckpt",
     "framework": "framework",
+    "vpp": "vpp",
 }
 FP8 = ("fp8-mixed", "fp8")
 ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")

@@ -127,6 +127,7 @@ KEYS: tuple[Key, ...] = (
     Key("ep", ("ep",), _integer("ep"), "ep=8"),
     Key("cp", ("cp",), _integer("cp"), "cp=2"),
     Key("etp", ("etp",), _integer("etp"), "etp=1"),
+    Key("vpp", ("vpp",), _integer("vpp"), "vpp=4", aliases=("vp",)),
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
     Key("loss", ("loss",), _enum(LOSSES, "loss"), "loss=unchunked"),
     Key("framework", ("framework",), _framework, "framework=torchtune"),
