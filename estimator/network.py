@@ -299,10 +299,10 @@ def step_comm_seconds(
     """Seconds per step on each dimension: tp inside a node, pp across nodes when the job spans
     nodes, dp at gradient_bandwidth, ep inside a node while etp x ep GPUs fit in one (expert groups
     are placed there first; etp None: tp). Every expert tensor-parallel rank of an expert takes its
-    tokens (Megatron-Core's --expert-tensor-parallel-size, TP by default: the flex dispatcher's etp x top-k copies, the
-    all-to-all dispatcher's all-gather), so NVLink carries etp times the dispatched bytes; an expert
-    group over several nodes sends `arch`'s expert_fabric_share of its copies over an RDMA fabric
-    (all of them over TCP) and forwards them over NVLink beside it."""
+    tokens (Megatron-Core's --expert-tensor-parallel-size, TP by default: the flex dispatcher's etp x
+    top-k copies, the all-to-all dispatcher's all-gather), so NVLink carries etp times the dispatched
+    bytes; an expert group over several nodes sends `arch`'s expert_fabric_share of its copies over
+    an RDMA fabric (all of them over TCP) and forwards them over NVLink beside it."""
     gpus, tp = np.asarray(gpus, dtype=float), np.asarray(tp, dtype=float)
     per_node = np.asarray(links.gpus_per_node, dtype=float)
     multi_node = gpus > per_node
@@ -340,8 +340,8 @@ def between_nodes_gb(
     while their groups fit in one (the rest stays on NVLink or PCIe)."""
     if gpus <= per_node:
         return 0.0
-    members, group = gradient_ranks_per_node(gpus, tp, pp, per_node)
-    dp = traffic.get("dp", 0.0) / members if members < group else 0.0
+    members, gradient_group = gradient_ranks_per_node(gpus, tp, pp, per_node)
+    dp = traffic.get("dp", 0.0) / members if members < gradient_group else 0.0
     crossing = dp + traffic.get("pp", 0.0)
     for dim, group in (("tp", tp), ("ep", (tp if etp is None else etp) * ep), ("cp", tp * cp)):
         if group > per_node:
@@ -466,15 +466,7 @@ def _fabric_links(gpu: GPU, fabrics: list[Fabric], efficiency: float) -> Links:
     by the objects' identities, which the entry keeps alive)."""
 
     def read() -> Links:
-        links = Links(
-            intra_node_bandwidth(gpu, efficiency),
-            np.array([[f.gb_s * 1e9 * efficiency] for f in fabrics]),
-            gpu.nvlink_gpus,
-            np.array([[_pod(f)[0]] for f in fabrics]),
-            np.array([[_pod(f)[1]] for f in fabrics]),
-            np.array([[f.rdma] for f in fabrics]),
-            np.array([[nic_per_gpu(gpu, f)] for f in fabrics]),
-        )
+        links = links_for_types([gpu] * len(fabrics), fabrics, efficiency)  # the same type on each fabric
         for x in vars(links).values():
             if isinstance(x, np.ndarray):
                 x.setflags(write=False)
