@@ -345,9 +345,9 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     if ctx.req.mfu is None:
         gemm = compute.sustained_matmul_flops(gpu, precision, ctx.cat) / kernels.matmul_peak(gpu, precision)[0]
         ctx.assume("mfu_model", mfu=pick.at(pick.scored.step.mfu), gemm=gemm, family=gpu.family)
-        if recipe_speed(ctx) != 1.0:  # the framework's tuned recipes set the pace: said with their name
-            framework = ctx.cat.frameworks[str(ctx.req.framework)].name
-            ctx.assume("recipe_speed", framework=framework, speed=recipe_speed(ctx))
+        speed = recipe_speed(ctx)
+        if speed != 1.0:  # the framework's tuned recipes set the pace: said with their name
+            ctx.assume("recipe_speed", framework=ctx.cat.frameworks[str(ctx.req.framework)].name, speed=speed)
     grid, i = pick.scored.grid, pick.i
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
