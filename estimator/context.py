@@ -98,6 +98,6 @@ def stock_warning(ctx: Context, gpu: GPU, gpus: int, region: str | None) -> None
 
 def no_layout(req: Request, batch: int) -> Note:
     """No parallel layout meets what was fixed: the note lists the fixed values, so one can go."""
-    names = ("gpus", "nodes", "tp", "pp", "zero", "micro_batch")
+    names = ("gpus", "nodes", "tp", "pp", "vpp", "ep", "etp", "cp", "zero", "micro_batch")
     fixed = {name: getattr(req, name) for name in names if getattr(req, name) is not None}
     return Note(code="no_layout", params={"fixed": fixed, "batch": batch})
