@@ -108,10 +108,11 @@ class Replica:
 
 
 def estimate_serving(ctx: Context, seq: int) -> Estimate:
-    given = ctx.req.gpus
-    ctx = _decode_pool(ctx)
     precision = _precision(ctx)
     types = _types_for(ctx, precision)
+    ctx = _servers_given(ctx, types[0])
+    given = ctx.req.gpus
+    ctx = _decode_pool(ctx)
     batch = _concurrency(ctx, types, precision, seq)
     ctx, replica = _choose_placed(ctx, types, precision, batch, _load(ctx, seq))
     gpus = _place_prefill(ctx, replica)
@@ -133,6 +134,23 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
         warnings=ctx.warnings,
         architecture=architecture_used(ctx.arch),
     )
+
+
+def _servers_given(ctx: Context, gpu: GPU) -> Context:
+    """`nodes=` without a GPU count: that many servers of the type's usual size, the GPUs the plan
+    fills, as a training plan reads them ("serve Llama 3 70B on 2 nodes of H100": 16 GPUs); beside a
+    decode pool of as many GPUs, the pool's own servers ("a decode pool of 72 H100 on 9 nodes"), its
+    prefill pool added; fewer than the pool cannot hold it."""
+    req = ctx.req
+    if not req.nodes or req.gpus:
+        return ctx
+    gpus = req.nodes * gpu.gpus_per_node
+    if req.decode_gpus and gpus < req.decode_gpus:
+        params = {"decode_gpus": req.decode_gpus, "nodes": req.nodes, "gpus": gpus, "gpu": gpu.name}
+        raise RequestError([Note(code="decode_gpus_over_nodes", params=params)])
+    if gpus == req.decode_gpus:
+        return ctx
+    return dataclasses.replace(ctx, req=req.model_copy(update={"gpus": gpus}))
 
 
 def _decode_pool(ctx: Context) -> Context:

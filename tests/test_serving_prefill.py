@@ -8,7 +8,7 @@ import pytest
 
 from gpuplan.bot.jsonout import plan_json
 from gpuplan.bot.pipeline import answer
-from gpuplan.bot.render import headline
+from gpuplan.bot.render import error_text, headline
 from gpuplan.estimator import compute, prefill
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
@@ -225,3 +225,32 @@ def test_a_plan_that_chose_its_pools_keeps_its_first_line():
     their own say so in their notes)."""
     v = answer("serve llama-3-70b on h100 seq=5500 prompt=5000 prefill=disaggregated").verdict
     assert v.decode_gpus is None and v.tokens_per_s is None
+
+
+# --- servers given (nodes=) --------------------------------------------------------------------
+
+
+def test_servers_given_for_serving_are_the_gpus_it_fills():
+    """`nodes=` without a GPU count is that many servers of the type's usual size, as in training:
+    "serve Llama 3 70B on 2 nodes of H100" plans 16 GPUs, not the 4 one replica needs."""
+    est = _serve(nodes=2)
+    assert (est.resolved.gpus, est.resolved.nodes) == (16, 2)
+    assert est.resolved.gpus == _serve(gpus=16).resolved.gpus
+
+
+def test_servers_as_many_as_a_decode_pool_are_its_own():
+    """nodes= holding exactly the decode pool's GPUs are the pool's servers: its prefill pool is added
+    beside them, as with decode_gpus alone; more servers hold both pools."""
+    pool_alone = _serve(decode_gpus=16)
+    on_its_servers = _serve(decode_gpus=16, nodes=2)
+    assert on_its_servers.resolved.gpus == pool_alone.resolved.gpus > 16
+    assert on_its_servers.serving.decode_gpus == 16
+
+
+def test_servers_fewer_than_a_decode_pool_are_refused_in_both_languages():
+    with pytest.raises(RequestError) as err:
+        _serve(decode_gpus=32, nodes=2)
+    assert _codes(err.value.notes) == ["decode_gpus_over_nodes"]
+    en, zh = (error_text(err.value.notes, lang) for lang in ("en", "zh"))
+    assert "decode_gpus=32" in en and "16 GPUs" in en
+    assert "decode_gpus=32" in zh and "16 张卡" in zh
