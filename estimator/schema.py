@@ -449,7 +449,8 @@ class Verdict(_Sparse):
     epochs: float | None = None
     hours_per_unit: float | None = None  # no data size given: hours per `unit_tokens` of training data
     unit_tokens: float | None = None
-    concurrency: int | None = None  # serving
+    concurrency: int | None = None  # serving: a replica's sequences at once
+    replicas: int | None = None  # serving: replicas, each serving `concurrency`
     context: int | None = None
     tokens_per_s_per_sequence: float | None = None
     usd_per_million_tokens: float | None = None

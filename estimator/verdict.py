@@ -129,7 +129,8 @@ def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
         return out
     s = est.serving
     out.update(
-        concurrency=s.concurrency,
+        concurrency=s.concurrency,  # a replica's: each of r.dp replicas serves as many
+        replicas=r.dp,
         context=s.context,
         tokens_per_s_per_sequence=s.tokens_per_s_per_sequence,
         usd_per_million_tokens=c.cost_per_million_tokens_usd,

@@ -8,7 +8,7 @@ import pytest
 
 from gpuplan.bot.jsonout import plan_json
 from gpuplan.bot.pipeline import answer
-from gpuplan.bot.render import error_text, headline
+from gpuplan.bot.render import error_text, headline, plan_text
 from gpuplan.estimator import compute, prefill
 from gpuplan.estimator.errors import RequestError
 from gpuplan.estimator.estimate import estimate
@@ -254,3 +254,30 @@ def test_servers_fewer_than_a_decode_pool_are_refused_in_both_languages():
     en, zh = (error_text(err.value.notes, lang) for lang in ("en", "zh"))
     assert "decode_gpus=32" in en and "16 GPUs" in en
     assert "decode_gpus=32" in zh and "16 张卡" in zh
+
+
+# --- replicas ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "lang, question", [("en", "serve llama-3-70b gpu=h100 gpus=16"), ("zh", "部署 llama-3-70b gpu=h100 gpus=16")]
+)
+def test_sequences_served_count_every_replica(lang, question):
+    """Each replica serves the plan's concurrency: the first line gives the sequences in all and the
+    share of each, so that they times the speed of one make the tokens/s in all."""
+    plan = answer(question)
+    r, s = plan.estimate.resolved, plan.estimate.serving
+    assert r.dp == 4 and s.concurrency == 16 and r.global_batch == 64
+    text = plan_text(plan)
+    first = text.splitlines()[0]
+    if lang == "en":
+        assert "64 sequences" in first and "(16 on each of 4 replicas)" in first
+        assert "64 sequences of up to 4,096 tokens at once (16 a replica)" in text
+    else:
+        assert "64 条" in first and "4 个副本，每个 16 条" in first
+        assert "同时 64 条序列（每个副本 16 条）" in text
+
+
+def test_one_replica_says_no_share():
+    first = plan_text(answer("serve llama-3-70b gpu=h100 gpus=4")).splitlines()[0]
+    assert "16 sequences" in first and "replica" not in first
