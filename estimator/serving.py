@@ -114,7 +114,7 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
     given = ctx.req.gpus
     ctx = _decode_pool(ctx)
     batch = _concurrency(ctx, types, precision, seq)
-    ctx, replica = _choose_placed(ctx, types, precision, batch, _load(ctx, seq))
+    ctx, replica = _choose_shared(ctx, types, precision, batch, _load(ctx, seq))
     gpus = _place_prefill(ctx, replica)
     _within_given(ctx, replica, given)
     _state_choices(ctx, replica, gpus)
@@ -257,6 +257,46 @@ def _region(ctx: Context) -> str | None:
     return None
 
 
+def _choose_shared(
+    ctx: Context, types: list[GPU], precision: str, total: int, load: compute.Served
+) -> tuple[Context, Replica]:
+    """The replica for the deployment's sequences at once (`total`: the question's users, mbs= or the
+    default), which the replicas decoding on the GPUs given share. The shape is chosen for them all
+    first, then for the share of each were every GPU given decoding, that share raised while fewer
+    replicas decode it (a prefill pool takes GPUs, a larger shape fits): the lightest share whose
+    replicas serve them all, the notes of that choice kept."""
+    said = len(ctx.assumptions), len(ctx.warnings)
+
+    def choose(batch: int) -> tuple[Context, Replica, int, tuple[list[Note], list[Note]]]:
+        del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
+        chosen, replica = _choose_placed(ctx, types, precision, batch, load)
+        notes = ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
+        return chosen, replica, _decoding_replicas(chosen, replica), notes
+
+    pick = heavy = choose(total)
+    batch = -(-total // max(1, (ctx.req.gpus or 0) // heavy[1].gpus))  # every GPU given decoding
+    for _ in range(4):
+        if batch >= heavy[1].batch:
+            break
+        lighter = choose(batch)
+        if batch * lighter[2] >= total:
+            pick = lighter
+            break
+        batch = -(-total // lighter[2])
+    del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
+    ctx.assumptions.extend(pick[3][0]), ctx.warnings.extend(pick[3][1])
+    return pick[0], pick[1]
+
+
+def _decoding_replicas(ctx: Context, replica: Replica) -> int:
+    """The replicas that decode on the GPUs the question gives: all of them, or with the prompts
+    prefilled apart (_prefill_apart) the decode pool's; one where it gives none."""
+    if not ctx.req.gpus:
+        return 1
+    pools, _, apart = _prefill_apart(ctx, replica)
+    return max(1, (pools.decode_gpus if apart else ctx.req.gpus) // replica.gpus)
+
+
 def _choose_placed(
     ctx: Context, types: list[GPU], precision: str, batch: int, load: compute.Served
 ) -> tuple[Context, Replica]:
@@ -279,9 +319,9 @@ def _place_prefill(ctx: Context, replica: Replica) -> int:
     apart when that generates more per GPU of the deployment (the same GPUs: cheaper per generated
     token), else in the decode steps; said either way."""
     asked = ctx.req.prefill
-    pools, decode = _disaggregated(ctx, replica)
+    pools, decode, apart = _prefill_apart(ctx, replica)
     chunked = replica.tokens_per_s_gpu
-    if pools is not None and (asked == "disaggregated" or (asked is None and pools.tokens_per_s_per_gpu > chunked)):
+    if apart:
         replica.load = dataclasses.replace(replica.load, chunked=False)
         replica.pools, replica.decode = pools, decode
         ctx.assume(
@@ -300,6 +340,16 @@ def _place_prefill(ctx: Context, replica: Replica) -> int:
     apart = pools.tokens_per_s_per_gpu if pools else None
     ctx.assume("prefill_chunked", prompt=replica.load.prompt, share=share, apart=apart, chunked=chunked)
     return ctx.req.gpus or replica.gpus
+
+
+def _prefill_apart(ctx: Context, replica: Replica) -> tuple[prefill.Pools | None, Step | None, bool]:
+    """The pools and decode steps of the replica's shape with the prompts prefilled apart
+    (_disaggregated), and whether they are: as the question says, else when that generates more per
+    GPU of the deployment than prefilling in the decode steps."""
+    pools, decode = _disaggregated(ctx, replica)
+    asked = ctx.req.prefill
+    better = pools is not None and pools.tokens_per_s_per_gpu > replica.tokens_per_s_gpu
+    return pools, decode, pools is not None and (asked == "disaggregated" or (asked is None and better))
 
 
 def _disaggregated(ctx: Context, replica: Replica) -> tuple[prefill.Pools | None, Step | None]:

@@ -151,8 +151,8 @@ def test_a_decode_pool_keeps_its_gpus_and_adds_the_prefill_pool():
 
 def test_a_decode_pool_is_the_same_plan_as_the_gpus_it_takes_in_all():
     """decode_gpus=8 and gpus= its whole deployment are the same pools, speed and cost."""
-    pool = _serve(decode_gpus=8, seq_len=5500, prompt_tokens=5000)
-    total = _serve(gpus=pool.resolved.gpus, seq_len=5500, prompt_tokens=5000, prefill="disaggregated")
+    pool = _serve(decode_gpus=8, seq_len=5500, prompt_tokens=5000, micro_batch=16)
+    total = _serve(gpus=pool.resolved.gpus, seq_len=5500, prompt_tokens=5000, prefill="disaggregated", micro_batch=16)
     assert (total.serving.decode_gpus, total.serving.prefill_gpus) == (8, pool.serving.prefill_gpus)
     assert total.compute.cost_per_million_tokens_usd == pytest.approx(pool.compute.cost_per_million_tokens_usd)
     assert "disaggregated_no_room" not in _codes(pool.warnings)
@@ -256,18 +256,19 @@ def test_servers_fewer_than_a_decode_pool_are_refused_in_both_languages():
     assert "decode_gpus=32" in zh and "16 张卡" in zh
 
 
-# --- replicas ------------------------------------------------------------------------------------
+# --- replicas and the sequences they share ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    "lang, question", [("en", "serve llama-3-70b gpu=h100 gpus=16"), ("zh", "部署 llama-3-70b gpu=h100 gpus=16")]
+    "lang, question",
+    [("en", "serve llama-3-70b on 16 h100 for 64 concurrent users"), ("zh", "在16张h100上部署llama-3-70b，64个并发")],
 )
-def test_sequences_served_count_every_replica(lang, question):
-    """Each replica serves the plan's concurrency: the first line gives the sequences in all and the
-    share of each, so that they times the speed of one make the tokens/s in all."""
+def test_the_sequences_asked_are_shared_by_the_replicas(lang, question):
+    """The sequences at once are the deployment's: 64 users on 16 GPUs of 4-GPU replicas are 16 a
+    replica, and the first line gives the whole and each replica's share."""
     plan = answer(question)
     r, s = plan.estimate.resolved, plan.estimate.serving
-    assert r.dp == 4 and s.concurrency == 16 and r.global_batch == 64
+    assert (r.dp, s.concurrency, r.global_batch) == (4, 16, 64)
     text = plan_text(plan)
     first = text.splitlines()[0]
     if lang == "en":
@@ -276,6 +277,15 @@ def test_sequences_served_count_every_replica(lang, question):
     else:
         assert "64 条" in first and "4 个副本，每个 16 条" in first
         assert "同时 64 条序列（每个副本 16 条）" in text
+
+
+def test_the_default_load_is_shared_too():
+    """Left open, the 16 sequences assumed are the deployment's, a quarter on each of 4 replicas,
+    each faster than one replica serving all 16."""
+    shared, one = _serve(gpus=16), _serve(gpus=4)
+    assert (shared.resolved.dp, shared.serving.concurrency, shared.resolved.global_batch) == (4, 4, 16)
+    assert shared.serving.tokens_per_s_per_sequence > one.serving.tokens_per_s_per_sequence
+    assert "default_concurrency" in _codes(shared.assumptions)
 
 
 def test_one_replica_says_no_share():
