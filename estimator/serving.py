@@ -32,7 +32,7 @@ from gpuplan.estimator.schema import (
     Note,
     ServingEstimate,
 )
-from gpuplan.estimator.serving_alternatives import score_replicas, serving_alternatives
+from gpuplan.estimator.serving_alternatives import full_loads, score_replicas, serving_alternatives
 from gpuplan.knowledge import GPU, Catalog
 
 MIG_GPUS = ("a100-80gb", "h100-80gb", "h200-141gb")
@@ -113,8 +113,15 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
     ctx = _servers_given(ctx, types[0])
     given = ctx.req.gpus
     ctx = _decode_pool(ctx)
+    said, base = (len(ctx.assumptions), len(ctx.warnings)), ctx
     batch = _concurrency(ctx, types, precision, seq)
     ctx, replica = _choose_shared(ctx, types, precision, batch, _load(ctx, seq))
+    pool = _pool_full_load(base, precision, seq, replica)
+    if pool is not None:  # planned again at the pool's full load, the default's notes dropped
+        shaped, total, share = pool
+        del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
+        shaped.assume("pool_full_load", batch=total, decode_gpus=shaped.req.decode_gpus)
+        ctx, replica = _choose_shared(shaped, types, precision, total, _load(shaped, seq), first=share)
     gpus = _place_prefill(ctx, replica)
     _within_given(ctx, replica, given)
     _state_choices(ctx, replica, gpus)
@@ -258,13 +265,13 @@ def _region(ctx: Context) -> str | None:
 
 
 def _choose_shared(
-    ctx: Context, types: list[GPU], precision: str, total: int, load: compute.Served
+    ctx: Context, types: list[GPU], precision: str, total: int, load: compute.Served, first: int | None = None
 ) -> tuple[Context, Replica]:
     """The replica for the deployment's sequences at once (`total`: the question's users, mbs= or the
     default), which the replicas decoding on the GPUs given share. The shape is chosen for them all
-    first, then for the share of each were every GPU given decoding, that share raised while fewer
-    replicas decode it (a prefill pool takes GPUs, a larger shape fits): the lightest share whose
-    replicas serve them all, the notes of that choice kept."""
+    (or for `first`, a share known) first, then for the share of each were every GPU given decoding,
+    that share raised while fewer replicas decode it (a prefill pool takes GPUs, a larger shape
+    fits): the lightest share whose replicas serve them all, the notes of that choice kept."""
     said = len(ctx.assumptions), len(ctx.warnings)
 
     def choose(batch: int) -> tuple[Context, Replica, int, tuple[list[Note], list[Note]]]:
@@ -273,7 +280,7 @@ def _choose_shared(
         notes = ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
         return chosen, replica, _decoding_replicas(chosen, replica), notes
 
-    pick = heavy = choose(total)
+    pick = heavy = choose(first or total)
     batch = -(-total // max(1, (ctx.req.gpus or 0) // heavy[1].gpus))  # every GPU given decoding
     for _ in range(4):
         if batch >= heavy[1].batch:
@@ -295,6 +302,43 @@ def _decoding_replicas(ctx: Context, replica: Replica) -> int:
         return 1
     pools, _, apart = _prefill_apart(ctx, replica)
     return max(1, (pools.decode_gpus if apart else ctx.req.gpus) // replica.gpus)
+
+
+def _pool_full_load(ctx: Context, precision: str, seq: int, replica: Replica) -> tuple[Context, int, int] | None:
+    """A decode pool given without the sequences at once is planned near its full load, what a pool
+    is for: the shape that generates most per GPU at saturation (saturation.py), fixed, and as many
+    sequences of the full length as each of the pool's replicas of it holds with the usual headroom;
+    (the request with that shape, the sequences in all, a replica's). None where the question gives
+    them."""
+    pool = ctx.req.decode_gpus
+    if not pool or ctx.req.micro_batch:
+        return None
+    loads = full_loads(ctx, replica, own=True)
+    if not loads:
+        return None
+    i, best = max(loads.items(), key=lambda load: load[1].tokens_per_s_per_gpu)
+    scored = replica.scored
+    shape = {"tp": int(scored.tp[i]), "pp": int(scored.pp[i]), "ep": int(scored.ep[i])}
+    shaped = dataclasses.replace(ctx, req=ctx.req.model_copy(update=shape))
+    share = _most_that_fit(shaped, replica.gpu, precision, best.concurrency, seq)
+    return shaped, share * max(1, pool // int(scored.replica[i])), share
+
+
+def _most_that_fit(ctx: Context, gpu: GPU, precision: str, most: int, seq: int) -> int:
+    """The most sequences of `seq` tokens, at most `most`, that a replica of the request's shape holds
+    on `gpu` with the headroom a plan keeps (fit.tight: not at the last gigabyte); bisection over
+    the serving search's fit."""
+    d = ctx.cat.defaults
+    roomy = d.number("overhead", "tight_fraction") * fit.usable(gpu.memory_gib * GIB, d, serving=True)
+    low, high = 1, most
+    while low < high:
+        mid = (low + high + 1) // 2
+        scored = score_replicas(ctx, [gpu], _region(ctx), precision, mid, seq)
+        if (scored.deliverable & (np.broadcast_to(scored.per_gpu, scored.fits.shape) <= roomy)).any():
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def _choose_placed(

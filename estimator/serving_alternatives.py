@@ -117,7 +117,7 @@ def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None)
     throughput benchmark measures), when it beats the plan's own by FULL_LOAD_GAIN: an
     expert-parallel or pipelined shape holds far more sequences than the tensor-parallel one
     sized for a few."""
-    loads = _full_loads(ctx, replica)
+    loads = full_loads(ctx, replica)
     if not loads:
         return None
     i, best = max(loads.items(), key=lambda load: load[1].tokens_per_s_per_gpu)
@@ -147,16 +147,16 @@ def _most_at_full_load(ctx: Context, replica, own: saturation.Saturation | None)
     )
 
 
-def _full_loads(ctx: Context, replica) -> dict[int, saturation.Saturation]:
-    """Shape index -> its full load, for every shape but the plan's that fits on the plan's GPU
-    type within the plan's GPUs (else one node's, or the plan's replica if larger)."""
+def full_loads(ctx: Context, replica, own: bool = False) -> dict[int, saturation.Saturation]:
+    """Shape index -> its full load, for every shape but the plan's (`own`: the plan's too) that fits
+    on the plan's GPU type within the plan's GPUs (else one node's, or the plan's replica if larger)."""
     scored, gpu = replica.scored, replica.gpu
     limit = ctx.req.gpus or max(replica.gpus, gpu.gpus_per_node)
     links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
     # shapes an engine can run: they fit, and an expert-parallel one stays in its NVLink domain
     shapes = np.flatnonzero(scored.deliverable[replica.t] & (scored.replica <= limit))
     loads = {}
-    for i in (int(i) for i in shapes if i != replica.i):
+    for i in (int(i) for i in shapes if own or i != replica.i):
         full = saturation.of_shape(
             ctx.arch,
             replica.precision,

@@ -291,3 +291,16 @@ def test_the_default_load_is_shared_too():
 def test_one_replica_says_no_share():
     first = plan_text(answer("serve llama-3-70b gpu=h100 gpus=4")).splitlines()[0]
     assert "16 sequences" in first and "replica" not in first
+
+
+def test_a_decode_pool_left_open_is_planned_near_its_full_load():
+    """A pool apart from the prefill is there to be kept busy: with no load given it serves as many
+    sequences as its replicas hold with the usual headroom (not at the last gigabyte), said; a load
+    given is served as given."""
+    pool = _serve(decode_gpus=8)
+    full = pool.serving.max_concurrency * pool.resolved.dp
+    assert 0.8 * full <= pool.resolved.global_batch <= full
+    assert not pool.memory.tight and pool.memory.fits
+    assert "pool_full_load" in _codes(pool.assumptions) and "default_concurrency" not in _codes(pool.assumptions)
+    given = _serve(decode_gpus=8, micro_batch=32)
+    assert given.resolved.global_batch == 32 and "pool_full_load" not in _codes(given.assumptions)
