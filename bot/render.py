@@ -409,6 +409,7 @@ KEY_ASSUMPTIONS = (
     "default_serve_precision",
     "pretrain_target",
     "recipe_speed",
+    "sdpa_attention",
     "chosen_gpu",
     "gpu_memory_class",
     "currency_converted",

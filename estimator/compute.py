@@ -89,22 +89,30 @@ class Hardware:
     outside: float = 1.0  # outside_kernels
 
 
-def training_device(gpus: list[GPU], precision: str, cat: Catalog) -> kernels.Device:
+def training_device(gpus: list[GPU], precision: str, cat: Catalog, sdpa: bool = False) -> kernels.Device:
     """The kernel figures of GPU types for a training precision; grouped expert GEMMs take the row
-    tiles of the serving precision of the same matmul type (moe_tile_rows)."""
+    tiles of the serving precision of the same matmul type (moe_tile_rows); `sdpa`: attention
+    through PyTorch's SDPA (kernels.device)."""
     serving = "fp8" if precision == "fp8-mixed" else "bf16"
     rows = [moe_tile_rows(g, serving, cat.defaults) for g in gpus]
-    return kernels.device(gpus, precision, cat.kernels, rows)
+    return kernels.device(gpus, precision, cat.kernels, rows, sdpa=sdpa)
 
 
 def hardware_for(
-    gpus: list[GPU], method: str, precision: str, cat: Catalog, links: Links, recipe_speed: float = 1.0
+    gpus: list[GPU],
+    method: str,
+    precision: str,
+    cat: Catalog,
+    links: Links,
+    recipe_speed: float = 1.0,
+    sdpa: bool = False,
 ) -> Hardware:
     """The types' figures for a training job; `recipe_speed`: the named framework's tuned recipes'
-    step rate over a generic stack's (knowledge/frameworks.yaml), 1 for none."""
+    step rate over a generic stack's (knowledge/frameworks.yaml), 1 for none; `sdpa`: the framework
+    runs attention through PyTorch's SDPA (its `attention` habit)."""
     peak = np.array([[g.peak_16bit_tflops * 1e12] for g in gpus])
     outside = outside_kernels(method, cat.defaults) * recipe_speed
-    return Hardware(peak, training_device(gpus, precision, cat), links, outside)
+    return Hardware(peak, training_device(gpus, precision, cat, sdpa), links, outside)
 
 
 def sustained_matmul_flops(gpu: GPU, precision: str, cat: Catalog) -> float:

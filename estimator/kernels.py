@@ -63,19 +63,21 @@ def matmul_peak(gpu: GPU, precision: str) -> tuple[float, str]:
 _ROWS: dict[tuple, list[float]] = {}  # _device_row by what it reads: the kernel figures of a GPU at a precision
 
 
-def _device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float) -> list[float]:
+def _device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float, sdpa: bool = False) -> list[float]:
     key = (gpu.id, gpu.family, gpu.peak_16bit_tflops, gpu.fp8_tflops, gpu.tf32_tflops, gpu.hbm_gb_s)
-    key += (precision, group_rows, id(kf))
+    key += (precision, group_rows, id(kf), sdpa)
     if key not in _ROWS:
-        _ROWS[key] = _read_device_row(gpu, precision, kf, group_rows)
+        _ROWS[key] = _read_device_row(gpu, precision, kf, group_rows, sdpa)
     return _ROWS[key]
 
 
-def _read_device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float) -> list[float]:
+def _read_device_row(gpu: GPU, precision: str, kf: KernelFile, group_rows: float, sdpa: bool) -> list[float]:
+    """A GPU type's Device figures; `sdpa`: attention through PyTorch's scaled_dot_product_attention,
+    the generation's sdpa_attention kernel where it names one (FlashAttention-2 on Hopper)."""
     gen = kf.generations[gpu.family]
     peak, figure = matmul_peak(gpu, precision)
     share = getattr(gen, figure) or gen.gemm_16bit  # no FP8 GEMM figure: the 16-bit one
-    attn = kf.attention[str(gen.attention.value)]
+    attn = kf.attention[str((sdpa and gen.sdpa_attention or gen.attention).value)]
     peak16 = gpu.peak_16bit_tflops * 1e12
     fp8 = figure == "gemm_fp8" and precision == "fp8-mixed"
     cast = float(kf.fp8_recipes[str(gen.fp8_recipe.value)].value) if fp8 and gen.fp8_recipe else 0.0
@@ -100,23 +102,31 @@ _DEVICES: dict[tuple, tuple[list[GPU], Device]] = {}  # device() by its GPU obje
 
 
 def device(
-    gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None = None, serving: bool = False
+    gpus: list[GPU],
+    precision: str,
+    kf: KernelFile,
+    group_rows: list[float] | None = None,
+    serving: bool = False,
+    sdpa: bool = False,
 ) -> Device:
     """The kernel figures of GPU types as (T, 1) columns, for a training precision or (`serving`) a
-    serving precision, whose weights may be narrower than its activations (int8, int4). Memoised by
+    serving precision, whose weights may be narrower than its activations (int8, int4); `sdpa`:
+    attention through PyTorch's SDPA (a framework's habit, knowledge/frameworks.yaml). Memoised by
     the (frozen) GPU and kernel-file objects, which the entry keeps alive so their ids stay theirs;
     the columns are read-only, shared by every caller."""
-    key = (*map(id, gpus), precision, *(group_rows or ()), id(kf), serving)
+    key = (*map(id, gpus), precision, *(group_rows or ()), id(kf), serving, sdpa)
     if key not in _DEVICES:
         if len(_DEVICES) > 1024:  # custom GPUs make new objects per request: a bound, not an LRU
             _DEVICES.clear()
-        _DEVICES[key] = ([*gpus, kf], _read_device(gpus, precision, kf, group_rows, serving))
+        _DEVICES[key] = ([*gpus, kf], _read_device(gpus, precision, kf, group_rows, serving, sdpa))
     return _DEVICES[key][1]
 
 
-def _read_device(gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None, serving: bool):
+def _read_device(
+    gpus: list[GPU], precision: str, kf: KernelFile, group_rows: list[float] | None, serving: bool, sdpa: bool
+):
     rows = group_rows or [float(kf.generations[g.family].tile_shape[0]) for g in gpus]
-    table = np.array([_device_row(g, precision, kf, r) for g, r in zip(gpus, rows, strict=True)])
+    table = np.array([_device_row(g, precision, kf, r, sdpa) for g, r in zip(gpus, rows, strict=True)])
     columns = [table[:, [i]] for i in range(table.shape[1])]
     for column in columns:
         column.setflags(write=False)
@@ -205,6 +215,9 @@ def attention_seconds(dev: Device, a: Arch, sequences, length, *, tp=1.0, cp=1.0
     d_half) for the head dimension and L / (L + L_half) for the length each rank attends over."""
     d_qk = a.head_dim
     d_v = a.v_head_dim if a.is_mla else a.head_dim
+    # under cp, a load-balanced ring: each rank holds two of 2 x cp chunks (round-robin, PyTorch's
+    # _templated_ring_attention note; Megatron's and Transformer Engine's dual chunks alike), so every
+    # rank scores (L / cp) x (L / 2) pairs, over cp steps of (L / cp) x (L / 2cp) each
     flops = 2.0 * sequences * (a.heads / tp) * (d_qk + d_v) * (length / cp) * (length / 2.0)
     width = (d_qk / (d_qk + dev.head_dim_half)) / (128.0 / (128.0 + dev.head_dim_half))
     block = length / cp

@@ -219,7 +219,7 @@ def _score(ctx: Context, job: Job, fixed: search.Fixed, types: list[GPU], gbs: i
         raise RequestError([no_layout(ctx.req, gbs)])
     options = search.gpu_options(cat, types, ctx.req.region, job.precision if ctx.req.precision else None)
     fabrics = [fabric_for(ctx, g) for g in types]
-    hw = _hardware(cat, types, fabrics, job.method, job.precision, recipe_speed(ctx))
+    hw = _hardware(cat, types, fabrics, job.method, job.precision, recipe_speed(ctx), pytorch_sdpa(ctx))
     return search.score_training(
         job,
         grid,
@@ -245,21 +245,34 @@ def recipe_speed(ctx: Context) -> float:
     return float(framework.recipe_speed.value) if framework and framework.recipe_speed else 1.0
 
 
+def pytorch_sdpa(ctx: Context) -> bool:
+    """Whether the named framework runs attention through PyTorch's SDPA (knowledge/frameworks.yaml
+    attention), whose kernel kernels.yaml times apart where it differs (sdpa_attention)."""
+    framework = ctx.cat.frameworks.get(ctx.req.framework or "")
+    return bool(framework and framework.attention and framework.attention.value == "pytorch_sdpa")
+
+
 def _hardware(
-    cat: Catalog, types: list[GPU], fabric_ids: list[str], method: str, precision: str, speed: float = 1.0
+    cat: Catalog,
+    types: list[GPU],
+    fabric_ids: list[str],
+    method: str,
+    precision: str,
+    speed: float = 1.0,
+    sdpa: bool = False,
 ) -> compute.Hardware:
     """compute.hardware_for the types on their fabrics (read-only, shared: the entry keeps the
     catalog and GPU objects alive, so their ids stay theirs)."""
 
     def read() -> compute.Hardware:
         links = network.links_for_types(types, [cat.fabrics[f] for f in fabric_ids], cat.collective_efficiency)
-        hw = compute.hardware_for(types, method, precision, cat, links, speed)
+        hw = compute.hardware_for(types, method, precision, cat, links, speed, sdpa)
         for x in (hw.peak, *vars(links).values()):
             if isinstance(x, np.ndarray):
                 x.setflags(write=False)
         return hw
 
-    key = (id(cat), *map(id, types), *fabric_ids, method, precision, speed)
+    key = (id(cat), *map(id, types), *fabric_ids, method, precision, speed, sdpa)
     return _HARDWARE.get(key, (cat, *types), read)
 
 
@@ -348,6 +361,7 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
         speed = recipe_speed(ctx)
         if speed != 1.0:  # the framework's tuned recipes set the pace: said with their name
             ctx.assume("recipe_speed", framework=ctx.cat.frameworks[str(ctx.req.framework)].name, speed=speed)
+        _state_sdpa(ctx, gpu)
     grid, i = pick.scored.grid, pick.i
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
@@ -420,6 +434,18 @@ def _state_loss(ctx: Context, job: Job, pick: Pick) -> None:
     else:
         extra = conventions.unchunked_loss_extra_bytes(tokens, ctx.arch.vocab, tp)
         ctx.assume("activation_conventions", chunks=conventions.LOSS_CHUNKS, extra_gib=extra / 2**30)
+
+
+def _state_sdpa(ctx: Context, gpu: GPU) -> None:
+    """The attention kernel the named framework's PyTorch SDPA runs, where it is not the one timed by
+    default for the GPU's generation (kernels.yaml sdpa_attention)."""
+    gen = ctx.cat.kernels.generations[gpu.family]
+    if not (pytorch_sdpa(ctx) and gen.sdpa_attention):
+        return
+    sdpa, default = (ctx.cat.kernels.attention[str(k.value)] for k in (gen.sdpa_attention, gen.attention))
+    framework = ctx.cat.frameworks[str(ctx.req.framework)].name
+    share, usual = float(sdpa.forward.value), float(default.forward.value)
+    ctx.assume("sdpa_attention", framework=framework, family=gpu.family, share=share, usual=usual)
 
 
 def _state_framework(ctx: Context, job: Job, pick: Pick, zero: int) -> bool:

@@ -293,6 +293,7 @@ class KernelGeneration(_Strict):
     gemm_tf32: Fact
     gemm_fp8: Fact | None = None
     attention: Fact  # a key of KernelFile.attention
+    sdpa_attention: Fact | None = None  # the kernel PyTorch's SDPA runs where it is not `attention`
     step_share: Fact  # share of a training step's time the modelled kernels take
     fp8_recipe: Fact | None = None  # a key of KernelFile.fp8_recipes
 
@@ -321,8 +322,9 @@ class KernelFile(_Strict):
     @model_validator(mode="after")
     def _names_resolve(self) -> KernelFile:
         for name, gen in self.generations.items():
-            if str(gen.attention.value) not in self.attention:
-                raise ValueError(f"kernels.yaml: {name} names an unknown attention kernel {gen.attention.value}")
+            for kernel in (gen.attention, gen.sdpa_attention or gen.attention):
+                if str(kernel.value) not in self.attention:
+                    raise ValueError(f"kernels.yaml: {name} names an unknown attention kernel {kernel.value}")
             if gen.fp8_recipe is not None and str(gen.fp8_recipe.value) not in self.fp8_recipes:
                 raise ValueError(f"kernels.yaml: {name} names an unknown FP8 recipe {gen.fp8_recipe.value}")
             gen.tile_shape  # noqa: B018 - "RxC" parses, or the file does not load
@@ -404,11 +406,16 @@ class Framework(_Strict):
     loss: Habit | None = None  # "chunked" | "unchunked" | "inplace"
     keeps_logits: Habit | None = None  # the loop holds the model's fp32 logits through the backward pass
     megatron_core: Habit | None = None  # Megatron-Core on every layout: fp32 gradients and its loss
+    attention: Habit | None = None  # "pytorch_sdpa": attention through PyTorch's SDPA (kernels.yaml sdpa_attention)
     recipe_speed: Fact | None = None  # its published performance recipes' step rate over a generic stack's
 
     @model_validator(mode="after")
     def _values_known(self) -> Framework:
-        allowed = {"fsdp_ends": ("root", "apart"), "loss": ("chunked", "unchunked", "inplace")}
+        allowed = {
+            "fsdp_ends": ("root", "apart"),
+            "loss": ("chunked", "unchunked", "inplace"),
+            "attention": ("pytorch_sdpa",),
+        }
         for field, values in allowed.items():
             habit = getattr(self, field)
             if habit is not None and habit.value not in values:

@@ -94,6 +94,34 @@ def test_flash_attention_by_length(cat, h100, length, forward, backward):
     assert one(b) == pytest.approx(backward, rel=2e-3)
 
 
+def test_ring_attention_through_pytorch_sdpa_on_hopper(cat):
+    """Llama 3.1 8B (32 heads of 128), one 262,144-token sequence over cp = 8 as torchtitan ran it
+    (framework=torchtitan: PyTorch's SDPA, FlashAttention-2 on Hopper). Each rank attends its 32,768
+    queries over half the keys: 2 x 32 x (128 + 128) x 32,768 x 131,072 = 7.0369e13 FLOPs, the same
+    in cp = 8 load-balanced ring steps of 32,768 x 16,384 pairs each. Forward at 989.4 x 0.347 =
+    343.32 TFLOP/s x 32,768 / (32,768 + 410) = 339.08 -> 207.53 ms + 2 us; backward 2.5 x at
+    989.4 x 0.334 = 330.46 x 0.98764 = 326.38 -> 539.01 ms + 2 us. FlashAttention-3 (no SDPA) takes
+    the forward at 639.15 x 32,768 / 33,378 = 627.47 TFLOP/s: 112.15 ms."""
+    gpu = cat.gpus["h100-80gb"]
+    a = from_spec(cat.models["llama-3.1-8b"])
+    sdpa = kernels.device([gpu], "fp8-mixed", cat.kernels, sdpa=True)
+    f, b = kernels.attention_seconds(sdpa, a, 1, 262144, cp=8)
+    assert one(f) == pytest.approx(207.53e-3, rel=2e-3)
+    assert one(b) == pytest.approx(539.01e-3, rel=2e-3)
+    default = kernels.device([gpu], "fp8-mixed", cat.kernels)
+    assert one(kernels.attention_seconds(default, a, 1, 262144, cp=8)[0]) == pytest.approx(112.15e-3, rel=2e-3)
+
+
+def test_pytorch_sdpa_changes_only_hopper_attention(cat):
+    """Generations without an sdpa_attention kernel (Ampere: FlashAttention-2 already) time SDPA's
+    attention as their own; on Hopper only the attention columns move."""
+    a100, h100 = cat.gpus["a100-80gb"], cat.gpus["h100-80gb"]
+    plain, sdpa = (kernels.device([a100, h100], "bf16-mixed", cat.kernels, sdpa=x) for x in (False, True))
+    assert plain.attn_fwd[0, 0] == sdpa.attn_fwd[0, 0]
+    assert sdpa.attn_fwd[1, 0] == pytest.approx(989.4e12 * 0.347)
+    assert np.array_equal(plain.gemm, sdpa.gemm) and np.array_equal(plain.hbm, sdpa.hbm)
+
+
 def test_attention_slows_for_narrow_heads(cat, h100):
     """Head dim 64 runs at (64 / 120) / (128 / 184) = 0.767 of head dim 128's rate per FLOP
     (FlashAttention-3's 497 vs 648 TFLOP/s at 16k)."""
