@@ -63,3 +63,29 @@ def test_reopened_fields_are_reported():
 def test_no_change_says_so():
     _, notes = change(BASE, {"gpus": 16})
     assert [n.code for n in notes] == ["follow_up_same"]
+
+
+POOL = Request(model="deepseek-v3", method="infer", gpu="h100-80gb", decode_gpus=72)
+
+
+@pytest.mark.parametrize(
+    "text, gpus, pool",
+    [
+        ("what about on 16 GPUs?", 16, None),  # the deployment asked replaces the pool it cannot hold
+        ("用16张卡呢", 16, None),
+        ("and with 128 GPUs in all", 128, 72),  # room for the pool's prefill: both kept
+    ],
+)
+def test_a_count_that_leaves_the_pool_no_room_reopens_it(text, gpus, pool):
+    parsed = follow_up(POOL, text)
+    assert (parsed.request.gpus, parsed.request.decode_gpus) == (gpus, pool)
+    reopened = [n for n in parsed.notes if n.code == "follow_up_reopened"]
+    assert bool(reopened) == (pool is None)
+    plan = answer_parsed(parsed, parsed.lang)  # answered: within the GPUs given (a pool's need not fill them)
+    assert plan.estimate is not None and plan.estimate.resolved.gpus <= gpus
+
+
+def test_a_pool_larger_than_the_gpus_reopens_them():
+    request, notes = change(POOL.model_copy(update={"decode_gpus": None, "gpus": 16}), {"decode_gpus": 72})
+    assert (request.decode_gpus, request.gpus) == (72, None)
+    assert notes[1].params["fields"] == ["gpus"]

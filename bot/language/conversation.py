@@ -56,10 +56,22 @@ def change(previous: Request, stated: dict[str, Any]) -> tuple[Request, list[Not
                 reopened.append(dependent)
         merged[name] = value
         changes.append(name)
+    reopened += _pool_left_without_room(merged, stated)
     notes = [Note(code="follow_up_changed", params={"fields": changes}) if changes else Note(code="follow_up_same")]
     if reopened:
         notes.append(Note(code="follow_up_reopened", params={"fields": list(dict.fromkeys(reopened))}))
     return Request(**merged), notes
+
+
+def _pool_left_without_room(merged: dict[str, Any], stated: dict[str, Any]) -> list[str]:
+    """A decode pool and the GPUs in all that leave it no prefill GPU ("on 16 GPUs" after "a decode
+    pool of 72"): the one the follow-up did not state is reopened, so the plan is the one asked."""
+    pool, gpus = merged.get("decode_gpus"), merged.get("gpus")
+    if not pool or not gpus or gpus > pool:
+        return []
+    older = "gpus" if "decode_gpus" in stated else "decode_gpus"
+    merged.pop(older)
+    return [older]
 
 
 def _method_dependents(old: str | None, new: str) -> tuple[str, ...]:
