@@ -45,7 +45,9 @@ def test_the_full_load_layout_is_the_best_shape_of_the_plans_gpus():
     """DeepSeek-V2 on 8 H800 is planned as two TP-4 replicas for 16 sequences; laid out for
     throughput the same GPUs generate several times more at full load. Brute force: every shape
     fixed by hand does no better than the alternative, and that shape fixed gives its figure (among
-    the shapes the search offers: a pipeline inside one node is not one of them)."""
+    the shapes the search offers: a pipeline inside one node is not one of them), each asked at the
+    plan's load a replica (its two replicas share the 16: the engine's KV budget is what a replica
+    leaves at its planned load, activations included)."""
     ask = dict(model="deepseek-v2", method="infer", gpu="h800-80gb", gpus=8, precision="fp8")
     est = estimate(Request(**ask))
     alt = _by_reason(est)["full_load_layout"]
@@ -56,7 +58,8 @@ def test_the_full_load_layout_is_the_best_shape_of_the_plans_gpus():
     # (vLLM / TensorRT-LLM practice), expert parallel inside the node
     shapes = [(t, p, 1) for t in (1, 2, 4, 8) for p in (1, 2, 4, 8) if t * p <= 8 and (p == 1 or t == 8)]
     shapes += [(1, 1, e) for e in (2, 4, 8)]
-    figures = {s: _full_load_of(Request(**ask, tp=s[0], pp=s[1], ep=s[2])) for s in shapes}
+    share = est.serving.concurrency
+    figures = {s: _full_load_of(Request(**ask, tp=s[0], pp=s[1], ep=s[2], micro_batch=share)) for s in shapes}
     assert max(f for f in figures.values() if f) <= alt.tokens_per_s_per_gpu * (1 + 1e-9)
     assert figures[(alt.tp, alt.pp, alt.ep)] == pytest.approx(alt.tokens_per_s_per_gpu, rel=1e-6)
 
