@@ -16,9 +16,12 @@ from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
 from gpuplan.bot.language.extract import Reader
 from gpuplan.bot.language.gpu_counts import (
     CARD_MARK,
+    COUNTED_MARK,
+    INSTANCE_MARK,
     SERVER_CARD_MARK,
     SERVER_NAME_MARK,
     card_view,
+    count_before_view,
     decode_view,
     per_machine_view,
     per_node_view,
@@ -100,8 +103,23 @@ def _count_read_view(dimension: str, text: str) -> str:
     return view(reader)
 
 
+# what a count right before it counts where no card's name stands (count_before.yaml): the first memory
+# written alone ("24g", "80gb"), else the first cloud instance type, as the Reader marks them
+_MEMORY = re.compile(r"\d+\s*g(?:b|ib)?(?![a-z])")
+
+
+def _counted_view(text: str) -> str:
+    memory = _MEMORY.search(text)
+    if memory:
+        return count_before_view(text, memory.start(), COUNTED_MARK)
+    instance = next(m for _, pattern in vocabulary().instances for m in [pattern.search(text)] if m)
+    return count_before_view(text, instance.start(), INSTANCE_MARK)
+
+
 def _read(dimension: str, text: str) -> list[engine.Span]:
     text = text.lower()
+    if dimension == "count_before":
+        return engine.read(_counted_view(text), dimension)
     if dimension in _COUNT_VIEWS:
         return engine.read(_count_read_view(dimension, text), dimension)
     if dimension == "card_memory":  # the memory beside a card's name, read around it as the Reader does
@@ -141,6 +159,8 @@ def test_rule_example_reads_so_through_the_parser(rule, text, want):
     # response's length, which with the prompt's makes the sequence (below)
     fields = {k: v for k, v in want.items() if k not in ("users_count", "precision_word", "response_tokens")}
     fields = {_REQUEST_FIELD.get(k, k): v for k, v in fields.items()} if rule.dimension in _AROUND_A_CARD else fields
+    if rule.dimension == "count_before":  # instances are servers of their type's GPUs
+        fields = {"nodes" if k == "instances" else k: v for k, v in fields.items()}
     if rule.dimension == "gpu_memory" and rule.claims:  # what a run uses, all the cards' memory: no card's
         assert request["gpu_memory_gib"] is None
     if rule.dimension == "gpu_memory":  # a GPU given by its memory: the request's memory (and one card)

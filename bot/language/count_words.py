@@ -80,7 +80,7 @@ def _not_gpu_servers(text: str, match: re.Match) -> bool:
 
 def _no_article(text: str, match: re.Match) -> bool:
     """A count that is no article: "a gpu server", "an 8-GPU node" name one thing, they count none."""
-    return all(match.groupdict().get(name) not in ("a", "an") for name in ("gpus", "nodes", "servers"))
+    return all(match.groupdict().get(name) not in ("a", "an") for name in ("gpus", "nodes", "servers", "instances"))
 
 
 CONVERTERS: dict[str, Callable[[re.Match, Any], tuple[Any, None]]] = {

@@ -13,7 +13,6 @@ from collections import Counter
 
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.reader_state import ReaderState, regex
-from gpuplan.bot.language.values import NUM, count_value
 from gpuplan.estimator.schema import Note
 
 # how far before a name its count is looked for: the longest count with its words ("a couple of
@@ -31,6 +30,16 @@ AFTER_WINDOW = 32
 
 # a GPU count read, in the words around it that tell what it counts (the {COUNT_READ} piece)
 COUNT_MARK = "\x03"
+
+# what a count right before it counts where no card's name stands (count_before.yaml's {COUNTED} and
+# {INSTANCE} pieces): a memory written alone or a card gpuplan does not plan; a cloud instance type
+COUNTED_MARK, INSTANCE_MARK = "\x04", "\x05"
+
+
+def count_before_view(text: str, start: int, mark: str) -> str:
+    """The words before `start` (as many as a count's are looked for) and what is counted there as
+    one mark: what count_before.yaml's rules read."""
+    return text[max(0, start - COUNT_WINDOW) : start] + mark
 
 # how far before and after a GPU count the words that make it one server's are read (per_node.yaml's
 # rules): "每台8张", "each with 8" before it; "8 A100 per node", "8 T4 16GB GPU on each" after it, whose
@@ -72,10 +81,6 @@ def card_view(text: str, pos: int, head_end: int, tail_start: int, mark: str) ->
     """The words before a card's name (from `pos` to `head_end`), its mark, and as many words after
     it (from `tail_start`): what card_count.yaml's rules read."""
     return text[pos:head_end] + mark + text[tail_start : tail_start + AFTER_WINDOW]
-
-
-# what joins a count to the cards counted after it: a memory or card ("8张24G", "two 24GB", "4x 80GB")
-CARDS_JOINER = r"(?:x|×|\*|张|块|个)?"
 
 
 class GpuCounts(ReaderState):
@@ -142,15 +147,20 @@ class GpuCounts(ReaderState):
         card = self.cat.gpus.get(gpu)
         return bool(card and card.link == "nvlink" and card.family in ("hopper", "blackwell"))
 
-    def _count_before(self, joiner: str, start: int) -> tuple[re.Match | None, int]:
-        """The whole count written just before `start` ("8张", "two", "4x"; `joiner` the words that
-        may join it to what it counts) and its value; (None, 0) when there is none ("a" is no count).
-        What a count before a card counts is read by card_count.yaml's rules; this is left for the
-        steps outside this module that count something no card mark stands for, a cloud instance
-        ("2 x p4d.24xlarge", gpu_names.py) and a memory written alone ("8张24G的卡", gpu_memory.py)."""
-        match = regex(NUM + r"\s*" + joiner + r"\s*$").search(self.scan.text, max(0, start - COUNT_WINDOW), start)
-        value = count_value(match.group(1)) if match and match.group(1) not in ("a", "an") else 0
-        return (match, int(value)) if value and value == int(value) else (None, 0)
+    def _count_before(self, mark: str, start: int) -> tuple[tuple[int, int] | None, dict[str, int]]:
+        """Where the count written just before `start` stands and what it reads ("8张", "two", "2 x",
+        "2x8": nodes too), by count_before.yaml's rules over the words before it, what it counts
+        written as `mark` (COUNTED_MARK or INSTANCE_MARK); (None, {}) when there is none ("a" is no
+        count). What a count before a card counts is card_count.yaml's; this is for the steps that
+        count something no card mark stands for, a cloud instance (gpu_names.py) and a memory written
+        alone (gpu_memory.py)."""
+        view = count_before_view(self.scan.text, start, mark)
+        found = engine.settle([s for s in engine.find(view, engine.rules("count_before")) if s.end == len(view)])
+        readings = dict(found[0].readings) if found else {}
+        if not readings or None in readings.values():
+            return None, {}
+        origin = start - (len(view) - 1)
+        return (origin + found[0].start, start), readings
 
     def _servers(self, servers: float, words: str, gpu: str) -> None:
         """ "4台 A800 机器", "two H100 servers": that many servers, each the type's usual number of

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import DESKTOP, variant_with_memory
 from gpuplan.bot.language.compiled import compiled
-from gpuplan.bot.language.gpu_counts import CARD_MARK, CARDS_JOINER, GpuCounts
+from gpuplan.bot.language.gpu_counts import CARD_MARK, COUNTED_MARK, GpuCounts
 from gpuplan.bot.language.values import count_value
 from gpuplan.estimator.hardware import could_have
 from gpuplan.estimator.schema import Note
@@ -150,10 +150,12 @@ class GpuMemory(GpuCounts):
             before = (match["count"] if "count" in match.re.groupindex else None) or ""
             before = before.strip()
             words = self.scan.take(match, part)
-            counted = None if before else self._count_before(CARDS_JOINER, match.start(part))[0]
-            if counted:  # "8张24G的卡": the count written before the memory
-                before, words = counted.group(1), counted.group(0).strip() + " " + words
-                self.scan.blank(*counted.span())
+            counted, counts = (None, {}) if before else self._count_before(COUNTED_MARK, match.start(part))
+            if counted:  # "8张24G的卡": the count written before the memory ("2x8 80GB": the servers too)
+                before, words = str(counts["gpus"]), self.scan.text[counted[0] : counted[1]].strip() + " " + words
+                self.scan.blank(*counted)
+                if "nodes" in counts:
+                    self.set("nodes", counts["nodes"], words)
             self.set("gpu_memory_gib", gib, words)
             enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
             self._memory_count(before, one_gpu, words, enough)

@@ -7,15 +7,13 @@ from __future__ import annotations
 import re
 
 from gpuplan.bot.language.catalog_names import DESKTOP, gpu_id, variant_with_form, variant_with_memory
-from gpuplan.bot.language.gpu_counts import CARDS_JOINER
+from gpuplan.bot.language.gpu_counts import COUNTED_MARK, INSTANCE_MARK
 from gpuplan.bot.language.gpu_memory import MEMORY_SIZE, GpuMemory
 from gpuplan.bot.language.sections import hits
 from gpuplan.bot.language.sentences import lacked, owner
 from gpuplan.bot.language.vocabulary import VENDOR_BEFORE
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import normalize_name
-
-_INSTANCES_JOINER = r"(?:x|×|\*)?\s*(?:ml\.)?"
 
 # a form factor right after a GPU's name and count, in the same clause ("A800单机8卡PCIE", "H100 x8 SXM")
 _FORM_AFTER = re.compile(r"^[^,，。.;；:：\n]{0,10}?(?<![a-z])(sxm\d?|pcie|nvl)(?![a-z])")
@@ -122,10 +120,13 @@ class GpuNames(GpuMemory):
         return any(re.fullmatch(r"(?:rtx|gtx)?" + key + r"\d+g", name) for name in names)
 
     def _cards_counted_before(self, start: int, words: str) -> None:
-        counted, count = self._count_before(CARDS_JOINER, start)
+        counted, counts = self._count_before(COUNTED_MARK, start)
         if counted and "gpus" not in self.fields:
-            self.set("gpus", count, counted.group(0).strip() + " " + words)
-            self.scan.blank(*counted.span())
+            said = self.scan.text[counted[0] : counted[1]].strip() + " " + words
+            for name in ("nodes", "gpus"):  # "2x8 MI50 16GB": the servers too
+                if name in counts:
+                    self.set(name, counts[name], said)
+            self.scan.blank(*counted)
 
     def _remember_mention(self, gpu: str, span: tuple[int, int], start: int) -> None:
         """What one GPU mention came with, for comparisons and mixed setups: its counts, and whether
@@ -152,7 +153,7 @@ class GpuNames(GpuMemory):
         for instance, pattern in self.voc.instances:
             for match in self.scan.finditer(pattern):
                 per = int(match.group(1)) if instance.gpus == "count" else instance.gpus
-                count = self._count_before(_INSTANCES_JOINER, match.start())[1] or 1
+                count = self._count_before(INSTANCE_MARK, match.start())[1].get("instances", 1)
                 words = self.scan.take(match)
                 self.set("gpu", instance.gpu, words)
                 self.set("gpus", per * count, words)
