@@ -202,3 +202,16 @@ def test_no_two_notes_of_a_field_name_different_readings_used():
         notes = [n.params for n in parse(case.values[0]).notes if n.code == "set_aside"]
         for field in {n["field"] for n in notes}:
             assert len({n["used"] for n in notes if n["field"] == field}) == 1, (case.values[0], notes)
+
+
+@pytest.mark.parametrize(
+    "question, read",
+    [
+        ("serve qwen2.5-7b in fp8 on a 4090. why is fp8 slow?", "fp8"),
+        ("lora llama 3 8b on a 24gb card; my 24gb card runs out of memory", "24gb"),
+        ("MiniCPM-V 2.6 int4 24G显存不够用，但我24G的OOM", "24g"),
+    ],
+)
+def test_a_word_read_and_said_again_is_not_called_not_understood(question, read):
+    """The leftovers are the words nothing read; a second mention of one that was read is none."""
+    assert read not in parse(question).unknown

@@ -31,6 +31,9 @@ from gpuplan.bot.language.lengths import Lengths
 from gpuplan.bot.language.methods import MethodWords
 from gpuplan.bot.language.model_names import ModelNames
 
+# a technical-looking word: digits with letters ("fp8", "24g", "llama-7b")
+_TECHNICAL = re.compile(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|\d+[a-z][a-z0-9.\-]*")
+
 
 class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
     """Runs the extractors over one question and collects fields, notes and errors."""
@@ -88,8 +91,12 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
                 self.scan.text = self.scan.text[:a] + text + self.scan.text[b:]
 
     def leftovers(self) -> None:
-        """Technical-looking words nothing read: tokens with digits or model-like names."""
-        for word in re.findall(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|\d+[a-z][a-z0-9.\-]*", self.scan.text):
+        """Technical-looking words nothing read: tokens with digits or model-like names, but not a
+        word that a reading was taken from where the question says it again ("int4 ... int4")."""
+        read = {
+            w.strip(".-") for words in self.words.values() if isinstance(words, str) for w in _TECHNICAL.findall(words)
+        }
+        for word in _TECHNICAL.findall(self.scan.text):
             word = word.strip(".-")
-            if word and word not in self.voc.stopwords and word not in self.unknown:
+            if word and word not in self.voc.stopwords and word not in self.unknown and word not in read:
                 self.unknown.append(word)
