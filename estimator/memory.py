@@ -47,6 +47,7 @@ class Job:
     fsdp_ends: str = "root"
     keeps_logits: bool = False
     megatron_core: bool = False
+    pp_unsharded: bool = False  # FSDP under PP: the stage's weights gathered, its gradients unsharded in fp32
 
 
 @dataclass(frozen=True)
@@ -409,7 +410,10 @@ def _stage_weights(
         frozen_w = (np.where(place.params_on_host, 0.0, frozen_host) if on_host else frozen_host) + replicated
         weights = weights + frozen_models * frozen_w
         host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0) if on_host else 0.0
-    weights = weights + np.where(place.gathers, sum(gathered or gathered_bytes(job, place.tp, place.pp)), 0.0)
+    units = sum(gathered or gathered_bytes(job, place.tp, place.pp))
+    if job.pp_unsharded and not adapter_method:  # the whole stage gathered under PP, not two units
+        units = np.where(place.pp > 1, params * 2.0, units)
+    weights = weights + np.where(place.gathers, units, 0.0)
     if job.method == "qlora":
         weights = weights + _largest_matrix(a) / place.tp * 2.0  # dequantised bf16 copy of one matrix
     return weights, host
@@ -448,6 +452,8 @@ def _trained_states(
     # running unit's
     unit = np.where(place.zero >= 3, root + largest_unit_params(a, tp, job.fsdp_ends), place.unit)
     resident_g = params * g_b / place.shard_g + np.where(place.zero >= 3, unit * g_b, 0.0)
+    if job.pp_unsharded:  # under PP the stage's gradients accumulate unsharded in fp32 until the last micro-batch
+        resident_g = resident_g + np.where((place.pp > 1) & (place.zero >= 3), params * 4.0, 0.0)
     gradients = trained_copies * np.where(place.opt_on_host, unit * g_b, resident_g)
     factored = a.factored_state_elems * 4.0 / (pp * tp) if job.optimizer == "adafactor" else 0.0
     resident_o = params * o_b / place.shard_o + factored / place.shard_o

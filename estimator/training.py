@@ -112,12 +112,14 @@ def _habits(ctx: Context) -> dict:
     """The Job's framework habits: those of the framework the request names (knowledge/frameworks.yaml),
     the layout's defaults for the rest; a loss the request sets (loss=) comes before its framework's."""
     framework = ctx.cat.frameworks.get(ctx.req.framework or "")
-    habit = {k: getattr(framework, k, None) for k in ("loss", "fsdp_ends", "keeps_logits", "megatron_core")}
+    names = ("loss", "fsdp_ends", "keeps_logits", "megatron_core", "pp_unsharded")
+    habit = {k: getattr(framework, k, None) for k in names}
     return {
         "loss": ctx.req.loss or (str(habit["loss"].value) if habit["loss"] else "chunked"),
         "fsdp_ends": str(habit["fsdp_ends"].value) if habit["fsdp_ends"] else "root",
         "keeps_logits": bool(habit["keeps_logits"] and habit["keeps_logits"].value),
         "megatron_core": bool(habit["megatron_core"] and habit["megatron_core"].value),
+        "pp_unsharded": bool(habit["pp_unsharded"] and habit["pp_unsharded"].value),
     }
 
 

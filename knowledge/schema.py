@@ -407,6 +407,9 @@ class Framework(_Strict):
     keeps_logits: Habit | None = None  # the loop holds the model's fp32 logits through the backward pass
     megatron_core: Habit | None = None  # Megatron-Core on every layout: fp32 gradients and its loss
     attention: Habit | None = None  # "pytorch_sdpa": attention through PyTorch's SDPA (kernels.yaml sdpa_attention)
+    # true: under pipeline parallelism FSDP keeps the stage's parameters gathered and its gradients
+    # unsharded, in fp32, until the step's last micro-batch
+    pp_unsharded: Habit | None = None
     recipe_speed: Fact | None = None  # its published performance recipes' step rate over a generic stack's
 
     @model_validator(mode="after")
