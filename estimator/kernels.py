@@ -437,7 +437,7 @@ def _stream_forward_bytes(a: Arch, w: Work, moe: bool) -> tuple[np.ndarray, floa
 class LayerTime:
     forward: np.ndarray  # one micro-batch through an average layer
     backward: np.ndarray
-    attention_forward: np.ndarray  # of which the core attention (what selective recomputation repeats)
+    attention_forward: np.ndarray  # of which what selective recomputation repeats (_recomputed_forward)
 
 
 @dataclass(frozen=True)
@@ -468,6 +468,19 @@ def _gemms(a: Arch, w: Work) -> GemmTable:
     return table
 
 
+def _recomputed_forward(dev: Device, a: Arch, w: Work, attention: np.ndarray) -> np.ndarray:
+    """What selective recomputation repeats of a layer's forward: the core attention (Megatron-Core's
+    default recompute_modules, "core_attn") and, for MLA, the query and key-value up-projections
+    ("mla_up_proj", as NeMo's DeepSeek-V3 recipes set it; memory.activation_elems_per_token_layer)."""
+    if not a.is_mla:
+        return attention
+    table, nope = GemmTable(w), a.head_dim - a.qk_rope_head_dim
+    if a.q_lora_rank:
+        table.add(w.tokens, a.q_dim / w.tp, a.q_lora_rank)
+    table.add(w.tokens, a.heads * (nope + a.v_head_dim) / w.tp, a.kv_lora_rank)
+    return attention + table.seconds(dev)[FORWARD]
+
+
 def micro_batch_seconds(dev: Device, a: Arch, w: Work) -> MicroBatch:
     """One micro-batch on one GPU: an average layer forward and backward (its GEMMs, FlashAttention,
     its memory-bound kernels, whose backward moves twice the forward's bytes: reads the saved input
@@ -490,7 +503,8 @@ def micro_batch_seconds(dev: Device, a: Arch, w: Work) -> MicroBatch:
     first = stream_seconds(dev, 4 * w.tokens * a.hidden * 2.0, 2)
     loss = stream_seconds(dev, w.tokens * a.vocab / w.tp * LOSS_BYTES_PER_LOGIT, 2)
     norm = stream_seconds(dev, 3 * 2 * a.hidden * w.tokens / w.tp * 2.0, 2)
-    return MicroBatch(LayerTime(forward, backward, attn_f), first, gemms[HEAD] + loss + norm)
+    recomputed = _recomputed_forward(dev, a, w, attn_f)
+    return MicroBatch(LayerTime(forward, backward, recomputed), first, gemms[HEAD] + loss + norm)
 
 
 # micro_batch_seconds and decode_seconds by their shapes: a few hundred models x GPU sets x shapes

@@ -135,8 +135,19 @@ def activation_elems_per_token_layer(a: Arch) -> dict[str, float]:
         mlp += 2 * a.experts_per_token * h * a.moe_layers / a.layers  # dispatched inputs, expert outputs
     none = norms + attn + mlp
     # selective: keep matmul outputs, recompute pointwise ops (norm outputs, activation function)
-    selective = none - 2 * h - width
+    # and MLA's up-projections: q, k and v come back from the saved latents (DeepSeek-V3,
+    # arXiv:2412.19437, Sec. 3.2.3; Megatron-Core's recompute_modules "mla_up_proj", which NeMo's
+    # DeepSeek-V3 recipes set)
+    selective = none - 2 * h - width - (a.q_dim + a.k_dim + a.v_dim if a.is_mla else 0)
     return {"none": none, "selective": selective, "full": float(h)}
+
+
+def expert_output_elems_per_token_layer(a: Arch) -> float:
+    """Of activation_elems_per_token_layer, the routed experts' outputs (k x hidden per token) that
+    the weighted sum back needs for the routing weights' gradient. Megatron-Core applies the weights
+    inside the experts' activation (moe/experts.py: weighted_bias_swiglu_impl on permuted_probs) and
+    its dispatchers unpermute without them (moe/token_dispatcher.py), a plain sum that keeps none."""
+    return a.experts_per_token * a.hidden * a.moe_layers / a.layers if a.is_moe else 0.0
 
 
 def _stored_per_token_layer(a: Arch, ckpt: np.ndarray) -> np.ndarray:
@@ -290,8 +301,10 @@ def _activations(job: Job, place: _Placement, ckpt: np.ndarray, mbs: np.ndarray,
     tokens = seqs * job.seq_len / cp  # context parallel: each rank keeps its share of every sequence
     tp = place.tp
     act_b = 4.0 if job.precision == "fp32" else activation_bytes()
-    per_layer_none = activation_elems_per_token_layer(a)["none"] * tokens * act_b / tp
-    stored_per_layer = _stored_per_token_layer(a, ckpt) * tokens * act_b / tp
+    combined = np.where(place.megatron, expert_output_elems_per_token_layer(a), 0.0)  # not kept there
+    per_layer_none = (activation_elems_per_token_layer(a)["none"] - combined) * tokens * act_b / tp
+    stored = _stored_per_token_layer(a, ckpt) - np.where(ckpt == 2, 0.0, combined)
+    stored_per_layer = stored * tokens * act_b / tp
     recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
     per_logit = conventions.loss_bytes_per_logit(place.megatron, job.loss, job.keeps_logits)
     loss_peak = tokens * (a.vocab * per_logit + a.hidden * act_b) / tp

@@ -122,6 +122,8 @@ def batch_args(launch: Launch) -> list[str]:
         ]
     elif launch.ckpt == "selective":
         args.append(flag("--recompute-granularity", "selective"))
+        if launch.shape.mla:  # the plan's memory keeps no q, k, v there: MLA's up-projections recomputed too
+            args.append(" ".join([flag("--recompute-modules"), "core_attn", "mla_up_proj"]))
     word = common.PRECISION_WORD.get(launch.precision)
     if word in ("bf16", "fp8"):
         args.append(flag("--bf16"))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Mixtral 8x7B (MoE) · pretrain · 64 x NVIDIA H100 SXM5 80GB (8 nodes x 8)
-# Layout: tp=2 pp=2 vpp=16 ep=4 dp=16 zero=2 offload=none ckpt=selective mbs=4 gbs=1536 seq=4096
+# Layout: tp=2 pp=2 vpp=16 ep=4 dp=16 zero=1 offload=none ckpt=selective mbs=4 gbs=1536 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script on every node; the rendezvous at node 0 numbers the nodes.
 # RoCE: if your switches keep a lossless traffic class for RDMA, set NCCL_IB_TC to it (your network team knows it).
@@ -18,6 +18,7 @@ MOE_AUX_LOSS_COEFF="${MOE_AUX_LOSS_COEFF:-CHANGE_ME}"  # the router's load-balan
 
 export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"  # print NCCL's warnings, not its chatter
 export NCCL_IB_HCA="${NCCL_IB_HCA:-mlx5}"  # the RDMA adapters to use (ibv_devices lists them; mlx5 takes every Mellanox port)
+export CUDA_DEVICE_MAX_CONNECTIONS="${CUDA_DEVICE_MAX_CONNECTIONS:-1}"  # one CUDA queue, so tensor/context-parallel communication overlaps compute in order
 
 torchrun \
   --nnodes 8 \
@@ -32,9 +33,6 @@ torchrun \
   --sequence-parallel \
   --expert-model-parallel-size 4 \
   --use-distributed-optimizer \
-  --use-megatron-fsdp \
-  --data-parallel-sharding-strategy optim_grads \
-  --ckpt-format fsdp_dtensor \
   --overlap-grad-reduce \
   --overlap-param-gather \
   --micro-batch-size 4 \

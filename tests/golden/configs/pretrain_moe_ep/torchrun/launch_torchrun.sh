@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Mixtral 8x7B (MoE) · pretrain · 64 x NVIDIA H100 SXM5 80GB (8 nodes x 8)
-# Layout: tp=2 pp=2 vpp=16 ep=4 dp=16 zero=2 offload=none ckpt=selective mbs=4 gbs=1536 seq=4096
+# Layout: tp=2 pp=2 vpp=16 ep=4 dp=16 zero=1 offload=none ckpt=selective mbs=4 gbs=1536 seq=4096
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script on every node; the rendezvous at node 0 numbers the nodes.
 # RoCE: if your switches keep a lossless traffic class for RDMA, set NCCL_IB_TC to it (your network team knows it).
