@@ -11,7 +11,12 @@ from gpuplan.estimator.schema import Request
 
 
 def _moe_run(gpu: str):
-    request = Request(model="deepseek-v3", method="pretrain", train_tokens=1e12, gpus=256, gpu=gpu, ep=64, tp=1)
+    # full recomputation: no combined-1F1B pairing of micro-batches, so the expert all-to-all is not
+    # hidden behind another micro-batch's compute and where it runs shows whole (with selective
+    # recomputation the pairing hides most of it on either system)
+    request = Request(
+        model="deepseek-v3", method="pretrain", train_tokens=1e12, gpus=256, gpu=gpu, ep=64, tp=1, ckpt="full"
+    )
     return estimate(request)
 
 

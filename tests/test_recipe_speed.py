@@ -75,7 +75,7 @@ def test_the_answer_says_whose_recipes_set_the_pace():
 
 @pytest.mark.parametrize("lang, words", [("en", "published performance recipes"), ("zh", "官方公布的性能配方")])
 def test_the_pace_is_among_the_few_assumptions_shown(lang, words):
-    """It changes the time by up to 1.43x: the default answer and a ticket's reply say it."""
+    """It changes the time by up to the fitted recipe_speed (1.35x): the default answer and a ticket's reply say it."""
     question = "how long to pretrain llama 3 8b on 1T tokens with 64 H100 using NeMo"
     plan = answer(question, lang=lang)
     assert words in text_answer(plan)
