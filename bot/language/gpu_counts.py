@@ -41,6 +41,7 @@ def count_before_view(text: str, start: int, mark: str) -> str:
     one mark: what count_before.yaml's rules read."""
     return text[max(0, start - COUNT_WINDOW) : start] + mark
 
+
 # how far before and after a GPU count the words that make it one server's are read (per_node.yaml's
 # rules): "每台8张", "each with 8" before it; "8 A100 per node", "8 T4 16GB GPU on each" after it, whose
 # longest, "(80 GB) GPUs per machine", is 25 characters (the rest of a long paste is not scanned)
