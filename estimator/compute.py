@@ -142,7 +142,14 @@ def _step_at_mfu(model_flops_gpu, hw: Hardware, mfu: float, tokens_step, traffic
 
 
 def step_overlap(
-    a: Arch, lay: Layout, t_compute, backward_share, micro_batches, sm_share: float, sixteen_bit: bool = True
+    a: Arch,
+    lay: Layout,
+    t_compute,
+    backward_share,
+    micro_batches,
+    sm_share: float,
+    sixteen_bit: bool = True,
+    pairing: bool = True,
 ) -> Overlap:
     """What a training step's communication runs beside: the shared experts' compute or, paired
     under combined 1F1B, an adjacent micro-batch's (MoE; the all-to-all takes `sm_share` of the SMs
@@ -151,7 +158,7 @@ def step_overlap(
     schedule. A dense model has no all-to-all to hide: nothing runs beside it."""
     ep_hidden = 0.0
     if a.is_moe:
-        paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt, sixteen_bit)
+        paired = paired_micro_batch_share(lay.ep, lay.pp, lay.vpp, micro_batches, lay.ckpt, sixteen_bit, pairing)
         ep_hidden = t_compute * np.maximum(a.shared_flops_share, paired)
     return Overlap(
         ep_hidden=ep_hidden,
@@ -351,7 +358,8 @@ def training_step(
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a, lay.expert_tp(), pp)
     sm_share = defaults.number("moe", "comm_sm_share")
-    overlap = step_overlap(a, lay, t_compute, kt.backward_share, micro_batches, sm_share, job.precision != "fp32")
+    sixteen_bit = job.precision != "fp32"
+    overlap = step_overlap(a, lay, t_compute, kt.backward_share, micro_batches, sm_share, sixteen_bit, job.ep_overlap)
     comm_exposed, comm_total = exposed_comm(comm, t_compute, lay.zero, overlap)
 
     t_offload = offload_seconds(job, lay, defaults)

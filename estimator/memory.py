@@ -48,6 +48,7 @@ class Job:
     keeps_logits: bool = False
     megatron_core: bool = False
     pp_unsharded: bool = False  # FSDP under PP: the stage's weights gathered, its gradients unsharded in fp32
+    ep_overlap: bool = True  # MoE: an adjacent micro-batch's compute may hide the all-to-all (combined 1F1B)
 
 
 @dataclass(frozen=True)

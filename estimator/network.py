@@ -384,16 +384,17 @@ def pipeline_exposed_share(pp, vpp, micro_batches) -> np.ndarray:
     return np.where(vpp > 1, np.minimum(1.0, (pp - 1) / (vpp * np.maximum(m, 1.0))), 1.0)
 
 
-def paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt, sixteen_bit=True) -> np.ndarray:
+def paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt, sixteen_bit=True, asked=True) -> np.ndarray:
     """Share of a step's compute beside which another micro-batch's expert all-to-alls run under
     Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm: one micro-batch's dispatch and
     combine beside an adjacent one's forward or backward; DeepSeek-V3's DualPipe pairs them the same
     way). It needs expert parallelism, two micro-batches or more, no full recomputation, bf16 or fp16
     and, with a pipeline, an interleaved one (Megatron-Core's checks). The first stage's warm-up runs
     2(p-1) + (v-1)p + 1 forward chunks unpaired of its v m (schedules.py, micro-batch groups of p
-    per virtual stage) and the cool-down as many backward ones; 1 of m without a pipeline."""
+    per virtual stage) and the cool-down as many backward ones; 1 of m without a pipeline. None where
+    the question turns the overlap off (`asked`: ep_overlap=off, as Megatron-Core's default leaves it)."""
     ep, pp, vpp, m = (np.asarray(x, dtype=float) for x in (ep, pp, vpp, micro_batches))
-    able = (ep > 1) & (m >= 2) & (np.asarray(ckpt) != 2) & ((pp == 1) | (vpp > 1)) & bool(sixteen_bit)
+    able = (ep > 1) & (m >= 2) & (np.asarray(ckpt) != 2) & ((pp == 1) | (vpp > 1)) & bool(sixteen_bit and asked)
     unpaired = (2 * (pp - 1) + (vpp - 1) * pp + 1) / (vpp * np.maximum(m, 1.0))
     return np.where(able, np.clip(1.0 - unpaired, 0.0, 1.0), 0.0)
 

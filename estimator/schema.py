@@ -96,6 +96,9 @@ class Request(BaseModel):
     # interleaved pipeline: model chunks per GPU (Megatron's --virtual-pipeline-model-parallel-size;
     # 1: plain 1F1B); None lets the search choose
     vpp: int | None = None
+    # MoE training: one micro-batch's expert all-to-all beside another's compute (Megatron-Core's
+    # --overlap-moe-expert-parallel-comm, combined 1F1B); None: on wherever the layout allows it
+    ep_overlap: bool | None = None
     ckpt: Ckpt | None = None
     loss: Loss | None = None
     framework: str | None = None  # training: whose memory habits to follow (knowledge/frameworks.yaml id)

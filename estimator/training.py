@@ -104,7 +104,8 @@ def _job(ctx: Context, seq: int) -> tuple[Job, int, float]:
     tokens = _train_tokens(ctx, seq)
     gbs = _global_batch(ctx, seq, tokens)
     # precision None: bf16-mixed, or fp16-mixed on GPUs without bf16 (decided per type)
-    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets, **_habits(ctx))
+    habits = _habits(ctx)
+    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets, **habits)
     return job, gbs, tokens
 
 
@@ -120,6 +121,7 @@ def _habits(ctx: Context) -> dict:
         "keeps_logits": bool(habit["keeps_logits"] and habit["keeps_logits"].value),
         "megatron_core": bool(habit["megatron_core"] and habit["megatron_core"].value),
         "pp_unsharded": bool(habit["pp_unsharded"] and habit["pp_unsharded"].value),
+        "ep_overlap": ctx.req.ep_overlap is not False,
     }
 
 
@@ -368,7 +370,7 @@ def _state_speed(ctx: Context, pick: Pick, precision: str, job: Job, zero: int) 
     if conventions.megatron_layout(grid.tp[i], grid.pp[i], grid.ep[i], grid.cp[i]):
         ctx.assume("megatron_conventions")
     if ctx.req.mfu is None and grid.ep[i] > 1:
-        _state_experts(ctx, pick, precision)
+        _state_experts(ctx, pick, precision, job.ep_overlap)
     scheduled = ctx.req.mfu is None and (grid.tp[i] > 1 or grid.pp[i] > 1)
     if scheduled:
         _state_schedule(ctx, pick)
@@ -396,7 +398,7 @@ def _state_schedule(ctx: Context, pick: Pick) -> None:
     )
 
 
-def _state_experts(ctx: Context, pick: Pick, precision: str) -> None:
+def _state_experts(ctx: Context, pick: Pick, precision: str, overlap: bool) -> None:
     """How the time counts the expert all-to-alls: the nodes a token crosses the fabric to when
     an expert group spans nodes (network.expert_fabric_share) and what compute hides them
     (network.paired_micro_batch_share: combined 1F1B, or only the shared experts)."""
@@ -408,7 +410,7 @@ def _state_experts(ctx: Context, pick: Pick, precision: str) -> None:
     nodes = etp * ep / pick.gpu.gpus_per_node
     share = float(network.expert_fabric_share(a, nodes, ep)) if nodes > 1 else 0.0
     layout = (grid.ep[i], grid.pp[i], grid.vpp[i], pick.scored.micro_batches[i], grid.ckpt[i])
-    paired = network.paired_micro_batch_share(*layout, sixteen_bit=precision != "fp32")
+    paired = network.paired_micro_batch_share(*layout, sixteen_bit=precision != "fp32", asked=overlap)
     fabric = ctx.cat.fabrics.get(fabric_for(ctx, pick.gpu))
     rdma = fabric.rdma if fabric is not None else True
     ctx.assume(
@@ -419,6 +421,7 @@ def _state_experts(ctx: Context, pick: Pick, precision: str) -> None:
         top_k=a.experts_per_token,
         limit=a.groups_per_token if a.expert_groups > 1 else 0,
         paired=bool(float(paired) > 0),
+        off=not overlap,  # the question turned the pairing off (ep_overlap=off)
         sm_share=ctx.cat.defaults.number("moe", "comm_sm_share"),
         shared=a.shared_experts > 0,
         rdma=rdma,

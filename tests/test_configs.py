@@ -695,6 +695,8 @@ def test_megatron_dispatches_experts_as_the_plan_times_them():
     (command,) = script_commands(narrow["pretrain_megatron.sh"])
     assert command[command.index("--moe-token-dispatcher-type") + 1] == "alltoall"
     assert "--overlap-moe-expert-parallel-comm" not in command and "--moe-router-num-groups" not in command
+    off = export(answer(question + " ep_overlap=off"), "megatron")["pretrain_megatron.sh"]
+    assert "--overlap-moe-expert-parallel-comm" not in script_commands(off)[0]  # the plan waits for it: so does the run
 
 
 def test_an_uneven_interleaved_pipeline_exports_megatron_cores_layout():

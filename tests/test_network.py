@@ -279,6 +279,7 @@ def test_combined_1f1b_pairs_micro_batches_where_megatron_allows_it(ep, pp, vpp,
 
     assert float(paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt)) == pytest.approx(share)
     assert float(paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt, sixteen_bit=False)) == 0.0  # fp32
+    assert float(paired_micro_batch_share(ep, pp, vpp, micro_batches, ckpt, asked=False)) == 0.0  # ep_overlap=off
 
 
 def test_over_tcp_every_copy_crosses_and_tensor_parallel_ranks_share_nvlink():

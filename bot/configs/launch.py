@@ -63,6 +63,7 @@ class Launch:
     kv_cache: str | None = None  # serving: the KV cache's element type the plan counts
     etp: int = 1  # training with ep > 1: the experts' tensor-parallel size (Megatron-Core's default: tp)
     prefill_gpus: int = 0  # serving disaggregated: the GPUs that prefill the prompts (gpus counts them, dp does not)
+    ep_overlap: bool = True  # MoE training: the all-to-all paired with another micro-batch where the layout allows
 
     @property
     def serving(self) -> bool:
@@ -133,6 +134,7 @@ def launch_from(plan: Plan) -> Launch:
         loss=r.loss or "chunked",
         kv_cache=r.kv_cache,
         prefill_gpus=serving.prefill_gpus if serving and serving.prefill == "disaggregated" else 0,
+        ep_overlap=plan.request.ep_overlap is not False,  # the question's: the plan pairs unless it says off
     )
 
 

@@ -207,7 +207,8 @@ def _dispatch_args(launch: Launch) -> list[str]:
         else [flag("--moe-token-dispatcher-type", "alltoall")]
     )
     ckpt, sixteen_bit = CKPT_CODE.get(launch.ckpt, 0), launch.precision != "fp32"
-    if network.paired_micro_batch_share(launch.ep, launch.pp, launch.vpp, launch.grad_accum, ckpt, sixteen_bit) > 0:
+    layout = (launch.ep, launch.pp, launch.vpp, launch.grad_accum, ckpt)
+    if network.paired_micro_batch_share(*layout, sixteen_bit, launch.ep_overlap) > 0:
         args.append(flag("--overlap-moe-expert-parallel-comm"))
     return args
 

@@ -68,6 +68,19 @@ def _integer(field_name: str):
     return read
 
 
+# the words of a setting turned on or off ("ep_overlap=off")
+SWITCH = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
+
+
+def _switch(field_name: str):
+    def read(raw: str, cat: Catalog) -> dict[str, Any]:
+        if raw.lower() not in SWITCH:
+            raise ValueError(raw)
+        return {field_name: SWITCH[raw.lower()]}
+
+    return read
+
+
 def _with(field_name: str, reader: Callable[[str], Any]):
     return lambda raw, cat: {field_name: reader(raw)}
 
@@ -128,6 +141,7 @@ KEYS: tuple[Key, ...] = (
     Key("cp", ("cp",), _integer("cp"), "cp=2"),
     Key("etp", ("etp",), _integer("etp"), "etp=1"),
     Key("vpp", ("vpp",), _integer("vpp"), "vpp=4", aliases=("vp",)),
+    Key("ep_overlap", ("ep_overlap",), _switch("ep_overlap"), "ep_overlap=off"),
     Key("ckpt", ("ckpt",), _enum(CKPTS, "ckpt"), "ckpt=full", ("checkpointing",)),
     Key("loss", ("loss",), _enum(LOSSES, "loss"), "loss=unchunked"),
     Key("framework", ("framework",), _framework, "framework=torchtune"),
