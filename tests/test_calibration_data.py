@@ -45,6 +45,7 @@ LAYOUT_FIELDS = {
     "gbs": "global_batch",
     "mbs": "micro_batch",
     "tp": "tp",
+    "ep_overlap": "ep_overlap",
     "pp": "pp",
     "cp": "cp",
     "ep": "ep",
