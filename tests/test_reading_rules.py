@@ -414,3 +414,21 @@ def test_any_text_reads_without_error_and_without_overlap(text):
         spans = engine.read(text.lower(), dimension)
         assert all(0 <= s.start < s.end <= len(text) for s in spans)
         assert all(a.end <= b.start for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_a_claimed_reading_leaves_its_words_to_no_other_but_may_place_one():
+    """A candidate whose own words (its named groups) stand where an earlier reading took words is
+    none; one that only crosses such words to reach its own stands ("租8张h100两周": the deadline's
+    rule spans the GPUs read before it)."""
+    text = "租8张h100两周"
+    gpus = (text.index("8"), text.index("两"))
+    assert [s.value for s in engine.read(text, "schedule", claimed=[gpus])] == [14.0]
+    weeks = (text.index("两"), len(text))
+    assert engine.read(text, "schedule", claimed=[weeks]) == []
+
+
+def test_no_match_runs_across_words_another_step_took():
+    """Blanking the prompt's length once let a tokens rule read "72B model" as 72B tokens; read as
+    written, with the prompt's words claimed, nothing reads them."""
+    parsed = parse("Model: Both Actor and Critic are 72B\n\nPrompt length: 40K tokens\n\nResponse length: 10K tokens")
+    assert parsed.request.train_tokens is None and parsed.request.params_b == 72

@@ -85,6 +85,9 @@ class Span:
     value: Any
     rule: Rule
     note_params: dict[str, Any] | None = None
+    # where the match's named groups stand (what it reads: the value, a count and its unit), or the
+    # whole match where it names none; the words between them only place it
+    read_at: tuple[tuple[int, int], ...] = ()
 
     @property
     def length(self) -> int:
@@ -313,8 +316,9 @@ def find(
         for match in rule.pattern.finditer(text):
             if not _in_context(rule, text if original is None else original, match):
                 continue
+            read_at = _read_at(match)
             if rule.claims:
-                spans.append(Span(match.start(), match.end(), rule.field, None, rule))
+                spans.append(Span(match.start(), match.end(), rule.field, None, rule, None, read_at))
                 continue
             try:
                 value, note_params = CONVERTERS[rule.convert](match, rule)
@@ -322,8 +326,14 @@ def find(
                 continue
             if not _within(rule, value):
                 continue
-            spans.append(Span(match.start(), match.end(), rule.field, value, rule, note_params))
+            spans.append(Span(match.start(), match.end(), rule.field, value, rule, note_params, read_at))
     return spans
+
+
+def _read_at(match: re.Match) -> tuple[tuple[int, int], ...]:
+    """The spans of a match's named groups that matched, else the whole match's."""
+    named = tuple(match.span(name) for name in match.re.groupindex if match.start(name) >= 0)
+    return named or (match.span(),)
 
 
 def _within(rule: Rule, value: Any) -> bool:
@@ -351,11 +361,20 @@ def first(text: str, dimension: str, original: str | None = None, facts: frozens
     return min(spans, key=lambda span: (-span.rule.priority, span.start), default=None)
 
 
-def read(text: str, dimension: str, original: str | None = None, facts: frozenset[str] = frozenset()) -> list[Span]:
+def read(
+    text: str,
+    dimension: str,
+    original: str | None = None,
+    facts: frozenset[str] = frozenset(),
+    claimed: list[tuple[int, int]] | None = None,
+) -> list[Span]:
     """The settled readings of one dimension in lower-cased `text` (`original`: the whole question,
-    for the rules that look at the words around a match; `facts`: what the caller states, FACTS); of
-    a dimension that reads one value, the first (`first`)."""
+    for the rules that look at the words around a match; `facts`: what the caller states, FACTS;
+    `claimed`: spans an earlier reading took, where no candidate may stand); of a dimension that
+    reads one value, the first (`first`)."""
+    spans = find(text, rules(dimension), original, facts)
+    if claimed:  # a reading's own words must be free; the words that only place it may be another's
+        spans = [s for s in spans if not any(x < b and a < y for x, y in s.read_at for a, b in claimed)]
     if reads_one(dimension):
-        found = first(text, dimension, original, facts)
-        return [found] if found else []
-    return settle(find(text, rules(dimension), original, facts))
+        return [min(spans, key=lambda span: (-span.rule.priority, span.start))] if spans else []
+    return settle(spans)

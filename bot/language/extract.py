@@ -2,8 +2,10 @@
 sizes, tokens and dataset sizes, sequence length, batches, schedule, budget, training options,
 method and context ("8张H100", "Llama 3 70B", "8k context", "in two weeks", "$50k", "zero3").
 
-Each extractor blanks what it consumed, so later extractors cannot read the same words twice and
-what is left over can be reported as not understood. Two readings of one field never stop a
+Each extractor blanks what it consumed and claims it (reader_state.Scan), so later extractors
+cannot read the same words twice and what is left over can be reported as not understood; the
+dimensions read whole by the engine read the question as written, their candidates on claimed
+words dropped (ReaderState._unclaimed), so no match runs across blanked words. Two readings of one field never stop a
 question: the first stands (or the target of a "from X to Y"), and the answer says which was used
 and which was set aside. The vocabulary lives in knowledge/lexicon.yaml; the steps that have moved
 to the reading engine (batches, schedule, budget, concurrency, the network, training options, GPU
@@ -78,17 +80,20 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
 
     @contextlib.contextmanager
     def _links_hidden(self) -> Iterator[None]:
-        """The links' text blanked while a step runs, then put back as it was (the step cannot have
-        taken anything from blanks, so what it blanked elsewhere stays)."""
+        """The links' text blanked and claimed while a step runs, then put back as it was (the step
+        cannot have taken anything from blanks, so what it blanked or claimed elsewhere stays)."""
         spans = self._link_spans()
         kept = [self.scan.text[a:b] for a, b in spans]
+        claims = len(self.scan.claimed)
         for a, b in spans:
             self.scan.blank(a, b)
+        links = self.scan.claimed[claims:]
         try:
             yield
         finally:
             for (a, b), text in zip(spans, kept, strict=True):
                 self.scan.text = self.scan.text[:a] + text + self.scan.text[b:]
+            del self.scan.claimed[claims : claims + len(links)]
 
     def leftovers(self) -> None:
         """Technical-looking words nothing read: tokens with digits or model-like names, but not a

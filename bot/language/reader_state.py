@@ -92,6 +92,7 @@ class Scan:
         self.text = text.lower()
         self.original = self.text
         self.last_span = (0, 0)
+        self.claimed: list[tuple[int, int]] = []  # where the steps so far took their words
 
     def search(self, pattern: re.Pattern | str) -> re.Match | None:
         return (regex(pattern) if isinstance(pattern, str) else pattern).search(self.text)
@@ -101,13 +102,17 @@ class Scan:
         return (regex(pattern) if isinstance(pattern, str) else pattern).finditer(self.text)
 
     def blank(self, start: int, end: int) -> None:
+        """Take the words at [start, end): blanked in the text the steps after read, and claimed, so
+        that no reading of the question as written stands there (ReaderState._unclaimed)."""
+        if end > start:
+            self.claimed.append((start, end))
         self.text = self.text[:start] + " " * (end - start) + self.text[end:]
 
     def take(self, match: re.Match, group: int | str = 0) -> str:
         start, end = match.span(group)
         self.last_span = (start, end)
         taken = self.text[start:end]
-        self.text = self.text[:start] + " " * (end - start) + self.text[end:]
+        self.blank(start, end)
         return taken.strip()
 
 
@@ -308,7 +313,12 @@ class ReaderState:
     def _engine_readings(self, dimension: str) -> None:
         """The settled readings of a dimension whose rules are data (engine.py), each taken from
         the text and set, with its rule's note when the reading asks for one."""
-        self._set_readings(engine.read(self.scan.text, dimension, original=self.scan.original))
+        self._set_readings(self._unclaimed(dimension))
+
+    def _unclaimed(self, dimension: str) -> list[engine.Span]:
+        """A dimension's readings in the question as written, none where a step before took words
+        (engine.read's `claimed`: what an earlier step read stands, explicitly)."""
+        return engine.read(self.scan.original, dimension, claimed=self.scan.claimed)
 
     def _set_readings(self, spans: list[engine.Span]) -> None:
         """Each span taken from the text and its readings set, with its rule's note when it asks for one."""
