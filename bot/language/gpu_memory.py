@@ -119,7 +119,7 @@ class GpuMemory(GpuCounts):
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
         if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not MEMORY_SIZE.search(self.scan.text):
             return
-        self._set_readings(engine.read(self.scan.text, "host_ram"))  # the servers' RAM (host_ram.yaml)
+        self._set_readings(self._unclaimed("host_ram"))  # the servers' RAM (host_ram.yaml)
         if not _any_needed("gpu_memory").search(self.scan.text):
             return  # no words any way of writing a GPU's memory needs
         for text, spans in _by_priority("gpu_memory", lambda: self.scan.text, self._memory_facts):

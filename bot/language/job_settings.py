@@ -59,7 +59,7 @@ class JobSettings(ReaderState):
             self._engine_readings("concurrency")
         if "micro_batch" in self.fields:
             return
-        spans = engine.read(self.scan.text, "users", original=self.scan.original)
+        spans = self._unclaimed("users")
         if spans:  # the first rule that reads any, at its first place
             first = min(spans, key=lambda span: (-span.rule.priority, span.start))
             self.users_read = (first.value, self._take_span(first))

@@ -24,6 +24,7 @@ class Lengths(ReaderState):
         the epochs ("3 epochs", "训练3轮"; knowledge/rules/*/dataset.yaml). Set rule by rule, the highest
         priority first, as the step set them before the rules were data."""
         if self.voc.triggers["dataset"].search(self.scan.text):
+            # the blanked text still: read as written with claims, "72B" beside a prompt's tokens reads 72B samples
             spans = engine.read(self.scan.text, "dataset", original=self.scan.original)
             self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 
@@ -31,7 +32,7 @@ class Lengths(ReaderState):
         """The sequence length: "seq 2k", "seq_len=4096", "4k context", "上下文 32k", "序列长度8192", "8k",
         "7B 100k" (knowledge/rules/*/sequence.yaml). Set rule by rule, the highest priority first: of
         two different lengths the first set stands unless Reader.set says otherwise."""
-        spans = engine.read(self.scan.text, "sequence", original=self.scan.original)
+        spans = self._unclaimed("sequence")
         self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 
     def prompt_and_response(self) -> None:
@@ -40,7 +41,7 @@ class Lengths(ReaderState):
         knowledge/rules/*/prompt_response.yaml): a sequence holds both, so its length is their sum,
         the first its prompt. The first of each is read, and only when both are written."""
         first: dict[str, engine.Span] = {}
-        for span in engine.read(self.scan.text, "prompt_response", original=self.scan.original):
+        for span in self._unclaimed("prompt_response"):
             first.setdefault(span.field, span)
         prompt, response = first.get("prompt_tokens"), first.get("response_tokens")
         if not (prompt and response):
@@ -56,5 +57,5 @@ class Lengths(ReaderState):
         knowledge/rules/*/served_split.yaml); and where the prompts are prefilled ("disaggregated",
         "PD separation", "prefill/decode 分离"). Set rule by rule, the highest priority first."""
         self._engine_readings("prefill_mode")
-        spans = engine.read(self.scan.text, "served_split", original=self.scan.original)
+        spans = self._unclaimed("served_split")
         self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))

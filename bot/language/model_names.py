@@ -54,6 +54,8 @@ class ModelNames(ReaderState):
         self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
 
     def read_sizes(self) -> None:
+        # the blanked text still: read as written with claims, 4 labelled readings move (two MoE "A3B" gain
+        # their active size, a "20m" joins a comparison)
         spans = engine.read(self.scan.text, "size", original=self.scan.original)
         self.active_size([span for span in spans if span.field == "active_params_b"])
         self.size_readings = self.sizes([span for span in spans if span.field == "params_b"])
@@ -136,7 +138,7 @@ class ModelNames(ReaderState):
         family_size.yaml): that catalog model, said back when its size is not the one written. Words
         that name no model of the catalog (a version, "llama 3") read nothing."""
         found: list[str] = []
-        for span in engine.read(self.scan.text, "family_size"):
+        for span in self._unclaimed("family_size"):
             spec = span.value
             if span.note_params is not None:
                 self.notes.append(Note(code="model_read_as", params=span.note_params))
@@ -151,7 +153,7 @@ class ModelNames(ReaderState):
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
         """Family names that are not in the catalog (knowledge/rules/*/family_name.yaml): suggestions,
         and their size when written, in the name or after it ("qwen32b爆显存", "pythia 410m")."""
-        for span in engine.read(self.scan.text, "family_name"):
+        for span in engine.read(self.scan.text, "family_name"):  # the blanked text still (20 readings move)
             written, after = span.value
             if written is None:
                 continue  # a bare "gpt": no model named, its words left
