@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -264,6 +265,16 @@ def _region(ctx: Context) -> str | None:
     return None
 
 
+class _Choice(NamedTuple):
+    """One choice of a replica: the request it was chosen under, the replica, how many of its kind
+    decode on the GPUs given, and the (assumptions, warnings) the choice said."""
+
+    ctx: Context
+    replica: Replica
+    decoding: int
+    notes: tuple[list[Note], list[Note]]
+
+
 def _choose_shared(
     ctx: Context, types: list[GPU], precision: str, total: int, load: compute.Served, first: int | None = None
 ) -> tuple[Context, Replica]:
@@ -274,25 +285,25 @@ def _choose_shared(
     fits): the lightest share whose replicas serve them all, the notes of that choice kept."""
     said = len(ctx.assumptions), len(ctx.warnings)
 
-    def choose(batch: int) -> tuple[Context, Replica, int, tuple[list[Note], list[Note]]]:
+    def choose(batch: int) -> _Choice:
         del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
         chosen, replica = _choose_placed(ctx, types, precision, batch, load)
         notes = ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
-        return chosen, replica, _decoding_replicas(chosen, replica), notes
+        return _Choice(chosen, replica, _decoding_replicas(chosen, replica), notes)
 
     pick = heavy = choose(first or total)
-    batch = -(-total // max(1, (ctx.req.gpus or 0) // heavy[1].gpus))  # every GPU given decoding
+    batch = -(-total // max(1, (ctx.req.gpus or 0) // heavy.replica.gpus))  # every GPU given decoding
     for _ in range(4):
-        if batch >= heavy[1].batch:
+        if batch >= heavy.replica.batch:
             break
         lighter = choose(batch)
-        if batch * lighter[2] >= total:
+        if batch * lighter.decoding >= total:
             pick = lighter
             break
-        batch = -(-total // lighter[2])
+        batch = -(-total // lighter.decoding)
     del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
-    ctx.assumptions.extend(pick[3][0]), ctx.warnings.extend(pick[3][1])
-    return pick[0], pick[1]
+    ctx.assumptions.extend(pick.notes[0]), ctx.warnings.extend(pick.notes[1])
+    return pick.ctx, pick.replica
 
 
 def _decoding_replicas(ctx: Context, replica: Replica) -> int:
