@@ -357,7 +357,11 @@ def settle(spans: list[Span]) -> list[Span]:
 def first(text: str, dimension: str, original: str | None = None, facts: frozenset[str] = frozenset()) -> Span | None:
     """A dimension that reads one value: the highest-priority rule that matches anywhere, at its
     first place (a table of words, the most specific first: "paged adamw 8bit" before "adamw")."""
-    spans = find(text, rules(dimension), original, facts)
+    return _first_of(find(text, rules(dimension), original, facts))
+
+
+def _first_of(spans: list[Span]) -> Span | None:
+    """Of one dimension's candidates, the highest-priority rule's at its first place."""
     return min(spans, key=lambda span: (-span.rule.priority, span.start), default=None)
 
 
@@ -376,5 +380,6 @@ def read(
     if claimed:  # a reading's own words must be free; the words that only place it may be another's
         spans = [s for s in spans if not any(x < b and a < y for x, y in s.read_at for a, b in claimed)]
     if reads_one(dimension):
-        return [min(spans, key=lambda span: (-span.rule.priority, span.start))] if spans else []
+        found = _first_of(spans)
+        return [found] if found else []
     return settle(spans)

@@ -5,9 +5,9 @@ method and context ("8张H100", "Llama 3 70B", "8k context", "in two weeks", "$5
 Each extractor blanks what it consumed and claims it (reader_state.Scan), so later extractors
 cannot read the same words twice and what is left over can be reported as not understood; the
 dimensions read whole by the engine read the question as written, their candidates on claimed
-words dropped (ReaderState._unclaimed), so no match runs across blanked words. Two readings of one field never stop a
-question: the first stands (or the target of a "from X to Y"), and the answer says which was used
-and which was set aside. The vocabulary lives in knowledge/lexicon.yaml; the steps that have moved
+words dropped (ReaderState._unclaimed), so no match runs across blanked words. Two readings of one
+field never stop a question: the first stands (or the target of a "from X to Y"), and the answer
+says which was used and which was set aside. The vocabulary lives in knowledge/lexicon.yaml; the steps that have moved
 to the reading engine (batches, schedule, budget, concurrency, the network, training options, GPU
 and node counts written alone: see engine.py) take the engine's readings of their rules
 (knowledge/rules/) at their place in the order, and the rest move the same way.
