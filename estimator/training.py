@@ -104,8 +104,7 @@ def _job(ctx: Context, seq: int) -> tuple[Job, int, float]:
     tokens = _train_tokens(ctx, seq)
     gbs = _global_batch(ctx, seq, tokens)
     # precision None: bf16-mixed, or fp16-mixed on GPUs without bf16 (decided per type)
-    habits = _habits(ctx)
-    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets, **habits)
+    job = Job(ctx.arch, method, req.precision or "bf16-mixed", optimizer, seq, lora_rank, targets, **_habits(ctx))
     return job, gbs, tokens
 
 
