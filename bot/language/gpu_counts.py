@@ -183,9 +183,7 @@ class GpuCounts(ReaderState):
         across 2 nodes", "8 GPUs", "8张卡", "单卡", "single node", "4 nodes"
         (knowledge/rules/*/gpu_count.yaml). Set rule by rule, the highest priority first: of two
         different counts the first set stands unless `set` says otherwise ("2台8卡" before "8卡")."""
-        # the blanked text still: read as written with claims, 8 labelled readings move ("one 8x A100 node"
-        # loses its node)
-        spans = engine.read(self.scan.text, "gpu_count", original=self.scan.original)
+        spans = self._unclaimed("gpu_count")
         self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 
     def per_node_counts(self) -> None:
