@@ -24,8 +24,7 @@ class Lengths(ReaderState):
         the epochs ("3 epochs", "训练3轮"; knowledge/rules/*/dataset.yaml). Set rule by rule, the highest
         priority first, as the step set them before the rules were data."""
         if self.voc.triggers["dataset"].search(self.scan.text):
-            # the blanked text still: read as written with claims, "72B" beside a prompt's tokens reads 72B samples
-            spans = engine.read(self.scan.text, "dataset", original=self.scan.original)
+            spans = self._unclaimed("dataset")
             self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 
     def sequence(self) -> None:
