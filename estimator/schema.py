@@ -454,6 +454,7 @@ class Verdict(_Sparse):
     unit_tokens: float | None = None
     concurrency: int | None = None  # serving: a replica's sequences at once
     replicas: int | None = None  # serving: replicas, each serving `concurrency`
+    served: int | None = None  # serving: the sequences at once in all (replicas left idle serve none)
     context: int | None = None
     tokens_per_s_per_sequence: float | None = None
     usd_per_million_tokens: float | None = None

@@ -66,6 +66,7 @@ class Replica:
     load: compute.Served
     pools: prefill.Pools | None = None
     decode: Step | None = None  # disaggregated: the decode pool's steps, generating only
+    busy: float = 1.0  # share of the decoding replicas the load keeps busy (fewer sequences than replicas)
 
     @property
     def seq(self) -> int:
@@ -104,8 +105,9 @@ class Replica:
 
     @property
     def served_per_gpu(self) -> float:
-        """Generated tokens/s per GPU of the deployment, a prefill pool's GPUs counted."""
-        return self.pools.tokens_per_s_per_gpu if self.pools else self.tokens_per_s_gpu
+        """Generated tokens/s per GPU of the deployment, a prefill pool's GPUs counted and idle
+        replicas' too."""
+        return (self.pools.tokens_per_s_per_gpu if self.pools else self.tokens_per_s_gpu) * self.busy
 
 
 def estimate_serving(ctx: Context, seq: int) -> Estimate:
@@ -303,6 +305,8 @@ def _choose_shared(
         batch = -(-total // lighter.decoding)
     del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
     ctx.assumptions.extend(pick.notes[0]), ctx.warnings.extend(pick.notes[1])
+    # fewer sequences than replicas of one each ("10 users on 64 H100"): the rest wait idle, paid for
+    pick.replica.busy = min(1.0, -(-total // pick.replica.batch) / pick.decoding)
     return pick.ctx, pick.replica
 
 
@@ -504,7 +508,7 @@ def _resolved(ctx: Context, replica: Replica, gpus: int, tokens: float):
         prompt_tokens=replica.load.prompt,
         prefill="chunked" if replica.load.chunked else "disaggregated",
         micro_batch=replica.batch,
-        global_batch=replica.batch * replicas,
+        global_batch=replica.batch * max(1, round(replicas * replica.busy)),  # the sequences the busy replicas serve
         train_tokens=tokens,
         precision=replica.precision,
         kv_cache=ctx.req.kv_cache or ("fp8" if replica.precision == "fp8" else "bf16"),

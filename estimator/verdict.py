@@ -131,6 +131,7 @@ def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
     out.update(
         concurrency=s.concurrency,  # a replica's: each of r.dp replicas serves as many
         replicas=r.dp,
+        served=r.global_batch,  # the sequences the busy replicas serve (fewer than concurrency x replicas when idle)
         context=s.context,
         tokens_per_s_per_sequence=s.tokens_per_s_per_sequence,
         usd_per_million_tokens=c.cost_per_million_tokens_usd,

@@ -304,3 +304,16 @@ def test_a_decode_pool_left_open_is_planned_near_its_full_load():
     assert "pool_full_load" in _codes(pool.assumptions) and "default_concurrency" not in _codes(pool.assumptions)
     given = _serve(decode_gpus=8, micro_batch=32)
     assert given.resolved.global_batch == 32 and "pool_full_load" not in _codes(given.assumptions)
+
+
+def test_fewer_sequences_than_replicas_leave_the_rest_idle_and_paid_for():
+    """10 users on 64 H100 of one-GPU replicas: 10 replicas serve one each, 54 wait; the tokens in
+    all are the 10's and the cost per token counts all 64 GPUs."""
+    plan = answer("serve llama 3 8b on 64 h100 for 10 users")
+    r, s, c = plan.estimate.resolved, plan.estimate.serving, plan.estimate.compute
+    assert (r.gpus, r.dp, s.concurrency, r.global_batch) == (64, 64, 1, 10)
+    assert c.tokens_per_s_per_gpu * r.gpus == pytest.approx(10 * s.tokens_per_s_per_sequence, rel=0.01)
+    first = plan_text(plan).splitlines()[0]
+    assert "10 sequences" in first and "1 on each of 10 of the 64 replicas" in first
+    busy = answer("serve llama 3 8b on 8 h100 for 10 users").estimate.compute.cost_per_million_tokens_usd
+    assert c.cost_per_million_tokens_usd > 4 * busy  # 64 GPUs paid for the 10, not 8
