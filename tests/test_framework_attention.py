@@ -1,6 +1,6 @@
 """A framework whose attention runs through PyTorch's SDPA (knowledge/frameworks.yaml attention):
-torchtitan, whose SDPA takes FlashAttention-2 on Hopper where gpuplan otherwise times
-FlashAttention-3 (knowledge/kernels.yaml sdpa_attention)."""
+torchtitan, torchtune and the Transformers stacks, whose SDPA takes FlashAttention-2 on Hopper where
+gpuplan otherwise times FlashAttention-3 (knowledge/kernels.yaml sdpa_attention)."""
 
 import pytest
 
@@ -54,3 +54,16 @@ def test_sdpa_attention_leaves_ampere_alone():
     titan = estimate(Request(**bf16, gpu="a100-80gb", framework="torchtitan"))
     assert titan.compute.tokens_per_s_per_gpu == plain.compute.tokens_per_s_per_gpu
     assert "sdpa_attention" not in {n.code for n in titan.assumptions}
+
+
+@pytest.mark.parametrize("framework", ["torchtune", "hf-trainer", "llama-factory", "ms-swift"])
+def test_the_transformers_stacks_run_sdpa_too(framework):
+    """torchtune (unpacked), the Transformers Trainer and what builds on it (LLaMA-Factory's and
+    ms-swift's defaults) load models with Transformers' default attention, SDPA: FlashAttention-2 on
+    Hopper, a little slower than FA3 at 2k tokens, and said; Megatron keeps its own kernels."""
+    ask = dict(model="qwen2.5-7b", method="lora", gpu="h100-80gb", gpus=8, seq_len=2048, train_tokens=1e9)
+    plain, named = estimate(Request(**ask)), estimate(Request(**ask, framework=framework))
+    assert named.compute.days > plain.compute.days
+    assert "sdpa_attention" in {n.code for n in named.assumptions}
+    megatron = estimate(Request(**ask, framework="megatron"))
+    assert "sdpa_attention" not in {n.code for n in megatron.assumptions}
