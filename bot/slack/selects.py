@@ -58,9 +58,10 @@ def _serving_groups(plan: Answer) -> list[dict]:
         _option(_text("ui.context_choice", lang, tokens=n), "seq_len", n, n == resolved.seq_len, lang)
         for n in context_choices(resolved)
     ]
+    served = resolved.global_batch  # the sequences at once in all, which mbs= asks for (the replicas share them)
     counts = [
-        _option(_text("ui.concurrency_choice", lang, count=n), "micro_batch", n, n == resolved.micro_batch, lang)
-        for n in _with_own(CONCURRENCY_CHOICES, resolved.micro_batch)
+        _option(_text("ui.concurrency_choice", lang, count=n), "micro_batch", n, n == served, lang)
+        for n in _with_own(CONCURRENCY_CHOICES, served)
     ]
     training = [_option(render.label("method", m, lang), "method", m, False, lang) for m in TRAINING_METHODS]
     groups = (("group_precision", precisions), ("group_context", contexts), ("group_concurrency", counts))
