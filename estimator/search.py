@@ -369,6 +369,8 @@ class Scored:
     micro_batches: np.ndarray  # (L,)
     explicit_gpus: bool = False
     goodput: np.ndarray | None = None  # of the time, what trains (job_reliability), (T, L)
+    tight: np.ndarray | None = None  # fits with little room to spare (fit.tight), (T, L)
+    tight_premium: float = 0.0  # what a tight plan is ranked as costing more (overhead.tight_premium)
 
     @property
     def days(self) -> np.ndarray:
@@ -389,6 +391,7 @@ class Scored:
             "offload": _flat_over(self.grid.offload, shape),
             "type": _flat_over(np.arange(shape[0])[:, None], shape),
             "interleaved": _flat_over(self.grid.vpp > 1, shape),
+            "tight": np.zeros(self.fits.size, dtype=bool) if self.tight is None else self.tight.ravel(),
         }
 
 
@@ -404,19 +407,22 @@ def simplest_zero(
     job: Job, grid: Grid, i: int, gbs: int, over: Overheads, capacity_bytes: float, defaults: Defaults
 ) -> tuple[int, dict[str, float] | None]:
     """The lowest ZeRO stage that still fits layout i on a card of `capacity_bytes` (stages 0-2
-    take the same time), and its memory parts when it is a lower stage than the layout's."""
+    take the same time) with room to spare, and its memory parts when it is a lower stage than
+    the layout's; a stage that fits only tightly is taken only where stage 2 is tight too."""
     zero = int(grid.zero[i])
     if zero != 2:
         return zero, None
-    one = grid.subset(np.array([i, i]))
-    one.zero = np.array([0.0, 1.0])
-    parts = memory.training_memory(job, layout_of(one, gbs), over)
+    stages = grid.subset(np.array([i, i, i]))
+    stages.zero = np.array([0.0, 1.0, 2.0])
+    parts = memory.training_memory(job, layout_of(stages, gbs), over)
     need = memory.per_gpu_total(parts)
-    fitting = np.flatnonzero(fit.fits(need, capacity_bytes, defaults))
-    if not fitting.size:
+    usable = fit.usable(capacity_bytes, defaults)
+    roomy = need <= defaults.number("overhead", "tight_fraction") * usable
+    fitting = np.flatnonzero(roomy if roomy.any() else need <= usable)
+    j = int(fitting[0]) if fitting.size else 2
+    if j == 2:
         return zero, None
-    j = int(fitting[0])
-    return int(one.zero[j]), {k: float(np.broadcast_to(v, need.shape)[j]) for k, v in parts.items()}
+    return j, {k: float(np.broadcast_to(v, need.shape)[j]) for k, v in parts.items()}
 
 
 def layout_of(grid: Grid, gbs: int) -> Layout:
@@ -450,13 +456,15 @@ def _viable(grid: Grid, per_gpu: np.ndarray, options: GpuOptions, defaults: Defa
 
 def _deliverable(
     grid: Grid, options: GpuOptions, per_gpu: np.ndarray, explicit_gpus: bool, defaults: Defaults
-) -> tuple[np.ndarray, np.ndarray]:
-    """(fits, deliverable) per candidate (T, L): it fits in the usable memory, runs on the type,
-    and is in stock."""
-    fits = fit.fits(per_gpu[None, :], options.capacity, defaults)
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fits, deliverable, tight) per candidate (T, L): it fits in the usable memory, runs on the
+    type, and is in stock; tight, it fits with little room to spare (fit.tight)."""
+    usable = fit.usable(options.capacity, defaults)
+    fits = per_gpu[None, :] <= usable
+    tight = fits & (per_gpu[None, :] > defaults.number("overhead", "tight_fraction") * usable)
     runs = options.usable & (grid.tp[None, :] <= options.nvlink)
     in_stock = (grid.gpus[None, :] <= options.stock) | explicit_gpus
-    return fits, fits & runs & in_stock
+    return fits, fits & runs & in_stock, tight
 
 
 def _training_time(
@@ -512,7 +520,7 @@ def score_training(
         parts = {k: v[viable] for k, v in parts.items()}
         per_gpu = per_gpu[viable]
         layout = layout_of(grid, gbs)
-    fits, deliverable = _deliverable(grid, options, per_gpu, explicit_gpus, cat.defaults)
+    fits, deliverable, tight = _deliverable(grid, options, per_gpu, explicit_gpus, cat.defaults)
 
     micro_batches = np.asarray(layout.micro_batches)
     step, tokens_per_s_gpu, seconds, goodput = _training_time(job, hw, grid, layout, tokens, cat, mfu, options.per_node)
@@ -531,6 +539,8 @@ def score_training(
         micro_batches,
         explicit_gpus,
         goodput,
+        tight,
+        cat.defaults.number("overhead", "tight_premium"),
     )
 
 
@@ -543,18 +553,20 @@ def _band(values: np.ndarray) -> np.ndarray:
 
 
 def ranking_keys(scored: Scored, objective: str) -> tuple[np.ndarray, ...]:
-    """Flattened sort keys, most significant first, cached per search. Within a band the plain
-    1F1B schedule goes before the interleaved one: interleaving earns its v times more sends where
-    it shortens the step by more than the band."""
+    """Flattened sort keys, most significant first, cached per search. A tight plan ranks as if it
+    cost (or took) its premium more, so a plan with room to spare wins unless it costs more than
+    that; within a band the plain 1F1B schedule goes before the interleaved one: interleaving earns
+    its v times more sends where it shortens the step by more than the band."""
     cache = scored.__dict__.setdefault("_keys", {})
     if objective not in cache:
         f = scored.flat
+        risk = 1.0 + scored.tight_premium * f["tight"]
         if objective == "fastest":
-            cache[objective] = (_band(f["days"]), f["gpus"], f["interleaved"], f["cost"])
+            cache[objective] = (_band(f["days"] * risk), f["gpus"], f["interleaved"], f["cost"])
         elif objective == "fewest":
-            cache[objective] = (f["gpus"], _band(f["cost"]), f["interleaved"], f["days"])
+            cache[objective] = (f["gpus"], _band(f["cost"] * risk), f["interleaved"], f["days"])
         else:
-            cache[objective] = (_band(f["cost"]), f["gpus"], f["interleaved"], f["days"])
+            cache[objective] = (_band(f["cost"] * risk), f["gpus"], f["interleaved"], f["days"])
     return cache[objective]
 
 

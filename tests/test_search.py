@@ -49,12 +49,11 @@ def brute_force(cat, job, gpus_types, grid_fixed, gbs, tokens, objective="cheape
             )
             seconds = tokens / (tps * g) / float(reliability.reliability(g, write_s, cat.defaults).goodput)
             cost = seconds / 3600 * g * price
-            band = round(math.log(cost) / math.log(search.COST_TIE))
-            key = (
-                (band, g, vpp > 1, seconds)
-                if objective == "cheapest"
-                else (g, round(math.log(cost) / math.log(search.COST_TIE)), vpp > 1, seconds)
-            )
+            usable = fit.usable(gpu.memory_gib * GIB, cat.defaults)
+            tight = need > cat.defaults.number("overhead", "tight_fraction") * usable
+            ranked = cost * (1 + cat.defaults.number("overhead", "tight_premium")) if tight else cost
+            band = round(math.log(ranked) / math.log(search.COST_TIE))
+            key = (band, g, vpp > 1, seconds) if objective == "cheapest" else (g, band, vpp > 1, seconds)
             if best_key is None or key < best_key:
                 chosen = (float(grid.zero[i]), float(grid.ckpt[i]), mbs, float(grid.ep[i]), cp)
                 best_key, best = key, (gpu.id, g, tp, *chosen, cost)
@@ -226,7 +225,7 @@ def test_deadline_or_budget_alone_is_met_when_possible(cat):
     assert est.compute.days <= 3 and not [w for w in est.warnings if w.code.startswith("short_")]
 
 
-def _synthetic(cat, days, cost, fits=None):
+def _synthetic(cat, days, cost, fits=None, tight=None):
     """A Scored with one GPU type and hand-set layouts, to test the choice logic alone."""
     n = len(days)
     ones, zeros = np.ones(n), np.zeros(n)
@@ -247,6 +246,8 @@ def _synthetic(cat, days, cost, fits=None):
         None,
         np.ones((1, n)),
         np.ones(n),
+        tight=None if tight is None else np.array([tight]),
+        tight_premium=cat.defaults.number("overhead", "tight_premium"),
     )
 
 
@@ -271,6 +272,31 @@ def test_choice_prefers_cheapest_then_fewer_gpus(cat):
     assert search.choose(scored, "cheapest", None, None).index == 0
     assert search.choose(scored, "fastest", None, None).index == 1
     assert search.choose(scored, "fewest", None, None).index == 0
+
+
+def test_a_plan_with_room_wins_unless_room_costs_more_than_the_premium(cat):
+    # the first layout fills its last 5% of usable memory; the second has room and costs 1% (or 20%) more
+    roomy_near = _synthetic(cat, days=[1.0, 1.0], cost=[100.0, 101.0], tight=[True, False])
+    roomy_dear = _synthetic(cat, days=[1.0, 1.0], cost=[100.0, 120.0], tight=[True, False])
+    for objective in ("cheapest", "fastest"):
+        assert search.choose(roomy_near, objective, None, None).index == 1
+    assert search.choose(roomy_dear, "cheapest", None, None).index == 0
+    assert search.choose(roomy_near, "fewest", None, None).index == 0  # fewer GPUs come first there
+
+
+def test_the_main_job_is_planned_with_room_to_spare(cat):
+    plan = estimate(Request(params_b=70, method="full"), cat)
+    r = plan.resolved
+    fixed = dict(gpu=r.gpu, gpus=r.gpus, zero=3, tp=1, pp=1, micro_batch=1, ckpt="none")
+    tight = estimate(Request(params_b=70, method="full", **fixed), cat)
+    assert not plan.memory.tight and tight.memory.tight  # the layout that fills 98.5% is the cheaper one
+    assert tight.compute.cost_usd < plan.compute.cost_usd < 1.1 * tight.compute.cost_usd
+
+
+def test_a_lower_zero_stage_is_taken_only_with_room_to_spare(cat):
+    # stage 2 searched for Llama 3 8B on A100s: stage 1 would fill 74.0 of 76.0 GiB, stage 2 keeps room
+    plan = estimate(Request(model="llama-3-8b", method="full", gpu="a100-80gb"), cat)
+    assert not plan.memory.tight
 
 
 @pytest.mark.parametrize(

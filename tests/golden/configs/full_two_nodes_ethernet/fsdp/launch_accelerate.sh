@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Qwen2.5 7B · full · 16 x NVIDIA A100 SXM4 80GB (2 nodes x 8)
-# Layout: tp=1 pp=1 dp=16 zero=1 offload=none ckpt=none mbs=4 gbs=64 seq=2048
+# Layout: tp=1 pp=1 dp=16 zero=2 offload=none ckpt=none mbs=4 gbs=64 seq=2048
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # Run this script on every node, with NODE_RANK set to 0 on the first node, 1 on the next, and so on.
 # The arguments after the script are Hugging Face Trainer arguments; a script of your own must accept them or drop them.

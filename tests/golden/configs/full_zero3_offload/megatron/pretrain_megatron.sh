@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Llama 3.1 70B · full · 8 x NVIDIA A100 SXM4 80GB
-# Layout: tp=1 pp=1 dp=8 zero=3 offload=cpu ckpt=none mbs=1 gbs=64 seq=2048
+# Layout: tp=1 pp=1 dp=8 zero=3 offload=cpu ckpt=selective mbs=1 gbs=64 seq=2048
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # One node: NCCL finds the GPUs' own links (NVLink, NVSwitch or PCIe) by itself.
 # The model shape below is Llama 3.1 70B's published config; check it against the checkpoint you start from.
@@ -32,6 +32,7 @@ torchrun \
   --micro-batch-size 1 \
   --global-batch-size 64 \
   --seq-length 2048 \
+  --recompute-granularity selective \
   --bf16 \
   --num-layers 80 \
   --hidden-size 8192 \

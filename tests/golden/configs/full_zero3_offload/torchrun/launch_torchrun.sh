@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Llama 3.1 70B · full · 8 x NVIDIA A100 SXM4 80GB
-# Layout: tp=1 pp=1 dp=8 zero=3 offload=cpu ckpt=none mbs=1 gbs=64 seq=2048
+# Layout: tp=1 pp=1 dp=8 zero=3 offload=cpu ckpt=selective mbs=1 gbs=64 seq=2048
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # One node: NCCL finds the GPUs' own links (NVLink, NVSwitch or PCIe) by itself.
 set -euo pipefail

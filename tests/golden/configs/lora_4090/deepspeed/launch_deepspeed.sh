@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuplan plan: Llama 3.1 8B · lora · 1 x NVIDIA GeForce RTX 4090 24GB
-# Layout: tp=1 pp=1 dp=1 zero=0 offload=none ckpt=full mbs=4 gbs=64 seq=2048
+# Layout: tp=1 pp=1 dp=1 zero=0 offload=none ckpt=full mbs=2 gbs=64 seq=2048
 # Every number comes from the plan; CHANGE_ME marks what the plan does not decide (paths, addresses, data).
 # The plan trains LoRA adapters of rank 16: your training script sets them up that way.
 # The arguments after the script are Hugging Face Trainer arguments; a script of your own must accept them or drop them.
@@ -17,8 +17,8 @@ deepspeed \
   --num_gpus 1 \
   "$TRAIN_SCRIPT" \
   --deepspeed ds_z0_config.json \
-  --per_device_train_batch_size 4 \
-  --gradient_accumulation_steps 16 \
+  --per_device_train_batch_size 2 \
+  --gradient_accumulation_steps 32 \
   --bf16 true \
   --gradient_checkpointing true \
   --use_liger_kernel true
