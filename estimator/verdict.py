@@ -216,11 +216,15 @@ def _as_run(request: Request, est: Estimate) -> Request | None:
     """A training plan that fits only by settings gpuplan chose, as a run reporting OOM most likely
     has it: the Hugging Face Trainer's defaults where the question set nothing (no activation
     checkpointing, Transformers' own cross-entropy over the whole sequence in fp32), on the same
-    GPUs and layout. None for serving, or when the question fixed both."""
+    GPUs. The Trainer runs data parallel: tensor or pipeline parallelism the plan chose and the
+    question did not name is dropped, with ZeRO-3 in its place (the sharding the Trainer offers
+    through DeepSpeed or FSDP). None for serving, or when the question fixed both."""
     r = est.resolved
     if r.method == "infer" or (request.ckpt is not None and request.loss is not None):
         return None
-    update: dict[str, Any] = {"gpus": r.gpus, "gpu": request.gpu or r.gpu, "zero": r.zero, "tp": r.tp, "pp": r.pp}
+    tp, pp = request.tp or 1, request.pp or 1
+    zero = request.zero if request.zero is not None else r.zero if (tp, pp) == (r.tp, r.pp) else 3
+    update: dict[str, Any] = {"gpus": r.gpus, "gpu": request.gpu or r.gpu, "zero": zero, "tp": tp, "pp": pp}
     update["ckpt"] = request.ckpt or "none"
     update["loss"] = request.loss or "unchunked"
     return request.model_copy(update=update)

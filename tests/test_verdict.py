@@ -261,3 +261,13 @@ def test_no_zero_second_checkpoint_and_traffic_named_by_where_it_goes(question):
     assert "about 0 s" not in details and "约 0 秒" not in details
     network = [line for line in details.splitlines() if line.startswith("Network")]
     assert all("between servers" in line or "inside the server" in line for line in network)
+
+
+def test_an_oom_report_is_diagnosed_as_the_trainer_runs_it_data_parallel():
+    """The plan may split a layer over two cards; the run that reported the OOM most likely did
+    not (the Trainer runs data parallel): the cause is its memory as it runs, ZeRO-3 over both."""
+    plan = answer("finetune llama 7b with lora, OOM on 2 16G A4000")
+    v = plan.verdict
+    assert plan.estimate.memory.fits and plan.estimate.resolved.tp == 2
+    assert v.as_run and v.per_gpu_gib > v.usable_gib
+    assert render.headline(plan).startswith("Most likely cause: a LoRA fine-tune of LLaMA 7B needs about 18.1 GiB")
