@@ -455,6 +455,7 @@ class Verdict(_Sparse):
     concurrency: int | None = None  # serving: a replica's sequences at once
     replicas: int | None = None  # serving: replicas, each serving `concurrency`
     served: int | None = None  # serving: the sequences at once in all (replicas left idle serve none)
+    full_load: int | None = None  # serving: the most sequences at once the replicas' KV caches hold in all
     context: int | None = None
     tokens_per_s_per_sequence: float | None = None
     usd_per_million_tokens: float | None = None

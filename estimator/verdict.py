@@ -132,6 +132,7 @@ def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
         concurrency=s.concurrency,  # a replica's: each of r.dp replicas serves as many
         replicas=r.dp,
         served=r.global_batch,  # the sequences the busy replicas serve (fewer than concurrency x replicas when idle)
+        full_load=s.max_concurrency * r.dp if s.max_concurrency else None,
         context=s.context,
         tokens_per_s_per_sequence=s.tokens_per_s_per_sequence,
         usd_per_million_tokens=c.cost_per_million_tokens_usd,
