@@ -106,6 +106,9 @@ class Request(BaseModel):
     prefill: Prefill | None = None  # serving: None lets the estimator choose the cheaper per generated token
     # serving: the decode pool's GPUs, the prefill pool sized to keep up with it added on top (prefill apart)
     decode_gpus: int | None = None
+    # serving: planned at the most sequences the GPUs hold with the usual headroom (the question asks
+    # how many at once), on the shape that generates most per GPU at full load; ignored with micro_batch
+    full_load: bool | None = None
     lora_rank: int | None = None
     mfu: float | None = None
     deadline_days: float | None = None
@@ -395,11 +398,14 @@ VerdictKind = Literal[
     "largest",
     "price",
     "plan",
+    "capacity",
     "other",
 ]
 # what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
 # the parser tells apart on its own)
-Asked = Literal["fit", "time", "cost", "count", "memory", "plan", "choice", "why", "largest", "price", "other"]
+Asked = Literal[
+    "fit", "time", "cost", "count", "memory", "concurrency", "plan", "choice", "why", "largest", "price", "other"
+]
 
 
 class Remedy(_Sparse):

@@ -123,8 +123,12 @@ def estimate_serving(ctx: Context, seq: int) -> Estimate:
     if pool is not None:  # planned again at the pool's full load, the default's notes dropped
         shaped, total, share = pool
         del ctx.assumptions[said[0] :], ctx.warnings[said[1] :]
-        shaped.assume("pool_full_load", batch=total, decode_gpus=shaped.req.decode_gpus)
-        ctx, replica = _choose_shared(shaped, types, precision, total, _load(shaped, seq), first=share)
+        if shaped.req.decode_gpus:
+            shaped.assume("pool_full_load", batch=total, decode_gpus=shaped.req.decode_gpus)
+        else:
+            shaped.assume("asked_full_load", batch=total, share=share, seq=seq)
+        on_type = [gpu for gpu in types if gpu.id == shaped.req.gpu]  # the type its sequences were counted on
+        ctx, replica = _choose_shared(shaped, on_type, precision, total, _load(shaped, seq), first=share)
     gpus = _place_prefill(ctx, replica)
     _within_given(ctx, replica, given)
     _state_choices(ctx, replica, gpus)
@@ -321,11 +325,12 @@ def _decoding_replicas(ctx: Context, replica: Replica) -> int:
 
 def _pool_full_load(ctx: Context, precision: str, seq: int, replica: Replica) -> tuple[Context, int, int] | None:
     """A decode pool given without the sequences at once is planned near its full load, what a pool
-    is for: the shape that generates most per GPU at saturation (saturation.py), fixed, and as many
-    sequences of the full length as each of the pool's replicas of it holds with the usual headroom;
-    (the request with that shape, the sequences in all, a replica's). None where the question gives
-    them."""
-    pool = ctx.req.decode_gpus
+    is for, and so is a deployment asked how many it serves at once (`full_load`, on the GPUs given
+    or the chosen replica's): the shape that generates most per GPU at saturation (saturation.py),
+    fixed, and as many sequences of the full length as each of the pool's replicas of it holds with
+    the usual headroom; (the request with that shape, the sequences in all, a replica's). None where
+    the question gives them."""
+    pool = ctx.req.decode_gpus or (ctx.req.full_load and (ctx.req.gpus or replica.gpus))
     if not pool or ctx.req.micro_batch:
         return None
     loads = full_loads(ctx, replica, own=True)
@@ -333,7 +338,8 @@ def _pool_full_load(ctx: Context, precision: str, seq: int, replica: Replica) ->
         return None
     i, best = max(loads.items(), key=lambda load: load[1].tokens_per_s_per_gpu)
     scored = replica.scored
-    shape = {"tp": int(scored.tp[i]), "pp": int(scored.pp[i]), "ep": int(scored.ep[i])}
+    # the GPU type too: the sequences that fit were counted on it
+    shape = {"tp": int(scored.tp[i]), "pp": int(scored.pp[i]), "ep": int(scored.ep[i]), "gpu": replica.gpu.id}
     shaped = dataclasses.replace(ctx, req=ctx.req.model_copy(update=shape))
     share = _most_that_fit(shaped, replica.gpu, precision, best.concurrency, seq)
     return shaped, share * max(1, pool // int(scored.replica[i])), share

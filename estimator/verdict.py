@@ -32,7 +32,7 @@ TARGET_OVERRUN = 3.0
 
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
-    other) and kind `question` (fit | time | cost | count | memory | plan); `estimate_fn` re-estimates
+    other) and kind `question` (fit | time | cost | count | memory | concurrency | plan); `estimate_fn` re-estimates
     changed requests (None: no remedies are searched)."""
     if intent in ("help", "other"):
         return Verdict(kind="other", asked="other", reason="help" if intent == "help" else "out_of_scope")
@@ -76,6 +76,8 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
         found = remedies(plan.request, est, estimate_fn, cat) if estimate_fn else []
         return Verdict(**base, kind="does_not_fit", remedies=found)
     serving = est.resolved.method == "infer"
+    if question == "concurrency" and serving and plan.request.full_load:
+        return Verdict(**base, kind="capacity")
     if question == "fit" or (question == "plan" and base["gpus_given"]):
         return Verdict(**base, kind="fits")
     if question in ("time", "cost") and not serving:
@@ -103,7 +105,7 @@ def _least(plan: Plan, method: str) -> dict[str, Any]:
 def _asked(question: str) -> str:
     if question == "choose":
         return "choice"
-    return question if question in ("fit", "time", "cost", "count", "memory") else "plan"
+    return question if question in ("fit", "time", "cost", "count", "memory", "concurrency") else "plan"
 
 
 def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:

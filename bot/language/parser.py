@@ -97,7 +97,16 @@ def parse(text: str, cat: Catalog | None = None, previous: Request | None = None
         if previous is None:  # a follow-up keeps the method of the request it changes
             _serving_by_default(parsed, evidence.raw, evidence.prose)  # after the verdict: an assumption
         _users_as_concurrency(parsed)
+        _full_load_asked(parsed)
     return parsed
+
+
+def _full_load_asked(parsed: Parsed) -> None:
+    """ "How many users can 8 A100 serve": a serving question asking the sequences at once, giving
+    none, is planned at the most the GPUs hold (Request.full_load)."""
+    request = parsed.request
+    if parsed.question == "concurrency" and request.method == "infer" and request.micro_batch is None:
+        request.full_load = True
 
 
 def _users_as_concurrency(parsed: Parsed) -> None:

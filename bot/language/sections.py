@@ -22,6 +22,7 @@ RULE_SECTIONS = (
     "choice",
     "worth",
     "yes_no",
+    "ask_concurrency",
     "earlier",
     "lacking",
     "also_seen",
