@@ -16,7 +16,7 @@ from gpuplan.knowledge import Catalog
 
 SHARED_STORAGE_FROM_NODES = 4  # estimate: past 4 nodes keep data and checkpoints where any node can restart
 DISK_BUSY_LIMIT = 0.5  # estimate: plan storage to run at most half busy, leaving room for checkpoint bursts
-HEADROOM = 1.2  # estimate: 20% free space for logs, evaluation output and temporary files
+HEADROOM = 1.2  # estimate: 20% free space for logs, evaluation output and temporary files (headline_storage says 20%)
 
 
 def default_data_kind(method: str) -> str:
@@ -90,15 +90,24 @@ def _read_rate(cat: Catalog, data_kind: str, tokens_per_s_total: float) -> tuple
 def _kept(
     cat: Catalog, job: Job, precision: str, dataset_gb: float, nodes: int, nvme_gib_per_node: float
 ) -> tuple[float, int, float, float, float]:
-    """(checkpoint GB, checkpoints kept, export GB, storage TB in all, storage TB per node)."""
+    """(checkpoint GB, checkpoints kept, export GB, base weights GB, storage TB in all, storage TB
+    per node)."""
     arch, method = job.arch, job.method
     ckpt_gb = checkpoint_bytes(arch, method, precision, job.optimizer, job.lora_rank) / 1e9
     export_gb = export_bytes(arch, method, job.lora_rank) / 1e9
+    base_gb = base_weights_gb(arch, method)
     kind = "pretrain" if method in ("pretrain", "continue") else "finetune"
     retained = int(cat.storage.checkpoints.retained[kind])
-    total_tb = (dataset_gb + ckpt_gb * retained + export_gb) * HEADROOM / 1000
-    local_tb = (dataset_gb + ckpt_gb * retained / nodes + export_gb) * HEADROOM / 1000 + nvme_gib_per_node * GIB / 1e12
-    return ckpt_gb, retained, export_gb, total_tb, local_tb
+    kept_gb = dataset_gb + base_gb + export_gb
+    total_tb = (kept_gb + ckpt_gb * retained) * HEADROOM / 1000
+    local_tb = (kept_gb + ckpt_gb * retained / nodes) * HEADROOM / 1000 + nvme_gib_per_node * GIB / 1e12
+    return ckpt_gb, retained, export_gb, base_gb, total_tb, local_tb
+
+
+def base_weights_gb(arch: Arch, method: str) -> float:
+    """The weights a run starts from, downloaded as released (the Hub's safetensors in the model's
+    weights_dtype): none when pretraining from scratch."""
+    return 0.0 if method == "pretrain" else arch.params * SERVE_WEIGHT_BYTES[arch.weights_dtype] / 1e9
 
 
 def training_io(
@@ -131,7 +140,9 @@ def training_io(
     cpu_bound = decode_cores_node > cores_per_gpu * on_node * 0.75
 
     dataset = dataset_gb if dataset_gb else train_tokens / max(epochs, 1.0) * bytes_per_token / 1e9
-    ckpt_gb, retained, export_gb, total_tb, local_tb = _kept(cat, job, precision, dataset, nodes, nvme_gib_per_node)
+    ckpt_gb, retained, export_gb, base_gb, total_tb, local_tb = _kept(
+        cat, job, precision, dataset, nodes, nvme_gib_per_node
+    )
 
     option, reason = _pick_storage(cat, read_gb_s_node, local_tb, nodes)
     shared = option.id.startswith("object")
@@ -149,6 +160,7 @@ def training_io(
             "checkpoint_gb": ckpt_gb,
             "retained_checkpoints": retained,
             "export_gb": export_gb,
+            "base_gb": base_gb,
             "checkpoint_write_s": ckpt_gb / write_rate,
             "storage_tb": total_tb,
             "storage_tb_per_node": total_tb if shared else local_tb,

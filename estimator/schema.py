@@ -264,6 +264,7 @@ class IOEstimate(_Sparse):
     checkpoint_gb: float
     retained_checkpoints: int | None = None
     export_gb: float | None = None
+    base_gb: float | None = None  # training: the weights it starts from, as released (none from scratch)
     checkpoint_write_s: float
     load_s: float | None = None  # serving: reading the weights at start-up
     storage_tb: float
@@ -399,12 +400,25 @@ VerdictKind = Literal[
     "price",
     "plan",
     "capacity",
+    "storage",
     "other",
 ]
 # what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
 # the parser tells apart on its own)
 Asked = Literal[
-    "fit", "time", "cost", "count", "memory", "concurrency", "plan", "choice", "why", "largest", "price", "other"
+    "fit",
+    "time",
+    "cost",
+    "count",
+    "memory",
+    "concurrency",
+    "storage",
+    "plan",
+    "choice",
+    "why",
+    "largest",
+    "price",
+    "other",
 ]
 
 
@@ -451,6 +465,13 @@ class Verdict(_Sparse):
     least_gib: float | None = None  # memory asked: the least one GPU needs for the method (footprint)
     least_cards: list[str] | None = None  # the cheapest catalog cards of the least memory that hold it
     least_card_gib: float | None = None  # their memory
+    # storage asked: the disk the plan keeps in all (20% spare included), and what it holds
+    storage_gb: float | None = None
+    base_gb: float | None = None  # the weights a run starts from (serving: the weights served)
+    dataset_gb: float | None = None
+    checkpoint_gb: float | None = None
+    checkpoints: int | None = None  # checkpoints kept
+    export_gb: float | None = None  # the final model (a fine-tune's adapter alone)
     days: float | None = None
     cost_usd: float | None = None
     train_tokens: float | None = None

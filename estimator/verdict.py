@@ -32,7 +32,8 @@ TARGET_OVERRUN = 3.0
 
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
-    other) and kind `question` (fit | time | cost | count | memory | concurrency | plan); `estimate_fn` re-estimates
+    other) and kind `question` (fit | time | cost | count | memory | concurrency | storage | plan);
+    `estimate_fn` re-estimates
     changed requests (None: no remedies are searched)."""
     if intent in ("help", "other"):
         return Verdict(kind="other", asked="other", reason="help" if intent == "help" else "out_of_scope")
@@ -78,6 +79,8 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
     serving = est.resolved.method == "infer"
     if question == "concurrency" and serving and plan.request.full_load:
         return Verdict(**base, kind="capacity")
+    if question == "storage":
+        return Verdict(**base, kind="storage", **_storage(est))
     if question == "fit" or (question == "plan" and base["gpus_given"]):
         return Verdict(**base, kind="fits")
     if question in ("time", "cost") and not serving:
@@ -87,6 +90,21 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
     if question == "memory":
         return Verdict(**base, kind="count", **_least(plan, est.resolved.method))
     return Verdict(**base, kind="count" if question == "count" else "plan")
+
+
+def _storage(est: Estimate) -> dict[str, Any]:
+    """ "How big a disk": what the plan keeps on it (estimator/io.py), in all and by part."""
+    io = est.io
+    if est.serving is not None:  # the weights served, and one spare version beside them
+        return {"storage_gb": io.storage_tb * 1000, "base_gb": io.checkpoint_gb}
+    return {
+        "storage_gb": io.storage_tb * 1000,
+        "base_gb": io.base_gb,
+        "dataset_gb": io.dataset_gb,
+        "checkpoint_gb": io.checkpoint_gb,
+        "checkpoints": io.retained_checkpoints,
+        "export_gb": io.export_gb,
+    }
 
 
 def _least(plan: Plan, method: str) -> dict[str, Any]:
@@ -105,7 +123,8 @@ def _least(plan: Plan, method: str) -> dict[str, Any]:
 def _asked(question: str) -> str:
     if question == "choose":
         return "choice"
-    return question if question in ("fit", "time", "cost", "count", "memory", "concurrency") else "plan"
+    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage")
+    return question if question in asked else "plan"
 
 
 def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:

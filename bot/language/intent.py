@@ -59,6 +59,7 @@ __all__ = [
 # many or which GPUs, how much memory (the answer's first line says that first)
 QUESTION_KINDS = (
     ("ask_concurrency", "concurrency"),  # "how many users can 8 A100 serve": the number, even after "can"
+    ("ask_storage", "storage"),  # "is a 500 GB disk enough": the disk it needs
     ("yes_no", "fit"),
     ("ask_fit", "fit"),
     ("ask_time", "time"),
@@ -203,8 +204,8 @@ def _rank_topics(probabilities: dict[str, float], fired: tuple[str, ...], intent
 
 
 def question_kind(text: str) -> str:
-    """What the question's own words ask to be told: concurrency | fit | time | cost | count | choose |
-    memory | plan (none of them: the plan itself)."""
+    """What the question's own words ask to be told: concurrency | storage | fit | time | cost | count |
+    choose | memory | plan (none of them: the plan itself)."""
     for section, kind in QUESTION_KINDS:
         if hits(section, text, most=1):
             return kind

@@ -23,6 +23,7 @@ RULE_SECTIONS = (
     "worth",
     "yes_no",
     "ask_concurrency",
+    "ask_storage",
     "earlier",
     "lacking",
     "also_seen",

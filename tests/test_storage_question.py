@@ -1,0 +1,52 @@
+"""Asked how much disk a run needs, the first line gives what the plan keeps on it, by part."""
+
+import pytest
+
+from gpuplan.bot import render
+from gpuplan.bot.language import intent
+from gpuplan.bot.pipeline import answer
+from gpuplan.estimator import io
+from gpuplan.estimator.architecture import for_model
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("how much disk space do I need to fine-tune llama 3 70b?", "storage"),
+        ("serve deepseek-v3, how big an SSD?", "storage"),
+        ("pretrain a 7b on 1T tokens, storage requirements?", "storage"),
+        ("训练qwen2.5-7b lora需要多大的硬盘", "storage"),
+        ("512GB的固态够不够全参微调qwen2.5-14b", "storage"),
+        ("70b lora 硬盘空间要多少", "storage"),
+        # memory, and a slow disk, are other questions
+        ("how much memory does llama 3 8b need", "memory"),
+        ("GPU util is low, the data is on a slow disk", "plan"),
+    ],
+)
+def test_the_question_asks_the_disk(question, kind):
+    assert intent.question_kind(question) == kind
+
+
+def test_a_run_keeps_the_weights_it_starts_from_as_released():
+    llama, deepseek = for_model("llama-3-8b"), for_model("deepseek-v3")
+    assert io.base_weights_gb(llama, "lora") == pytest.approx(llama.params * 2 / 1e9)
+    assert io.base_weights_gb(deepseek, "full") == pytest.approx(deepseek.params * 1 / 1e9)  # released in fp8
+    assert io.base_weights_gb(llama, "pretrain") == 0.0  # from scratch
+
+
+def test_a_lora_disk_is_mostly_the_base_model():
+    plan = answer("训练qwen2.5-7b lora需要多大的硬盘")
+    v, kept = plan.verdict, plan.estimate.io
+    assert v.kind == "storage" and v.asked == "storage"
+    parts = kept.base_gb + kept.dataset_gb + kept.checkpoint_gb * kept.retained_checkpoints + kept.export_gb
+    assert v.storage_gb == pytest.approx(parts * io.HEADROOM) and kept.base_gb > parts / 2
+    assert render.headline(plan).startswith(f"约需 {render.size(v.storage_gb)} 硬盘空间")
+
+
+def test_pretraining_keeps_no_base_model_and_serving_keeps_the_weights_twice():
+    pretrain = answer("pretrain a 7b on 1T tokens, how much disk?")
+    assert pretrain.verdict.base_gb == 0.0 and "base model" not in render.headline(pretrain)
+    serving = answer("serve llama 3 8b, how big a disk do I need?")
+    v = serving.verdict
+    assert v.kind == "storage" and v.storage_gb == pytest.approx(v.base_gb * 2 * io.HEADROOM)
+    assert render.headline(serving).startswith("About ")
