@@ -401,6 +401,7 @@ VerdictKind = Literal[
     "plan",
     "capacity",
     "storage",
+    "host_ram",
     "other",
 ]
 # what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
@@ -413,6 +414,7 @@ Asked = Literal[
     "memory",
     "concurrency",
     "storage",
+    "host_ram",
     "plan",
     "choice",
     "why",
@@ -472,6 +474,8 @@ class Verdict(_Sparse):
     checkpoint_gb: float | None = None
     checkpoints: int | None = None  # checkpoints kept
     export_gb: float | None = None  # the final model (a fine-tune's adapter alone)
+    host_ram_gib: float | None = None  # host RAM asked: per server, offloaded state included
+    offload: str | None = None  # host RAM asked: what the plan offloads to the host (none | cpu | ...)
     days: float | None = None
     cost_usd: float | None = None
     train_tokens: float | None = None

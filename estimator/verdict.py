@@ -32,7 +32,8 @@ TARGET_OVERRUN = 3.0
 
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
-    other) and kind `question` (fit | time | cost | count | memory | concurrency | storage | plan);
+    other) and kind `question` (fit | time | cost | count | memory | concurrency | storage | host_ram |
+    plan);
     `estimate_fn` re-estimates
     changed requests (None: no remedies are searched)."""
     if intent in ("help", "other"):
@@ -81,6 +82,8 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
         return Verdict(**base, kind="capacity")
     if question == "storage":
         return Verdict(**base, kind="storage", **_storage(est))
+    if question == "host_ram":
+        return Verdict(**base, kind="host_ram", host_ram_gib=est.io.host_ram_gib, offload=est.resolved.offload)
     if question == "fit" or (question == "plan" and base["gpus_given"]):
         return Verdict(**base, kind="fits")
     if question in ("time", "cost") and not serving:
@@ -123,7 +126,7 @@ def _least(plan: Plan, method: str) -> dict[str, Any]:
 def _asked(question: str) -> str:
     if question == "choose":
         return "choice"
-    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage")
+    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram")
     return question if question in asked else "plan"
 
 

@@ -50,3 +50,24 @@ def test_pretraining_keeps_no_base_model_and_serving_keeps_the_weights_twice():
     v = serving.verdict
     assert v.kind == "storage" and v.storage_gb == pytest.approx(v.base_gb * 2 * io.HEADROOM)
     assert render.headline(serving).startswith("About ")
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("how much host RAM do I need for zero-3 offload of a 70b", "host_ram"),
+        ("how much CPU memory for llama 3 8b lora on 8 H100", "host_ram"),
+        ("70b全参 offload 主机内存要多大", "host_ram"),
+        ("how much RAM does llama 3 8b need", "memory"),  # "RAM" alone is read as the GPUs'
+    ],
+)
+def test_the_question_asks_the_host_ram(question, kind):
+    assert intent.question_kind(question) == kind
+
+
+def test_the_host_ram_asked_is_the_offloaded_state_per_server():
+    plan = answer("how much host RAM do I need for zero-3 offload of a 70b")
+    v = plan.verdict
+    assert v.kind == "host_ram" and v.offload == "cpu"
+    assert v.host_ram_gib == plan.estimate.io.host_ram_gib > 70 * 16 / 1.074  # Adam's 16 bytes a parameter, in GiB
+    assert render.headline(plan).startswith(f"About {render.gib(v.host_ram_gib)} GiB of host RAM per server")

@@ -24,6 +24,7 @@ RULE_SECTIONS = (
     "yes_no",
     "ask_concurrency",
     "ask_storage",
+    "ask_host_ram",
     "earlier",
     "lacking",
     "also_seen",
