@@ -402,6 +402,7 @@ VerdictKind = Literal[
     "capacity",
     "storage",
     "host_ram",
+    "longest",
     "other",
 ]
 # what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
@@ -415,6 +416,7 @@ Asked = Literal[
     "concurrency",
     "storage",
     "host_ram",
+    "longest",
     "plan",
     "choice",
     "why",
@@ -476,6 +478,9 @@ class Verdict(_Sparse):
     export_gb: float | None = None  # the final model (a fine-tune's adapter alone)
     host_ram_gib: float | None = None  # host RAM asked: per server, offloaded state included
     offload: str | None = None  # host RAM asked: what the plan offloads to the host (none | cpu | ...)
+    longest_tokens: int | None = None  # longest asked: one sequence's tokens on the plan's GPUs
+    model_context: int | None = None  # longest asked: what the model reads by itself (max_position_embeddings)
+    at_context: int | None = None  # longest asked, serving: sequences of model_context one replica holds at once
     days: float | None = None
     cost_usd: float | None = None
     train_tokens: float | None = None
@@ -508,7 +513,7 @@ class Verdict(_Sparse):
     budget_usd: float | None = None
     tokens_within: float | None = None  # infeasible: the training tokens the limit affords
     params_b: float | None = None  # largest: the size; plan: the model's
-    at_least: bool | None = None  # largest: the search reached its ceiling
+    at_least: bool | None = None  # largest, longest: the search reached its ceiling (and more fits)
     figures: dict[str, float] | None = None  # largest: billions of parameters per method (infer_int4 too)
     bounded: list[str] | None = None  # largest: the methods whose figure is the search's ceiling
     hours: float | None = None  # price: the hours priced

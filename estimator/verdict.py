@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplan.estimator.answer_schema import ComparisonRow, Diagnosis, Largest, Price
+from gpuplan.estimator.longest import Longest, longest_sequence
 from gpuplan.estimator.remedy import remedies
 from gpuplan.estimator.schema import Estimate, Plan, Request, Verdict
 from gpuplan.knowledge import Catalog
@@ -33,7 +34,7 @@ TARGET_OVERRUN = 3.0
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
     other) and kind `question` (fit | time | cost | count | memory | concurrency | storage | host_ram |
-    plan);
+    longest | plan);
     `estimate_fn` re-estimates
     changed requests (None: no remedies are searched)."""
     if intent in ("help", "other"):
@@ -74,6 +75,12 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
     missed = _missed_limit(est)
     if missed:
         return Verdict(**base, kind="infeasible", **missed)
+    limit = int(cat.defaults.number("limits", "generic_max_context"))
+    longest = longest_sequence(plan.request, est, estimate_fn, limit) if question == "longest" and estimate_fn else None
+    if longest is not None:
+        return Verdict(**base, kind="longest", **_longest_said(longest, est, estimate_fn, cat))
+    if question == "longest":  # not one sequence holds with headroom: whether the plan fits, said
+        question, base["asked"] = "fit", "fit"
     if not est.memory.fits:
         found = remedies(plan.request, est, estimate_fn, cat) if estimate_fn else []
         return Verdict(**base, kind="does_not_fit", remedies=found)
@@ -93,6 +100,18 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
     if question == "memory":
         return Verdict(**base, kind="count", **_least(plan, est.resolved.method))
     return Verdict(**base, kind="count" if question == "count" else "plan")
+
+
+def _longest_said(longest: Longest, est: Estimate, estimate_fn: EstimateFn, cat: Catalog) -> dict[str, Any]:
+    """The longest sequence, the model's own context, and when serving beyond it, how many sequences
+    of that context the one replica holds at full load."""
+    model = cat.models.get(est.resolved.model or "")
+    context = model.max_context if model else None
+    said = {"longest_tokens": longest.tokens, "at_least": longest.at_least or None, "model_context": context}
+    if est.serving is not None and context and longest.tokens >= context:
+        at_context = estimate_fn(longest.request.model_copy(update={"seq_len": context}))
+        said["at_context"] = at_context.serving.max_concurrency if at_context.serving else None
+    return said
 
 
 def _storage(est: Estimate) -> dict[str, Any]:
@@ -126,7 +145,7 @@ def _least(plan: Plan, method: str) -> dict[str, Any]:
 def _asked(question: str) -> str:
     if question == "choose":
         return "choice"
-    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram")
+    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest")
     return question if question in asked else "plan"
 
 

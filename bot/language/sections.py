@@ -25,6 +25,7 @@ RULE_SECTIONS = (
     "ask_concurrency",
     "ask_storage",
     "ask_host_ram",
+    "ask_longest",
     "earlier",
     "lacking",
     "also_seen",

@@ -1,0 +1,53 @@
+"""Asked the longest sequence, the first line gives what the plan's GPUs hold, one sequence at a
+time, beside the model's own context."""
+
+import pytest
+
+from gpuplan.bot import render
+from gpuplan.bot.language import intent
+from gpuplan.bot.pipeline import answer
+from gpuplan.estimator.estimate import estimate
+from gpuplan.estimator.longest import STEP
+from gpuplan.estimator.schema import Request
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("what's the max context I can serve llama 3 70b with on 8 H100?", "longest"),
+        ("max sequence length for qwen2.5-7b lora on one 4090?", "longest"),
+        ("how long a context can 8 h100 train for llama 3.1 8b", "longest"),
+        ("4张4090能跑多长的上下文 qwen2.5-7b 推理", "longest"),
+        ("qwen2.5-72b 推理 2张A100 最长上下文多少", "longest"),
+        ("上下文最多能开到多少", "longest"),
+        # a length given, and how long a run takes, are other questions
+        ("can I run 32k context on a 4090 with qwen 7b?", "fit"),
+        ("how long will it take to fine-tune llama 3 8b", "time"),
+    ],
+)
+def test_the_question_asks_the_longest_sequence(question, kind):
+    assert intent.question_kind(question) == kind
+
+
+def test_the_longest_training_sequence_fits_and_one_step_more_does_not(cat):
+    plan = answer("max sequence length for qwen2.5-7b lora on one 4090?")
+    v = plan.verdict
+    assert v.kind == "longest" and v.model_context == 131_072 and v.longest_tokens < v.model_context
+    assert v.longest_tokens % STEP == 0
+    on_it = dict(model="qwen2.5-7b", method="lora", gpu="rtx-4090-24gb", gpus=1, micro_batch=1)
+    at, over = (estimate(Request(**on_it, seq_len=n), cat).memory for n in (v.longest_tokens, v.longest_tokens + STEP))
+    assert at.fits and not at.tight and (not over.fits or over.tight)
+    assert render.headline(plan).startswith(f"Up to {v.longest_tokens:,} tokens in one sequence")
+
+
+def test_serving_beyond_the_models_context_says_its_limit_and_how_many_of_that_length():
+    plan = answer("what's the max context I can serve llama 3 70b with on 8 H100?")
+    v = plan.verdict
+    assert v.model_context == 8_192 and v.longest_tokens > v.model_context and v.at_context > 16
+    said = render.headline(plan)
+    assert said.startswith("Up to 8,192 tokens, the model's own limit") and f"{v.at_context:,} sequences" in said
+
+
+def test_nothing_held_with_headroom_falls_back_to_the_plan():
+    plan = answer("qwen2.5-72b 推理 2张A100 最长上下文多少")  # bf16 weights fill 94% of each card
+    assert plan.verdict.kind != "longest"
