@@ -1,5 +1,6 @@
-"""The longest sequence a plan's GPUs hold: "what's the max context I can serve Llama 3 70B with on
-8 H100?", "4张4090能跑多长的上下文".
+"""The most a plan's GPUs hold: the longest sequence ("what's the max context I can serve Llama 3 70B
+with on 8 H100?", "4张4090能跑多长的上下文") and the largest training micro-batch ("what batch size can
+I use for llama 3 8b lora on one A100?").
 
 A bisection on the sequence length, in whole steps of 1,024 tokens (our rounding), over the plan's
 own GPUs, in the plan's precision, with the memory headroom every plan keeps, one sequence at a time
@@ -7,7 +8,7 @@ own GPUs, in the plan's precision, with the memory headroom every plan keeps, on
 layout stays the search's to choose (tensor, pipeline and context parallel, checkpointing,
 ZeRO), the GPU type and count do not. What the model reads by itself (its config.json's
 max_position_embeddings) is said beside it by the answer: a longer sequence needs its positions
-extended (YaRN, RoPE scaling).
+extended (YaRN, RoPE scaling). The micro-batch is bisected the same way, at the plan's length.
 """
 
 from __future__ import annotations
@@ -76,3 +77,37 @@ def _one_replica(request: Request, gpus: int, nodes: int, estimate_fn: EstimateF
         if _fits(estimate_fn, shaped):
             return shaped
     return None
+
+
+# --- the largest micro-batch -----------------------------------------------------------------
+
+MOST_SEQUENCES = 1_024  # micro-batches searched: 1 to 1,024 sequences a GPU
+
+
+class Largest(NamedTuple):
+    sequences: int  # the largest micro-batch that fits, in sequences a GPU
+    at_least: bool  # it is MOST_SEQUENCES: larger ones fit too
+    estimate: Estimate  # the plan at that micro-batch (its checkpointing and sharding)
+
+
+def largest_micro_batch(request: Request, est: Estimate, estimate_fn: EstimateFn) -> Largest | None:
+    """The largest training micro-batch that fits on `est`'s GPUs and layout (its sharding and
+    parallelism) at its sequence length, with the headroom a plan keeps; activation checkpointing
+    stays the search's unless the request fixes it. None when not even one sequence fits."""
+    r = est.resolved
+    fixed = {"gpu": r.gpu, "gpus": r.gpus, "nodes": None, "seq_len": r.seq_len, "global_batch": None}
+    layout = {"precision": r.precision, "zero": r.zero, "offload": r.offload, "tp": r.tp, "pp": r.pp, "cp": r.cp}
+    on_its_gpus = request.model_copy(update=fixed | layout | {"ep": r.ep})
+
+    def at(sequences: int) -> Request:
+        return on_its_gpus.model_copy(update={"micro_batch": sequences})
+
+    if not _fits(estimate_fn, at(1)):
+        return None
+    if _fits(estimate_fn, at(MOST_SEQUENCES)):
+        return Largest(MOST_SEQUENCES, True, estimate_fn(at(MOST_SEQUENCES)))
+    low, high = 1, MOST_SEQUENCES  # fits at low, not at high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _fits(estimate_fn, at(middle)) else (low, middle)
+    return Largest(low, False, estimate_fn(at(low)))

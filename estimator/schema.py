@@ -403,6 +403,7 @@ VerdictKind = Literal[
     "storage",
     "host_ram",
     "longest",
+    "batch",
     "other",
 ]
 # what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
@@ -417,6 +418,7 @@ Asked = Literal[
     "storage",
     "host_ram",
     "longest",
+    "batch",
     "plan",
     "choice",
     "why",
@@ -481,6 +483,9 @@ class Verdict(_Sparse):
     longest_tokens: int | None = None  # longest asked: one sequence's tokens on the plan's GPUs
     model_context: int | None = None  # longest asked: what the model reads by itself (max_position_embeddings)
     at_context: int | None = None  # longest asked, serving: sequences of model_context one replica holds at once
+    most_sequences: int | None = None  # batch asked (training): the largest micro-batch a GPU holds
+    ckpt: str | None = None  # batch asked: the activation checkpointing it takes (none | selective | full)
+    plain_sequences: int | None = None  # batch asked: the largest micro-batch without checkpointing (0: none)
     days: float | None = None
     cost_usd: float | None = None
     train_tokens: float | None = None
@@ -513,7 +518,7 @@ class Verdict(_Sparse):
     budget_usd: float | None = None
     tokens_within: float | None = None  # infeasible: the training tokens the limit affords
     params_b: float | None = None  # largest: the size; plan: the model's
-    at_least: bool | None = None  # largest, longest: the search reached its ceiling (and more fits)
+    at_least: bool | None = None  # largest, longest, batch: the search reached its ceiling (and more fits)
     figures: dict[str, float] | None = None  # largest: billions of parameters per method (infer_int4 too)
     bounded: list[str] | None = None  # largest: the methods whose figure is the search's ceiling
     hours: float | None = None  # price: the hours priced

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplan.estimator.answer_schema import ComparisonRow, Diagnosis, Largest, Price
-from gpuplan.estimator.longest import Longest, longest_sequence
+from gpuplan.estimator.longest import Longest, largest_micro_batch, longest_sequence
 from gpuplan.estimator.remedy import remedies
 from gpuplan.estimator.schema import Estimate, Plan, Request, Verdict
 from gpuplan.knowledge import Catalog
@@ -34,7 +34,7 @@ TARGET_OVERRUN = 3.0
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
     other) and kind `question` (fit | time | cost | count | memory | concurrency | storage | host_ram |
-    longest | plan);
+    longest | batch | plan);
     `estimate_fn` re-estimates
     changed requests (None: no remedies are searched)."""
     if intent in ("help", "other"):
@@ -75,17 +75,16 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
     missed = _missed_limit(est)
     if missed:
         return Verdict(**base, kind="infeasible", **missed)
-    limit = int(cat.defaults.number("limits", "generic_max_context"))
-    longest = longest_sequence(plan.request, est, estimate_fn, limit) if question == "longest" and estimate_fn else None
-    if longest is not None:
-        return Verdict(**base, kind="longest", **_longest_said(longest, est, estimate_fn, cat))
-    if question == "longest":  # not one sequence holds with headroom: whether the plan fits, said
-        question, base["asked"] = "fit", "fit"
+    held = _most_held(plan, est, question, base, estimate_fn, cat) if estimate_fn else None
+    if held is not None:
+        return held
+    if question == "longest" or (question == "batch" and est.serving is None):  # nothing holds with headroom
+        question, base["asked"] = "fit", "fit"  # whether the plan fits, said
     if not est.memory.fits:
         found = remedies(plan.request, est, estimate_fn, cat) if estimate_fn else []
         return Verdict(**base, kind="does_not_fit", remedies=found)
     serving = est.resolved.method == "infer"
-    if question == "concurrency" and serving and plan.request.full_load:
+    if question in ("concurrency", "batch") and serving and plan.request.full_load:
         return Verdict(**base, kind="capacity")
     if question == "storage":
         return Verdict(**base, kind="storage", **_storage(est))
@@ -100,6 +99,32 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
     if question == "memory":
         return Verdict(**base, kind="count", **_least(plan, est.resolved.method))
     return Verdict(**base, kind="count" if question == "count" else "plan")
+
+
+def _most_held(
+    plan: Plan, est: Estimate, question: str, base: dict[str, Any], estimate_fn: EstimateFn, cat: Catalog
+) -> Verdict | None:
+    """The longest sequence, or the largest training micro-batch, the plan's GPUs hold when that is
+    asked (estimator/longest.py); None when not asked or nothing holds with headroom."""
+    if question == "longest":
+        limit = int(cat.defaults.number("limits", "generic_max_context"))
+        longest = longest_sequence(plan.request, est, estimate_fn, limit)
+        return (
+            None
+            if longest is None
+            else Verdict(**base, kind="longest", **_longest_said(longest, est, estimate_fn, cat))
+        )
+    if question == "batch" and est.serving is None:
+        largest = largest_micro_batch(plan.request, est, estimate_fn)
+        if largest is None:
+            return None
+        ckpt = largest.estimate.resolved.ckpt
+        most = {"most_sequences": largest.sequences, "at_least": largest.at_least or None, "ckpt": ckpt}
+        if ckpt != "none" and plan.request.ckpt is None:  # the speed recomputing costs: the most without it
+            plain = largest_micro_batch(plan.request.model_copy(update={"ckpt": "none"}), est, estimate_fn)
+            most["plain_sequences"] = plain.sequences if plain else 0
+        return Verdict(**base, kind="batch", **most)
+    return None
 
 
 def _longest_said(longest: Longest, est: Estimate, estimate_fn: EstimateFn, cat: Catalog) -> dict[str, Any]:
@@ -145,7 +170,7 @@ def _least(plan: Plan, method: str) -> dict[str, Any]:
 def _asked(question: str) -> str:
     if question == "choose":
         return "choice"
-    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest")
+    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest", "batch")
     return question if question in asked else "plan"
 
 

@@ -51,3 +51,35 @@ def test_serving_beyond_the_models_context_says_its_limit_and_how_many_of_that_l
 def test_nothing_held_with_headroom_falls_back_to_the_plan():
     plan = answer("qwen2.5-72b 推理 2张A100 最长上下文多少")  # bf16 weights fill 94% of each card
     assert plan.verdict.kind != "longest"
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("what batch size can I use for llama 3 8b lora on one A100", "batch"),
+        ("llama 3 8b full fine-tune on 8 h100, max batch size?", "batch"),
+        ("qwen2.5-7b 全参 8张4090 batch size最大能开多少", "batch"),
+        ("最大的batch是多少", "batch"),
+        ("batch size 8, llama 3 8b lora on a 4090", "plan"),  # a batch given, not asked
+        ("per_device_train_batch_size=4 OOM on a 4090", "plan"),
+    ],
+)
+def test_the_question_asks_the_largest_batch(question, kind):
+    assert intent.question_kind(question) == kind
+
+
+def test_the_largest_micro_batch_fits_on_the_plans_layout_and_one_more_does_not(cat):
+    plan = answer("what batch size can I use for llama 3 8b lora on one A100")
+    v, r = plan.verdict, plan.estimate.resolved
+    assert v.kind == "batch" and v.ckpt == "full" and 0 < v.plain_sequences < v.most_sequences
+    on_it = dict(
+        model="llama-3-8b", method="lora", gpu="a100-80gb", gpus=1, seq_len=r.seq_len, zero=r.zero, ckpt="full"
+    )
+    at, over = (estimate(Request(**on_it, micro_batch=n), cat).memory for n in (v.most_sequences, v.most_sequences + 1))
+    assert at.fits and not at.tight and (not over.fits or over.tight)
+    assert render.headline(plan).startswith(f"A micro-batch of up to {v.most_sequences} sequences of 2,048 tokens")
+
+
+def test_a_served_batch_is_the_sequences_at_once():
+    plan = answer("max batch size for serving llama 3 8b on an L40S")
+    assert plan.verdict.kind == "capacity" and plan.request.full_load

@@ -62,6 +62,7 @@ QUESTION_KINDS = (
     ("ask_storage", "storage"),  # "is a 500 GB disk enough": the disk it needs
     ("ask_host_ram", "host_ram"),  # "how much CPU RAM for ZeRO-3 offload": the servers' memory
     ("ask_longest", "longest"),  # "how long a context can 8 H100 serve": one sequence's tokens
+    ("ask_batch", "batch"),  # "what batch size can I use": the largest micro-batch
     ("yes_no", "fit"),
     ("ask_fit", "fit"),
     ("ask_time", "time"),
@@ -206,8 +207,8 @@ def _rank_topics(probabilities: dict[str, float], fired: tuple[str, ...], intent
 
 
 def question_kind(text: str) -> str:
-    """What the question's own words ask to be told: concurrency | storage | host_ram | longest | fit |
-    time | cost | count | choose | memory | plan (none of them: the plan itself)."""
+    """What the question's own words ask to be told: concurrency | storage | host_ram | longest | batch
+    | fit | time | cost | count | choose | memory | plan (none of them: the plan itself)."""
     for section, kind in QUESTION_KINDS:
         if hits(section, text, most=1):
             return kind

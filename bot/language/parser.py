@@ -105,7 +105,8 @@ def _full_load_asked(parsed: Parsed) -> None:
     """ "How many users can 8 A100 serve": a serving question asking the sequences at once, giving
     none, is planned at the most the GPUs hold (Request.full_load)."""
     request = parsed.request
-    if parsed.question == "concurrency" and request.method == "infer" and request.micro_batch is None:
+    asked = parsed.question in ("concurrency", "batch")  # a served batch is its sequences at once
+    if asked and request.method == "infer" and request.micro_batch is None:
         request.full_load = True
 
 

@@ -26,6 +26,7 @@ RULE_SECTIONS = (
     "ask_storage",
     "ask_host_ram",
     "ask_longest",
+    "ask_batch",
     "earlier",
     "lacking",
     "also_seen",
