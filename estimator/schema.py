@@ -404,6 +404,8 @@ VerdictKind = Literal[
     "host_ram",
     "longest",
     "batch",
+    "throughput",
+    "gpu_hours",
     "other",
 ]
 # what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
@@ -419,6 +421,8 @@ Asked = Literal[
     "host_ram",
     "longest",
     "batch",
+    "throughput",
+    "gpu_hours",
     "plan",
     "choice",
     "why",
@@ -486,6 +490,10 @@ class Verdict(_Sparse):
     most_sequences: int | None = None  # batch asked (training): the largest micro-batch a GPU holds
     ckpt: str | None = None  # batch asked: the activation checkpointing it takes (none | selective | full)
     plain_sequences: int | None = None  # batch asked: the largest micro-batch without checkpointing (0: none)
+    tokens_per_s_per_gpu: float | None = None  # throughput asked: tokens/s a GPU trains on or generates
+    mfu: float | None = None  # throughput asked, training: model FLOPs utilisation
+    full_load_tokens_per_s: float | None = None  # throughput asked, serving: tokens/s generated at full load
+    gpu_hours: float | None = None  # GPU-hours asked: the whole run's, interruptions included
     days: float | None = None
     cost_usd: float | None = None
     train_tokens: float | None = None

@@ -34,7 +34,7 @@ TARGET_OVERRUN = 3.0
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
     other) and kind `question` (fit | time | cost | count | memory | concurrency | storage | host_ram |
-    longest | batch | plan);
+    longest | batch | throughput | gpu_hours | plan);
     `estimate_fn` re-estimates
     changed requests (None: no remedies are searched)."""
     if intent in ("help", "other"):
@@ -88,6 +88,10 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
         return Verdict(**base, kind="capacity")
     if question == "storage":
         return Verdict(**base, kind="storage", **_storage(est))
+    if question == "throughput":
+        return Verdict(**base | _throughput(est), kind="throughput")
+    if question == "gpu_hours" and not serving:
+        return Verdict(**base, kind="gpu_hours", gpu_hours=est.compute.gpu_hours, **_rate(est, plan))
     if question == "host_ram":
         return Verdict(**base, kind="host_ram", host_ram_gib=est.io.host_ram_gib, offload=est.resolved.offload)
     if question == "fit" or (question == "plan" and base["gpus_given"]):
@@ -139,6 +143,17 @@ def _longest_said(longest: Longest, est: Estimate, estimate_fn: EstimateFn, cat:
     return said
 
 
+def _throughput(est: Estimate) -> dict[str, Any]:
+    """ "How many tokens per second": generated in all when serving (and at full load), trained on
+    per GPU when training, with the MFU."""
+    r, c, s = est.resolved, est.compute, est.serving
+    per_gpu = {"tokens_per_s_per_gpu": c.tokens_per_s_per_gpu, "tokens_per_s": c.tokens_per_s_per_gpu * r.gpus}
+    if s is None:
+        return per_gpu | {"mfu": c.mfu}
+    at_full = s.max_tokens_per_s_per_gpu * r.gpus if s.max_tokens_per_s_per_gpu else None
+    return per_gpu | {"full_load_tokens_per_s": at_full}
+
+
 def _storage(est: Estimate) -> dict[str, Any]:
     """ "How big a disk": what the plan keeps on it (estimator/io.py), in all and by part."""
     io = est.io
@@ -171,6 +186,7 @@ def _asked(question: str) -> str:
     if question == "choose":
         return "choice"
     asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest", "batch")
+    asked += ("throughput", "gpu_hours")
     return question if question in asked else "plan"
 
 

@@ -63,6 +63,8 @@ QUESTION_KINDS = (
     ("ask_host_ram", "host_ram"),  # "how much CPU RAM for ZeRO-3 offload": the servers' memory
     ("ask_longest", "longest"),  # "how long a context can 8 H100 serve": one sequence's tokens
     ("ask_batch", "batch"),  # "what batch size can I use": the largest micro-batch
+    ("ask_throughput", "throughput"),  # "how many tokens per second": generated or trained on
+    ("ask_gpu_hours", "gpu_hours"),  # "how many GPU hours to pretrain a 1B model"
     ("yes_no", "fit"),
     ("ask_fit", "fit"),
     ("ask_time", "time"),
@@ -208,7 +210,7 @@ def _rank_topics(probabilities: dict[str, float], fired: tuple[str, ...], intent
 
 def question_kind(text: str) -> str:
     """What the question's own words ask to be told: concurrency | storage | host_ram | longest | batch
-    | fit | time | cost | count | choose | memory | plan (none of them: the plan itself)."""
+    | throughput | gpu_hours | fit | time | cost | count | choose | memory | plan (none of them: the plan itself)."""
     for section, kind in QUESTION_KINDS:
         if hits(section, text, most=1):
             return kind

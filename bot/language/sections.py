@@ -27,6 +27,8 @@ RULE_SECTIONS = (
     "ask_host_ram",
     "ask_longest",
     "ask_batch",
+    "ask_throughput",
+    "ask_gpu_hours",
     "earlier",
     "lacking",
     "also_seen",
