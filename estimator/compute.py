@@ -202,9 +202,13 @@ def slowest_stage(a: Arch, pp, layer, first, last) -> np.ndarray:
     (memory.stage_layers); a pipeline runs at the pace of its slowest stage. Without a pipeline,
     every layer and both ends."""
     pp = np.asarray(pp, dtype=float)
+    piped = pp > 1
+    whole = a.layers * layer + first + last
+    if not piped.any():
+        return whole
     most, fewest = np.ceil(a.layers / pp), np.floor(a.layers / pp)
     staged = np.maximum(most * layer + first, fewest * layer + last)
-    return np.where(pp > 1, staged, a.layers * layer + first + last)
+    return np.where(piped, staged, whole)
 
 
 def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.ndarray:
@@ -214,15 +218,18 @@ def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.nda
     (memory.state_bytes). Nothing when the optimizer runs on the host (offload)."""
     a = job.arch
     gpus, tp, pp, ep, zero = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp, lay.ep, lay.zero))
-    dp, experts = gpus / (tp * pp), ep * np.asarray(lay.expert_tp(), dtype=float)
+    dp, sharded = gpus / (tp * pp), zero >= 1
     weights, grads, state = state_bytes(job.precision, job.optimizer)
     if job.method in ADAPTER_METHODS:
-        params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(zero >= 1, dp, 1.0)
+        params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(sharded, dp, 1.0)
     else:
         dense, routed = a.params - a.routed_expert_params, a.routed_expert_params
         copies = PASSES.get(job.method, (1, 0))[0]
-        dense_share = dense / np.where(zero >= 1, dp, 1.0) / tp
-        params = copies * (dense_share + routed / np.where(zero >= 1, dp * tp, experts)) / pp
+        params = dense / np.where(sharded, dp, 1.0) / tp
+        if routed:  # a dense model has no routed term (0 / its ranks adds nothing)
+            experts = ep * np.asarray(lay.expert_tp(), dtype=float)
+            params = params + routed / np.where(sharded, dp * tp, experts)
+        params = (copies * params if copies > 1 else params) / pp
     seconds = kernels.optimizer_seconds(dev, params, 2 * state + grads + weights)
     return np.where(np.asarray(lay.offload) >= 1, 0.0, seconds)
 
@@ -316,12 +323,17 @@ def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> Kern
     ckpt = np.asarray(lay.ckpt)
     recompute = np.where(ckpt == 2, layer.forward, np.where(ckpt == 1, layer.attention_forward, 0.0))
     trained, forwards = PASSES.get(job.method, (1, 0))
-    per_layer = trained * (layer.forward + layer.backward + recompute) + forwards * layer.forward
-    ends = trained + forwards / 3.0  # the ends' forward as a third of their forward and backward
-    stage = slowest_stage(a, lay.pp, per_layer, ends * first, ends * last)
+    per_layer = layer.forward + layer.backward + recompute
+    backward = layer.backward
+    if (trained, forwards) != (1, 0):  # DPO's and PPO's further passes (one trained model, no forward: as is)
+        per_layer = trained * per_layer + forwards * layer.forward
+        backward = trained * layer.backward
+        ends = trained + forwards / 3.0  # the ends' forward as a third of their forward and backward
+        first, last = ends * first, ends * last
+    stage = slowest_stage(a, lay.pp, per_layer, first, last)
     share = np.minimum(hw.outside * dev.step_share, 1.0)  # a step takes at least its kernels' time
     pipelined = np.asarray(lay.micro_batches, dtype=float) * stage / share
-    backward_share = trained * layer.backward / per_layer
+    backward_share = backward / per_layer
     return KernelTime(pipelined + optimizer_step_seconds(job, lay, dev) / share, pipelined, backward_share)
 
 
@@ -341,7 +353,9 @@ def training_step(
     a = job.arch
     gpus, tp, pp = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp))
     micro_batches = np.asarray(lay.micro_batches, dtype=float)
-    seqs_per_step = np.asarray(global_batch, dtype=float) * (2 if job.method == "dpo" else 1)
+    seqs_per_step = np.asarray(global_batch, dtype=float)
+    if job.method == "dpo":  # chosen and rejected
+        seqs_per_step = seqs_per_step * 2
     tokens_step = seqs_per_step * job.seq_len
     flops = token_flops(a, job.method, job.seq_len, job.lora_rank)
 
@@ -353,8 +367,11 @@ def training_step(
     kt = kernel_time(job, hw, lay, defaults)
     t_compute = kt.compute
     # 1F1B pipeline bubble: (p-1)/m of the ideal time, (p-1)/(v m) interleaved over v chunks
-    # (Narayanan et al. 2021, Sec. 2.2)
-    bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
+    # (Narayanan et al. 2021, Sec. 2.2); none without a pipeline
+    if (pp > 1).any():
+        bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
+    else:
+        bubble = np.zeros(np.broadcast_shapes(kt.pipelined.shape, pp.shape, micro_batches.shape))
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a, lay.expert_tp(), pp)
     sm_share = defaults.number("moe", "comm_sm_share")
@@ -404,7 +421,8 @@ def offload_seconds(job: Job, lay: Layout, defaults: Defaults) -> np.ndarray:
     cpu_adam = trained / nodes / defaults.number("host", "cpu_adam_params_per_s_per_node")
     pcie = trained / gpus * 4.0 / (defaults.number("host", "pcie_gb_s_per_gpu") * 1e9)  # grads down, params up
     nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
-    to_nvme = np.where((offload == 2) | (offload == 4), cpu_adam + pcie + nvme, cpu_adam + pcie)
+    to_host = cpu_adam + pcie
+    to_nvme = np.where((offload == 2) | (offload == 4), to_host + nvme, to_host)
     return np.where(offload == 0, 0.0, to_nvme)
 
 

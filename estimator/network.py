@@ -257,7 +257,11 @@ def step_traffic(
     allreduce = 2 * (ring_shard if trained else adapters) * grad_bytes
     dp_bytes = np.where(zero >= 3, gather + scatter, allreduce)
 
-    pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
+    piped = pp > 1
+    if piped.any():
+        pp_bytes = np.where(piped, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
+    else:  # no pipeline: nothing between stages
+        pp_bytes = np.zeros(np.broadcast_shapes(*(np.shape(x) for x in (pp, activation, tp, micro_batches, vpp))))
     traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
     if (cp > 1).any():
         kv = a.kv_cache_elems_per_token_layer * tokens_mb * 2.0 / tp  # keys and values of this rank's tokens
@@ -276,7 +280,8 @@ def gradient_ranks_per_node(gpus, tp, pp, per_node) -> tuple[np.ndarray, np.ndar
     fill a node with data-parallel ranks alike)."""
     gpus, tp, pp = (np.asarray(x, dtype=float) for x in (gpus, tp, pp))
     group = gpus / (tp * pp)
-    return np.clip(np.floor(np.asarray(per_node, dtype=float) / tp), 1.0, group), group
+    # np.clip(x, 1, group) as it computes it, without its Python overhead
+    return np.minimum(np.maximum(np.floor(np.asarray(per_node, dtype=float) / tp), 1.0), group), group
 
 
 def gradient_bandwidth(links: Links, gpus, tp, pp=1) -> np.ndarray:
@@ -436,11 +441,16 @@ def exposed_comm(
     dp_exposed = np.maximum(0.0, comm["dp"] - overlap_dp * t_compute)
     tp_exposed = _beside(comm["tp"], overlap.tp_async, overlap.tp_hidden)
     pp_exposed = _beside(comm["pp"], 1.0 - np.asarray(overlap.pp_share, dtype=float), t_compute)
-    ep, cp = comm.get("ep", 0.0), comm.get("cp", 0.0)
-    ep_beside = np.minimum(ep, overlap.ep_hidden)
-    ep_exposed = ep - ep_beside + ep_beside * np.asarray(overlap.ep_sm_share, dtype=float)
-    serial = tp_exposed + pp_exposed + cp + ep_exposed
-    return serial + dp_exposed, comm["tp"] + comm["pp"] + cp + ep + comm["dp"]
+    serial, total = tp_exposed + pp_exposed, comm["tp"] + comm["pp"]
+    # context and expert parallelism where the layouts have them (elsewhere they add 0 seconds)
+    if "cp" in comm:
+        serial, total = serial + comm["cp"], total + comm["cp"]
+    if "ep" in comm:
+        ep = comm["ep"]
+        ep_beside = np.minimum(ep, overlap.ep_hidden)
+        serial = serial + (ep - ep_beside + ep_beside * np.asarray(overlap.ep_sm_share, dtype=float))
+        total = total + ep
+    return serial + dp_exposed, total + comm["dp"]
 
 
 def _single_node(traffic: dict[str, float], gpu: GPU, exposed: float, total: float, other: float) -> NetworkEstimate:
