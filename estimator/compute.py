@@ -558,6 +558,8 @@ def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: k
     slots = serving_expert_slots(a, ep)
     touched = experts_touched(a, tokens, np.asarray(ep, dtype=float) * slots)
     gemms = kernels.cached_decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
+    if not a.is_moe:  # nothing staged between expert kernels: 0 bytes
+        return gemms
     return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 

@@ -132,6 +132,8 @@ def decode_comm_seconds(arch: Arch, batch: int, tp, pp, links: DecodeLinks, ep=1
     allreduces, per_allreduce, hop = decode_collectives(arch, batch, tp, pp)
     tp_seconds = allreduces * (per_allreduce / links.intra + links.latency)
     pp_seconds = (np.asarray(pp, dtype=float) - 1) * (hop / links.inter + links.inter_latency)
+    if not arch.is_moe:  # no all-to-all: 0 seconds
+        return tp_seconds + pp_seconds
     return tp_seconds + pp_seconds + expert_all_to_all_seconds(arch, batch, ep, links)
 
 
