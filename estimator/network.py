@@ -237,24 +237,27 @@ def step_traffic(
         np.asarray(x, dtype=float) for x in (gpus, tp, pp, micro_batch, micro_batches)
     )
     zero, ckpt = np.asarray(zero), np.asarray(ckpt)
-    dp = gpus / (tp * pp)  # the gradient group: data x context parallel ranks
+    tp_pp = tp * pp
+    dp = gpus / tp_pp  # the gradient group: data x context parallel ranks
     ep, cp = np.asarray(ep, dtype=float), np.asarray(cp, dtype=float)
     tokens_mb = micro_batch * seq_len / cp
     # dense parameters move over all dp ranks; a routed expert over the expert data-parallel ranks that hold it
     # (a dense model has no routed term: 0 bytes, which adds nothing to the non-negative dense one)
-    ring_dp, tp_pp = _ring(dp), tp * pp
+    ring_dp = _ring(dp)
     ring_shard = (a.params - a.routed_expert_params) * ring_dp / tp_pp
     if a.routed_expert_params:
         experts = ep * (tp if etp is None else np.asarray(etp, dtype=float))
         ring_shard = ring_shard + a.routed_expert_params / experts * _ring(gpus / (pp * experts)) / pp
-    recompute = np.where(ckpt == 2, 1.0, 0.0)
+    full = ckpt == 2
 
-    collectives = TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute
+    collectives = np.where(full, float(TP_COLLECTIVES + TP_FORWARD_COLLECTIVES), float(TP_COLLECTIVES))
     activation = tokens_mb * a.hidden * 2.0
     tp_bytes = collectives * _ring(tp) * activation * (a.layers / pp) * micro_batches
 
-    adapters = adapter_params * ring_dp / tp_pp
-    gather = 2 * (ring_shard + adapters) * 2.0 * micro_batches  # forward and backward all-gathers
+    # the adapters trained beside frozen weights (none where the whole model trains: 0 bytes added)
+    adapters = adapter_params * ring_dp / tp_pp if adapter_params else 0.0
+    gathered = ring_shard + adapters if adapter_params else ring_shard
+    gather = 2 * gathered * 2.0 * micro_batches  # forward and backward all-gathers
     scatter = (ring_shard if trained else adapters) * grad_bytes * micro_batches
     allreduce = 2 * (ring_shard if trained else adapters) * grad_bytes
     dp_bytes = np.where(zero >= 3, gather + scatter, allreduce)
@@ -265,7 +268,9 @@ def step_traffic(
     else:  # no pipeline: nothing between stages
         pp_bytes = np.zeros(np.broadcast_shapes(*(np.shape(x) for x in (pp, activation, tp, micro_batches, vpp))))
     traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
-    if (cp > 1).any():
+    context = (cp > 1).any()
+    recompute = np.where(full, 1.0, 0.0) if context or a.is_moe else None  # the forward's passes, repeated
+    if context:
         kv = a.kv_cache_elems_per_token_layer * tokens_mb * 2.0 / tp  # keys and values of this rank's tokens
         traffic["cp"] = (3 + recompute) * (cp - 1) * kv * a.layers / pp * micro_batches
     if a.is_moe:
