@@ -497,7 +497,7 @@ def prefill_attention_seconds(a: Arch, dev: kernels.Device, load: Served, prompt
     layer of a pipeline stage (kernels.attention_seconds: FlashAttention's rate by length and head
     dimension); chunked prefill does the same work a chunk at a time."""
     prompts = np.asarray(prompts, dtype=float)
-    forward, _ = kernels.attention_seconds(dev, a, prompts, float(load.prompt), tp=np.asarray(tp, dtype=float))
+    forward = kernels.attention_forward_seconds(dev, a, prompts, float(load.prompt), tp=np.asarray(tp, dtype=float))
     return np.where(prompts > 0, forward * a.layers / np.asarray(pp, dtype=float), 0.0)
 
 
