@@ -371,7 +371,7 @@ def training_step(
     if (pp > 1).any():
         bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
     else:
-        bubble = np.zeros(np.broadcast_shapes(kt.pipelined.shape, pp.shape, micro_batches.shape))
+        bubble = np.zeros(np.broadcast(kt.pipelined, pp, micro_batches, lay.vpp).shape)
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a, lay.expert_tp(), pp)
     sm_share = defaults.number("moe", "comm_sm_share")

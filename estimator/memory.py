@@ -224,8 +224,7 @@ def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         *(lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt),
         *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp, lay.expert_tp()),
     )
-    shapes = {np.shape(x) for x in fields}
-    ones = np.ones(shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes))
+    ones = np.ones(np.broadcast(*fields).shape)
     return ones, tuple(_as_float(x, ones) for x in fields)
 
 

@@ -266,7 +266,7 @@ def step_traffic(
     if piped.any():
         pp_bytes = np.where(piped, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
     else:  # no pipeline: nothing between stages
-        pp_bytes = np.zeros(np.broadcast_shapes(*(np.shape(x) for x in (pp, activation, tp, micro_batches, vpp))))
+        pp_bytes = np.zeros(np.broadcast(pp, activation, tp, micro_batches, vpp).shape)
     traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
     context = (cp > 1).any()
     recompute = np.where(full, 1.0, 0.0) if context or a.is_moe else None  # the forward's passes, repeated
@@ -493,6 +493,13 @@ def _fabric_links(gpu: GPU, fabrics: list[Fabric], efficiency: float) -> Links:
     return _FABRIC_LINKS.get((id(gpu), *map(id, fabrics), efficiency), (gpu, *fabrics), read)
 
 
+def _per_fabric(x, fabrics: int) -> np.ndarray:
+    """`x` for each of the fabrics, flat: np.broadcast_to(x, (fabrics, 1)).ravel() without its overhead."""
+    out = np.empty((fabrics, 1))
+    out[...] = x
+    return out.ravel()
+
+
 FABRIC_SLACK = 1.05  # a fabric is good enough when the step is at most 5% slower than on the best one
 
 
@@ -533,8 +540,7 @@ def compare_fabrics(
     links = _fabric_links(gpu, fabrics, efficiency)
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp, pp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
-    exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
-    total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
+    exposed, total = _per_fabric(exposed, len(fabrics)), _per_fabric(total, len(fabrics))
     steps = other_seconds + exposed
     best_step = steps.min()
     good = [i for i in range(len(fabrics)) if steps[i] <= best_step * FABRIC_SLACK]
