@@ -165,7 +165,8 @@ def step_overlap(
         ep_sm_share=sm_share if a.is_moe else 0.0,
         tp_async=tensor_parallel_async_share(lay.ckpt),
         tp_hidden=t_compute * backward_share * a.column_parallel_share,
-        pp_share=pipeline_exposed_share(lay.pp, lay.vpp, micro_batches),
+        # without interleaving every hop waits (pipeline_exposed_share's 1 on every layout)
+        pp_share=pipeline_exposed_share(lay.pp, lay.vpp, micro_batches) if (np.asarray(lay.vpp) > 1).any() else 1.0,
     )
 
 

@@ -185,8 +185,8 @@ TP_ASYNC_COLLECTIVES = 4
 def tensor_parallel_async_share(ckpt) -> np.ndarray:
     """Share of a step's tensor-parallel collectives that Megatron-Core runs beside GEMMs: 4 of the
     10 per layer and micro-batch, of 14 when every forward is recomputed (the replay's 4 wait)."""
-    recompute = np.where(np.asarray(ckpt) == 2, 1.0, 0.0)
-    return TP_ASYNC_COLLECTIVES / (TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute)
+    recomputed = TP_ASYNC_COLLECTIVES / (TP_COLLECTIVES + TP_FORWARD_COLLECTIVES)
+    return np.where(np.asarray(ckpt) == 2, recomputed, TP_ASYNC_COLLECTIVES / TP_COLLECTIVES)
 
 
 def _ring(n: np.ndarray) -> np.ndarray:
@@ -447,7 +447,10 @@ def exposed_comm(
     overlap_dp = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
     dp_exposed = np.maximum(0.0, comm["dp"] - overlap_dp * t_compute)
     tp_exposed = _beside(comm["tp"], overlap.tp_async, overlap.tp_hidden)
-    pp_exposed = _beside(comm["pp"], 1.0 - np.asarray(overlap.pp_share, dtype=float), t_compute)
+    if np.ndim(overlap.pp_share) == 0 and overlap.pp_share == 1.0:  # every hop waits (no interleaving)
+        pp_exposed = comm["pp"]
+    else:
+        pp_exposed = _beside(comm["pp"], 1.0 - np.asarray(overlap.pp_share, dtype=float), t_compute)
     serial, total = tp_exposed + pp_exposed, comm["tp"] + comm["pp"]
     # context and expert parallelism where the layouts have them (elsewhere they add 0 seconds)
     if "cp" in comm:
