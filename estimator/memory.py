@@ -729,7 +729,9 @@ def serving_memory(
         "adapters": np.zeros_like(kv),
         "kv_cache": kv,
     }
-    parts["overhead"] = _overhead(_sum(parts.values()), tp_f * pp_f * ep_f, over)
+    # the parts' sum, in their order, without the states a server keeps none of (0 added)
+    subtotal = parts["weights"] + parts["activations"] + parts["kv_cache"]
+    parts["overhead"] = _overhead(subtotal, tp_f * pp_f * ep_f, over)
     return {**parts, "host_offload": np.zeros_like(kv), "nvme_offload": np.zeros_like(kv)}
 
 
