@@ -543,9 +543,10 @@ def compare_fabrics(
     links = _fabric_links(gpu, fabrics, efficiency)
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp, pp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
-    exposed, total = _per_fabric(exposed, len(fabrics)), _per_fabric(total, len(fabrics))
-    steps = other_seconds + exposed
-    best_step = steps.min()
+    # each fabric's figures as Python floats: the same numbers, without a numpy scalar's cost per operation
+    exposed, total = _per_fabric(exposed, len(fabrics)).tolist(), _per_fabric(total, len(fabrics)).tolist()
+    steps = [other_seconds + x for x in exposed]
+    best_step = min(steps)
     good = [i for i in range(len(fabrics)) if steps[i] <= best_step * FABRIC_SLACK]
     pick = min(good, key=lambda i: (fabrics[i].gb_s, i))  # at equal speed, the first listed (InfiniBand)
     ids = [f.id for f in fabrics]
