@@ -178,7 +178,9 @@ PASSES = {"dpo": (1, 1), "ppo": (2, 4)}
 
 def micro_batch_work(job: Job, lay: Layout, defaults: Defaults) -> kernels.Work:
     """The shapes of one micro-batch on one GPU (DPO: chosen and rejected sequences together)."""
-    sequences = np.asarray(lay.micro_batch, dtype=float) * (2 if job.method == "dpo" else 1)
+    sequences = np.asarray(lay.micro_batch, dtype=float)
+    if job.method == "dpo":  # chosen and rejected
+        sequences = sequences * 2
     cp, ep = np.asarray(lay.cp, dtype=float), np.asarray(lay.ep, dtype=float)
     load = np.where(ep > 1, defaults.number("moe", "expert_load"), 1.0) if job.arch.is_moe else 1.0
     adapters = job.method in ADAPTER_METHODS
@@ -388,7 +390,9 @@ def training_step(
 
 def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
     """Bytes per GPU per step for a training layout (network.step_traffic with the job's figures)."""
-    dpo = 2 if job.method == "dpo" else 1
+    micro_batch = np.asarray(lay.micro_batch, dtype=float)
+    if job.method == "dpo":  # chosen and rejected
+        micro_batch = micro_batch * 2
     trained = job.method not in ADAPTER_METHODS and job.method != "infer"
     return step_traffic(
         job.arch,
@@ -399,7 +403,7 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         pp=lay.pp,
         zero=lay.zero,
         ckpt=lay.ckpt,
-        micro_batch=np.asarray(lay.micro_batch, dtype=float) * dpo,
+        micro_batch=micro_batch,
         micro_batches=lay.micro_batches,
         vpp=lay.vpp,
         ep=lay.ep,
@@ -421,10 +425,12 @@ def offload_seconds(job: Job, lay: Layout, defaults: Defaults) -> np.ndarray:
     trained = a.params * (2 if job.method == "ppo" else 1)
     cpu_adam = trained / nodes / defaults.number("host", "cpu_adam_params_per_s_per_node")
     pcie = trained / gpus * 4.0 / (defaults.number("host", "pcie_gb_s_per_gpu") * 1e9)  # grads down, params up
-    nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
-    to_host = cpu_adam + pcie
-    to_nvme = np.where((offload == 2) | (offload == 4), to_host + nvme, to_host)
-    return np.where(offload == 0, 0.0, to_nvme)
+    seconds = cpu_adam + pcie
+    on_nvme = (offload == 2) | (offload == 4)
+    if on_nvme.any():  # NVMe offload, which the open grids do not search (they offload to the CPU)
+        nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
+        seconds = np.where(on_nvme, seconds + nvme, seconds)
+    return np.where(offload == 0, 0.0, seconds)
 
 
 @dataclass
