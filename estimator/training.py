@@ -294,7 +294,7 @@ def _choose(ctx: Context, scored: search.Scored, fixed: search.Fixed) -> Pick:
         ctx.assume("pretrain_target", days=deadline)
     objective = req.objective or "cheapest"
     choice = search.choose(scored, objective, deadline, req.budget_usd, offload_fixed=fixed.offload is not None)
-    t, i = (int(x) for x in np.unravel_index(choice.index, scored.fits.shape))
+    t, i = divmod(int(choice.index), scored.fits.shape[1])  # np.unravel_index's (type, layout), without its cost
     for code, params in choice.shortfalls:
         if code == "deadline":  # the user's deadline, or the target a pretraining run is sized to
             params = {**params, "given": req.deadline_days is not None}
@@ -638,7 +638,7 @@ def _resolved(
 
 
 def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
-    t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
+    t, i = divmod(int(flat), scored.fits.shape[1])  # np.unravel_index's (type, layout), without its cost
     g = scored.grid
     gpu = scored.options.gpus[t]
     return Alternative(
