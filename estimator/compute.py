@@ -165,7 +165,8 @@ def step_overlap(
         ep_sm_share=sm_share if a.is_moe else 0.0,
         tp_async=tensor_parallel_async_share(lay.ckpt),
         tp_hidden=t_compute * backward_share * a.column_parallel_share,
-        pp_share=pipeline_exposed_share(lay.pp, lay.vpp, micro_batches),
+        # without interleaving every hop waits (pipeline_exposed_share's 1 on every layout)
+        pp_share=pipeline_exposed_share(lay.pp, lay.vpp, micro_batches) if (np.asarray(lay.vpp) > 1).any() else 1.0,
     )
 
 
@@ -177,7 +178,9 @@ PASSES = {"dpo": (1, 1), "ppo": (2, 4)}
 
 def micro_batch_work(job: Job, lay: Layout, defaults: Defaults) -> kernels.Work:
     """The shapes of one micro-batch on one GPU (DPO: chosen and rejected sequences together)."""
-    sequences = np.asarray(lay.micro_batch, dtype=float) * (2 if job.method == "dpo" else 1)
+    sequences = np.asarray(lay.micro_batch, dtype=float)
+    if job.method == "dpo":  # chosen and rejected
+        sequences = sequences * 2
     cp, ep = np.asarray(lay.cp, dtype=float), np.asarray(lay.ep, dtype=float)
     load = np.where(ep > 1, defaults.number("moe", "expert_load"), 1.0) if job.arch.is_moe else 1.0
     adapters = job.method in ADAPTER_METHODS
@@ -202,9 +205,13 @@ def slowest_stage(a: Arch, pp, layer, first, last) -> np.ndarray:
     (memory.stage_layers); a pipeline runs at the pace of its slowest stage. Without a pipeline,
     every layer and both ends."""
     pp = np.asarray(pp, dtype=float)
+    piped = pp > 1
+    whole = a.layers * layer + first + last
+    if not piped.any():
+        return whole
     most, fewest = np.ceil(a.layers / pp), np.floor(a.layers / pp)
     staged = np.maximum(most * layer + first, fewest * layer + last)
-    return np.where(pp > 1, staged, a.layers * layer + first + last)
+    return np.where(piped, staged, whole)
 
 
 def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.ndarray:
@@ -214,15 +221,18 @@ def optimizer_step_seconds(job: Job, lay: Layout, dev: kernels.Device) -> np.nda
     (memory.state_bytes). Nothing when the optimizer runs on the host (offload)."""
     a = job.arch
     gpus, tp, pp, ep, zero = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp, lay.ep, lay.zero))
-    dp, experts = gpus / (tp * pp), ep * np.asarray(lay.expert_tp(), dtype=float)
+    dp, sharded = gpus / (tp * pp), zero >= 1
     weights, grads, state = state_bytes(job.precision, job.optimizer)
     if job.method in ADAPTER_METHODS:
-        params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(zero >= 1, dp, 1.0)
+        params = a.lora_params(job.lora_rank, job.lora_targets) / (tp * pp) / np.where(sharded, dp, 1.0)
     else:
         dense, routed = a.params - a.routed_expert_params, a.routed_expert_params
         copies = PASSES.get(job.method, (1, 0))[0]
-        dense_share = dense / np.where(zero >= 1, dp, 1.0) / tp
-        params = copies * (dense_share + routed / np.where(zero >= 1, dp * tp, experts)) / pp
+        params = dense / np.where(sharded, dp, 1.0) / tp
+        if routed:  # a dense model has no routed term (0 / its ranks adds nothing)
+            experts = ep * np.asarray(lay.expert_tp(), dtype=float)
+            params = params + routed / np.where(sharded, dp * tp, experts)
+        params = (copies * params if copies > 1 else params) / pp
     seconds = kernels.optimizer_seconds(dev, params, 2 * state + grads + weights)
     return np.where(np.asarray(lay.offload) >= 1, 0.0, seconds)
 
@@ -316,12 +326,17 @@ def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> Kern
     ckpt = np.asarray(lay.ckpt)
     recompute = np.where(ckpt == 2, layer.forward, np.where(ckpt == 1, layer.attention_forward, 0.0))
     trained, forwards = PASSES.get(job.method, (1, 0))
-    per_layer = trained * (layer.forward + layer.backward + recompute) + forwards * layer.forward
-    ends = trained + forwards / 3.0  # the ends' forward as a third of their forward and backward
-    stage = slowest_stage(a, lay.pp, per_layer, ends * first, ends * last)
+    per_layer = layer.forward + layer.backward + recompute
+    backward = layer.backward
+    if (trained, forwards) != (1, 0):  # DPO's and PPO's further passes (one trained model, no forward: as is)
+        per_layer = trained * per_layer + forwards * layer.forward
+        backward = trained * layer.backward
+        ends = trained + forwards / 3.0  # the ends' forward as a third of their forward and backward
+        first, last = ends * first, ends * last
+    stage = slowest_stage(a, lay.pp, per_layer, first, last)
     share = np.minimum(hw.outside * dev.step_share, 1.0)  # a step takes at least its kernels' time
     pipelined = np.asarray(lay.micro_batches, dtype=float) * stage / share
-    backward_share = trained * layer.backward / per_layer
+    backward_share = backward / per_layer
     return KernelTime(pipelined + optimizer_step_seconds(job, lay, dev) / share, pipelined, backward_share)
 
 
@@ -341,7 +356,9 @@ def training_step(
     a = job.arch
     gpus, tp, pp = (np.asarray(x, dtype=float) for x in (lay.gpus, lay.tp, lay.pp))
     micro_batches = np.asarray(lay.micro_batches, dtype=float)
-    seqs_per_step = np.asarray(global_batch, dtype=float) * (2 if job.method == "dpo" else 1)
+    seqs_per_step = np.asarray(global_batch, dtype=float)
+    if job.method == "dpo":  # chosen and rejected
+        seqs_per_step = seqs_per_step * 2
     tokens_step = seqs_per_step * job.seq_len
     flops = token_flops(a, job.method, job.seq_len, job.lora_rank)
 
@@ -353,8 +370,11 @@ def training_step(
     kt = kernel_time(job, hw, lay, defaults)
     t_compute = kt.compute
     # 1F1B pipeline bubble: (p-1)/m of the ideal time, (p-1)/(v m) interleaved over v chunks
-    # (Narayanan et al. 2021, Sec. 2.2)
-    bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
+    # (Narayanan et al. 2021, Sec. 2.2); none without a pipeline
+    if (pp > 1).any():
+        bubble = kt.pipelined * (pp - 1) / (np.maximum(micro_batches, 1) * np.asarray(lay.vpp, dtype=float))
+    else:
+        bubble = np.zeros(np.broadcast(kt.pipelined, pp, micro_batches, lay.vpp).shape)
 
     comm = step_comm_seconds(traffic, hw.links, gpus, tp, lay.ep, lay.cp, a, lay.expert_tp(), pp)
     sm_share = defaults.number("moe", "comm_sm_share")
@@ -370,7 +390,9 @@ def training_step(
 
 def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
     """Bytes per GPU per step for a training layout (network.step_traffic with the job's figures)."""
-    dpo = 2 if job.method == "dpo" else 1
+    micro_batch = np.asarray(lay.micro_batch, dtype=float)
+    if job.method == "dpo":  # chosen and rejected
+        micro_batch = micro_batch * 2
     trained = job.method not in ADAPTER_METHODS and job.method != "infer"
     return step_traffic(
         job.arch,
@@ -381,7 +403,7 @@ def training_traffic(job: Job, lay: Layout) -> dict[str, np.ndarray]:
         pp=lay.pp,
         zero=lay.zero,
         ckpt=lay.ckpt,
-        micro_batch=np.asarray(lay.micro_batch, dtype=float) * dpo,
+        micro_batch=micro_batch,
         micro_batches=lay.micro_batches,
         vpp=lay.vpp,
         ep=lay.ep,
@@ -403,9 +425,12 @@ def offload_seconds(job: Job, lay: Layout, defaults: Defaults) -> np.ndarray:
     trained = a.params * (2 if job.method == "ppo" else 1)
     cpu_adam = trained / nodes / defaults.number("host", "cpu_adam_params_per_s_per_node")
     pcie = trained / gpus * 4.0 / (defaults.number("host", "pcie_gb_s_per_gpu") * 1e9)  # grads down, params up
-    nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
-    to_nvme = np.where((offload == 2) | (offload == 4), cpu_adam + pcie + nvme, cpu_adam + pcie)
-    return np.where(offload == 0, 0.0, to_nvme)
+    seconds = cpu_adam + pcie
+    on_nvme = (offload == 2) | (offload == 4)
+    if on_nvme.any():  # NVMe offload, which the open grids do not search (they offload to the CPU)
+        nvme = trained / nodes * 32.0 / (defaults.number("host", "nvme_gb_s_per_node") * 1e9)  # read+write 16 B/param
+        seconds = np.where(on_nvme, seconds + nvme, seconds)
+    return np.where(offload == 0, 0.0, seconds)
 
 
 @dataclass
@@ -479,7 +504,7 @@ def prefill_attention_seconds(a: Arch, dev: kernels.Device, load: Served, prompt
     layer of a pipeline stage (kernels.attention_seconds: FlashAttention's rate by length and head
     dimension); chunked prefill does the same work a chunk at a time."""
     prompts = np.asarray(prompts, dtype=float)
-    forward, _ = kernels.attention_seconds(dev, a, prompts, float(load.prompt), tp=np.asarray(tp, dtype=float))
+    forward = kernels.attention_forward_seconds(dev, a, prompts, float(load.prompt), tp=np.asarray(tp, dtype=float))
     return np.where(prompts > 0, forward * a.layers / np.asarray(pp, dtype=float), 0.0)
 
 
@@ -540,6 +565,8 @@ def decode_matmul_seconds(a: Arch, precision: str, *, tokens, tp, pp, ep, dev: k
     slots = serving_expert_slots(a, ep)
     touched = experts_touched(a, tokens, np.asarray(ep, dtype=float) * slots)
     gemms = kernels.cached_decode_seconds(dev, a, tokens=tokens, tp=tp, pp=pp, ep=ep, touched=touched, slots=slots)
+    if not a.is_moe:  # nothing staged between expert kernels: 0 bytes
+        return gemms
     return gemms + moe_staging_bytes(a, precision, tokens, tp, pp, ep) / dev.hbm
 
 

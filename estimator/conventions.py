@@ -49,13 +49,16 @@ FP32_GRADS_UNDER_MEGATRON = frozenset({"bf16-mixed", "fp8-mixed"})
 def megatron_layout(tp, pp, ep=1.0, cp=1.0) -> np.ndarray:
     """True where a layout needs Megatron-Core: any model, expert or context parallelism."""
     tp, pp, ep, cp = (np.asarray(x, dtype=float) for x in (tp, pp, ep, cp))
-    return (tp > 1) | (pp > 1) | (ep > 1) | (cp > 1)
+    return tp * pp * ep * cp > 1  # (tp > 1) | (pp > 1) | (ep > 1) | (cp > 1): each is 1 at least
 
 
-def grad_bytes(precision: str, megatron) -> np.ndarray:
-    """Bytes per gradient element held and reduced."""
-    fp32 = (precision == "fp32") | (np.asarray(megatron) & (precision in FP32_GRADS_UNDER_MEGATRON))
-    return np.where(fp32, 4.0, 2.0)
+def grad_bytes(precision: str, megatron) -> np.ndarray | float:
+    """Bytes per gradient element held and reduced (one number where they are the same on every layout)."""
+    if precision == "fp32":
+        return 4.0
+    if precision not in FP32_GRADS_UNDER_MEGATRON:
+        return 2.0
+    return np.where(megatron, 4.0, 2.0)
 
 
 def loss_bytes_per_logit(megatron, loss: str = "chunked", keeps_logits: bool = False) -> np.ndarray:

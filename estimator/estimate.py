@@ -213,12 +213,15 @@ def _check_against_model(ctx: Context, seq: int) -> list[Note]:
 # --- defaults ----------------------------------------------------------------------------
 
 
-_NAMED_BY_SIZE: dict[int, tuple[dict, dict[float, list]]] = {}  # by id(cat.models), which the entry keeps alive
+# by id(cat.models), which the entry keeps alive: (the models, the index by stated size, the shared
+# shapes found of the sizes asked)
+_NAMED_BY_SIZE: dict[int, tuple[dict, dict[float, list], dict[float, tuple]]] = {}
+SHARED_SIZES = 1024  # the shared shapes one catalog keeps, at most (bare sizes asked)
 
 
-def _named_at(params_b: float, cat: Catalog) -> list:
-    """The catalog models whose names state `params_b` billion parameters, from an index of the
-    stated sizes built once per catalog (a scan of every name cost some 40 us per bare size)."""
+def _by_size(cat: Catalog) -> tuple[dict, dict[float, list], dict[float, tuple]]:
+    """The catalog's models by the size their names state (an index built once per catalog: a scan
+    of every name cost some 40 us per bare size), with the shared shapes found so far."""
     key = id(cat.models)
     if key not in _NAMED_BY_SIZE:
         if len(_NAMED_BY_SIZE) > 64:  # catalogs made per request (a model read at run time): a bound
@@ -226,8 +229,22 @@ def _named_at(params_b: float, cat: Catalog) -> list:
         index: dict[float, list] = {}
         for spec in cat.models.values():
             index.setdefault(architecture.stated_size(spec.name), []).append(spec)
-        _NAMED_BY_SIZE[key] = (cat.models, index)
-    return _NAMED_BY_SIZE[key][1].get(params_b, [])
+        _NAMED_BY_SIZE[key] = (cat.models, index, {})
+    return _NAMED_BY_SIZE[key]
+
+
+def _shared_at(params_b: float, cat: Catalog) -> tuple[tuple[int, ...] | None, list[str]]:
+    """architecture.shared_shape of the models named at `params_b`, found once per catalog and size
+    (25 models are named 7B: some 25 us a bare size, asked twice an estimate)."""
+    _, index, shared = _by_size(cat)
+    found = shared.get(params_b)  # one look-up: another thread may empty the dictionary meanwhile
+    if found is None:
+        found = architecture.shared_shape(params_b, index.get(params_b, []))
+        if len(shared) >= SHARED_SIZES:
+            shared.clear()
+        shared[params_b] = found
+    shape, names = found
+    return shape, list(names)
 
 
 def _resolve_model(req: Request, cat: Catalog) -> tuple[Arch, str | None]:
@@ -240,7 +257,7 @@ def _resolve_model(req: Request, cat: Catalog) -> tuple[Arch, str | None]:
         raise RequestError([Note(code="model_missing")])
     if req.active_params_b and req.active_params_b < req.params_b:
         return architecture.generic_moe(req.params_b, req.active_params_b), None
-    shape, _ = architecture.shared_shape(req.params_b, _named_at(req.params_b, cat))
+    shape, _ = _shared_at(req.params_b, cat)
     return architecture.generic(req.params_b, shape), None
 
 
@@ -325,7 +342,7 @@ def _estimate(req: Request, cat: Catalog) -> Estimate:
                     "params_b": req.params_b,
                     **architecture.describe_generic(arch),
                     "vocab": arch.vocab,
-                    "like": architecture.shared_shape(req.params_b, _named_at(req.params_b, cat))[1],
+                    "like": _shared_at(req.params_b, cat)[1],
                 },
             )
         )

@@ -213,6 +213,20 @@ def attention_seconds(dev: Device, a: Arch, sequences, length, *, tp=1.0, cp=1.0
     pair, half the pairs under the causal mask; the backward does 2.5 x the forward's (the
     FlashAttention benchmarks' count). Rate: FlashAttention's at long lengths, scaled by d / (d +
     d_half) for the head dimension and L / (L + L_half) for the length each rank attends over."""
+    flops, width, along = _attention_work(dev, a, sequences, length, tp, cp)
+    forward = flops / (dev.attn_fwd * width * along) + dev.launch
+    backward = 2.5 * flops / (dev.attn_bwd * width * along) + dev.launch
+    return forward, backward
+
+
+def attention_forward_seconds(dev: Device, a: Arch, sequences, length, *, tp=1.0, cp=1.0) -> np.ndarray:
+    """attention_seconds' forward alone (a prefill has no backward)."""
+    flops, width, along = _attention_work(dev, a, sequences, length, tp, cp)
+    return flops / (dev.attn_fwd * width * along) + dev.launch
+
+
+def _attention_work(dev: Device, a: Arch, sequences, length, tp, cp) -> tuple:
+    """(FLOPs, head-dimension factor, length factor) of attention_seconds."""
     d_qk = a.head_dim
     d_v = a.v_head_dim if a.is_mla else a.head_dim
     # under cp, a load-balanced ring: each rank holds two of 2 x cp chunks (round-robin, PyTorch's
@@ -222,9 +236,7 @@ def attention_seconds(dev: Device, a: Arch, sequences, length, *, tp=1.0, cp=1.0
     width = (d_qk / (d_qk + dev.head_dim_half)) / (128.0 / (128.0 + dev.head_dim_half))
     block = length / cp
     along = block / (block + dev.attn_half)
-    forward = flops / (dev.attn_fwd * width * along) + dev.launch
-    backward = 2.5 * flops / (dev.attn_bwd * width * along) + dev.launch
-    return forward, backward
+    return flops, width, along
 
 
 def decode_attention_flops(a: Arch, sequences, held, *, tp=1.0) -> np.ndarray:

@@ -10,6 +10,8 @@ parallelism whenever tp > 1, 1F1B pipeline schedule.
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,6 +184,11 @@ def _stage_params(a: Arch, pp: np.ndarray, tp: np.ndarray) -> tuple[np.ndarray, 
     return first, last
 
 
+def _unstaged_params(a: Arch) -> float:
+    """_stage_params without a pipeline, the same for every layout: every layer, embedding and head."""
+    return a.layers * (a.layer_stack_params / a.layers) + a.embed_params + (a.head_params + a.final_norm_params)
+
+
 def _frozen_weight_bytes(job: Job, params: np.ndarray, pp: np.ndarray, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sharded, replicated) bytes of a frozen base model's weights per GPU (LoRA base, DPO/PPO
     reference), before ZeRO-3 sharding. QLoRA's linear layers are NF4 whose 4-bit data FSDP shards
@@ -217,8 +224,7 @@ def _broadcast_layout(lay: Layout) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         *(lay.gpus, lay.tp, lay.pp, lay.zero, lay.offload, lay.ckpt),
         *(lay.micro_batch, lay.micro_batches, lay.ep, lay.cp, lay.expert_tp()),
     )
-    shapes = {np.shape(x) for x in fields}
-    ones = np.ones(shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes))
+    ones = np.ones(np.broadcast(*fields).shape)
     return ones, tuple(_as_float(x, ones) for x in fields)
 
 
@@ -244,6 +250,7 @@ class _Placement:
     tp: np.ndarray
     pp: np.ndarray
     zero: np.ndarray
+    zero3: np.ndarray  # ZeRO-3: the weights sharded, gathered a unit at a time
     shard_w: np.ndarray
     shard_g: np.ndarray
     shard_o: np.ndarray
@@ -253,6 +260,7 @@ class _Placement:
     gathers: np.ndarray  # ZeRO-3 or parameter offload: weights arrive one unit at a time
     megatron: np.ndarray  # the layout runs on Megatron-Core (conventions.megatron_layout)
 
+    @functools.cached_property
     def any_params_on_host(self) -> bool:
         """Some layout keeps its parameters on the host (most searches have none: then the terms
         that hold only there are left out, not added as zeros)."""
@@ -269,22 +277,28 @@ def _placement(
     # (parallel_state.py: expert_data_parallel_size = world_size // (etp x ep x pp)); params arrive here / tp
     routed = a.routed_expert_share
     ep = np.asarray(ep, dtype=float)
-    expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp if routed else None
+    zero3 = zero >= 3
+    if routed:
+        expert_split = ep * np.asarray(tp if etp is None else etp, dtype=float) / tp
 
-    def shard(stage: int) -> np.ndarray:
-        sharded = zero >= stage
-        dense = np.where(sharded, dp, 1.0)
-        if not routed:  # a dense model: the experts' term is 0 / expert, which adds nothing
-            return 1.0 / (1.0 / dense)
-        return 1.0 / ((1.0 - routed) / dense + routed / np.where(sharded, dp, expert_split))
+        def shard(sharded: np.ndarray) -> np.ndarray:
+            return 1.0 / ((1.0 - routed) / np.where(sharded, dp, 1.0) + routed / np.where(sharded, dp, expert_split))
 
-    shard_w, shard_g, shard_o = shard(3), shard(2), shard(1)
+    else:  # a dense model: the experts' term is 0 / expert, which adds nothing: 1 / (1 / dp) where sharded
+        whole = 1.0 / (1.0 / dp)
+
+        def shard(sharded: np.ndarray) -> np.ndarray:
+            return np.where(sharded, whole, 1.0)
+
+    shard_w, shard_g, shard_o = shard(zero3), shard(zero >= 2), shard(zero >= 1)
     opt_on_host = offload >= 1
     params_on_host = offload >= 3
     unit = a.largest_unit_params / tp
-    gathers = (zero >= 3) | params_on_host
+    gathers = zero3 | params_on_host
     megatron = conventions.megatron_layout(tp, pp, ep, cp)
-    return _Placement(tp, pp, zero, shard_w, shard_g, shard_o, opt_on_host, params_on_host, unit, gathers, megatron)
+    return _Placement(
+        tp, pp, zero, zero3, shard_w, shard_g, shard_o, opt_on_host, params_on_host, unit, gathers, megatron
+    )
 
 
 @dataclass(frozen=True)
@@ -298,15 +312,19 @@ class _Activations:
 
 def _activations(job: Job, place: _Placement, ckpt: np.ndarray, mbs: np.ndarray, cp=1.0) -> _Activations:
     a = job.arch
-    seqs = mbs * (2 if job.method == "dpo" else 1)  # DPO: chosen and rejected
+    seqs = mbs * 2 if job.method == "dpo" else mbs  # DPO: chosen and rejected
     tokens = seqs * job.seq_len / cp  # context parallel: each rank keeps its share of every sequence
     tp = place.tp
     act_b = 4.0 if job.precision == "fp32" else activation_bytes()
-    combined = np.where(place.megatron, expert_output_elems_per_token_layer(a), 0.0)  # not kept there
+    full = ckpt == 2
+    # MoE: the routed experts' outputs are not kept on Megatron-Core (a dense model has none: 0 taken off)
+    combined = np.where(place.megatron, expert_output_elems_per_token_layer(a), 0.0) if a.is_moe else 0.0
     per_layer_none = (activation_elems_per_token_layer(a)["none"] - combined) * tokens * act_b / tp
-    stored = _stored_per_token_layer(a, ckpt) - np.where(ckpt == 2, 0.0, combined)
+    stored = _stored_per_token_layer(a, ckpt)
+    if a.is_moe:
+        stored = stored - np.where(full, 0.0, combined)
     stored_per_layer = stored * tokens * act_b / tp
-    recompute_peak = np.where(ckpt == 2, per_layer_none, 0.0)
+    recompute_peak = np.where(full, per_layer_none, 0.0)
     per_logit = conventions.loss_bytes_per_logit(place.megatron, job.loss, job.keeps_logits)
     loss_peak = tokens * (a.vocab * per_logit + a.hidden * act_b) / tp
     return _Activations(stored_per_layer, recompute_peak, loss_peak)
@@ -384,7 +402,7 @@ def _offload_copy(job: Job, place: _Placement, gathered: tuple | None = None) ->
     pre-unshard stream, handed to the all-gather with record_stream; FSDP2 copies in likewise), and
     the allocator keeps that stream's blocks for that stream alone: the largest unit's shard, the
     root's (embeddings and head) unless a decoder layer is larger."""
-    if not place.any_params_on_host():
+    if not place.any_params_on_host:
         return 0.0
     root = (gathered or gathered_bytes(job, place.tp, place.pp))[0]
     largest = _unit_bytes(job, place.tp)[1]
@@ -404,27 +422,30 @@ def replicated_constant_bytes(job: Job, tp: np.ndarray, pp: np.ndarray) -> np.nd
 
 def _stage_weights(
     job: Job, place: _Placement, params: np.ndarray, gathered: tuple | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(GPU, host) weight bytes: trained models (16-bit compute copy), frozen models, ZeRO-3
-    gathered units; with parameter offload the sharded frozen weights live in host RAM."""
+    gathered units; with parameter offload the sharded frozen weights live in host RAM (host None:
+    no frozen weights there)."""
     a = job.arch
     w_b = state_bytes(job.precision, job.optimizer)[0]
     trained_copies, frozen_copies = _model_copies(job.method)
     adapter_method = job.method in ADAPTER_METHODS
-    on_host = place.any_params_on_host()
+    on_host = place.any_params_on_host
     weights = 0.0
     if not adapter_method:
         trained_w = params * w_b / place.shard_w
-        weights = trained_copies * (np.where(place.params_on_host, 0.0, trained_w) if on_host else trained_w)
+        weights = np.where(place.params_on_host, 0.0, trained_w) if on_host else trained_w
+        weights = trained_copies * weights if trained_copies > 1 else weights
     frozen_models = frozen_copies + (1 if adapter_method else 0)
-    host = 0.0  # without frozen models (full training, pretraining) they add 0 bytes to GPU and host
+    host = None  # without frozen models (full training, pretraining) they add 0 bytes to GPU and host
     if frozen_models:
         sharded, replicated = _frozen_weight_bytes(job, params, place.pp, place.tp)
         frozen_host = sharded / place.shard_w
         frozen_w = (np.where(place.params_on_host, 0.0, frozen_host) if on_host else frozen_host) + replicated
         weights = weights + frozen_models * frozen_w
-        host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0) if on_host else 0.0
-    units = sum(gathered or gathered_bytes(job, place.tp, place.pp))
+        host = np.where(place.params_on_host, frozen_models * frozen_host, 0.0) if on_host else None
+    root, layers = gathered or gathered_bytes(job, place.tp, place.pp)
+    units = root + layers
     if job.pp_unsharded and not adapter_method:  # the whole stage gathered under PP, not two units
         units = np.where(place.pp > 1, params * 2.0, units)
     weights = weights + np.where(place.gathers, units, 0.0)
@@ -446,7 +467,7 @@ def _adapter_states(job: Job, place: _Placement, params: np.ndarray) -> tuple[np
     resident = n * g_b / place.shard_g + n * o_b / place.shard_o
     adapters = weights + np.where(place.opt_on_host, 0.0, resident)
     host = np.where(place.opt_on_host, n * (o_b + 4.0) / place.shard_o, 0.0)
-    if place.any_params_on_host():
+    if place.any_params_on_host:
         host = host + np.where(place.params_on_host, n * w_b / place.shard_w, 0.0)
     return np.zeros_like(params), np.zeros_like(params), adapters, host
 
@@ -464,18 +485,22 @@ def _trained_states(
     # FSDP reduce-scatters a unit's gradient when the unit's backward ends: the root's (embeddings,
     # head, unless they are units of their own) is held unsharded for the whole backward, beside the
     # running unit's
-    unit = np.where(place.zero >= 3, root + largest_unit_params(a, tp, job.fsdp_ends), place.unit)
-    resident_g = params * g_b / place.shard_g + np.where(place.zero >= 3, unit * g_b, 0.0)
+    unit = np.where(place.zero3, root + largest_unit_params(a, tp, job.fsdp_ends), place.unit)
+    unit_g = unit * g_b
+    resident_g = params * g_b / place.shard_g + np.where(place.zero3, unit_g, 0.0)
     if job.pp_unsharded:  # under PP the stage's gradients accumulate unsharded in fp32 until the last micro-batch
-        resident_g = resident_g + np.where((place.pp > 1) & (place.zero >= 3), params * 4.0, 0.0)
-    gradients = trained_copies * np.where(place.opt_on_host, unit * g_b, resident_g)
-    factored = a.factored_state_elems * 4.0 / (pp * tp) if job.optimizer == "adafactor" else 0.0
-    resident_o = params * o_b / place.shard_o + factored / place.shard_o
-    optimizer = trained_copies * np.where(place.opt_on_host, 0.0, resident_o)
+        resident_g = resident_g + np.where((place.pp > 1) & place.zero3, params * 4.0, 0.0)
+    gradients = np.where(place.opt_on_host, unit_g, resident_g)
+    resident_o = params * o_b / place.shard_o
+    if job.optimizer == "adafactor":  # its factored second moments, in fp32
+        resident_o = resident_o + a.factored_state_elems * 4.0 / (pp * tp) / place.shard_o
+    optimizer = np.where(place.opt_on_host, 0.0, resident_o)
     # ZeRO-Offload keeps fp32 master, Adam states and fp32 gradients on the host
-    host_state = trained_copies * np.where(place.opt_on_host, params * (o_b + 4.0) / place.shard_o, 0.0)
-    if place.any_params_on_host():
-        host_state = host_state + trained_copies * np.where(place.params_on_host, params * w_b / place.shard_w, 0.0)
+    host_state = np.where(place.opt_on_host, params * (o_b + 4.0) / place.shard_o, 0.0)
+    if place.any_params_on_host:
+        host_state = host_state + np.where(place.params_on_host, params * w_b / place.shard_w, 0.0)
+    if trained_copies > 1:
+        gradients, optimizer, host_state = (trained_copies * x for x in (gradients, optimizer, host_state))
     return gradients, optimizer, np.zeros_like(params), host_state
 
 
@@ -517,14 +542,17 @@ def _stage_memory(
     frozen in 16-bit), with `inflight` micro-batches' activations over its `layers`."""
     pp = place.pp
     weights, weights_host = _stage_weights(job, place, params, units and units.gathered)
-    weights = weights + vision * 2.0 / place.tp / place.shard_w
+    if job.arch.vision_params:  # a vision-language model's encoder (`vision` is 0 on every stage without one)
+        weights = weights + vision * 2.0 / place.tp / place.shard_w
     if job.method in ADAPTER_METHODS:
         gradients, optimizer, adapters, host_state = _adapter_states(job, place, params)
     else:
         gradients, optimizer, adapters, host_state = _trained_states(job, place, params, units and units.root)
-    host_state = host_state + weights_host
+    if weights_host is not None:
+        host_state = host_state + weights_host
     activations = inflight * layers * act.stored_per_layer
-    activations = activations + np.maximum(np.where(has_loss, act.loss_peak, 0.0), act.recompute_peak)
+    loss_peak = act.loss_peak if has_loss is True else np.where(has_loss, act.loss_peak, 0.0)
+    activations = activations + np.maximum(loss_peak, act.recompute_peak)
     kv_cache = _rollout_kv_cache(job, params, mbs, pp, place.tp)
     parts = {
         "weights": _as_float(weights, ones),
@@ -542,7 +570,7 @@ def _larger_stage(stages: list) -> tuple[dict[str, np.ndarray], np.ndarray]:
     parts, host_state = stages[0]
     if len(stages) == 2:
         (first, host_first), (last, host_last) = stages
-        use_first = sum(first.values()) >= sum(last.values())
+        use_first = _sum(first.values()) >= _sum(last.values())
         if use_first.all() or not use_first.any():  # one stage is the larger on every layout
             parts = dict(first if use_first.all() else last)
         else:
@@ -580,18 +608,21 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     if job.megatron_core:  # a framework that runs Megatron-Core on data parallelism alone too
         place = dataclasses.replace(place, megatron=np.ones_like(place.megatron, dtype=bool))
     act = _activations(job, place, ckpt, mbs, cp)
-
-    first_p, last_p = _stage_params(a, pp, tp)
-    # 1F1B (Narayanan et al. 2021): the first stage keeps up to pp micro-batches in flight, the last one;
-    # interleaved over v chunks it keeps 1 + (p-1)/(p v) times that (Korthikanti et al. 2022, Sec. 4.2.3;
-    # Megatron's warm-up of 2(p-1) + (v-1)p chunk passes)
-    inflight_first = np.minimum(pp, np.maximum(micro_batches, 1)) * interleave_memory_factor(pp, lay.vpp)
     # a vision-language model's image encoder runs before the first decoder layer, frozen
     # (LLaMA-Factory's freeze_vision_tower default)
-    first_layers, last_layers = stage_layers(a, pp)
-    stage_list = [(first_p, inflight_first, pp == 1, first_layers, a.vision_params)]
-    if (pp > 1).any():  # without pipelining the first stage is the last: evaluate it once
-        stage_list.append((last_p, 1.0, True, last_layers, np.where(pp > 1, 0.0, a.vision_params)))
+    if (pp > 1).any():
+        first_p, last_p = _stage_params(a, pp, tp)
+        # 1F1B (Narayanan et al. 2021): the first stage keeps up to pp micro-batches in flight, the last one;
+        # interleaved over v chunks it keeps 1 + (p-1)/(p v) times that (Korthikanti et al. 2022, Sec. 4.2.3;
+        # Megatron's warm-up of 2(p-1) + (v-1)p chunk passes)
+        inflight_first = np.minimum(pp, np.maximum(micro_batches, 1)) * interleave_memory_factor(pp, lay.vpp)
+        first_layers, last_layers = stage_layers(a, pp)
+        stage_list = [
+            (first_p, inflight_first, pp == 1, first_layers, a.vision_params),
+            (last_p, 1.0, True, last_layers, np.where(pp > 1, 0.0, a.vision_params)),
+        ]
+    else:  # without pipelining the first stage is the last, one micro-batch in flight: evaluate it once
+        stage_list = [(_unstaged_params(a) / tp, 1.0, True, a.layers, a.vision_params)]
     root = gathered_unit_params(a, place.tp, place.pp, job.fsdp_ends)[0]
     units = _Units(gathered_bytes(job, place.tp, place.pp, root), root)
     stages = [
@@ -600,9 +631,9 @@ def training_memory(job: Job, lay: Layout, over: Overheads) -> dict[str, np.ndar
     ]
 
     parts, host_state = _larger_stage(stages)
-    parts["overhead"] = _overhead(sum(parts.values()), gpus, over) + _as_float(
-        _offload_copy(job, place, units.gathered), ones
-    )
+    parts["overhead"] = _overhead(_sum(parts.values()), gpus, over)
+    if place.any_params_on_host:  # the host-to-device copies' buffers (none without parameter offload)
+        parts["overhead"] = parts["overhead"] + _offload_copy(job, place, units.gathered)
     host_ram, nvme = _offloaded(host_state, gpus, offload, lay.gpus_per_node)
     return {**parts, "host_offload": host_ram, "nvme_offload": nvme}
 
@@ -615,8 +646,10 @@ def kv_share(a: Arch, tp: np.ndarray) -> np.ndarray:
 
 
 def _overhead(subtotal: np.ndarray, gpus: np.ndarray, over: Overheads) -> np.ndarray:
-    comm = np.where(gpus > 1, over.comm_buffers_gib * GIB, 0.0)
-    return over.cuda_context_gib * GIB + comm + over.fragmentation * subtotal
+    context = over.cuda_context_gib * GIB
+    # the CUDA context, NCCL's buffers where there are peers, the allocator's fragmentation
+    fixed = np.where(gpus > 1, context + over.comm_buffers_gib * GIB, context)
+    return fixed + over.fragmentation * subtotal
 
 
 # --- serving ---------------------------------------------------------------------------------
@@ -696,7 +729,9 @@ def serving_memory(
         "adapters": np.zeros_like(kv),
         "kv_cache": kv,
     }
-    parts["overhead"] = _overhead(sum(parts.values()), tp_f * pp_f * ep_f, over)
+    # the parts' sum, in their order, without the states a server keeps none of (0 added)
+    subtotal = parts["weights"] + parts["activations"] + parts["kv_cache"]
+    parts["overhead"] = _overhead(subtotal, tp_f * pp_f * ep_f, over)
     return {**parts, "host_offload": np.zeros_like(kv), "nvme_offload": np.zeros_like(kv)}
 
 
@@ -704,4 +739,13 @@ BREAKDOWN_KEYS = ("weights", "gradients", "optimizer", "activations", "adapters"
 
 
 def per_gpu_total(parts: dict[str, np.ndarray]) -> np.ndarray:
-    return sum(parts[k] for k in BREAKDOWN_KEYS)
+    return _sum(parts[k] for k in BREAKDOWN_KEYS)
+
+
+def _sum(values: Iterable[np.ndarray]) -> np.ndarray:
+    """sum(values) without its leading 0 + (a copy of the first array): the same figures, one pass fewer."""
+    values = iter(values)
+    total = next(values)
+    for x in values:
+        total = total + x
+    return total

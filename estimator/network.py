@@ -132,6 +132,8 @@ def decode_comm_seconds(arch: Arch, batch: int, tp, pp, links: DecodeLinks, ep=1
     allreduces, per_allreduce, hop = decode_collectives(arch, batch, tp, pp)
     tp_seconds = allreduces * (per_allreduce / links.intra + links.latency)
     pp_seconds = (np.asarray(pp, dtype=float) - 1) * (hop / links.inter + links.inter_latency)
+    if not arch.is_moe:  # no all-to-all: 0 seconds
+        return tp_seconds + pp_seconds
     return tp_seconds + pp_seconds + expert_all_to_all_seconds(arch, batch, ep, links)
 
 
@@ -183,8 +185,8 @@ TP_ASYNC_COLLECTIVES = 4
 def tensor_parallel_async_share(ckpt) -> np.ndarray:
     """Share of a step's tensor-parallel collectives that Megatron-Core runs beside GEMMs: 4 of the
     10 per layer and micro-batch, of 14 when every forward is recomputed (the replay's 4 wait)."""
-    recompute = np.where(np.asarray(ckpt) == 2, 1.0, 0.0)
-    return TP_ASYNC_COLLECTIVES / (TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute)
+    recomputed = TP_ASYNC_COLLECTIVES / (TP_COLLECTIVES + TP_FORWARD_COLLECTIVES)
+    return np.where(np.asarray(ckpt) == 2, recomputed, TP_ASYNC_COLLECTIVES / TP_COLLECTIVES)
 
 
 def _ring(n: np.ndarray) -> np.ndarray:
@@ -235,31 +237,40 @@ def step_traffic(
         np.asarray(x, dtype=float) for x in (gpus, tp, pp, micro_batch, micro_batches)
     )
     zero, ckpt = np.asarray(zero), np.asarray(ckpt)
-    dp = gpus / (tp * pp)  # the gradient group: data x context parallel ranks
+    tp_pp = tp * pp
+    dp = gpus / tp_pp  # the gradient group: data x context parallel ranks
     ep, cp = np.asarray(ep, dtype=float), np.asarray(cp, dtype=float)
     tokens_mb = micro_batch * seq_len / cp
     # dense parameters move over all dp ranks; a routed expert over the expert data-parallel ranks that hold it
     # (a dense model has no routed term: 0 bytes, which adds nothing to the non-negative dense one)
-    ring_dp, tp_pp = _ring(dp), tp * pp
+    ring_dp = _ring(dp)
     ring_shard = (a.params - a.routed_expert_params) * ring_dp / tp_pp
     if a.routed_expert_params:
         experts = ep * (tp if etp is None else np.asarray(etp, dtype=float))
         ring_shard = ring_shard + a.routed_expert_params / experts * _ring(gpus / (pp * experts)) / pp
-    recompute = np.where(ckpt == 2, 1.0, 0.0)
+    full = ckpt == 2
 
-    collectives = TP_COLLECTIVES + TP_FORWARD_COLLECTIVES * recompute
+    collectives = np.where(full, float(TP_COLLECTIVES + TP_FORWARD_COLLECTIVES), float(TP_COLLECTIVES))
     activation = tokens_mb * a.hidden * 2.0
     tp_bytes = collectives * _ring(tp) * activation * (a.layers / pp) * micro_batches
 
-    adapters = adapter_params * ring_dp / tp_pp
-    gather = 2 * (ring_shard + adapters) * 2.0 * micro_batches  # forward and backward all-gathers
+    # the adapters trained beside frozen weights (none where the whole model trains: 0 bytes added)
+    adapters = adapter_params * ring_dp / tp_pp if adapter_params else 0.0
+    gathered = ring_shard + adapters if adapter_params else ring_shard
+    gather = 2 * gathered * 2.0 * micro_batches  # forward and backward all-gathers
     scatter = (ring_shard if trained else adapters) * grad_bytes * micro_batches
     allreduce = 2 * (ring_shard if trained else adapters) * grad_bytes
     dp_bytes = np.where(zero >= 3, gather + scatter, allreduce)
 
-    pp_bytes = np.where(pp > 1, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
+    piped = pp > 1
+    if piped.any():
+        pp_bytes = np.where(piped, 2 * activation / tp * micro_batches * np.asarray(vpp, dtype=float), 0.0)
+    else:  # no pipeline: nothing between stages
+        pp_bytes = np.zeros(np.broadcast(pp, activation, tp, micro_batches, vpp).shape)
     traffic = {"tp": tp_bytes, "dp": dp_bytes, "pp": pp_bytes}
-    if (cp > 1).any():
+    context = (cp > 1).any()
+    recompute = np.where(full, 1.0, 0.0) if context or a.is_moe else None  # the forward's passes, repeated
+    if context:
         kv = a.kv_cache_elems_per_token_layer * tokens_mb * 2.0 / tp  # keys and values of this rank's tokens
         traffic["cp"] = (3 + recompute) * (cp - 1) * kv * a.layers / pp * micro_batches
     if a.is_moe:
@@ -276,7 +287,8 @@ def gradient_ranks_per_node(gpus, tp, pp, per_node) -> tuple[np.ndarray, np.ndar
     fill a node with data-parallel ranks alike)."""
     gpus, tp, pp = (np.asarray(x, dtype=float) for x in (gpus, tp, pp))
     group = gpus / (tp * pp)
-    return np.clip(np.floor(np.asarray(per_node, dtype=float) / tp), 1.0, group), group
+    # np.clip(x, 1, group) as it computes it, without its Python overhead
+    return np.minimum(np.maximum(np.floor(np.asarray(per_node, dtype=float) / tp), 1.0), group), group
 
 
 def gradient_bandwidth(links: Links, gpus, tp, pp=1) -> np.ndarray:
@@ -435,12 +447,20 @@ def exposed_comm(
     overlap_dp = np.where(np.asarray(zero) >= 3, 1.0, 2.0 / 3.0)
     dp_exposed = np.maximum(0.0, comm["dp"] - overlap_dp * t_compute)
     tp_exposed = _beside(comm["tp"], overlap.tp_async, overlap.tp_hidden)
-    pp_exposed = _beside(comm["pp"], 1.0 - np.asarray(overlap.pp_share, dtype=float), t_compute)
-    ep, cp = comm.get("ep", 0.0), comm.get("cp", 0.0)
-    ep_beside = np.minimum(ep, overlap.ep_hidden)
-    ep_exposed = ep - ep_beside + ep_beside * np.asarray(overlap.ep_sm_share, dtype=float)
-    serial = tp_exposed + pp_exposed + cp + ep_exposed
-    return serial + dp_exposed, comm["tp"] + comm["pp"] + cp + ep + comm["dp"]
+    if np.ndim(overlap.pp_share) == 0 and overlap.pp_share == 1.0:  # every hop waits (no interleaving)
+        pp_exposed = comm["pp"]
+    else:
+        pp_exposed = _beside(comm["pp"], 1.0 - np.asarray(overlap.pp_share, dtype=float), t_compute)
+    serial, total = tp_exposed + pp_exposed, comm["tp"] + comm["pp"]
+    # context and expert parallelism where the layouts have them (elsewhere they add 0 seconds)
+    if "cp" in comm:
+        serial, total = serial + comm["cp"], total + comm["cp"]
+    if "ep" in comm:
+        ep = comm["ep"]
+        ep_beside = np.minimum(ep, overlap.ep_hidden)
+        serial = serial + (ep - ep_beside + ep_beside * np.asarray(overlap.ep_sm_share, dtype=float))
+        total = total + ep
+    return serial + dp_exposed, total + comm["dp"]
 
 
 def _single_node(traffic: dict[str, float], gpu: GPU, exposed: float, total: float, other: float) -> NetworkEstimate:
@@ -474,6 +494,13 @@ def _fabric_links(gpu: GPU, fabrics: list[Fabric], efficiency: float) -> Links:
         return links
 
     return _FABRIC_LINKS.get((id(gpu), *map(id, fabrics), efficiency), (gpu, *fabrics), read)
+
+
+def _per_fabric(x, fabrics: int) -> np.ndarray:
+    """`x` for each of the fabrics, flat: np.broadcast_to(x, (fabrics, 1)).ravel() without its overhead."""
+    out = np.empty((fabrics, 1))
+    out[...] = x
+    return out.ravel()
 
 
 FABRIC_SLACK = 1.05  # a fabric is good enough when the step is at most 5% slower than on the best one
@@ -516,10 +543,10 @@ def compare_fabrics(
     links = _fabric_links(gpu, fabrics, efficiency)
     comm = step_comm_seconds(traffic, links, gpus, tp, ep, cp, arch, etp, pp)
     exposed, total = exposed_comm(comm, t_compute, zero, overlap)
-    exposed = np.broadcast_to(exposed, (len(fabrics), 1)).ravel()
-    total = np.broadcast_to(total, (len(fabrics), 1)).ravel()
-    steps = other_seconds + exposed
-    best_step = steps.min()
+    # each fabric's figures as Python floats: the same numbers, without a numpy scalar's cost per operation
+    exposed, total = _per_fabric(exposed, len(fabrics)).tolist(), _per_fabric(total, len(fabrics)).tolist()
+    steps = [other_seconds + x for x in exposed]
+    best_step = min(steps)
     good = [i for i in range(len(fabrics)) if steps[i] <= best_step * FABRIC_SLACK]
     pick = min(good, key=lambda i: (fabrics[i].gb_s, i))  # at equal speed, the first listed (InfiniBand)
     ids = [f.id for f in fabrics]

@@ -248,7 +248,7 @@ def _choose(ctx: Context, types: list[GPU], precision: str, batch: int, load: co
     objective = req.objective or "cheapest"
     min_speed = cat.defaults.number("inference", "min_tokens_per_s_per_sequence")
     flat, met, interactive = search.choose_serving(scored, objective, batch, min_speed)
-    t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
+    t, i = divmod(int(flat), scored.fits.shape[1])  # np.unravel_index's (type, shape), without its cost
     replica = Replica(scored, t, i, options.gpus[t], options.regions[t], objective, precision, batch, load)
     if not req.gpu:
         ctx.assume("chosen_gpu", gpu=replica.gpu.name, region=replica.region or "", types=len(types))

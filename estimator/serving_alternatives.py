@@ -230,7 +230,7 @@ def _per_token(scored: search.ServingScored) -> np.ndarray:
 def _pick(scored: search.ServingScored, allowed: np.ndarray, reason: str, precision: str, batch: int) -> Alternative:
     """The cheapest per generated token among `allowed`, as an Alternative."""
     cost = np.where(allowed, _per_token(scored), np.inf)
-    t, i = (int(x) for x in np.unravel_index(int(np.argmin(cost)), allowed.shape))
+    t, i = divmod(int(np.argmin(cost)), allowed.shape[1])  # np.unravel_index's (type, shape), without its cost
     gpu = scored.options.gpus[t]
     tp, pp, gpus = int(scored.tp[i]), int(scored.pp[i]), int(scored.replica[i])
     per_gpu_speed = float(scored.tokens_per_s_gpu[t, i])

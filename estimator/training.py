@@ -46,6 +46,11 @@ class Pick:
         return at_candidate(values, self.t, self.i)
 
 
+def _dp(grid: search.Grid, i: int) -> float:
+    """grid.dp() at layout i, without a pass over every layout."""
+    return grid.gpus[i] / (grid.tp[i] * grid.pp[i] * grid.cp[i])
+
+
 def at_candidate(values, t: int, i: int) -> float:
     """A figure per candidate (types x layouts) or broadcast to it (per layout, per type, one for
     all) at type t and layout i, indexed where it varies, without broadcasting."""
@@ -289,7 +294,7 @@ def _choose(ctx: Context, scored: search.Scored, fixed: search.Fixed) -> Pick:
         ctx.assume("pretrain_target", days=deadline)
     objective = req.objective or "cheapest"
     choice = search.choose(scored, objective, deadline, req.budget_usd, offload_fixed=fixed.offload is not None)
-    t, i = (int(x) for x in np.unravel_index(choice.index, scored.fits.shape))
+    t, i = divmod(int(choice.index), scored.fits.shape[1])  # np.unravel_index's (type, layout), without its cost
     for code, params in choice.shortfalls:
         if code == "deadline":  # the user's deadline, or the target a pretraining run is sized to
             params = {**params, "given": req.deadline_days is not None}
@@ -348,7 +353,7 @@ def _state_choices(ctx: Context, pick: Pick, fixed: search.Fixed, zero: int, gbs
         )
     if pick.scored.explicit_gpus:
         stock_warning(ctx, pick.gpu, int(grid.gpus[i]), req.region)
-    gbs_used = int(float(pick.scored.micro_batches[i]) * grid.dp()[i] * grid.micro_batch[i])
+    gbs_used = int(float(pick.scored.micro_batches[i]) * _dp(grid, i) * grid.micro_batch[i])
     if gbs_used != gbs:
         ctx.warn("global_batch_rounded", asked=gbs, used=gbs_used)
     return gbs_used
@@ -405,7 +410,7 @@ def _state_experts(ctx: Context, pick: Pick, precision: str, overlap: bool) -> N
     ep, etp = float(grid.ep[i]), float(grid.etp[i])
     if etp != float(grid.tp[i]):  # Megatron-Core's parallel folding: experts laid out apart from attention
         stage = int(grid.gpus[i] / grid.pp[i])
-        ctx.assume("expert_folding", ep=int(ep), etp=int(etp), tp=int(grid.tp[i]), stage=stage, dp=int(grid.dp()[i]))
+        ctx.assume("expert_folding", ep=int(ep), etp=int(etp), tp=int(grid.tp[i]), stage=stage, dp=int(_dp(grid, i)))
     nodes = etp * ep / pick.gpu.gpus_per_node
     share = float(network.expert_fabric_share(a, nodes, ep)) if nodes > 1 else 0.0
     layout = (grid.ep[i], grid.pp[i], grid.vpp[i], pick.scored.micro_batches[i], grid.ckpt[i])
@@ -618,7 +623,7 @@ def _resolved(
         offload=OFFLOADS[int(grid.offload[i])],
         tp=int(grid.tp[i]),
         pp=int(grid.pp[i]),
-        dp=int(grid.dp()[i]),
+        dp=int(_dp(grid, i)),
         ckpt=CKPTS[int(grid.ckpt[i])],
         loss="unchunked" if job.loss == "unchunked" else "chunked",  # Unsloth's in-place loss holds less than chunks
         vpp=int(grid.vpp[i]),
@@ -633,7 +638,7 @@ def _resolved(
 
 
 def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
-    t, i = (int(x) for x in np.unravel_index(flat, scored.fits.shape))
+    t, i = divmod(int(flat), scored.fits.shape[1])  # np.unravel_index's (type, layout), without its cost
     g = scored.grid
     gpu = scored.options.gpus[t]
     return Alternative(
@@ -649,7 +654,7 @@ def _alternative(scored: search.Scored, reason: str, flat: int) -> Alternative:
         offload=OFFLOADS[int(g.offload[i])],
         micro_batch=int(g.micro_batch[i]),
         region=scored.options.regions[t],
-        days=float(scored.days[t, i]),
+        days=float(scored.seconds[t, i] / 86400.0),  # Scored.days at one candidate
         cost_usd=float(scored.cost[t, i]),
         per_gpu_gib=float(scored.per_gpu[i]) / GIB,
     )

@@ -136,19 +136,26 @@ class Shape(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Shape:
-        # the catalog's id names the model in the message; a shape without one, its size
-        who = getattr(self, "id", None) or f"{self.layers} layers of {self.hidden}"
-        if self.experts > 1 and not self.moe_ffn_hidden:
-            raise ValueError(f"{who}: a mixture-of-experts model needs moe_ffn_hidden")
-        if self.experts_per_token > self.experts:
-            raise ValueError(f"{who}: experts_per_token exceeds experts")
-        if self.kv_heads > self.heads or self.heads % self.kv_heads:
-            raise ValueError(f"{who}: heads must be a multiple of kv_heads")
-        if self.experts % self.expert_groups or self.groups_per_token > self.expert_groups:
-            raise ValueError(f"{who}: expert_groups must divide experts and hold groups_per_token")
-        if self.experts == 1 and (self.residual_ffn_hidden or self.dense_layers):
-            raise ValueError(f"{who}: residual_ffn_hidden and dense_layers belong to mixture-of-experts models")
+        problem = self._inconsistency()
+        if problem:
+            # the catalog's id names the model in the message; a shape without one, its size (named
+            # only here: a shape without an id asks pydantic for it, an AttributeError raised and caught)
+            who = getattr(self, "id", None) or f"{self.layers} layers of {self.hidden}"
+            raise ValueError(f"{who}: {problem}")
         return self
+
+    def _inconsistency(self) -> str | None:
+        if self.experts > 1 and not self.moe_ffn_hidden:
+            return "a mixture-of-experts model needs moe_ffn_hidden"
+        if self.experts_per_token > self.experts:
+            return "experts_per_token exceeds experts"
+        if self.kv_heads > self.heads or self.heads % self.kv_heads:
+            return "heads must be a multiple of kv_heads"
+        if self.experts % self.expert_groups or self.groups_per_token > self.expert_groups:
+            return "expert_groups must divide experts and hold groups_per_token"
+        if self.experts == 1 and (self.residual_ffn_hidden or self.dense_layers):
+            return "residual_ffn_hidden and dense_layers belong to mixture-of-experts models"
+        return None
 
     def shape_fields(self) -> dict[str, Any]:
         """This model's Shape fields alone (a ModelSpec's or an Arch's without their own)."""
