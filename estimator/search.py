@@ -372,7 +372,7 @@ class Scored:
     tight: np.ndarray | None = None  # fits with little room to spare (fit.tight), (T, L)
     tight_premium: float = 0.0  # what a tight plan is ranked as costing more (overhead.tight_premium)
 
-    @property
+    @functools.cached_property
     def days(self) -> np.ndarray:
         return self.seconds / 86400.0
 
@@ -422,11 +422,13 @@ def simplest_zero(
     j = int(fitting[0]) if fitting.size else 2
     if j == 2:
         return zero, None
-    return j, {k: float(np.broadcast_to(v, need.shape)[j]) for k, v in parts.items()}
+    return j, {k: float(np.ravel(v)[j if np.size(v) > 1 else 0]) for k, v in parts.items()}  # a part may be one value
 
 
-def layout_of(grid: Grid, gbs: int) -> Layout:
-    micro_batches = np.maximum(1.0, np.ceil(gbs / (grid.dp() * grid.micro_batch)))
+def layout_of(grid: Grid, gbs: int, micro_batches: np.ndarray | None = None) -> Layout:
+    """The layouts of `grid` at global batch `gbs` (`micro_batches`: each one's, when known already)."""
+    if micro_batches is None:
+        micro_batches = np.maximum(1.0, np.ceil(gbs / (grid.dp() * grid.micro_batch)))
     return Layout(
         grid.gpus,
         grid.tp,
@@ -516,10 +518,11 @@ def score_training(
     per_gpu = memory.per_gpu_total(parts)
     viable = _viable(grid, per_gpu, options, cat.defaults)
     if prune and viable.any() and not viable.all():  # layouts no candidate GPU can hold need no more work
-        grid = grid.subset(viable)
-        parts = {k: v[viable] for k, v in parts.items()}
-        per_gpu = per_gpu[viable]
-        layout = layout_of(grid, gbs)
+        keep = np.flatnonzero(viable)  # indices: one pass each below, where a mask takes two
+        grid = grid.subset(keep)
+        parts = {k: v.take(keep) for k, v in parts.items()}
+        per_gpu = per_gpu.take(keep)
+        layout = layout_of(grid, gbs, np.asarray(layout.micro_batches).take(keep))
     fits, deliverable, tight = _deliverable(grid, options, per_gpu, explicit_gpus, cat.defaults)
 
     micro_batches = np.asarray(layout.micro_batches)
