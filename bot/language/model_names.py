@@ -54,9 +54,7 @@ class ModelNames(ReaderState):
         self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
 
     def read_sizes(self) -> None:
-        # the blanked text still: read as written with claims, 4 labelled readings move (two MoE "A3B" gain
-        # their active size, a "20m" joins a comparison)
-        spans = engine.read(self.scan.text, "size", original=self.scan.original)
+        spans = self._unclaimed("size")
         self.active_size([span for span in spans if span.field == "active_params_b"])
         self.size_readings = self.sizes([span for span in spans if span.field == "params_b"])
         self.unknown_models(self.size_readings)
