@@ -101,7 +101,7 @@ class ModelNames(ReaderState):
             if gpus[-1] and (count := _LABELLED_COUNT.search(lowered, line_start, m.start())):
                 # "GPU: 1x3090" in an environment list: the card, the count, the words as written
                 counted.append((gpus[-1], int(count.group(1)), code[count.start() : m.end()].strip()))
-        models = [named_here(m, lowered, self.cat) for m in self.voc.model_alias.finditer(lowered)]
+        models = [named_here(m, self.cat) for m in self.voc.model_alias.finditer(lowered)]
         instances = [
             (instance.gpu, int(m.group(1)) if instance.gpus == "count" else instance.gpus)
             for instance, pattern in self.voc.instances
