@@ -184,7 +184,7 @@ def _model(got: Collected, reader: Reader, cat: Catalog) -> None:
 def _alias_in(text: str, reader: Reader) -> str | None:
     lowered = text.lower()
     match = reader.voc.model_alias.search(lowered)
-    return named_here(match, lowered, reader.cat) if match else None
+    return named_here(match, reader.cat) if match else None
 
 
 def _training(got: Collected, method: str | None) -> None:

@@ -119,25 +119,28 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     return min(candidates)[-1] if candidates else None
 
 
-def named_here(match: re.Match, text: str, cat: Catalog) -> str | None:
-    """The catalog model an alias match names, unless a size written right after it is another model's
-    ("bigcode/starcoderbase-3b", "starcoder:1b" are not StarCoder 15B)."""
+def named_here(match: re.Match, cat: Catalog) -> str | None:
+    """The catalog model an alias match names (knowledge/rules/en/model_name.yaml's pattern), unless a
+    size written right after it is another model's ("bigcode/starcoderbase-3b", "starcoder:1b" are not
+    StarCoder 15B)."""
     found = model_id(match.group(1), cat)
-    return None if found and other_size_follows(text, match.end(), found, cat) else found
+    return None if found and other_size_follows(match, found, cat) else found
 
 
-# a size after a catalog name, a version between them allowed ("Qwen-VL-2.5-3B"), an expert count after
-_OTHER_SIZE_AFTER = re.compile(r"^[\s\-_:]*(?:v?\d+\.\d+[\s\-_]+)?(\d+(?:\.\d+)?)\s*(b|m)(?![a-z])(\s*[x×*]\s*\d+)?")
+SIZE_AFTER_WINDOW = 20  # how far after a catalog name a size written is read as right after it
 
 
-def other_size_follows(text: str, end: int, found_id: str, cat: Catalog) -> bool:
-    """A size right after a catalog name that is not its size ("BLOOM 1.1B", "starcoder:1b"), also
-    after a version written in between ("Qwen-VL-2.5-3B"). An expert's size times the experts
+def other_size_follows(match: re.Match, found_id: str, cat: Catalog) -> bool:
+    """Whether the size a catalog name's match read right after it ({SIZE_AFTER_NAME}: its groups
+    `other_size`, `other_unit`, `experts`) is another model's: not this model's size ("BLOOM 1.1B",
+    "starcoder:1b", after a version, "Qwen-VL-2.5-3B"). An expert's size times the experts
     ("Mixtral-7B*8") is the MoE's own name, written the other way round."""
-    after = _OTHER_SIZE_AFTER.search(text[end : end + 20])
-    if not after or (after.group(3) and cat.models[found_id].experts > 1):
+    number, window = match.groupdict().get("other_size"), match.end() + SIZE_AFTER_WINDOW
+    if number is None or match.end("other_unit") > window:
         return False
-    size = float(after.group(1)) / (1000 if after.group(2) == "m" else 1)
+    if match["experts"] and match.end("experts") <= window and cat.models[found_id].experts > 1:
+        return False
+    size = float(number) / (1000 if match["other_unit"] == "m" else 1)
     return abs(size - cat.models[found_id].params_b) > 0.2 * size
 
 

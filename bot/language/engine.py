@@ -299,11 +299,16 @@ def _in_context(rule: Rule, original: str, match: re.Match) -> bool:
 
 
 def find(
-    text: str, candidates: Iterable[Rule], original: str | None = None, facts: frozenset[str] = frozenset()
+    text: str,
+    candidates: Iterable[Rule],
+    original: str | None = None,
+    facts: frozenset[str] = frozenset(),
+    claimed: list[tuple[int, int]] | None = None,
 ) -> list[Span]:
     """Every rule's every match whose value converts, lies within the rule's bounds and stands in
     its context (`original`, the whole question, where it differs from `text`); a rule whose `when`
-    names a fact (FACTS) only where the caller states it in `facts`. A claim's span reads nothing."""
+    names a fact (FACTS) only where the caller states it in `facts`; none whose own words stand on a
+    span `claimed` (looked at before converting). A claim's span reads nothing."""
     spans = []
     ascii_only = text.isascii()
     for rule in candidates:
@@ -314,9 +319,11 @@ def find(
         if rule.required is not None and not rule.required.search(text):
             continue
         for match in rule.pattern.finditer(text):
+            read_at = _read_at(match)
+            if claimed and any(x < b and a < y for x, y in read_at for a, b in claimed):
+                continue  # a reading's own words must be free; the words that only place it may be another's
             if not _in_context(rule, text if original is None else original, match):
                 continue
-            read_at = _read_at(match)
             if rule.claims:
                 spans.append(Span(match.start(), match.end(), rule.field, None, rule, None, read_at))
                 continue
@@ -376,9 +383,7 @@ def read(
     for the rules that look at the words around a match; `facts`: what the caller states, FACTS;
     `claimed`: spans an earlier reading took, where no candidate may stand); of a dimension that
     reads one value, the first (`first`)."""
-    spans = find(text, rules(dimension), original, facts)
-    if claimed:  # a reading's own words must be free; the words that only place it may be another's
-        spans = [s for s in spans if not any(x < b and a < y for x, y in s.read_at for a, b in claimed)]
+    spans = find(text, rules(dimension), original, facts, claimed)
     if reads_one(dimension):
         found = _first_of(spans)
         return [found] if found else []

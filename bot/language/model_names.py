@@ -54,9 +54,7 @@ class ModelNames(ReaderState):
         self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
 
     def read_sizes(self) -> None:
-        # the blanked text still: read as written with claims, 4 labelled readings move (two MoE "A3B" gain
-        # their active size, a "20m" joins a comparison)
-        spans = engine.read(self.scan.text, "size", original=self.scan.original)
+        spans = self._unclaimed("size")
         self.active_size([span for span in spans if span.field == "active_params_b"])
         self.size_readings = self.sizes([span for span in spans if span.field == "params_b"])
         self.unknown_models(self.size_readings)
@@ -103,7 +101,7 @@ class ModelNames(ReaderState):
             if gpus[-1] and (count := _LABELLED_COUNT.search(lowered, line_start, m.start())):
                 # "GPU: 1x3090" in an environment list: the card, the count, the words as written
                 counted.append((gpus[-1], int(count.group(1)), code[count.start() : m.end()].strip()))
-        models = [named_here(m, lowered, self.cat) for m in self.voc.model_alias.finditer(lowered)]
+        models = [named_here(m, self.cat) for m in self.voc.model_alias.finditer(lowered)]
         instances = [
             (instance.gpu, int(m.group(1)) if instance.gpus == "count" else instance.gpus)
             for instance, pattern in self.voc.instances
@@ -153,7 +151,7 @@ class ModelNames(ReaderState):
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
         """Family names that are not in the catalog (knowledge/rules/*/family_name.yaml): suggestions,
         and their size when written, in the name or after it ("qwen32b爆显存", "pythia 410m")."""
-        for span in engine.read(self.scan.text, "family_name"):  # the blanked text still (20 readings move)
+        for span in self._unclaimed("family_name"):
             written, after = span.value
             if written is None:
                 continue  # a bare "gpt": no model named, its words left

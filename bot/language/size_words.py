@@ -83,13 +83,13 @@ def _catalog_model(match: re.Match, rule: Any) -> tuple[str | None, None]:
     """The catalog model a `name` written is ("Llama-3.1-70B-Instruct"); None, words that read nothing,
     when its numbers are not the model's ("internvl 38b") or a size right after it is another model's
     ("BLOOM 1.1B", "starcoder:1b"; catalog_names.named_here)."""
-    return named_here(match, match.string, catalog()), None
+    return named_here(match, catalog()), None
 
 
 def _family_and_size(match: re.Match, rule: Any) -> tuple[tuple[str, float | None], None]:
     """(a family's `name` as written, the `size` written after it: "pythia 410m" 0.41); the size None
     when none is written or the name carries its own ("pythia-70m 410m": the name's)."""
-    written, after = match["name"], match["size"]
+    written, after = match["name"], match.groupdict().get("size")
     if not after or size_in_name(written.strip("-_. ")) is not None:
         return (written, None), None
     return (written, size_in_name(after)), None
