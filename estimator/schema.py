@@ -509,6 +509,7 @@ class Verdict(_Sparse):
     tokens_per_s_per_sequence: float | None = None
     usd_per_million_tokens: float | None = None
     usd_per_hour: float | None = None
+    usd_per_month: float | None = None  # serving, a month asked: usd_per_hour around the clock, 730 hours
     # serving on a decode pool given (decode_gpus): the two pools, the generated tokens/s of the whole
     # deployment and of one decode GPU
     decode_gpus: int | None = None

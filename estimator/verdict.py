@@ -29,6 +29,7 @@ FINE_TUNE_UNIT_TOKENS = 1e8
 # a pretraining run with no deadline given is sized to finish in about a month (knowledge/defaults.yaml
 # limits.pretrain_target_days); one that takes more than this many times that leads with it (our choice)
 TARGET_OVERRUN = 3.0
+HOURS_A_MONTH = 365 * 24 / 12  # 730: a month of a year's hours
 
 
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
@@ -96,10 +97,11 @@ def _for_plan(plan: Plan, est: Estimate, question: str, estimate_fn: EstimateFn 
         return Verdict(**base, kind="host_ram", host_ram_gib=est.io.host_ram_gib, offload=est.resolved.offload)
     if question == "fit" or (question == "plan" and base["gpus_given"]):
         return Verdict(**base, kind="fits")
-    if question in ("time", "cost") and not serving:
+    if question in ("time", "cost", "cost_month") and not serving:
         return Verdict(**base, kind="duration", **_rate(est, plan))
-    if question in ("time", "cost"):
-        return Verdict(**base, kind="price")
+    if question in ("time", "cost", "cost_month"):  # a month around the clock, when asked
+        month = base["usd_per_hour"] * HOURS_A_MONTH if question == "cost_month" else None
+        return Verdict(**base, kind="price", usd_per_month=month)
     if question == "memory":
         return Verdict(**base, kind="count", **_least(plan, est.resolved.method))
     return Verdict(**base, kind="count" if question == "count" else "plan")
@@ -185,6 +187,8 @@ def _least(plan: Plan, method: str) -> dict[str, Any]:
 def _asked(question: str) -> str:
     if question == "choose":
         return "choice"
+    if question == "cost_month":
+        return "cost"
     asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest", "batch")
     asked += ("throughput", "gpu_hours")
     return question if question in asked else "plan"

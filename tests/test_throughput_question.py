@@ -60,3 +60,25 @@ def test_the_gpu_hours_asked_are_the_whole_runs():
     assert said.startswith(f"About {render.num(v.gpu_hours)} GPU-hours") and "assumed" not in said
     assumed = answer("how many gpu hours for a 70b lora")
     assert "(assumed: say how much data you train on)" in render.headline(assumed)
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("serving llama 3 8b, how much per month?", "cost_month"),
+        ("部署qwen2.5-72b 每月多少钱", "cost_month"),
+        ("how much per hour to serve llama 3 8b", "cost"),
+        ("pretrain a 7b within a month", "plan"),  # a deadline, not a price
+    ],
+)
+def test_the_question_asks_the_month(question, kind):
+    assert intent.question_kind(question) == kind
+
+
+def test_a_service_asked_by_the_month_is_priced_around_the_clock():
+    plan = answer("serving llama 3 8b, how much per month?")
+    v = plan.verdict
+    assert v.kind == "price" and v.asked == "cost" and v.usd_per_month == pytest.approx(v.usd_per_hour * 730)
+    assert render.headline(plan).startswith(f"About {render.usd(v.usd_per_month)} a month")
+    hourly = answer("how much per hour to serve llama 3 8b").verdict
+    assert hourly.kind == "price" and hourly.usd_per_month is None

@@ -68,6 +68,7 @@ QUESTION_KINDS = (
     ("yes_no", "fit"),
     ("ask_fit", "fit"),
     ("ask_time", "time"),
+    ("ask_monthly", "cost_month"),  # "how much per month to serve it": a service's month
     ("ask_cost", "cost"),
     ("ask_count", "count"),
     ("choice", "choose"),  # "which network between nodes?": a choice, not a figure

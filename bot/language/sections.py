@@ -36,6 +36,7 @@ RULE_SECTIONS = (
     "memory_ask",
     "ask_fit",
     "ask_time",
+    "ask_monthly",
     "ask_cost",
     "ask_count",
 )
