@@ -35,9 +35,9 @@ class JobSettings(ReaderState):
         one (its node_fabric) when that is of the kind, else the slower generation, and the answer
         says so. Two networks named ("100G ethernet or InfiniBand?") are a choice: none is fixed,
         the answer compares them all."""
-        if not self.voc.triggers["fabric"].search(self.scan.text):
+        if not self.voc.triggers["fabric"].search(self.scan.original):
             return
-        found = engine.find(self.scan.text, engine.rules("fabric"), self.scan.original)
+        found = engine.find(self.scan.original, engine.rules("fabric"), claimed=self.scan.claimed)
         speeds = {span.value.split("-")[0] for span in found if span.value not in UNSTATED_SPEED}
         named = {span.value for span in found} - speeds  # "NDR InfiniBand": the speed says it
         if len(named) != 1:
