@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parser_table import CASES
 
-from gpuplan.bot.language import engine, patterns
+from gpuplan.bot.language import engine, patterns, unread
 from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
 from gpuplan.bot.language.extract import Reader
 from gpuplan.bot.language.gpu_counts import (
@@ -434,3 +434,20 @@ def test_no_match_runs_across_words_another_step_took():
     written, with the prompt's words claimed, nothing reads them."""
     parsed = parse("Model: Both Actor and Critic are 72B\n\nPrompt length: 40K tokens\n\nResponse length: 10K tokens")
     assert parsed.request.train_tokens is None and parsed.request.params_b == 72
+
+
+def test_a_group_read_ahead_on_claimed_words_reads_as_unmatched():
+    """A match's own words on a claim drop it; a group it reads ahead of its end (a lookahead) on a
+    claim only places it, so the match stands with that group unmatched ("qwen72b 910b": the size
+    after the name is a card already read, not another model's size)."""
+    pattern = re.compile(r"(?P<name>qwen72b)(?=\s*(?P<other_size>\d+)b)?")
+    match = pattern.search("qwen72b 910b280t")
+    assert unread.seen(match, [(0, 3)]) is None  # its own words taken
+    seen = unread.seen(match, [(8, 12)])  # "910b" taken by the step before
+    assert seen["name"] == "qwen72b" and seen["other_size"] is None and seen.groupdict()["other_size"] is None
+    assert seen.start("other_size") == -1 and seen.end() == match.end()
+    assert unread.seen(match, [(20, 22)]) is match  # nothing of it taken
+
+
+def test_a_catalog_name_before_a_claimed_card_reads_as_the_catalogs_model():
+    assert parse("qwen72b 910b280T 需要多少节点才能微调").request.model == "qwen-72b"

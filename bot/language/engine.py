@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, values
+from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, unread, values
 from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import required_words, top_level_split
 from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
@@ -318,10 +318,12 @@ def find(
             continue
         if rule.required is not None and not rule.required.search(text):
             continue
-        for match in rule.pattern.finditer(text):
+        for found in rule.pattern.finditer(text):
+            # a reading's own words must be free; the words that only place it may be another's
+            match = unread.seen(found, claimed) if claimed else found
+            if match is None:
+                continue
             read_at = _read_at(match)
-            if claimed and any(x < b and a < y for x, y in read_at for a, b in claimed):
-                continue  # a reading's own words must be free; the words that only place it may be another's
             if not _in_context(rule, text if original is None else original, match):
                 continue
             if rule.claims:

@@ -70,13 +70,13 @@ class ModelNames(ReaderState):
         "通义千问72B"), with an organisation's name before it ("meta-llama/llama-3-8b" whole); a
         quantised checkpoint's name ("qwen2.5-72b-awq") is 4-bit weights."""
         found: list[str] = []
-        text = self.scan.text
-        for span in engine.read(text, "model_name"):
+        text = self.scan.original
+        for span in self._unclaimed("model_name"):
             found_id = span.value
             if not found_id:
                 continue  # "BLOOM 1.1B": the family named, not the catalog's BLOOM 176B
             match = span.rule.pattern.match(text, span.start)  # its name and the words after it
-            org = _org_before().search(self.scan.text, max(0, span.start - 12), span.start)
+            org = _org_before().search(text, max(0, span.start - 12), span.start)
             whole = (org.start() if org else span.start, span.end)  # "meta-llama/llama-3-8b" whole
             self.option_spans["model"].append(whole)
             self.mention(("model", found_id), whole, bool(_SIZED.search(match["name"])))
