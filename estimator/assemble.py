@@ -49,9 +49,11 @@ def compute_estimate(
     price: float,
     cost_usd: float | None = None,
     cost_per_million_tokens_usd: float | None = None,
+    **reliability: float | None,
 ) -> ComputeEstimate:
     """Time and cost of `tokens` at `tokens_per_s_per_gpu` on `gpus`; the cost is the GPU-hours'
-    unless the search priced it already."""
+    unless the search priced it already; a training plan's `reliability` figures (goodput,
+    mtbi_hours, interruptions, checkpoint_interval_min) beside them."""
     gpu_hours = seconds / 3600 * gpus
     return ComputeEstimate(
         total_flops=tokens * flops_per_token,
@@ -65,6 +67,7 @@ def compute_estimate(
         cost_usd=gpu_hours * price if cost_usd is None else cost_usd,
         price_usd_per_gpu_hour=price,
         cost_per_million_tokens_usd=cost_per_million_tokens_usd,
+        **reliability,
     )
 
 

@@ -270,24 +270,25 @@ def distinct_numbered(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return layout[present], (present.cumsum() - 1)[numbers]
 
 
-def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay: Layout) -> kernels.MicroBatch:
+def distinct_micro_batches(dev: kernels.Device, job: Job, lay: Layout, defaults: Defaults) -> kernels.MicroBatch:
     """kernels.micro_batch_seconds over the layouts' distinct micro-batch shapes only (micro-batch,
     tp, ep, cp: the grid's layouts differ mostly in what the kernels do not see, GPUs, pipeline,
-    ZeRO, checkpointing), spread back over the layouts."""
+    ZeRO, checkpointing), spread back over the layouts: the shapes' work (micro_batch_work) is
+    built from a layout of each, the same figures as picking it from every layout's."""
+    a = job.arch
     if lay.shapes is not None:  # a grid's layouts, their shapes numbered with the grid
         shape = lay.shapes.shape
         if shape[0] < DISTINCT_FROM:
-            return kernels.cached_micro_batch_seconds(dev, a, work)
+            return kernels.cached_micro_batch_seconds(dev, a, micro_batch_work(job, lay, defaults))
         firsts, inverse = distinct_numbered(lay.shapes)
     else:
         fields = [np.asarray(x, dtype=float) for x in (lay.micro_batch, lay.tp, lay.ep, lay.cp, lay.expert_tp())]
         shape = np.broadcast_shapes(*(f.shape for f in fields))
         if len(shape) != 1 or shape[0] < DISTINCT_FROM:
-            return kernels.cached_micro_batch_seconds(dev, a, work)
+            return kernels.cached_micro_batch_seconds(dev, a, micro_batch_work(job, lay, defaults))
         firsts, inverse = distinct_layouts(*fields)
-    names = ("tokens", "sequences", "tp", "ep", "cp", "expert_load", "etp")
-    pick = {f: _at_layouts(getattr(work, f), shape, firsts) for f in names}
-    mb = kernels.cached_micro_batch_seconds(dev, a, dataclasses.replace(work, **pick))
+    picked = {f: _at_layouts(getattr(lay, f), shape, firsts) for f in ("micro_batch", "tp", "ep", "cp", "etp")}
+    mb = kernels.cached_micro_batch_seconds(dev, a, micro_batch_work(job, Layout(gpus=1, **picked), defaults))
 
     def spread(x):
         # np.take writes the layouts in row order (x[..., inverse] leaves them strided, which
@@ -301,8 +302,8 @@ def distinct_micro_batches(dev: kernels.Device, a: Arch, work: kernels.Work, lay
 
 
 def _at_layouts(values, shape: tuple, picked: np.ndarray):
-    """A per-layout field at the `picked` layouts; a number stays a number (it is the same at all)."""
-    if np.ndim(values) == 0:
+    """A per-layout field at the `picked` layouts; a number (or None) stays as it is (the same at all)."""
+    if values is None or np.ndim(values) == 0:
         return values
     return (values if np.shape(values) == shape else np.broadcast_to(values, shape))[picked]
 
@@ -321,7 +322,7 @@ def kernel_time(job: Job, hw: Hardware, lay: Layout, defaults: Defaults) -> Kern
     share of a step's time kernels take on the GPU's generation (kernels.yaml step_share), for the
     method (outside_kernels) and on a framework's tuned recipes (hardware_for's recipe_speed)."""
     a, dev = job.arch, hw.device
-    mb = distinct_micro_batches(dev, a, micro_batch_work(job, lay, defaults), lay)
+    mb = distinct_micro_batches(dev, job, lay, defaults)
     layer, first, last = mb.layer, mb.first, mb.last
     ckpt = np.asarray(lay.ckpt)
     recompute = np.where(ckpt == 2, layer.forward, np.where(ckpt == 1, layer.attention_forward, 0.0))

@@ -558,7 +558,13 @@ def _compute(ctx: Context, job: Job, pick: Pick, tokens: float, io_plan: IOEstim
     flops = compute.token_flops(ctx.arch, ctx.method, job.seq_len, job.lora_rank)
     gpus = int(scored.grid.gpus[pick.i])
     seconds, cost, rel = _with_reliability(ctx, pick, io_plan.checkpoint_write_s)
-    est = compute_estimate(
+    interval, mtbi = float(rel.interval_s), float(rel.mtbi_s)
+    figures = {"goodput": float(rel.goodput), "mtbi_hours": mtbi / 3600, "interruptions": seconds / mtbi}
+    # an interval matters when the run more likely than not meets an interruption: P(none) = exp(-n)
+    likely = figures["interruptions"] > math.log(2) and interval < seconds
+    figures["checkpoint_interval_min"] = interval / 60 if likely else None
+    _state_reliability(ctx, gpus, figures, io_plan.checkpoint_write_s)
+    return compute_estimate(
         tokens=tokens,
         flops_per_token=flops.model,
         mfu=pick.at(scored.step.mfu),
@@ -568,14 +574,8 @@ def _compute(ctx: Context, job: Job, pick: Pick, tokens: float, io_plan: IOEstim
         gpus=gpus,
         price=float(scored.options.price[pick.t, 0]),
         cost_usd=cost,
+        **figures,
     )
-    interval, mtbi = float(rel.interval_s), float(rel.mtbi_s)
-    update = {"goodput": float(rel.goodput), "mtbi_hours": mtbi / 3600, "interruptions": seconds / mtbi}
-    # an interval matters when the run more likely than not meets an interruption: P(none) = exp(-n)
-    likely = update["interruptions"] > math.log(2) and interval < seconds
-    update["checkpoint_interval_min"] = interval / 60 if likely else None
-    _state_reliability(ctx, gpus, update, io_plan.checkpoint_write_s)
-    return est.model_copy(update=update)
 
 
 def _with_reliability(ctx: Context, pick: Pick, write_s: float) -> tuple[float, float, reliability.Reliability]:

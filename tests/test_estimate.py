@@ -523,3 +523,18 @@ def test_divisible_batch_is_the_nearest_of_all_in_log_distance(sequences):
     wanted = max(sequences, 1.0)
     scan = min(training.DIVISIBLE_BATCHES, key=lambda n: (abs(math.log(n / wanted)), n))
     assert training._divisible(sequences) == scan
+
+
+def test_constructed_note_is_model_constructs():
+    """Context.assume's Note is the one Note.model_construct builds: fields, fields set, JSON."""
+    from gpuplan.estimator.context import constructed_note
+    from gpuplan.estimator.schema import Note
+
+    params = {"gpus": 8, "fields": ["tp", "zero"], "fits": True, "price": 2.5}
+    ours = constructed_note("chosen_layout", dict(params))
+    theirs = Note.model_construct(code="chosen_layout", params=dict(params))
+    assert ours == theirs
+    assert ours.model_fields_set == theirs.model_fields_set
+    assert ours.model_dump_json() == theirs.model_dump_json()
+    for name in ("__pydantic_extra__", "__pydantic_private__"):
+        assert getattr(ours, name) == getattr(theirs, name)
