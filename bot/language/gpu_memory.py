@@ -40,14 +40,13 @@ def _priority_groups(dimension: str) -> tuple[tuple[engine.Rule, ...], ...]:
 
 
 def _by_priority(
-    dimension: str, text: Callable[[], str], facts: Callable[[], frozenset[str]]
-) -> Iterator[tuple[str, list[engine.Span]]]:
-    """A dimension's settled readings one priority at a time, the highest first, each over the text
-    and with the facts as they are when its turn comes (`text()`: what the readings before blanked is
-    gone), as the step read them in its fixed order; with that text."""
+    dimension: str, text: str, claimed: list[tuple[int, int]], facts: Callable[[], frozenset[str]]
+) -> Iterator[list[engine.Span]]:
+    """A dimension's settled readings one priority at a time, the highest first, each over the
+    question as written with the claims and the facts as they are when its turn comes (`claimed`
+    grows as the readings before take their words), as the step read them in its fixed order."""
     for rules in _priority_groups(dimension):
-        now = text()
-        yield now, engine.settle(engine.find(now, rules, facts=facts()))
+        yield engine.settle(engine.find(text, rules, facts=facts(), claimed=claimed))
 
 
 def memory_view(text: str, start: int, end: int) -> tuple[str, int]:
@@ -122,8 +121,9 @@ class GpuMemory(GpuCounts):
         self._set_readings(self._unclaimed("host_ram"))  # the servers' RAM (host_ram.yaml)
         if not _any_needed("gpu_memory").search(self.scan.text):
             return  # no words any way of writing a GPU's memory needs
-        for text, spans in _by_priority("gpu_memory", lambda: self.scan.text, self._memory_facts):
-            for span in spans:  # each judged on the text as it is now, its words as they were found
+        text = self.scan.original
+        for spans in _by_priority("gpu_memory", text, self.scan.claimed, self._memory_facts):
+            for span in spans:  # each judged on the question as written, its words as they were found
                 match = span.rule.pattern.match(text, span.start)
                 if span.rule.claims:  # what a run uses, all the cards' memory together: no card's
                     self.scan.blank(*match.span(_memory_part(match)))
