@@ -30,13 +30,17 @@ FINE_TUNE_UNIT_TOKENS = 1e8
 # limits.pretrain_target_days); one that takes more than this many times that leads with it (our choice)
 TARGET_OVERRUN = 3.0
 HOURS_A_MONTH = 365 * 24 / 12  # 730: a month of a year's hours
+# the question kinds (bot/language/intent.py question_kind) a verdict says it answered as asked
+FIGURES_ASKED = frozenset(
+    ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest", "batch")
+    + ("throughput", "gpu_hours")
+)
 
 
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
     """The verdict of `plan` for a question of intent `intent` (plan | troubleshoot | compare | help |
-    other) and kind `question` (fit | time | cost | count | memory | concurrency | storage | host_ram |
-    longest | batch | throughput | gpu_hours | plan);
-    `estimate_fn` re-estimates
+    other) and kind `question` (fit | time | cost | cost_month | count | memory | concurrency |
+    storage | host_ram | longest | batch | throughput | gpu_hours | plan); `estimate_fn` re-estimates
     changed requests (None: no remedies are searched)."""
     if intent in ("help", "other"):
         return Verdict(kind="other", asked="other", reason="help" if intent == "help" else "out_of_scope")
@@ -115,11 +119,9 @@ def _most_held(
     if question == "longest":
         limit = int(cat.defaults.number("limits", "generic_max_context"))
         longest = longest_sequence(plan.request, est, estimate_fn, limit)
-        return (
-            None
-            if longest is None
-            else Verdict(**base, kind="longest", **_longest_said(longest, est, estimate_fn, cat))
-        )
+        if longest is None:
+            return None
+        return Verdict(**base, kind="longest", **_longest_said(longest, est, estimate_fn, cat))
     if question == "batch" and est.serving is None:
         largest = largest_micro_batch(plan.request, est, estimate_fn)
         if largest is None:
@@ -189,9 +191,7 @@ def _asked(question: str) -> str:
         return "choice"
     if question == "cost_month":
         return "cost"
-    asked = ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest", "batch")
-    asked += ("throughput", "gpu_hours")
-    return question if question in asked else "plan"
+    return question if question in FIGURES_ASKED else "plan"
 
 
 def _base(plan: Plan, est: Estimate, question: str) -> dict[str, Any]:
