@@ -5,6 +5,7 @@ import pytest
 
 from gpuplan.bot import render
 from gpuplan.bot.language import intent
+from gpuplan.bot.language.conversation import follow_up
 from gpuplan.bot.language.parser import parse
 from gpuplan.bot.pipeline import answer
 
@@ -58,3 +59,10 @@ def test_the_first_line_gives_the_most_the_gpus_hold_with_headroom(question, lan
 def test_a_deployment_without_gpus_is_sized_on_the_type_its_sequences_were_counted_on():
     plan = answer("how many concurrent users can llama 3 70b serve")
     assert plan.verdict.kind == "capacity" and not plan.estimate.memory.tight
+
+
+def test_a_follow_up_asking_how_many_asks_it_of_the_service_it_follows():
+    previous = parse("serve llama 3 70b on 8 A100").request
+    asked = follow_up(previous, "how many concurrent users can it serve?")
+    assert asked.question == "concurrency" and asked.request.full_load and asked.request.gpus == 8
+    assert not follow_up(previous, "and for 64 concurrent users?").request.full_load

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplan.bot.language.parser import Parsed, parse
+from gpuplan.bot.language.parser import Parsed, full_load_asked, parse
 from gpuplan.estimator.schema import Note, Request
 
 # When a field changes, these fields were chosen for its old value and are reopened
@@ -39,6 +39,7 @@ def follow_up(previous: Request, text: str) -> Parsed:
     request, notes = change(previous, stated)
     parsed.request = request
     parsed.notes[:0] = notes
+    full_load_asked(parsed)  # "and how many users can it serve?": asked of the service it follows
     return parsed
 
 

@@ -97,13 +97,14 @@ def parse(text: str, cat: Catalog | None = None, previous: Request | None = None
         if previous is None:  # a follow-up keeps the method of the request it changes
             _serving_by_default(parsed, evidence.raw, evidence.prose)  # after the verdict: an assumption
         _users_as_concurrency(parsed)
-        _full_load_asked(parsed)
+        full_load_asked(parsed)
     return parsed
 
 
-def _full_load_asked(parsed: Parsed) -> None:
+def full_load_asked(parsed: Parsed) -> None:
     """ "How many users can 8 A100 serve": a serving question asking the sequences at once, giving
-    none, is planned at the most the GPUs hold (Request.full_load)."""
+    none, is planned at the most the GPUs hold (Request.full_load); a thread's follow-up asks it of
+    the request it changes (conversation.follow_up)."""
     request = parsed.request
     asked = parsed.question in ("concurrency", "batch")  # a served batch is its sequences at once
     if asked and request.method == "infer" and request.micro_batch is None:
