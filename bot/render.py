@@ -627,6 +627,7 @@ def _headline_context(plan: Answer) -> dict[str, Any]:
     ctx: dict[str, Any] = dict(v)
     ctx["remedies"] = [dict(r) for r in v.remedies] if v.remedies is not None else None  # values, not models
     ctx.update(card=card(v.gpu_name), fixes=[remedy_text(r, lang) for r in v.remedies or []])
+    ctx["storage_name"] = name_of("storage", v.storage, lang)  # "" where no storage was asked
     ctx["bounded"] = v.bounded or []
     if v.kind == "choice" and (v.pick in METHODS or (v.other or "").split(" / ")[0] in METHODS):
         ctx["job"] = model_text(v.model_name or "", bool(v.generic), lang)  # the methods are the options

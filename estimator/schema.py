@@ -477,6 +477,8 @@ class Verdict(_Sparse):
     least_card_gib: float | None = None  # their memory
     # storage asked: the disk the plan keeps in all (20% spare included), and what it holds
     storage_gb: float | None = None
+    storage_gb_per_node: float | None = None  # what each server keeps, where the storage is its own
+    storage: str | None = None  # the storage option that holds it (knowledge/storage.yaml id)
     base_gb: float | None = None  # the weights a run starts from (serving: the weights served)
     dataset_gb: float | None = None
     checkpoint_gb: float | None = None

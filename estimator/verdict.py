@@ -161,10 +161,11 @@ def _throughput(est: Estimate) -> dict[str, Any]:
 def _storage(est: Estimate) -> dict[str, Any]:
     """ "How big a disk": what the plan keeps on it (estimator/io.py), in all and by part."""
     io = est.io
+    where = {"storage": io.storage, "storage_gb": io.storage_tb * 1000}
     if est.serving is not None:  # the weights served, and one spare version beside them
-        return {"storage_gb": io.storage_tb * 1000, "base_gb": io.checkpoint_gb}
-    return {
-        "storage_gb": io.storage_tb * 1000,
+        return where | {"base_gb": io.checkpoint_gb}
+    return where | {
+        "storage_gb_per_node": io.storage_tb_per_node * 1000 if io.storage_tb_per_node else None,
         "base_gb": io.base_gb,
         "dataset_gb": io.dataset_gb,
         "checkpoint_gb": io.checkpoint_gb,

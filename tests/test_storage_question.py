@@ -71,3 +71,16 @@ def test_the_host_ram_asked_is_the_offloaded_state_per_server():
     assert v.kind == "host_ram" and v.offload == "cpu"
     assert v.host_ram_gib == plan.estimate.io.host_ram_gib > 70 * 16 / 1.074  # Adam's 16 bytes a parameter, in GiB
     assert render.headline(plan).startswith(f"About {render.gib(v.host_ram_gib)} GiB of host RAM per server")
+
+
+def test_local_disks_are_sized_per_server_and_shared_storage_in_all():
+    local = answer("2 nodes of 8 a100, llama 3 70b lora, how much storage do we need?")
+    v = local.verdict
+    assert v.storage == "nvme" and v.nodes == 2 and v.storage_gb_per_node < v.storage_gb
+    said = render.headline(local)
+    assert said.startswith(f"About {render.size(v.storage_gb_per_node)} of disk on each of the 2 servers (local NVMe)")
+    assert "split over the servers" in said
+    shared = answer("how much disk space do I need to fine-tune llama 3 70b?")
+    assert shared.verdict.nodes > 4 and render.headline(shared).startswith(
+        f"About {render.size(shared.verdict.storage_gb)} of disk (central object storage"
+    )
