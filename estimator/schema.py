@@ -388,6 +388,8 @@ class Estimate(BaseModel):
         return shape_stored_before(value)
 
 
+# a figure a question asks for whose verdict is named as the question (bot/language/intent.py question_kind)
+FigureAsked = Literal["storage", "host_ram", "longest", "batch", "throughput", "gpu_hours"]
 VerdictKind = Literal[
     "fits",
     "does_not_fit",
@@ -400,12 +402,7 @@ VerdictKind = Literal[
     "price",
     "plan",
     "capacity",
-    "storage",
-    "host_ram",
-    "longest",
-    "batch",
-    "throughput",
-    "gpu_hours",
+    FigureAsked,
     "other",
 ]
 # what the question asked to be told (bot/language/intent.py question_kind, plus the kinds of question
@@ -417,12 +414,7 @@ Asked = Literal[
     "count",
     "memory",
     "concurrency",
-    "storage",
-    "host_ram",
-    "longest",
-    "batch",
-    "throughput",
-    "gpu_hours",
+    FigureAsked,
     "plan",
     "choice",
     "why",

@@ -10,12 +10,12 @@ the sentence in the question's language; every surface (terminal, Slack, ticket,
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from gpuplan.estimator.answer_schema import ComparisonRow, Diagnosis, Largest, Price
 from gpuplan.estimator.longest import Longest, largest_micro_batch, longest_sequence
 from gpuplan.estimator.remedy import remedies
-from gpuplan.estimator.schema import Estimate, Plan, Request, Verdict
+from gpuplan.estimator.schema import Estimate, FigureAsked, Plan, Request, Verdict
 from gpuplan.knowledge import Catalog
 
 EstimateFn = Callable[[Request], Estimate]
@@ -31,10 +31,7 @@ FINE_TUNE_UNIT_TOKENS = 1e8
 TARGET_OVERRUN = 3.0
 HOURS_A_MONTH = 365 * 24 / 12  # 730: a month of a year's hours
 # the question kinds (bot/language/intent.py question_kind) a verdict says it answered as asked
-FIGURES_ASKED = frozenset(
-    ("fit", "time", "cost", "count", "memory", "concurrency", "storage", "host_ram", "longest", "batch")
-    + ("throughput", "gpu_hours")
-)
+FIGURES_ASKED = frozenset(("fit", "time", "cost", "count", "memory", "concurrency", *get_args(FigureAsked)))
 
 
 def judge(plan: Plan, intent: str, question: str, estimate_fn: EstimateFn | None, cat: Catalog) -> Verdict:
