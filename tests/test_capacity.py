@@ -4,30 +4,9 @@ and the first line says that number."""
 import pytest
 
 from gpuplan.bot import render
-from gpuplan.bot.language import intent
 from gpuplan.bot.language.conversation import follow_up
 from gpuplan.bot.language.parser import parse
 from gpuplan.bot.pipeline import answer
-
-
-@pytest.mark.parametrize(
-    "question, kind",
-    [
-        ("how many concurrent users can 8 A100 serve llama 3 70b", "concurrency"),
-        ("8 A100 serving qwen2.5-72b, max concurrency?", "concurrency"),
-        ("how many simultaneous requests can one 4090 handle with qwen2.5-7b", "concurrency"),
-        ("8卡A100部署qwen2.5-72b最多支持多少并发", "concurrency"),
-        ("8卡A100跑qwen2.5-72b推理，能支持多少并发", "concurrency"),
-        ("qwen 72b能支持多少人同时访问", "concurrency"),
-        # throughput, GPUs for a load, and users stated are other questions
-        ("how many requests per second can 8 A100 handle", "plan"),
-        ("每秒能处理多少请求", "plan"),
-        ("how many GPUs do we need for 200 concurrent users", "count"),
-        ("how many users do we have", "plan"),
-    ],
-)
-def test_the_question_asks_the_sequences_at_once(question, kind):
-    assert intent.question_kind(question) == kind
 
 
 def test_a_serving_question_asking_how_many_is_planned_at_full_load():

@@ -1,32 +1,12 @@
 """Asked the longest sequence, the first line gives what the plan's GPUs hold, one sequence at a
 time, beside the model's own context."""
 
-import pytest
 
 from gpuplan.bot import render
-from gpuplan.bot.language import intent
 from gpuplan.bot.pipeline import answer
 from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.longest import STEP
 from gpuplan.estimator.schema import Request
-
-
-@pytest.mark.parametrize(
-    "question, kind",
-    [
-        ("what's the max context I can serve llama 3 70b with on 8 H100?", "longest"),
-        ("max sequence length for qwen2.5-7b lora on one 4090?", "longest"),
-        ("how long a context can 8 h100 train for llama 3.1 8b", "longest"),
-        ("4张4090能跑多长的上下文 qwen2.5-7b 推理", "longest"),
-        ("qwen2.5-72b 推理 2张A100 最长上下文多少", "longest"),
-        ("上下文最多能开到多少", "longest"),
-        # a length given, and how long a run takes, are other questions
-        ("can I run 32k context on a 4090 with qwen 7b?", "fit"),
-        ("how long will it take to fine-tune llama 3 8b", "time"),
-    ],
-)
-def test_the_question_asks_the_longest_sequence(question, kind):
-    assert intent.question_kind(question) == kind
 
 
 def test_the_longest_training_sequence_fits_and_one_step_more_does_not(cat):
@@ -51,21 +31,6 @@ def test_serving_beyond_the_models_context_says_its_limit_and_how_many_of_that_l
 def test_nothing_held_with_headroom_falls_back_to_the_plan():
     plan = answer("qwen2.5-72b 推理 2张A100 最长上下文多少")  # bf16 weights fill 94% of each card
     assert plan.verdict.kind != "longest"
-
-
-@pytest.mark.parametrize(
-    "question, kind",
-    [
-        ("what batch size can I use for llama 3 8b lora on one A100", "batch"),
-        ("llama 3 8b full fine-tune on 8 h100, max batch size?", "batch"),
-        ("qwen2.5-7b 全参 8张4090 batch size最大能开多少", "batch"),
-        ("最大的batch是多少", "batch"),
-        ("batch size 8, llama 3 8b lora on a 4090", "plan"),  # a batch given, not asked
-        ("per_device_train_batch_size=4 OOM on a 4090", "plan"),
-    ],
-)
-def test_the_question_asks_the_largest_batch(question, kind):
-    assert intent.question_kind(question) == kind
 
 
 def test_the_largest_micro_batch_fits_on_the_plans_layout_and_one_more_does_not(cat):

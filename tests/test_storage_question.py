@@ -3,28 +3,9 @@
 import pytest
 
 from gpuplan.bot import render
-from gpuplan.bot.language import intent
 from gpuplan.bot.pipeline import answer
 from gpuplan.estimator import io
 from gpuplan.estimator.architecture import for_model
-
-
-@pytest.mark.parametrize(
-    "question, kind",
-    [
-        ("how much disk space do I need to fine-tune llama 3 70b?", "storage"),
-        ("serve deepseek-v3, how big an SSD?", "storage"),
-        ("pretrain a 7b on 1T tokens, storage requirements?", "storage"),
-        ("训练qwen2.5-7b lora需要多大的硬盘", "storage"),
-        ("512GB的固态够不够全参微调qwen2.5-14b", "storage"),
-        ("70b lora 硬盘空间要多少", "storage"),
-        # memory, and a slow disk, are other questions
-        ("how much memory does llama 3 8b need", "memory"),
-        ("GPU util is low, the data is on a slow disk", "plan"),
-    ],
-)
-def test_the_question_asks_the_disk(question, kind):
-    assert intent.question_kind(question) == kind
 
 
 def test_a_run_keeps_the_weights_it_starts_from_as_released():
@@ -50,19 +31,6 @@ def test_pretraining_keeps_no_base_model_and_serving_keeps_the_weights_twice():
     v = serving.verdict
     assert v.kind == "storage" and v.storage_gb == pytest.approx(v.base_gb * 2 * io.HEADROOM)
     assert render.headline(serving).startswith("About ")
-
-
-@pytest.mark.parametrize(
-    "question, kind",
-    [
-        ("how much host RAM do I need for zero-3 offload of a 70b", "host_ram"),
-        ("how much CPU memory for llama 3 8b lora on 8 H100", "host_ram"),
-        ("70b全参 offload 主机内存要多大", "host_ram"),
-        ("how much RAM does llama 3 8b need", "memory"),  # "RAM" alone is read as the GPUs'
-    ],
-)
-def test_the_question_asks_the_host_ram(question, kind):
-    assert intent.question_kind(question) == kind
 
 
 def test_the_host_ram_asked_is_the_offloaded_state_per_server():
