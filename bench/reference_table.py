@@ -1,5 +1,6 @@
 """The accuracy table of the README: every published case of tests/test_reference.py, what it
-states, what gpuplan answers, their ratio and whether the case passes, is pending or outside.
+states, what gpuplan answers, their ratio and whether the case passes or is pending (an xfail in
+tests/test_reference.py).
 
 Run: python bench/reference_table.py > /tmp/table.md (Markdown rows, the README's format).
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from test_reference import CASES, PENDING, REGRESSED, _lookup  # noqa: E402
+from test_reference import CASES, PENDING, _lookup  # noqa: E402
 
 from gpuplan.bot.jsonout import plan_json  # noqa: E402
 from gpuplan.bot.pipeline import answer  # noqa: E402
@@ -44,8 +45,6 @@ def row(case_id: str, query: str, expect: dict) -> str:
     status = "pass" if meets(got, expect) else "FAIL"
     if case_id in PENDING:
         status = "pending" if status == "FAIL" else "pass (marked pending)"
-    if case_id in REGRESSED:
-        status = "outside" if status == "FAIL" else "pass (marked outside)"
     figure = expect["path"].split(".")[-1]
     return f"| `{case_id}` | {figure} | {stated(expect)} | {shown} | {ratio} | {status} |"
 
