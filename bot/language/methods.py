@@ -11,6 +11,8 @@ from gpuplan.bot.language.reader_state import ReaderState
 from gpuplan.estimator.schema import Note
 
 # what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
+# the ways of writing P-Tuning v2 and prefix tuning that knowledge/rules/en/method.yaml reads as LoRA
+_PREFIX_TUNING = re.compile(r"p-?tuning|ptv2|prefix[- ]tuning")
 _JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
 
 # (position, order: the rule's priority negated, method: "infer" or a weak word's "infer_weak", words)
@@ -75,6 +77,8 @@ class MethodWords(ReaderState):
             self.method_weak = chosen[2] == "pretrain_weak"  # "train a 70B": a pasted script's method wins
             self.fields["method"] = chosen[2].removesuffix("_weak")
             self.words["method"] = chosen[3]
+            if _PREFIX_TUNING.search(chosen[3]):  # "ptv2": what the plan calls LoRA, said
+                self.notes.append(Note(code="prefix_tuning_as_lora", params={"words": chosen[3]}))
             self._contradiction(strong, chosen, comparing)
             self.methods_named = list(dict.fromkeys(m[2] for m in strong))
         else:
