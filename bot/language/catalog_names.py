@@ -121,13 +121,43 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
 
 def named_here(match: re.Match, cat: Catalog) -> str | None:
     """The catalog model an alias match names (knowledge/rules/en/model_name.yaml's pattern), unless a
-    size written right after it is another model's ("bigcode/starcoderbase-3b", "starcoder:1b" are not
-    StarCoder 15B)."""
+    size written right after it ("bigcode/starcoderbase-3b", "starcoder:1b" are not StarCoder 15B),
+    right before it ("1.5B gpt-2" is no GPT-2 124M) or later in the same word ("deepseek-r1-qwen-
+    distill-32b" is no DeepSeek-R1) is another model's."""
     found = model_id(match.group(1), cat)
-    return None if found and other_size_follows(match, found, cat) else found
+    if not found:
+        return None
+    sizes = (other_size_follows(match, found, cat), _size_before(match), _size_later_in_word(match))
+    return None if any(size is True or _other_size(size, found, cat) for size in sizes) else found
 
 
 SIZE_AFTER_WINDOW = 20  # how far after a catalog name a size written is read as right after it
+# a size and its unit right before a name, "的" allowed between ("1.5B gpt-2", "7B的llama-2-7b")
+_SIZE_BEFORE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])[\s\-_]*(?:的\s*)?$")
+# the rest of the word a name is glued into, up to a size in it ("-qwen-distill-32b")
+_SIZE_LATER_IN_WORD = re.compile(r"(?:[\-_][a-z][a-z0-9.]*)+?[\-_](\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
+
+
+def _size_before(match: re.Match) -> float | None:
+    """The size in billions written right before a name's match, if any."""
+    before = _SIZE_BEFORE.search(match.string, max(0, match.start() - 12), match.start())
+    return _billions(before.group(1), before.group(2)) if before else None
+
+
+def _size_later_in_word(match: re.Match) -> float | None:
+    """The size in billions the word a name starts goes on to write after more words glued by a
+    hyphen or an underscore: "deepseek-r1-qwen-distill-32b" writes 32B after DeepSeek-R1's name."""
+    later = _SIZE_LATER_IN_WORD.match(match.string, match.end("name"))
+    return _billions(later.group(1), later.group(2)) if later else None
+
+
+def _billions(number: str, unit: str) -> float:
+    return float(number) / (1000 if unit == "m" else 1)
+
+
+def _other_size(size: float | bool | None, found_id: str, cat: Catalog) -> bool:
+    """Whether a size written beside a model's name is another model's (off its size by over 20%)."""
+    return isinstance(size, float) and abs(size - cat.models[found_id].params_b) > 0.2 * size
 
 
 def other_size_follows(match: re.Match, found_id: str, cat: Catalog) -> bool:
@@ -226,6 +256,10 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
     key = normalize_name(value)
     if len(key) < 4:
         return []
+    reordered = _words_key(value)
+    same_words = [m.id for m in cat.models.values() if reordered in map(_words_key, (m.id, *m.aliases))]
+    if same_words:  # "deepseek-r1-qwen-distill-32b": DeepSeek-R1-Distill-Qwen-32B's words in another order
+        return [(same_words[0], 100.0, True)]
     hits = process.extract(key, list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=cutoff)
     out: dict[str, tuple[str, float, bool]] = {}
     for name, score, _ in hits:
@@ -233,6 +267,11 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
         if model not in out and set(_digits(key)) <= set(_digits(name)):
             out[model] = (model, score, _digits(key) == _digits(name))
     return sorted(out.values(), key=lambda m: -m[1])[:n]
+
+
+def _words_key(name: str) -> str:
+    """A name's words in sorted order, lower case: the same key for the same words in any order."""
+    return " ".join(sorted(w for w in re.split(r"[\s\-_/]+", name.lower()) if w))
 
 
 def suggest_models(value: str, cat: Catalog, n: int = 3) -> list[str]:
@@ -248,6 +287,25 @@ def suggest_models(value: str, cat: Catalog, n: int = 3) -> list[str]:
 _VERSION_AFTER = re.compile(r"^[\s_-]*(\d+(?:\.\d+)?)(?![\d.]*\s*[bm](?![a-z]))")
 
 _SIZE_ONLY = re.compile(r"\d+(?:\.\d+)?b")
+
+_SIZE_FOLLOWS = re.compile(r"[\s_-]*(\d+(?:\.\d+)?)\s*([bm])(?![a-z])")
+
+
+def variants_of(name: str, own: str | None, cat: Catalog) -> list[str]:
+    """The catalog model a name is (`own`) and the models whose ids extend it ("gpt-2": gpt-2-medium,
+    gpt-2-large, gpt-2-xl), smallest first; none when the name is no catalog model's."""
+    if not own:
+        return []
+    extended = [m for m in cat.models.values() if m.id.startswith(own + "-")]
+    return [m.id for m in sorted([cat.models[own], *extended], key=lambda m: m.params_b)][:8]
+
+
+def size_beside(text: str, start: int, end: int) -> float | None:
+    """The size in billions written right before text[start:end] ("20M gpt-2") or right after it
+    ("qwen3-16b-a3b", "internlm2 1.8B"), if any."""
+    before = _SIZE_BEFORE.search(text, max(0, start - 12), start)
+    after = before or _SIZE_FOLLOWS.match(text, end)
+    return _billions(after.group(1), after.group(2)) if after else None
 
 
 def family_sizes(name: str, after: str, cat: Catalog) -> tuple[str, list[str]] | None:

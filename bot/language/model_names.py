@@ -13,9 +13,12 @@ from gpuplan.bot.language.catalog_names import (
     close_models,
     family_sizes,
     gpu_id,
+    model_id,
     named_here,
+    size_beside,
     size_in_name,
     suggest_models,
+    variants_of,
 )
 from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.reader_state import ReaderState, regex
@@ -23,6 +26,7 @@ from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.bot.language.rule_files import expand, piece_pattern
 from gpuplan.bot.language.vocabulary import method_word
 from gpuplan.estimator.schema import Note
+from gpuplan.knowledge import normalize_name
 
 # a hardware line's count before the GPU's name: "GPU: 1x3090", "- GPUs: 8 x A100", "显卡：2*4090"
 _LABELLED_COUNT = re.compile(
@@ -40,6 +44,21 @@ _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that 
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
 
 
+def _size_shown(billions: float) -> str:
+    """A model size as people write it: "20M", "1.8B"."""
+    return f"{billions * 1000:g}M" if billions < 1 else f"{billions:g}B"
+
+
+def _same_lack(said: dict, new: dict) -> bool:
+    """Whether two family_lacks_size notes say the same ("DeepSeek-V3-16B", "deepseek_v3_16b")."""
+    return normalize_name(said["value"]) == normalize_name(new["value"]) and said["size"] == new["size"]
+
+
+def _unknown_part_of(note: Note, word: str) -> bool:
+    """Whether a note says a name is not in the catalog where that name is part of `word`."""
+    return note.code == "unknown_model_name" and note.params["value"].lower() in word.lower()
+
+
 @functools.cache
 def _org_before() -> re.Pattern:
     """An organisation's name ending where a model's starts ({MODEL_ORG}: "meta-llama/", "Qwen/")."""
@@ -51,7 +70,7 @@ class ModelNames(ReaderState):
 
     def read_model_names(self) -> None:
         self.model_ids = self.models()
-        self.model_ids += [m for m in self.family_models() if m not in self.model_ids]
+        self.model_ids += [m for m in self.family_models(self.model_ids) if m not in self.model_ids]
 
     def read_sizes(self) -> None:
         spans = self._unclaimed("size")
@@ -131,22 +150,30 @@ class ModelNames(ReaderState):
 
         return next((name for name in written if looks_like_repo_id(name) and not self.cat.find_model(name)), None)
 
-    def family_models(self) -> list[str]:
+    def family_models(self, named: list[str]) -> list[str]:
         """A family and a size the catalog has ("qwen 14b", "Yi-34", "千问140亿": knowledge/rules/*/
         family_size.yaml): that catalog model, said back when its size is not the one written. Words
-        that name no model of the catalog (a version, "llama 3") read nothing."""
+        that name no model of the catalog (a version, "llama 3") read nothing. A family and size that
+        fit a catalog model `named` by its name are that model ("deepseek-r1 ... 671B deepseek")."""
         found: list[str] = []
         for span in self._unclaimed("family_size"):
-            spec = span.value
-            if span.note_params is not None:
+            spec = next((m for m in named if span.value and self._same_family_size(m, span.value)), span.value)
+            if spec == span.value and span.note_params is not None:  # the named model: nothing to say back
                 self.notes.append(Note(code="model_read_as", params=span.note_params))
-            if spec:
-                self.mention(("model", spec), (span.start, span.end))
-            if spec and spec not in found:
+            if not spec:
+                continue
+            self.mention(("model", spec), (span.start, span.end))
+            words = self._take_span(span)  # every mention's words: "7b bloom ... 7b bloom" is one model
+            if spec not in found:
                 found.append(spec)
                 self.option_spans["model"].append((span.start, span.end))
-                self.model_words.setdefault(spec, self._take_span(span))
+                self.model_words.setdefault(spec, words)
         return found
+
+    def _same_family_size(self, named_id: str, family_id: str) -> bool:
+        """Whether two catalog models are of one family (the id's first word) and size (within 5%)."""
+        a, b = self.cat.models[named_id], self.cat.models[family_id]
+        return a.id.split("-")[0] == b.id.split("-")[0] and abs(a.params_b - b.params_b) <= 0.05 * a.params_b
 
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
         """Family names that are not in the catalog (knowledge/rules/*/family_name.yaml): suggestions,
@@ -163,6 +190,8 @@ class ModelNames(ReaderState):
             ):
                 continue
             family = None if size else family_sizes(name, self.scan.original[name_end:], self.cat)
+            if not size and self._size_lacking(name, (span.start, name_end), family, sizes):
+                continue
             if family:
                 self.notes.append(Note(code="model_family_sizes", params={"value": family[0], "models": family[1]}))
                 continue
@@ -178,6 +207,23 @@ class ModelNames(ReaderState):
             )
             if size:
                 sizes.append((size, name))
+
+    def _size_lacking(
+        self, name: str, where: tuple[int, int], family: tuple[str, list[str]] | None, sizes: list[tuple[float, str]]
+    ) -> bool:
+        """A size written beside a catalog family's or model's name that none of its models has ("20M
+        gpt-2", "Qwen3-16B-A3B"): said, and the size kept when no other was read ("20M的gpt-2": no size
+        rule reads a size before "的"). Whether it was."""
+        beside = size_beside(self.scan.original, *where)
+        models = family[1] if family else variants_of(name, model_id(name, self.cat), self.cat)
+        if not beside or not models or any(abs(self.cat.models[m].params_b - beside) <= 0.05 * beside for m in models):
+            return False
+        params = {"value": name, "size": _size_shown(beside), "models": models}
+        if not any(n.code == "family_lacks_size" and _same_lack(n.params, params) for n in self.notes):
+            self.notes.append(Note(code="family_lacks_size", params=params))
+        if not sizes:
+            sizes.append((beside, name))
+        return True
 
     def sizes(self, spans: list[engine.Span]) -> list[tuple[float, str]]:
         """Model sizes: "70b", "7 billion", "700亿", "72Bqwen" (a family name glued after it), "总参数1T",
@@ -212,5 +258,7 @@ class ModelNames(ReaderState):
                     continue  # the size written elsewhere is another model's
                 self.fields.pop("params_b", None)
                 self.fields["model"], self.words["model"] = spec.id, word
+                # its words read as names the catalog lacks ("deepseek", "qwen-distill") were this model's
+                self.notes = [n for n in self.notes if not _unknown_part_of(n, word)]
                 self.notes.append(Note(code="model_read_as", params={"value": word, "model": spec.id}))
                 return

@@ -52,8 +52,17 @@ def _family_ids() -> dict[str, tuple[str, ...]]:
     return {k.lower(): tuple(v.split("|")) for k, v in catalog().lexicon.model_families.items()}
 
 
+# the parameters a MoE activates, glued after its size in its name ("qwen3-30b-a3b")
+_ACTIVE_AFTER = re.compile(r"[\-_]?a(\d+(?:\.\d+)?)b(?![a-z0-9])")
+
+
 def _family_spec(match: re.Match, size: float) -> str | None:
-    return family_model(_family_ids().get(match["family"], ()), size, match["version"], catalog())
+    """The family's catalog model of about `size`; with the parameters it activates written after
+    the size ("Qwen3-16B-A3B"), only a Mixture-of-Experts one (Qwen3 14B is dense: none)."""
+    spec = family_model(_family_ids().get(match["family"], ()), size, match["version"] or "", catalog())
+    if spec and _ACTIVE_AFTER.match(match.string, match.end()) and catalog().models[spec].experts <= 1:
+        return None
+    return spec
 
 
 def _said_back(match: re.Match, spec: str | None, size: float) -> tuple[str | None, dict[str, Any] | None]:
