@@ -256,10 +256,9 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
     key = normalize_name(value)
     if len(key) < 4:
         return []
-    reordered = _words_key(value)
-    same_words = [m.id for m in cat.models.values() if reordered in map(_words_key, (m.id, *m.aliases))]
+    same_words = _words_index(cat).get(_words_key(value))
     if same_words:  # "deepseek-r1-qwen-distill-32b": DeepSeek-R1-Distill-Qwen-32B's words in another order
-        return [(same_words[0], 100.0, True)]
+        return [(same_words, 100.0, True)]
     hits = process.extract(key, list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=cutoff)
     out: dict[str, tuple[str, float, bool]] = {}
     for name, score, _ in hits:
@@ -267,6 +266,23 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
         if model not in out and set(_digits(key)) <= set(_digits(name)):
             out[model] = (model, score, _digits(key) == _digits(name))
     return sorted(out.values(), key=lambda m: -m[1])[:n]
+
+
+_WORDS_INDEX: dict[int, tuple[Catalog, dict[str, str]]] = {}  # id(catalog) -> (catalog, its index)
+
+
+def _words_index(cat: Catalog) -> dict[str, str]:
+    """Each catalog model's id and aliases by their words in sorted order (_words_key) -> the model,
+    built once per catalog (the catalog kept beside it, so its id is not reused)."""
+    if id(cat) not in _WORDS_INDEX:
+        if len(_WORDS_INDEX) >= 8:  # a catalog with a Hub model added is a new one: keep a few
+            _WORDS_INDEX.clear()
+        index: dict[str, str] = {}
+        for model in cat.models.values():
+            for name in (model.id, *model.aliases):
+                index.setdefault(_words_key(name), model.id)
+        _WORDS_INDEX[id(cat)] = (cat, index)
+    return _WORDS_INDEX[id(cat)][1]
 
 
 def _words_key(name: str) -> str:
