@@ -55,7 +55,7 @@ class JobSettings(ReaderState):
         """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency; else
         the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so
         (knowledge/rules/*/concurrency.yaml, users.yaml)."""
-        if self.voc.triggers["concurrency"].search(self.scan.text):
+        if self.scan.unclaimed_search(self.voc.triggers["concurrency"]):
             self._engine_readings("concurrency")
         if "micro_batch" in self.fields:
             return
@@ -65,30 +65,30 @@ class JobSettings(ReaderState):
             self.users_read = (first.value, self._take_span(first))
 
     def batches(self) -> None:
-        if self.voc.triggers["batches"].search(self.scan.text):
+        if self.scan.unclaimed_search(self.voc.triggers["batches"]):
             self._engine_readings("batch")
 
     def schedule(self) -> None:
         """The deadline: a duration said to be the time one has (knowledge/rules/*/schedule.yaml)."""
-        if self.voc.triggers["schedule"].search(self.scan.text):
+        if self.scan.unclaimed_search(self.voc.triggers["schedule"]):
             self._engine_readings("schedule")
 
     def budget(self) -> None:
-        if self.voc.triggers["budget"].search(self.scan.text):
+        if self.scan.unclaimed_search(self.voc.triggers["budget"]):
             self._engine_readings("budget")
 
     def frameworks(self) -> None:
         """Training frameworks named (knowledge/frameworks.yaml), whose memory habits the plan follows;
         read before the model names, which "LLaMA-Factory" is not."""
-        if not self.voc.triggers["training_options"].search(self.scan.text):
+        if not self.scan.unclaimed_search(self.voc.triggers["training_options"]):
             return
         for framework, names in self.voc.framework_ids:
-            for match in self.scan.finditer(names):
+            for match in self.scan.unclaimed(names):
                 self.set("framework", framework, self.scan.take(match))
 
     def training_options(self) -> None:
         """Precision, ZeRO/FSDP/DeepSpeed, checkpointing, offload, TP/PP, optimizer, LoRA rank."""
-        if not self.voc.triggers["training_options"].search(self.scan.text):
+        if not self.scan.unclaimed_search(self.voc.triggers["training_options"]):
             return
         self._precision_and_sharding()
         self._frameworks()
@@ -100,17 +100,17 @@ class JobSettings(ReaderState):
 
     def _precision_and_sharding(self) -> None:
         scan, voc = self.scan, self.voc
-        for match in scan.finditer(_KV_CACHE_TYPE):  # before the weights' precision: "fp8 kv cache"
+        for match in scan.unclaimed(_KV_CACHE_TYPE):  # before the weights' precision: "fp8 kv cache"
             kind = match.group(1) or match.group(2)
             self.set("kv_cache", _KV_KINDS[re.sub(r"[\s-]", "", kind)], scan.take(match))
-        if scan.search(voc.pure_bf16):
-            self.set("precision_word", "bf16-pure", scan.take(scan.search(voc.pure_bf16)))
+        if pure := scan.unclaimed_search(voc.pure_bf16):
+            self.set("precision_word", "bf16-pure", scan.take(pure))
         self._engine_readings("precision")
         self._engine_readings("sharding")
 
     def _frameworks(self) -> None:
         """Frameworks without memory habits of their own named (serving engines, launchers): noted."""
-        for match in self.scan.finditer(self.voc.frameworks):
+        for match in self.scan.unclaimed(self.voc.frameworks):
             self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))
 
     def _optimizer(self) -> None:
@@ -121,6 +121,6 @@ class JobSettings(ReaderState):
         the question speaks of users) and the GPUs' region (knowledge/rules/*/objective.yaml, ...)."""
         self._engine_readings("objective")
         self._engine_readings("data_kind")
-        if self.scan.search(self.voc.users_context):
+        if self.scan.unclaimed_search(self.voc.users_context):
             self._engine_readings("user_area")
         self._engine_readings("region")

@@ -101,6 +101,27 @@ class Scan:
         """Matches in the text as it is now (blanking while iterating keeps positions: same length)."""
         return (regex(pattern) if isinstance(pattern, str) else pattern).finditer(self.text)
 
+    def unclaimed(self, pattern: re.Pattern | str) -> Iterator[re.Match]:
+        """Matches in the question as written whose words stand on no claim, as a reading's may not
+        (engine.find, unread.py): after one on a claim the search goes on from its next character
+        (past the claim when it starts inside one), so a shorter match there still counts. The claims
+        are those made before the search; what the caller claims while iterating hides nothing."""
+        found = regex(pattern) if isinstance(pattern, str) else pattern
+        claimed, text, pos = list(self.claimed), self.original, 0
+        while pos <= len(text) and (match := found.search(text, pos)):
+            start, end = match.span()
+            on = next(((a, b) for a, b in claimed if a <= start < b or (start < b and a < end)), None)
+            if on is None:
+                yield match
+                pos = end if end > start else end + 1
+            else:
+                pos = on[1] if on[0] <= start else start + 1  # a match starting inside a claim: past it
+        return
+
+    def unclaimed_search(self, pattern: re.Pattern | str) -> re.Match | None:
+        """The first match in the question as written whose words stand on no claim (`unclaimed`)."""
+        return next(self.unclaimed(pattern), None)
+
     def blank(self, start: int, end: int) -> None:
         """Take the words at [start, end): blanked in the text the steps after read, and claimed, so
         that no reading of the question as written stands there (ReaderState._unclaimed)."""
