@@ -23,6 +23,8 @@ from gpuplan.bot.language.vocabulary import vocabulary
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import Catalog
 
+Spans = list[tuple[int, int]] | tuple[tuple[int, int], ...]
+
 MAX_READ_NUMBER = 1e15  # larger numbers in prose are not read: no count, size or length is that big
 
 # words before a count that make it what the user compares against ("slower than 1 node", "比单机慢")
@@ -85,6 +87,16 @@ _CARDS_PLURAL = re.compile(
 )
 
 
+def _stretches(length: int, claimed: Spans) -> list[tuple[int, int]]:
+    """The stretches of a text of `length` characters that no claim covers, in order."""
+    found, pos = [], 0
+    for a, b in sorted(claimed):
+        if a > pos:
+            found.append((pos, a))
+        pos = max(pos, b)
+    return [*found, (pos, length)] if pos < length else found
+
+
 class Scan:
     """The lower-cased question; extractors blank what they consume (positions stay stable)."""
 
@@ -101,26 +113,23 @@ class Scan:
         """Matches in the text as it is now (blanking while iterating keeps positions: same length)."""
         return (regex(pattern) if isinstance(pattern, str) else pattern).finditer(self.text)
 
-    def unclaimed(self, pattern: re.Pattern | str) -> Iterator[re.Match]:
+    def unclaimed(self, pattern: re.Pattern | str, besides: Spans = ()) -> Iterator[re.Match]:
         """Matches in the question as written whose words stand on no claim, as a reading's may not
-        (engine.find, unread.py): after one on a claim the search goes on from its next character
-        (past the claim when it starts inside one), so a shorter match there still counts. The claims
-        are those made before the search; what the caller claims while iterating hides nothing."""
+        (engine.find, unread.py), nor on the spans `besides`: each stretch between claims is searched
+        on its own, a claim ending the words before it ("finetune出来的" of "finetune出来的13b结果" when
+        "13b" was read). The claims are those made before the search; what the caller claims while
+        iterating hides nothing."""
         found = regex(pattern) if isinstance(pattern, str) else pattern
-        claimed, text, pos = list(self.claimed), self.original, 0
-        while pos <= len(text) and (match := found.search(text, pos)):
-            start, end = match.span()
-            on = next(((a, b) for a, b in claimed if a <= start < b or (start < b and a < end)), None)
-            if on is None:
+        text = self.original
+        for start, end in _stretches(len(text), [*self.claimed, *besides]):
+            pos = start
+            while pos <= end and (match := found.search(text, pos, end)):
                 yield match
-                pos = end if end > start else end + 1
-            else:
-                pos = on[1] if on[0] <= start else start + 1  # a match starting inside a claim: past it
-        return
+                pos = match.end() if match.end() > match.start() else match.end() + 1
 
-    def unclaimed_search(self, pattern: re.Pattern | str) -> re.Match | None:
+    def unclaimed_search(self, pattern: re.Pattern | str, besides: Spans = ()) -> re.Match | None:
         """The first match in the question as written whose words stand on no claim (`unclaimed`)."""
-        return next(self.unclaimed(pattern), None)
+        return next(self.unclaimed(pattern, besides), None)
 
     def blank(self, start: int, end: int) -> None:
         """Take the words at [start, end): blanked in the text the steps after read, and claimed, so
