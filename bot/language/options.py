@@ -157,10 +157,10 @@ def sizes_beside_a_model(reader: Reader, models: list[str], sizes: list[tuple[fl
 def compared_methods(reader: Reader) -> dict[str, Any] | None:
     scan, voc = reader.scan, reader.voc
     reader.option_spans["method"] = sorted(
-        m.span() for pattern in [p for _, p in voc.methods] + [voc.explicit_full] for m in scan.finditer(pattern)
+        m.span() for pattern in [p for _, p in voc.methods] + [voc.explicit_full] for m in scan.unclaimed(pattern)
     )
-    named = [m for m, pattern in voc.methods if scan.search(pattern)]
+    named = [m for m, pattern in voc.methods if scan.unclaimed_search(pattern)]
     adapters = [m for m in named if m in ("lora", "qlora")]
-    if adapters and reader.scan.search(reader.voc.explicit_full):
+    if adapters and scan.unclaimed_search(voc.explicit_full):
         return {"kind": "method", "options": [adapters[0], "full"]}
     return None
