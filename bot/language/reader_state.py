@@ -297,7 +297,7 @@ class ReaderState:
             gpu
             and "gpus" not in self.fields
             and DESKTOP.search(gpu.name)
-            and not self.voc.asks_count.search(self.scan.text)
+            and not self.scan.unclaimed_search(self.voc.asks_count)
         ):
             self.weak("gpus", 1, self.words.get("gpu", gpu.name))
             self.notes.append(Note(code="one_card_assumed", params={"gpu": gpu.name}))
@@ -311,7 +311,7 @@ class ReaderState:
 
     def _many_cards(self) -> bool:
         """Whether the question asks how many cards, or speaks of cards in the plural ("24GB GPUs")."""
-        return bool(self.voc.asks_count.search(self.scan.text) or _CARDS_PLURAL.search(self.scan.original))
+        return bool(self.scan.unclaimed_search(self.voc.asks_count) or _CARDS_PLURAL.search(self.scan.original))
 
     def conflict(self, name: str, first: str, second: str) -> None:
         """Two things named where one was expected: the first is used, the second set aside."""
