@@ -18,7 +18,7 @@ from gpuplan.bot.language.catalog_names import (
     suggest_models,
 )
 from gpuplan.bot.language.compiled import compiled
-from gpuplan.bot.language.reader_state import ReaderState, regex
+from gpuplan.bot.language.reader_state import ReaderState
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.bot.language.rule_files import expand, piece_pattern
 from gpuplan.bot.language.vocabulary import method_word
@@ -196,7 +196,7 @@ class ModelNames(ReaderState):
         of when the letters are close and the numbers identical (said back)."""
         if "model" in self.fields:
             return
-        for match in regex(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+").finditer(self.scan.text):
+        for match in self.scan.unclaimed(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+"):
             start, end = match.span()
             original = self.scan.original
             while start > 0 and not original[start - 1].isspace():
