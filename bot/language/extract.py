@@ -80,20 +80,15 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
 
     @contextlib.contextmanager
     def _links_hidden(self) -> Iterator[None]:
-        """The links' text blanked and claimed while a step runs, then put back as it was (the step
-        cannot have taken anything from blanks, so what it blanked or claimed elsewhere stays)."""
-        spans = self._link_spans()
-        kept = [self.scan.text[a:b] for a, b in spans]
+        """The links claimed while a step runs, then unclaimed (what the step claimed elsewhere stays)."""
         claims = len(self.scan.claimed)
-        for a, b in spans:
-            self.scan.blank(a, b)
-        links = self.scan.claimed[claims:]
+        for a, b in self._link_spans():
+            self.scan.claim(a, b)
+        links = len(self.scan.claimed) - claims
         try:
             yield
         finally:
-            for (a, b), text in zip(spans, kept, strict=True):
-                self.scan.text = self.scan.text[:a] + text + self.scan.text[b:]
-            del self.scan.claimed[claims : claims + len(links)]
+            del self.scan.claimed[claims : claims + links]
 
     def leftovers(self) -> None:
         """Technical-looking words nothing read: tokens with digits or model-like names, but not a

@@ -131,11 +131,15 @@ class Scan:
         """The first match in the question as written whose words stand on no claim (`unclaimed`)."""
         return next(self.unclaimed(pattern, besides), None)
 
-    def blank(self, start: int, end: int) -> None:
-        """Take the words at [start, end): blanked in the text the steps after read, and claimed, so
-        that no reading of the question as written stands there (ReaderState._unclaimed)."""
+    def claim(self, start: int, end: int) -> None:
+        """Take the words at [start, end): no reading of the question as written stands there after
+        (ReaderState._unclaimed, Scan.unclaimed)."""
         if end > start:
             self.claimed.append((start, end))
+
+    def blank(self, start: int, end: int) -> None:
+        """Claim the words at [start, end) and blank them in the text the steps after read."""
+        self.claim(start, end)
         self.text = self.text[:start] + " " * (end - start) + self.text[end:]
 
     def take(self, match: re.Match, group: int | str = 0) -> str:
