@@ -109,9 +109,11 @@ class GpuCounts(ReaderState):
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
         pos = max(0, head_end - COUNT_WINDOW)
         mark = SERVER_NAME_MARK if server else SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
-        view = card_view(self.scan.text, pos, head_end, tail_start, mark)
+        view = card_view(self.scan.original, pos, head_end, tail_start, mark)
+        claimed = self.scan.claims_within(pos, head_end)
+        claimed += self.scan.claims_within(tail_start, tail_start + AFTER_WINDOW, head_end - pos + 1)
         rules = engine.rules("server_count" if server else "card_count")
-        for span in engine.settle(engine.find(view, rules)):  # one at most: all hold the mark
+        for span in engine.settle(engine.find(view, rules, claimed=claimed)):  # one at most: all hold the mark
             self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
 
     def _count_beside(self, span: engine.Span, view: str, at: int, origins: tuple[int, int], words: str, gpu: str):

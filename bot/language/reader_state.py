@@ -131,6 +131,12 @@ class Scan:
         """The first match in the question as written whose words stand on no claim (`unclaimed`)."""
         return next(self.unclaimed(pattern, besides), None)
 
+    def claims_within(self, start: int, end: int, at: int = 0) -> list[tuple[int, int]]:
+        """The claims over the question's [start, end), placed where those words stand in a view of
+        the question that holds them from its position `at`."""
+        within = [(max(a, start), min(b, end)) for a, b in self.claimed if a < end and start < b]
+        return [(a - start + at, b - start + at) for a, b in within]
+
     def claim(self, start: int, end: int) -> None:
         """Take the words at [start, end): no reading of the question as written stands there after
         (ReaderState._unclaimed, Scan.unclaimed)."""
