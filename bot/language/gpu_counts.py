@@ -156,9 +156,13 @@ class GpuCounts(ReaderState):
         written as `mark` (COUNTED_MARK or INSTANCE_MARK); (None, {}) when there is none ("a" is no
         count). What a count before a card counts is card_count.yaml's; this is for the steps that
         count something no card mark stands for, a cloud instance (gpu_names.py) and a memory written
-        alone (gpu_memory.py)."""
-        view = count_before_view(self.scan.text, start, mark)
-        found = engine.settle([s for s in engine.find(view, engine.rules("count_before")) if s.end == len(view)])
+        alone (gpu_memory.py). The words other readings took right before what is counted are read
+        with it ("two 16GB 5060 Ti": the memory read with the card; "2 * 910b 32G": a card not planned)."""
+        start = self.scan.claimed_before(start)
+        view = count_before_view(self.scan.original, start, mark)
+        claimed = self.scan.claims_within(max(0, start - COUNT_WINDOW), start)
+        rules = engine.rules("count_before")
+        found = engine.settle([s for s in engine.find(view, rules, claimed=claimed) if s.end == len(view)])
         readings = dict(found[0].readings) if found else {}
         if not readings or None in readings.values():
             return None, {}

@@ -137,6 +137,17 @@ class Scan:
         within = [(max(a, start), min(b, end)) for a, b in self.claimed if a < end and start < b]
         return [(a - start + at, b - start + at) for a, b in within]
 
+    def claimed_before(self, start: int) -> int:
+        """Where the claims written right before `start` (with spaces alone between) begin; `start`
+        when none is."""
+        moved = True
+        while moved:
+            moved = False
+            for a, b in self.claimed:
+                if a < start <= b or (a < start and b < start and not self.original[b:start].strip()):
+                    start, moved = a, True
+        return start
+
     def claim(self, start: int, end: int) -> None:
         """Take the words at [start, end): no reading of the question as written stands there after
         (ReaderState._unclaimed, Scan.unclaimed)."""
