@@ -82,10 +82,12 @@ class GpuMemory(GpuCounts):
         """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
         3090") a GPU name (knowledge/rules/<lang>/card_memory.yaml, read over the words around it), its
         span, and a count written times it after the name ("A10(4* 24GB)")."""
-        view, head_start = memory_view(self.scan.text, match.start(), match.end())
+        view, head_start = memory_view(self.scan.original, match.start(), match.end())
         if not _any_needed("card_memory").search(view):
             return None, None, None  # no words any rule needs: most cards are written without a memory
-        found = engine.find(view, engine.rules("card_memory"))
+        claimed = self.scan.claims_within(head_start, match.start())
+        claimed += self.scan.claims_within(match.end(), match.end() + MEMORY_TAIL, match.start() - head_start + 1)
+        found = engine.find(view, engine.rules("card_memory"), claimed=claimed)
         if not found:
             return None, None, None
         span = max(found, key=lambda s: (s.rule.priority, s.length, -s.start))  # all hold the mark: settle's pick
