@@ -118,10 +118,11 @@ class GpuMemory(GpuCounts):
     def gpu_memory(self) -> None:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
-        if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not MEMORY_SIZE.search(self.scan.text):
+        scan = self.scan
+        if not scan.unclaimed_search(self.voc.triggers["gpu_memory"]) or not scan.unclaimed_search(MEMORY_SIZE):
             return
         self._set_readings(self._unclaimed("host_ram"))  # the servers' RAM (host_ram.yaml)
-        if not _any_needed("gpu_memory").search(self.scan.text):
+        if not scan.unclaimed_search(_any_needed("gpu_memory")):
             return  # no words any way of writing a GPU's memory needs
         text = self.scan.original
         for spans in _by_priority("gpu_memory", text, self.scan.claimed, self._memory_facts):
@@ -154,12 +155,12 @@ class GpuMemory(GpuCounts):
             words = self.scan.take(match, part)
             counted, counts = (None, {}) if before else self._count_before(COUNTED_MARK, match.start(part))
             if counted:  # "8张24G的卡": the count written before the memory ("2x8 80GB": the servers too)
-                before, words = str(counts["gpus"]), self.scan.text[counted[0] : counted[1]].strip() + " " + words
+                before, words = str(counts["gpus"]), self.scan.original[counted[0] : counted[1]].strip() + " " + words
                 self.scan.blank(*counted)
                 if "nodes" in counts:
                     self.set("nodes", counts["nodes"], words)
             self.set("gpu_memory_gib", gib, words)
-            enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
+            enough = _ENOUGH_AFTER.match(self.scan.original, match.end()) is not None
             self._memory_count(before, one_gpu, words, enough)
 
     def _no_named_cards(self, gib: float, modded_ok: bool) -> bool:
