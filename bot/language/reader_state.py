@@ -137,6 +137,11 @@ class Scan:
         within = [(max(a, start), min(b, end)) for a, b in self.claimed if a < end and start < b]
         return [(a - start + at, b - start + at) for a, b in within]
 
+    def free_from(self, start: int, end: int) -> int:
+        """Where the words before `end` that no claim covers begin, from `start` on (the end of the
+        last claim in [start, end), else `start`)."""
+        return max([start, *(b for a, b in self.claimed if start < b <= end)])
+
     def claimed_before(self, start: int) -> int:
         """Where the claims written right before `start` (with spaces alone between) begin; `start`
         when none is."""
