@@ -160,16 +160,15 @@ class Scan:
             self.claimed.append((start, end))
 
     def blank(self, start: int, end: int) -> None:
-        """Claim the words at [start, end) and blank them in the text the steps after read."""
+        """Claim the words at [start, end) (the text itself is never changed)."""
         self.claim(start, end)
-        self.text = self.text[:start] + " " * (end - start) + self.text[end:]
 
     def take(self, match: re.Match, group: int | str = 0) -> str:
+        """Claim a match's words (or one group's) and return them as written."""
         start, end = match.span(group)
         self.last_span = (start, end)
-        taken = self.text[start:end]
-        self.blank(start, end)
-        return taken.strip()
+        self.claim(start, end)
+        return self.original[start:end].strip()
 
 
 class ReaderState:
@@ -362,8 +361,8 @@ class ReaderState:
     def _take_span(self, span: engine.Span) -> str:
         """A reading's words, taken from the text as Scan.take takes a match's."""
         self.scan.last_span = (span.start, span.end)
-        words = self.scan.text[span.start : span.end].strip()
-        self.scan.blank(span.start, span.end)
+        words = self.scan.original[span.start : span.end].strip()
+        self.scan.claim(span.start, span.end)
         return words
 
     def _engine_readings(self, dimension: str) -> None:
