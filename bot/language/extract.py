@@ -2,10 +2,10 @@
 sizes, tokens and dataset sizes, sequence length, batches, schedule, budget, training options,
 method and context ("8张H100", "Llama 3 70B", "8k context", "in two weeks", "$50k", "zero3").
 
-Each extractor blanks what it consumed and claims it (reader_state.Scan), so later extractors
-cannot read the same words twice and what is left over can be reported as not understood; the
-dimensions read whole by the engine read the question as written, their candidates on claimed
-words dropped (ReaderState._unclaimed), so no match runs across blanked words. Two readings of one
+Each extractor claims what it consumed (reader_state.Scan) and reads the question as written
+through the claims before it (Scan.unclaimed; the engine's dimensions through ReaderState._unclaimed),
+so later extractors cannot read the same words twice, no match runs across words another took,
+and what is left over can be reported as not understood. The text is never changed. Two readings of one
 field never stop a question: the first stands (or the target of a "from X to Y"), and the answer
 says which was used and which was set aside. The vocabulary lives in knowledge/lexicon.yaml; the steps that have moved
 to the reading engine (batches, schedule, budget, concurrency, the network, training options, GPU
@@ -40,7 +40,7 @@ _TECHNICAL = re.compile(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|\d+[a-z][a-z0-9.\-]*")
 class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
     """Runs the extractors over one question and collects fields, notes and errors."""
 
-    # The extractors, in the order they run: each reads one kind of thing and blanks its words,
+    # The extractors, in the order they run: each reads one kind of thing and claims its words,
     # so what one takes ("8x A100") is not read again by a later one ("8" as a count).
     STEPS = (
         "unsupported_hardware",

@@ -118,7 +118,7 @@ class GpuCounts(ReaderState):
 
     def _count_beside(self, span: engine.Span, view: str, at: int, origins: tuple[int, int], words: str, gpu: str):
         """Record a count read beside a card (`at`: the mark's place in `view`; `origins`: where the
-        words before and after the mark start in the text) and blank its words: the count's, from
+        words before and after the mark start in the text) and claim its words: the count's, from
         its first group, not the words that only place it ("on" of "on 16k H100", "my")."""
         readings = dict(span.readings)
         if None in readings.values():
@@ -139,9 +139,9 @@ class GpuCounts(ReaderState):
                 self.set(name, readings[name], said)
         counted_from = min((a for a, _ in groups), default=at)  # "a DGX A100": one server, no count
         if counted_from < at:
-            self.scan.blank(origins[0] + counted_from, origins[0] + at)
+            self.scan.claim(origins[0] + counted_from, origins[0] + at)
         if span.end > at + 1:
-            self.scan.blank(origins[1], origins[1] + span.end - at - 1)
+            self.scan.claim(origins[1], origins[1] + span.end - at - 1)
 
     def _sold_in_servers(self, gpu: str) -> bool:
         """A Hopper or Blackwell SXM module, which comes only in servers: "4台H100", "4台H800" count

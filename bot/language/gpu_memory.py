@@ -129,7 +129,7 @@ class GpuMemory(GpuCounts):
             for span in spans:  # each judged on the question as written, its words as they were found
                 match = span.rule.pattern.match(text, span.start)
                 if span.rule.claims:  # what a run uses, all the cards' memory together: no card's
-                    self.scan.blank(*match.span(_memory_part(match)))
+                    self.scan.claim(*match.span(_memory_part(match)))
                 else:
                     self._memory_alone(match, dict(span.readings))
 
@@ -139,7 +139,7 @@ class GpuMemory(GpuCounts):
 
     def _memory_alone(self, match: re.Match, readings: dict) -> None:
         """One GPU memory written apart from a card's name (gpu_memory.yaml), judged: what a model
-        needs ("需要显存为60G", unless a card named has it) or no named card's memory is blanked, no
+        needs ("需要显存为60G", unless a card named has it) or no named card's memory is claimed, no
         card's; a card's own is set with the count written with it."""
         gib = next(iter(readings.values()))
         one_gpu = "gpu_memory_one_card" in readings
@@ -147,7 +147,7 @@ class GpuMemory(GpuCounts):
         said_own = one_gpu or "gpu_memory_own" in readings or readings.get("memory_said_own", False)
         part = _memory_part(match)  # the memory, without the words of need before it
         if not said_own and self._no_named_cards(gib, modded_ok=not needed):
-            self.scan.blank(*match.span(part))  # no named card's memory
+            self.scan.claim(*match.span(part))  # no named card's memory
             return
         if 4 <= gib <= 512:
             before = (match["count"] if "count" in match.re.groupindex else None) or ""
@@ -156,7 +156,7 @@ class GpuMemory(GpuCounts):
             counted, counts = (None, {}) if before else self._count_before(COUNTED_MARK, match.start(part))
             if counted:  # "8张24G的卡": the count written before the memory ("2x8 80GB": the servers too)
                 before, words = str(counts["gpus"]), self.scan.original[counted[0] : counted[1]].strip() + " " + words
-                self.scan.blank(*counted)
+                self.scan.claim(*counted)
                 if "nodes" in counts:
                     self.set("nodes", counts["nodes"], words)
             self.set("gpu_memory_gib", gib, words)

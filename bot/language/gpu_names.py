@@ -97,7 +97,7 @@ class GpuNames(GpuMemory):
             memory, span, _ = self._gpu_memory_near(match, None)
             named = gpu_id(f"{words} {memory:g}g", self.voc, self.cat) if memory else None
             if named:  # "16GB VRAM 5060 TI": a card the catalog names only with its memory
-                self.scan.blank(*span)
+                self.scan.claim(*span)
                 self.set("gpu", named, words)
                 self.gpu_ids.append(named)
                 self._cards_counted_before(match.start(), words)
@@ -107,7 +107,7 @@ class GpuNames(GpuMemory):
             self.unknown.append(words)
             if memory and "gpu_memory_gib" not in self.fields:  # "Mi50 16GB": planned as a card of that memory
                 self.set("gpu_memory_gib", memory, words)
-                self.scan.blank(*span)
+                self.scan.claim(*span)
                 self._cards_counted_before(match.start(), words)  # "2张 RTX 2060 6g"
             else:
                 memory = None
@@ -126,7 +126,7 @@ class GpuNames(GpuMemory):
             for name in ("nodes", "gpus"):  # "2x8 MI50 16GB": the servers too
                 if name in counts:
                     self.set(name, counts[name], said)
-            self.scan.blank(*counted)
+            self.scan.claim(*counted)
 
     def _remember_mention(self, gpu: str, span: tuple[int, int], start: int) -> None:
         """What one GPU mention came with, for comparisons and mixed setups: its counts, and whether
@@ -200,15 +200,15 @@ class GpuNames(GpuMemory):
                 variant = variant_with_form(found_id, form.group(1).rstrip("0123456789"), self.cat)
                 if variant:
                     found_id = variant
-                    self.scan.blank(match.end() + form.start(1), match.end() + form.end(1))
+                    self.scan.claim(match.end() + form.start(1), match.end() + form.end(1))
             self.scan.take(match)
-            self.scan.blank(start, match.start())
+            self.scan.claim(start, match.start())
             self.option_spans["gpu"].append((start, match.end()))
             kept = self.set("gpu", found_id, words)
             if as_written and self.fields.get("gpu") == found_id:  # not a card compared or set aside
                 self.set("gpu_memory_gib", as_written, words)
             if memory_span:
-                self.scan.blank(*memory_span)
+                self.scan.claim(*memory_span)
             before = self._counts_now()
             self._gpu_count(start, match.end(), words, memory_span, found_id, server)
             if not server:  # "96 DGX-A100 (8x40G)": the count in the memory is one server's

@@ -84,8 +84,8 @@ class MethodWords(ReaderState):
                 self.fields["method"] = "full"
                 self.words["method"] = words
                 self.notes.append(Note(code="finetune_read_as_full", params={"words": words}))
-        for start, end in self._method_spans:  # found by _method_mentions on the same-length text
-            scan.blank(start, end)
+        for start, end in self._method_spans:  # found by _method_mentions in the question as written
+            scan.claim(start, end)
         for match in scan.unclaimed(voc.finetune):
             scan.take(match)
 

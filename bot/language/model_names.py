@@ -81,7 +81,7 @@ class ModelNames(ReaderState):
             self.option_spans["model"].append(whole)
             self.mention(("model", found_id), whole, bool(_SIZED.search(match["name"])))
             words = self._take_span(span)
-            self.scan.blank(whole[0], span.start)
+            self.scan.claim(whole[0], span.start)
             if piece_pattern("QUANTISED").search(match.group(0), len(match["name"])):
                 self.set("precision_word", "int4", words)  # "qwen2.5-72b-awq": a 4-bit checkpoint
             if found_id not in found:
@@ -157,7 +157,7 @@ class ModelNames(ReaderState):
                 continue  # a bare "gpt": no model named, its words left
             name, name_end = written.strip("-_. "), span.start + len(written)
             size = size_in_name(name) if after is None else after
-            self.scan.blank(span.start, name_end if after is None else span.end)
+            self.scan.claim(span.start, name_end if after is None else span.end)
             if any(
                 n.code in ("unknown_model_name", "model_family_sizes") and n.params["value"] == name for n in self.notes
             ):

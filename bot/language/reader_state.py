@@ -1,6 +1,6 @@
 """The question being read and what the Reader has read of it.
 
-`Scan` holds the lower-cased question; a step blanks the words it takes (positions stay stable).
+`Scan` holds the lower-cased question, never changed, and the spans the steps took (claims).
 `ReaderState` holds the fields read, with their words and places, the readings that stand only
 when nothing else reads the field (`weak`), the mentions that weigh models and sizes, and how two
 readings of one field are settled (`set`: the first written stands unless the later one is the
@@ -98,20 +98,14 @@ def _stretches(length: int, claimed: Spans) -> list[tuple[int, int]]:
 
 
 class Scan:
-    """The lower-cased question; extractors blank what they consume (positions stay stable)."""
+    """The lower-cased question as written (`original`, never changed) and where the steps so far
+    took their words (`claimed`): a step reads the question through the claims, so no reading stands
+    on words an earlier one took, and the order of the steps decides which takes a word first."""
 
     def __init__(self, text: str):
-        self.text = text.lower()
-        self.original = self.text
+        self.original = text.lower()
         self.last_span = (0, 0)
         self.claimed: list[tuple[int, int]] = []  # where the steps so far took their words
-
-    def search(self, pattern: re.Pattern | str) -> re.Match | None:
-        return (regex(pattern) if isinstance(pattern, str) else pattern).search(self.text)
-
-    def finditer(self, pattern: re.Pattern | str) -> Iterator[re.Match]:
-        """Matches in the text as it is now (blanking while iterating keeps positions: same length)."""
-        return (regex(pattern) if isinstance(pattern, str) else pattern).finditer(self.text)
 
     def unclaimed(self, pattern: re.Pattern | str, besides: Spans = ()) -> Iterator[re.Match]:
         """Matches in the question as written whose words stand on no claim, as a reading's may not
@@ -158,10 +152,6 @@ class Scan:
         (ReaderState._unclaimed, Scan.unclaimed)."""
         if end > start:
             self.claimed.append((start, end))
-
-    def blank(self, start: int, end: int) -> None:
-        """Claim the words at [start, end) (the text itself is never changed)."""
-        self.claim(start, end)
 
     def take(self, match: re.Match, group: int | str = 0) -> str:
         """Claim a match's words (or one group's) and return them as written."""
