@@ -12,7 +12,8 @@ import re
 from collections import Counter
 
 from gpuplan.bot.language import engine
-from gpuplan.bot.language.reader_state import ReaderState, regex
+from gpuplan.bot.language.reader_state import ReaderState
+from gpuplan.bot.language.scan import regex
 from gpuplan.estimator.schema import Note
 
 # how far before a name its count is looked for: the longest count with its words ("a couple of
