@@ -3,6 +3,7 @@ spans the Reader's steps took (claims), through which every step reads it."""
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterator
@@ -20,16 +21,6 @@ def regex(pattern: str) -> re.Pattern:
     return compiled(literal_first(pattern))
 
 
-def _stretches(length: int, claimed: Spans) -> list[tuple[int, int]]:
-    """The stretches of a text of `length` characters that no claim covers, in order."""
-    found, pos = [], 0
-    for a, b in sorted(claimed):
-        if a > pos:
-            found.append((pos, a))
-        pos = max(pos, b)
-    return [*found, (pos, length)] if pos < length else found
-
-
 class Scan:
     """The lower-cased question as written (`original`, never changed) and where the steps so far
     took their words (`claimed`): a step reads the question through the claims, so no reading stands
@@ -39,24 +30,58 @@ class Scan:
         self.original = text.lower()
         self.last_span = (0, 0)
         self.claimed: list[tuple[int, int]] = []  # where the steps so far took their words
+        self._runs_for: list[tuple[int, int]] = []  # the claims `_runs_found` merges
+        self._runs_found: tuple[list[int], list[tuple[int, int]]] = ([], [])
 
     def unclaimed(self, pattern: re.Pattern | str, besides: Spans = ()) -> Iterator[re.Match]:
         """Matches in the question as written whose words stand on no claim, as a reading's may not
-        (engine.find, unread.py), nor on the spans `besides`: each stretch between claims is searched
-        on its own, a claim ending the words before it ("finetune出来的" of "finetune出来的13b结果" when
-        "13b" was read). The claims are those made before the search; what the caller claims while
-        iterating hides nothing."""
+        (engine.find, unread.py), nor on the spans `besides`. A match that runs onto a claim is looked
+        for again in the words before the claim, which end there ("finetune出来的" of "finetune出来的13b结果"
+        when "13b" was read); one that starts on a claim is none, the search going on after it. The
+        claims are those made before the search; what the caller claims while iterating hides nothing."""
         found = regex(pattern) if isinstance(pattern, str) else pattern
-        text = self.original
-        for start, end in _stretches(len(text), [*self.claimed, *besides]):
-            pos = start
-            while pos <= end and (match := found.search(text, pos, end)):
-                yield match
-                pos = match.end() if match.end() > match.start() else match.end() + 1
+        runs, pos = self._runs(besides), 0
+        while match := self._free_match(found, pos, runs):
+            yield match
+            pos = match.end() if match.end() > match.start() else match.end() + 1
 
     def unclaimed_search(self, pattern: re.Pattern | str, besides: Spans = ()) -> re.Match | None:
         """The first match in the question as written whose words stand on no claim (`unclaimed`)."""
-        return next(self.unclaimed(pattern, besides), None)
+        return self._free_match(regex(pattern) if isinstance(pattern, str) else pattern, 0, self._runs(besides))
+
+    def _free_match(
+        self, found: re.Pattern, pos: int, runs: tuple[list[int], list[tuple[int, int]]]
+    ) -> re.Match | None:
+        """The first match from `pos` on that stands on none of the `runs` of claims (`unclaimed`)."""
+        text, (starts, spans) = self.original, runs
+        while pos <= len(text) and (match := found.search(text, pos)):
+            start, end = match.span()
+            at = bisect.bisect_right(starts, start) - 1  # the last run of claims that starts by `start`
+            if at >= 0 and start < spans[at][1]:
+                pos = spans[at][1]  # the match starts on a claim: none, the search goes on after it
+                continue
+            if at + 1 < len(spans) and spans[at + 1][0] < end:  # it runs onto one: the words before it
+                match = found.search(text, start, spans[at + 1][0])
+                if match is None:
+                    pos = spans[at + 1][1]
+                    continue
+            return match
+        return None
+
+    def _runs(self, besides: Spans) -> tuple[list[int], list[tuple[int, int]]]:
+        """The claims (and spans `besides`) merged into runs in text order, and where each starts;
+        kept while the claims stay the same."""
+        if besides or self._runs_for != self.claimed:
+            runs: list[tuple[int, int]] = []
+            for a, b in sorted([*self.claimed, *besides]):
+                if runs and a <= runs[-1][1]:
+                    runs[-1] = (runs[-1][0], max(b, runs[-1][1]))
+                elif b > a:
+                    runs.append((a, b))
+            if besides:
+                return [a for a, _ in runs], runs
+            self._runs_for, self._runs_found = list(self.claimed), ([a for a, _ in runs], runs)
+        return self._runs_found
 
     def claims_within(self, start: int, end: int, at: int = 0) -> list[tuple[int, int]]:
         """The claims over the question's [start, end), placed where those words stand in a view of
