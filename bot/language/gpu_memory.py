@@ -118,13 +118,12 @@ class GpuMemory(GpuCounts):
     def gpu_memory(self) -> None:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
-        scan = self.scan
-        if not scan.unclaimed_search(self.voc.triggers["gpu_memory"]) or not scan.unclaimed_search(MEMORY_SIZE):
+        text = self.scan.original  # the words any rule needs, as the engine looks for them (its `needs`)
+        if not self.voc.triggers["gpu_memory"].search(text) or not MEMORY_SIZE.search(text):
             return
         self._set_readings(self._unclaimed("host_ram"))  # the servers' RAM (host_ram.yaml)
-        if not scan.unclaimed_search(_any_needed("gpu_memory")):
+        if not _any_needed("gpu_memory").search(text):
             return  # no words any way of writing a GPU's memory needs
-        text = self.scan.original
         for spans in _by_priority("gpu_memory", text, self.scan.claimed, self._memory_facts):
             for span in spans:  # each judged on the question as written, its words as they were found
                 match = span.rule.pattern.match(text, span.start)

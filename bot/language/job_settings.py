@@ -55,7 +55,7 @@ class JobSettings(ReaderState):
         """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency; else
         the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so
         (knowledge/rules/*/concurrency.yaml, users.yaml)."""
-        if self.scan.unclaimed_search(self.voc.triggers["concurrency"]):
+        if self.voc.triggers["concurrency"].search(self.scan.original):
             self._engine_readings("concurrency")
         if "micro_batch" in self.fields:
             return
@@ -65,22 +65,22 @@ class JobSettings(ReaderState):
             self.users_read = (first.value, self._take_span(first))
 
     def batches(self) -> None:
-        if self.scan.unclaimed_search(self.voc.triggers["batches"]):
+        if self.voc.triggers["batches"].search(self.scan.original):
             self._engine_readings("batch")
 
     def schedule(self) -> None:
         """The deadline: a duration said to be the time one has (knowledge/rules/*/schedule.yaml)."""
-        if self.scan.unclaimed_search(self.voc.triggers["schedule"]):
+        if self.voc.triggers["schedule"].search(self.scan.original):
             self._engine_readings("schedule")
 
     def budget(self) -> None:
-        if self.scan.unclaimed_search(self.voc.triggers["budget"]):
+        if self.voc.triggers["budget"].search(self.scan.original):
             self._engine_readings("budget")
 
     def frameworks(self) -> None:
         """Training frameworks named (knowledge/frameworks.yaml), whose memory habits the plan follows;
         read before the model names, which "LLaMA-Factory" is not."""
-        if not self.scan.unclaimed_search(self.voc.triggers["training_options"]):
+        if not self.voc.triggers["training_options"].search(self.scan.original):
             return
         for framework, names in self.voc.framework_ids:
             for match in self.scan.unclaimed(names):
@@ -88,7 +88,7 @@ class JobSettings(ReaderState):
 
     def training_options(self) -> None:
         """Precision, ZeRO/FSDP/DeepSpeed, checkpointing, offload, TP/PP, optimizer, LoRA rank."""
-        if not self.scan.unclaimed_search(self.voc.triggers["training_options"]):
+        if not self.voc.triggers["training_options"].search(self.scan.original):
             return
         self._precision_and_sharding()
         self._frameworks()
@@ -121,6 +121,6 @@ class JobSettings(ReaderState):
         the question speaks of users) and the GPUs' region (knowledge/rules/*/objective.yaml, ...)."""
         self._engine_readings("objective")
         self._engine_readings("data_kind")
-        if self.scan.unclaimed_search(self.voc.users_context):
+        if self.voc.users_context.search(self.scan.original):
             self._engine_readings("user_area")
         self._engine_readings("region")
