@@ -96,7 +96,7 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
         read = {
             w.strip(".-") for words in self.words.values() if isinstance(words, str) for w in _TECHNICAL.findall(words)
         }
-        for word in (match.group(0) for match in self.scan.unclaimed(_TECHNICAL)):
+        for word in (match.group(0) for match in self.scan.between_claims(_TECHNICAL)):
             word = word.strip(".-")
             if word and word not in self.voc.stopwords and word not in self.unknown and word not in read:
                 self.unknown.append(word)

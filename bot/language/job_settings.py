@@ -6,10 +6,13 @@ context (objective, data kind, users' area, region)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gpuplan.bot.language import engine
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.reader_state import ReaderState
+from gpuplan.bot.language.vocabulary import vocabulary
 from gpuplan.estimator.schema import Note
 
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
@@ -22,6 +25,13 @@ _KV_CACHE_TYPE = re.compile(
     r"(fp8|int8|int4|8[ -]?bit|4[ -]?bit)(?![a-z0-9])"
     r"|(?<![a-z0-9])(fp8|int8|int4|8[ -]?bit|4[ -]?bit)\s*(?:的)?\s*kv[ _-]?cache"
 )
+
+
+@functools.cache
+def _any_framework() -> re.Pattern:
+    """Any framework's names (vocabulary's framework_ids, one pattern)."""
+    return compiled("|".join(f"(?:{names.pattern})" for _, names in vocabulary().framework_ids))
+
 
 _KV_KINDS = {"fp8": "fp8", "int8": "int8", "int4": "int4", "8bit": "int8", "4bit": "int4"}
 
@@ -82,6 +92,8 @@ class JobSettings(ReaderState):
         read before the model names, which "LLaMA-Factory" is not."""
         if not self.voc.triggers["training_options"].search(self.scan.original):
             return
+        if not _any_framework().search(self.scan.original):
+            return  # no framework's name anywhere: none where no claim stands either
         for framework, names in self.voc.framework_ids:
             for match in self.scan.unclaimed(names):
                 self.set("framework", framework, self.scan.take(match))
@@ -100,7 +112,8 @@ class JobSettings(ReaderState):
 
     def _precision_and_sharding(self) -> None:
         scan, voc = self.scan, self.voc
-        for match in scan.unclaimed(_KV_CACHE_TYPE):  # before the weights' precision: "fp8 kv cache"
+        kv_cache = scan.unclaimed(_KV_CACHE_TYPE) if "kv" in scan.original else ()  # every match says "kv"
+        for match in kv_cache:  # before the weights' precision: "fp8 kv cache"
             kind = match.group(1) or match.group(2)
             self.set("kv_cache", _KV_KINDS[re.sub(r"[\s-]", "", kind)], scan.take(match))
         if pure := scan.unclaimed_search(voc.pure_bf16):

@@ -196,7 +196,7 @@ class ModelNames(ReaderState):
         of when the letters are close and the numbers identical (said back)."""
         if "model" in self.fields:
             return
-        for match in self.scan.unclaimed(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+"):
+        for match in self.scan.between_claims(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+"):
             start, end = match.span()
             original = self.scan.original
             while start > 0 and not original[start - 1].isspace():

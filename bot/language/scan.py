@@ -40,33 +40,46 @@ class Scan:
         when "13b" was read); one that starts on a claim is none, the search going on after it. The
         claims are those made before the search; what the caller claims while iterating hides nothing."""
         found = regex(pattern) if isinstance(pattern, str) else pattern
-        runs, pos = self._runs(besides), 0
-        while match := self._free_match(found, pos, runs):
+        pos = 0
+        while match := self._free_match(found, pos, besides):
             yield match
             pos = match.end() if match.end() > match.start() else match.end() + 1
 
     def unclaimed_search(self, pattern: re.Pattern | str, besides: Spans = ()) -> re.Match | None:
         """The first match in the question as written whose words stand on no claim (`unclaimed`)."""
-        return self._free_match(regex(pattern) if isinstance(pattern, str) else pattern, 0, self._runs(besides))
+        return self._free_match(regex(pattern) if isinstance(pattern, str) else pattern, 0, besides)
 
-    def _free_match(
-        self, found: re.Pattern, pos: int, runs: tuple[list[int], list[tuple[int, int]]]
-    ) -> re.Match | None:
-        """The first match from `pos` on that stands on none of the `runs` of claims (`unclaimed`)."""
-        text, (starts, spans) = self.original, runs
-        while pos <= len(text) and (match := found.search(text, pos)):
+    def between_claims(self, pattern: re.Pattern | str) -> Iterator[re.Match]:
+        """Matches inside the stretches no claim covers, each stretch searched on its own: what
+        `unclaimed` finds for a pattern that looks at nothing beyond its own words (no lookaround,
+        anchor or \\b, as the words nothing read: "lama3-" of "lama3-70b" when "70b" was read),
+        found with one search a stretch."""
+        found = regex(pattern) if isinstance(pattern, str) else pattern
+        text, pos = self.original, 0
+        for start, end in [*self._runs(())[1], (len(text), len(text))]:
+            if start > pos:
+                yield from found.finditer(text, pos, start)
+            pos = max(pos, end)
+
+    def _free_match(self, found: re.Pattern, pos: int, besides: Spans) -> re.Match | None:
+        """The first match from `pos` on that stands on no claim nor span `besides` (`unclaimed`)."""
+        text = self.original
+        if pos > len(text) or (match := found.search(text, pos)) is None:
+            return None  # the most common answer, found without looking at the claims
+        starts, spans = self._runs(besides)
+        while True:
             start, end = match.span()
             at = bisect.bisect_right(starts, start) - 1  # the last run of claims that starts by `start`
             if at >= 0 and start < spans[at][1]:
                 pos = spans[at][1]  # the match starts on a claim: none, the search goes on after it
-                continue
-            if at + 1 < len(spans) and spans[at + 1][0] < end:  # it runs onto one: the words before it
-                match = found.search(text, start, spans[at + 1][0])
-                if match is None:
-                    pos = spans[at + 1][1]
-                    continue
-            return match
-        return None
+            elif at + 1 < len(spans) and spans[at + 1][0] < end:  # it runs onto one: the words before it
+                if before := found.search(text, start, spans[at + 1][0]):
+                    return before
+                pos = spans[at + 1][1]
+            else:
+                return match
+            if pos > len(text) or (match := found.search(text, pos)) is None:
+                return None
 
     def _runs(self, besides: Spans) -> tuple[list[int], list[tuple[int, int]]]:
         """The claims (and spans `besides`) merged into runs in text order, and where each starts;
