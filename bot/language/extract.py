@@ -88,7 +88,7 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
         try:
             yield
         finally:
-            del self.scan.claimed[claims : claims + links]
+            self.scan.unclaim(claims, links)
 
     def leftovers(self) -> None:
         """Technical-looking words nothing read: tokens with digits or model-like names, but not a
@@ -96,7 +96,7 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
         read = {
             w.strip(".-") for words in self.words.values() if isinstance(words, str) for w in _TECHNICAL.findall(words)
         }
-        for word in (match.group(0) for match in self.scan.between_claims(_TECHNICAL)):
+        for word in self.scan.unread_words(_TECHNICAL):
             word = word.strip(".-")
             if word and word not in self.voc.stopwords and word not in self.unknown and word not in read:
                 self.unknown.append(word)

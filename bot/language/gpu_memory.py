@@ -119,8 +119,8 @@ class GpuMemory(GpuCounts):
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
         text = self.scan.original  # the words any rule needs, as the engine looks for them (its `needs`)
-        if not self.voc.triggers["gpu_memory"].search(text) or not MEMORY_SIZE.search(text):
-            return
+        if not self.voc.triggers["gpu_memory"].search(text) or not self.scan.unclaimed_search(MEMORY_SIZE):
+            return  # every reading's own words hold a memory size: none left that no step read
         self._set_readings(self._unclaimed("host_ram"))  # the servers' RAM (host_ram.yaml)
         if not _any_needed("gpu_memory").search(text):
             return  # no words any way of writing a GPU's memory needs

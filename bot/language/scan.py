@@ -3,7 +3,6 @@ spans the Reader's steps took (claims), through which every step reads it."""
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Iterator
@@ -30,8 +29,6 @@ class Scan:
         self.original = text.lower()
         self.last_span = (0, 0)
         self.claimed: list[tuple[int, int]] = []  # where the steps so far took their words
-        self._runs_for: list[tuple[int, int]] = []  # the claims `_runs_found` merges
-        self._runs_found: tuple[list[int], list[tuple[int, int]]] = ([], [])
 
     def unclaimed(self, pattern: re.Pattern | str, besides: Spans = ()) -> Iterator[re.Match]:
         """Matches in the question as written whose words stand on no claim, as a reading's may not
@@ -40,14 +37,15 @@ class Scan:
         when "13b" was read); one that starts on a claim is none, the search going on after it. The
         claims are those made before the search; what the caller claims while iterating hides nothing."""
         found = regex(pattern) if isinstance(pattern, str) else pattern
-        pos = 0
-        while match := self._free_match(found, pos, besides):
+        claims, pos = [*self.claimed, *besides], 0  # the claims as they are now
+        while match := self._free_match(found, pos, claims):
             yield match
             pos = match.end() if match.end() > match.start() else match.end() + 1
 
     def unclaimed_search(self, pattern: re.Pattern | str, besides: Spans = ()) -> re.Match | None:
         """The first match in the question as written whose words stand on no claim (`unclaimed`)."""
-        return self._free_match(regex(pattern) if isinstance(pattern, str) else pattern, 0, besides)
+        found = regex(pattern) if isinstance(pattern, str) else pattern
+        return self._free_match(found, 0, [*self.claimed, *besides] if besides else self.claimed)
 
     def between_claims(self, pattern: re.Pattern | str) -> Iterator[re.Match]:
         """Matches inside the stretches no claim covers, each stretch searched on its own: what
@@ -56,45 +54,36 @@ class Scan:
         found with one search a stretch."""
         found = regex(pattern) if isinstance(pattern, str) else pattern
         text, pos = self.original, 0
-        for start, end in [*self._runs(())[1], (len(text), len(text))]:
+        for start, end in [*sorted(self.claimed), (len(text), len(text))]:
             if start > pos:
                 yield from found.finditer(text, pos, start)
             pos = max(pos, end)
 
-    def _free_match(self, found: re.Pattern, pos: int, besides: Spans) -> re.Match | None:
-        """The first match from `pos` on that stands on no claim nor span `besides` (`unclaimed`)."""
-        text = self.original
-        if pos > len(text) or (match := found.search(text, pos)) is None:
-            return None  # the most common answer, found without looking at the claims
-        starts, spans = self._runs(besides)
-        while True:
-            start, end = match.span()
-            at = bisect.bisect_right(starts, start) - 1  # the last run of claims that starts by `start`
-            if at >= 0 and start < spans[at][1]:
-                pos = spans[at][1]  # the match starts on a claim: none, the search goes on after it
-            elif at + 1 < len(spans) and spans[at + 1][0] < end:  # it runs onto one: the words before it
-                if before := found.search(text, start, spans[at + 1][0]):
-                    return before
-                pos = spans[at + 1][1]
-            else:
-                return match
-            if pos > len(text) or (match := found.search(text, pos)) is None:
-                return None
+    def unread_words(self, pattern: re.Pattern) -> list[str]:
+        """The words of a pattern without groups found between claims (`between_claims`), as text."""
+        text, pos, found = self.original, 0, []
+        for start, end in [*sorted(self.claimed), (len(text), len(text))]:
+            if start > pos:
+                found += pattern.findall(text, pos, start)
+            pos = max(pos, end)
+        return found
 
-    def _runs(self, besides: Spans) -> tuple[list[int], list[tuple[int, int]]]:
-        """The claims (and spans `besides`) merged into runs in text order, and where each starts;
-        kept while the claims stay the same."""
-        if besides or self._runs_for != self.claimed:
-            runs: list[tuple[int, int]] = []
-            for a, b in sorted([*self.claimed, *besides]):
-                if runs and a <= runs[-1][1]:
-                    runs[-1] = (runs[-1][0], max(b, runs[-1][1]))
-                elif b > a:
-                    runs.append((a, b))
-            if besides:
-                return [a for a, _ in runs], runs
-            self._runs_for, self._runs_found = list(self.claimed), ([a for a, _ in runs], runs)
-        return self._runs_found
+    def _free_match(self, found: re.Pattern, pos: int, claims: Spans) -> re.Match | None:
+        """The first match from `pos` on that stands on none of the `claims` (`unclaimed`)."""
+        text = self.original
+        while pos <= len(text) and (match := found.search(text, pos)):
+            start, end = match.span()
+            on = next((b for a, b in claims if a <= start < b), None)
+            if on is not None:
+                pos = on  # the match starts on a claim: none, the search goes on after it
+                continue
+            ahead = min((a for a, _ in claims if start < a < end), default=None)
+            if ahead is None:
+                return match
+            if before := found.search(text, start, ahead):  # it runs onto a claim: the words before it
+                return before
+            pos = ahead  # on the claim from there: the next search skips it
+        return None
 
     def claims_within(self, start: int, end: int, at: int = 0) -> list[tuple[int, int]]:
         """The claims over the question's [start, end), placed where those words stand in a view of
@@ -123,6 +112,10 @@ class Scan:
         (ReaderState._unclaimed, Scan.unclaimed)."""
         if end > start:
             self.claimed.append((start, end))
+
+    def unclaim(self, since: int, count: int) -> None:
+        """Give back `count` claims made from the `since`-th on (what a step claimed after them stays)."""
+        del self.claimed[since : since + count]
 
     def take(self, match: re.Match, group: int | str = 0) -> str:
         """Claim a match's words (or one group's) and return them as written."""
