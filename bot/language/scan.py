@@ -38,6 +38,9 @@ class Scan:
         claims are those made before the search; what the caller claims while iterating hides nothing."""
         found = regex(pattern) if isinstance(pattern, str) else pattern
         claims, pos = [*self.claimed, *besides], 0  # the claims as they are now
+        if not claims:
+            yield from found.finditer(self.original)  # nothing claimed: every match stands
+            return
         while match := self._free_match(found, pos, claims):
             yield match
             pos = match.end() if match.end() > match.start() else match.end() + 1
@@ -73,12 +76,17 @@ class Scan:
         text = self.original
         while pos <= len(text) and (match := found.search(text, pos)):
             start, end = match.span()
-            on = next((b for a, b in claims if a <= start < b), None)
+            on, ahead = None, end  # the claim the match starts on; where the first it runs onto starts
+            for a, b in claims:
+                if a <= start < b:
+                    on = b
+                    break
+                if start < a < ahead:
+                    ahead = a
             if on is not None:
                 pos = on  # the match starts on a claim: none, the search goes on after it
                 continue
-            ahead = min((a for a, _ in claims if start < a < end), default=None)
-            if ahead is None:
+            if ahead == end:
                 return match
             if before := found.search(text, start, ahead):  # it runs onto a claim: the words before it
                 return before
