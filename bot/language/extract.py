@@ -15,10 +15,10 @@ and node counts written alone: see engine.py) take the engine's readings of thei
 The Reader is composed of one part per kind of thing it reads, each its own module: gpu_names.py
 (instances, cards and what is written around them), gpu_memory.py, gpu_counts.py (GPUs and nodes),
 model_names.py (models and sizes), lengths.py (lengths, tokens, the dataset), job_settings.py (the
-network, batches, deadline, budget, training options) and methods.py (the method); over
-reader_state.py (the text, the fields read and how two readings of one field are settled),
-sentences.py (where words stand: whose setup, asked or stated) and catalog_names.py (the catalog's
-names as written).
+network, batches, deadline, budget, training options) and methods.py (the method); over scan.py
+(the question as written and its claims), reader_state.py (the fields read and how two readings of
+one field are settled), sentences.py (where words stand: whose setup, asked or stated) and
+catalog_names.py (the catalog's names as written).
 """
 
 from __future__ import annotations
