@@ -2,10 +2,10 @@
 sizes, tokens and dataset sizes, sequence length, batches, schedule, budget, training options,
 method and context ("8张H100", "Llama 3 70B", "8k context", "in two weeks", "$50k", "zero3").
 
-Each extractor blanks what it consumed and claims it (reader_state.Scan), so later extractors
-cannot read the same words twice and what is left over can be reported as not understood; the
-dimensions read whole by the engine read the question as written, their candidates on claimed
-words dropped (ReaderState._unclaimed), so no match runs across blanked words. Two readings of one
+Each extractor claims what it consumed (reader_state.Scan) and reads the question as written
+through the claims before it (Scan.unclaimed; the engine's dimensions through ReaderState._unclaimed),
+so later extractors cannot read the same words twice, no match runs across words another took,
+and what is left over can be reported as not understood. The text is never changed. Two readings of one
 field never stop a question: the first stands (or the target of a "from X to Y"), and the answer
 says which was used and which was set aside. The vocabulary lives in knowledge/lexicon.yaml; the steps that have moved
 to the reading engine (batches, schedule, budget, concurrency, the network, training options, GPU
@@ -15,10 +15,10 @@ and node counts written alone: see engine.py) take the engine's readings of thei
 The Reader is composed of one part per kind of thing it reads, each its own module: gpu_names.py
 (instances, cards and what is written around them), gpu_memory.py, gpu_counts.py (GPUs and nodes),
 model_names.py (models and sizes), lengths.py (lengths, tokens, the dataset), job_settings.py (the
-network, batches, deadline, budget, training options) and methods.py (the method); over
-reader_state.py (the text, the fields read and how two readings of one field are settled),
-sentences.py (where words stand: whose setup, asked or stated) and catalog_names.py (the catalog's
-names as written).
+network, batches, deadline, budget, training options) and methods.py (the method); over scan.py
+(the question as written and its claims), reader_state.py (the fields read and how two readings of
+one field are settled), sentences.py (where words stand: whose setup, asked or stated) and
+catalog_names.py (the catalog's names as written).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _TECHNICAL = re.compile(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|\d+[a-z][a-z0-9.\-]*")
 class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
     """Runs the extractors over one question and collects fields, notes and errors."""
 
-    # The extractors, in the order they run: each reads one kind of thing and blanks its words,
+    # The extractors, in the order they run: each reads one kind of thing and claims its words,
     # so what one takes ("8x A100") is not read again by a later one ("8" as a count).
     STEPS = (
         "unsupported_hardware",
@@ -80,20 +80,15 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
 
     @contextlib.contextmanager
     def _links_hidden(self) -> Iterator[None]:
-        """The links' text blanked and claimed while a step runs, then put back as it was (the step
-        cannot have taken anything from blanks, so what it blanked or claimed elsewhere stays)."""
-        spans = self._link_spans()
-        kept = [self.scan.text[a:b] for a, b in spans]
+        """The links claimed while a step runs, then unclaimed (what the step claimed elsewhere stays)."""
         claims = len(self.scan.claimed)
-        for a, b in spans:
-            self.scan.blank(a, b)
-        links = self.scan.claimed[claims:]
+        for a, b in self._link_spans():
+            self.scan.claim(a, b)
+        links = len(self.scan.claimed) - claims
         try:
             yield
         finally:
-            for (a, b), text in zip(spans, kept, strict=True):
-                self.scan.text = self.scan.text[:a] + text + self.scan.text[b:]
-            del self.scan.claimed[claims : claims + len(links)]
+            self.scan.unclaim(claims, links)
 
     def leftovers(self) -> None:
         """Technical-looking words nothing read: tokens with digits or model-like names, but not a
@@ -101,7 +96,7 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
         read = {
             w.strip(".-") for words in self.words.values() if isinstance(words, str) for w in _TECHNICAL.findall(words)
         }
-        for word in _TECHNICAL.findall(self.scan.text):
+        for word in self.scan.unread_words(_TECHNICAL):
             word = word.strip(".-")
             if word and word not in self.voc.stopwords and word not in self.unknown and word not in read:
                 self.unknown.append(word)

@@ -12,7 +12,8 @@ import re
 from collections import Counter
 
 from gpuplan.bot.language import engine
-from gpuplan.bot.language.reader_state import ReaderState, regex
+from gpuplan.bot.language.reader_state import ReaderState
+from gpuplan.bot.language.scan import regex
 from gpuplan.estimator.schema import Note
 
 # how far before a name its count is looked for: the longest count with its words ("a couple of
@@ -109,14 +110,16 @@ class GpuCounts(ReaderState):
         tail_start = memory_span[1] if memory_span and memory_span[1] > end else end
         pos = max(0, head_end - COUNT_WINDOW)
         mark = SERVER_NAME_MARK if server else SERVER_CARD_MARK if self._sold_in_servers(gpu) else CARD_MARK
-        view = card_view(self.scan.text, pos, head_end, tail_start, mark)
+        view = card_view(self.scan.original, pos, head_end, tail_start, mark)
+        claimed = self.scan.claims_within(pos, head_end)
+        claimed += self.scan.claims_within(tail_start, tail_start + AFTER_WINDOW, head_end - pos + 1)
         rules = engine.rules("server_count" if server else "card_count")
-        for span in engine.settle(engine.find(view, rules)):  # one at most: all hold the mark
+        for span in engine.settle(engine.find(view, rules, claimed=claimed)):  # one at most: all hold the mark
             self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
 
     def _count_beside(self, span: engine.Span, view: str, at: int, origins: tuple[int, int], words: str, gpu: str):
         """Record a count read beside a card (`at`: the mark's place in `view`; `origins`: where the
-        words before and after the mark start in the text) and blank its words: the count's, from
+        words before and after the mark start in the text) and claim its words: the count's, from
         its first group, not the words that only place it ("on" of "on 16k H100", "my")."""
         readings = dict(span.readings)
         if None in readings.values():
@@ -137,9 +140,9 @@ class GpuCounts(ReaderState):
                 self.set(name, readings[name], said)
         counted_from = min((a for a, _ in groups), default=at)  # "a DGX A100": one server, no count
         if counted_from < at:
-            self.scan.blank(origins[0] + counted_from, origins[0] + at)
+            self.scan.claim(origins[0] + counted_from, origins[0] + at)
         if span.end > at + 1:
-            self.scan.blank(origins[1], origins[1] + span.end - at - 1)
+            self.scan.claim(origins[1], origins[1] + span.end - at - 1)
 
     def _sold_in_servers(self, gpu: str) -> bool:
         """A Hopper or Blackwell SXM module, which comes only in servers: "4台H100", "4台H800" count
@@ -154,9 +157,13 @@ class GpuCounts(ReaderState):
         written as `mark` (COUNTED_MARK or INSTANCE_MARK); (None, {}) when there is none ("a" is no
         count). What a count before a card counts is card_count.yaml's; this is for the steps that
         count something no card mark stands for, a cloud instance (gpu_names.py) and a memory written
-        alone (gpu_memory.py)."""
-        view = count_before_view(self.scan.text, start, mark)
-        found = engine.settle([s for s in engine.find(view, engine.rules("count_before")) if s.end == len(view)])
+        alone (gpu_memory.py). The words other readings took right before what is counted are read
+        with it ("two 16GB 5060 Ti": the memory read with the card; "2 * 910b 32G": a card not planned)."""
+        start = self.scan.claimed_before(start)
+        view = count_before_view(self.scan.original, start, mark)
+        claimed = self.scan.claims_within(max(0, start - COUNT_WINDOW), start)
+        rules = engine.rules("count_before")
+        found = engine.settle([s for s in engine.find(view, rules, claimed=claimed) if s.end == len(view)])
         readings = dict(found[0].readings) if found else {}
         if not readings or None in readings.values():
             return None, {}

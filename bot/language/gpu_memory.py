@@ -82,10 +82,12 @@ class GpuMemory(GpuCounts):
         """The memory written right after ("A100 (40G)", "4090-24G") or before ("40G的A100", "三张24
         3090") a GPU name (knowledge/rules/<lang>/card_memory.yaml, read over the words around it), its
         span, and a count written times it after the name ("A10(4* 24GB)")."""
-        view, head_start = memory_view(self.scan.text, match.start(), match.end())
+        view, head_start = memory_view(self.scan.original, match.start(), match.end())
         if not _any_needed("card_memory").search(view):
             return None, None, None  # no words any rule needs: most cards are written without a memory
-        found = engine.find(view, engine.rules("card_memory"))
+        claimed = self.scan.claims_within(head_start, match.start())
+        claimed += self.scan.claims_within(match.end(), match.end() + MEMORY_TAIL, match.start() - head_start + 1)
+        found = engine.find(view, engine.rules("card_memory"), claimed=claimed)
         if not found:
             return None, None, None
         span = max(found, key=lambda s: (s.rule.priority, s.length, -s.start))  # all hold the mark: settle's pick
@@ -116,17 +118,17 @@ class GpuMemory(GpuCounts):
     def gpu_memory(self) -> None:
         """A GPU given by its memory only: "单卡48G", "48G显存", "a 24GB card", "80GB GPUs"; the
         servers' RAM ("内存 256G", "512GB RAM") is read first, so it is not taken for a GPU's."""
-        if not self.voc.triggers["gpu_memory"].search(self.scan.text) or not MEMORY_SIZE.search(self.scan.text):
-            return
+        text = self.scan.original  # the words any rule needs, as the engine looks for them (its `needs`)
+        if not self.voc.triggers["gpu_memory"].search(text) or not self.scan.unclaimed_search(MEMORY_SIZE):
+            return  # every reading's own words hold a memory size: none left that no step read
         self._set_readings(self._unclaimed("host_ram"))  # the servers' RAM (host_ram.yaml)
-        if not _any_needed("gpu_memory").search(self.scan.text):
+        if not _any_needed("gpu_memory").search(text):
             return  # no words any way of writing a GPU's memory needs
-        text = self.scan.original
         for spans in _by_priority("gpu_memory", text, self.scan.claimed, self._memory_facts):
             for span in spans:  # each judged on the question as written, its words as they were found
                 match = span.rule.pattern.match(text, span.start)
                 if span.rule.claims:  # what a run uses, all the cards' memory together: no card's
-                    self.scan.blank(*match.span(_memory_part(match)))
+                    self.scan.claim(*match.span(_memory_part(match)))
                 else:
                     self._memory_alone(match, dict(span.readings))
 
@@ -136,7 +138,7 @@ class GpuMemory(GpuCounts):
 
     def _memory_alone(self, match: re.Match, readings: dict) -> None:
         """One GPU memory written apart from a card's name (gpu_memory.yaml), judged: what a model
-        needs ("需要显存为60G", unless a card named has it) or no named card's memory is blanked, no
+        needs ("需要显存为60G", unless a card named has it) or no named card's memory is claimed, no
         card's; a card's own is set with the count written with it."""
         gib = next(iter(readings.values()))
         one_gpu = "gpu_memory_one_card" in readings
@@ -144,7 +146,7 @@ class GpuMemory(GpuCounts):
         said_own = one_gpu or "gpu_memory_own" in readings or readings.get("memory_said_own", False)
         part = _memory_part(match)  # the memory, without the words of need before it
         if not said_own and self._no_named_cards(gib, modded_ok=not needed):
-            self.scan.blank(*match.span(part))  # no named card's memory
+            self.scan.claim(*match.span(part))  # no named card's memory
             return
         if 4 <= gib <= 512:
             before = (match["count"] if "count" in match.re.groupindex else None) or ""
@@ -152,12 +154,12 @@ class GpuMemory(GpuCounts):
             words = self.scan.take(match, part)
             counted, counts = (None, {}) if before else self._count_before(COUNTED_MARK, match.start(part))
             if counted:  # "8张24G的卡": the count written before the memory ("2x8 80GB": the servers too)
-                before, words = str(counts["gpus"]), self.scan.text[counted[0] : counted[1]].strip() + " " + words
-                self.scan.blank(*counted)
+                before, words = str(counts["gpus"]), self.scan.original[counted[0] : counted[1]].strip() + " " + words
+                self.scan.claim(*counted)
                 if "nodes" in counts:
                     self.set("nodes", counts["nodes"], words)
             self.set("gpu_memory_gib", gib, words)
-            enough = _ENOUGH_AFTER.match(self.scan.text, match.end()) is not None
+            enough = _ENOUGH_AFTER.match(self.scan.original, match.end()) is not None
             self._memory_count(before, one_gpu, words, enough)
 
     def _no_named_cards(self, gib: float, modded_ok: bool) -> bool:

@@ -92,12 +92,12 @@ class GpuNames(GpuMemory):
         read: said back as not sized, instead of planning the default GPU without a word."""
         if self.gpu_ids:
             return
-        for match in self.scan.finditer(self.voc.gpu_like):
+        for match in self.scan.unclaimed(self.voc.gpu_like):
             words = self.scan.take(match)
             memory, span, _ = self._gpu_memory_near(match, None)
             named = gpu_id(f"{words} {memory:g}g", self.voc, self.cat) if memory else None
             if named:  # "16GB VRAM 5060 TI": a card the catalog names only with its memory
-                self.scan.blank(*span)
+                self.scan.claim(*span)
                 self.set("gpu", named, words)
                 self.gpu_ids.append(named)
                 self._cards_counted_before(match.start(), words)
@@ -107,7 +107,7 @@ class GpuNames(GpuMemory):
             self.unknown.append(words)
             if memory and "gpu_memory_gib" not in self.fields:  # "Mi50 16GB": planned as a card of that memory
                 self.set("gpu_memory_gib", memory, words)
-                self.scan.blank(*span)
+                self.scan.claim(*span)
                 self._cards_counted_before(match.start(), words)  # "2张 RTX 2060 6g"
             else:
                 memory = None
@@ -122,11 +122,11 @@ class GpuNames(GpuMemory):
     def _cards_counted_before(self, start: int, words: str) -> None:
         counted, counts = self._count_before(COUNTED_MARK, start)
         if counted and "gpus" not in self.fields:
-            said = self.scan.text[counted[0] : counted[1]].strip() + " " + words
+            said = self.scan.original[counted[0] : counted[1]].strip() + " " + words
             for name in ("nodes", "gpus"):  # "2x8 MI50 16GB": the servers too
                 if name in counts:
                     self.set(name, counts[name], said)
-            self.scan.blank(*counted)
+            self.scan.claim(*counted)
 
     def _remember_mention(self, gpu: str, span: tuple[int, int], start: int) -> None:
         """What one GPU mention came with, for comparisons and mixed setups: its counts, and whether
@@ -139,7 +139,7 @@ class GpuNames(GpuMemory):
             self.gpus_lacked.add(gpu)
 
     def unsupported_hardware(self) -> None:
-        for match in self.scan.finditer(self.voc.unsupported):
+        for match in self.scan.unclaimed(self.voc.unsupported):
             words = self.scan.take(match)
             self.notes.append(Note(code="unsupported_hardware", params={"value": words, "memory": None}))
             self.unknown.append(words)
@@ -148,10 +148,10 @@ class GpuNames(GpuMemory):
         """Cloud instance types ("ml.g5.48xlarge", "2 x p4d.24xlarge", "a2-highgpu-8g", "colab"):
         their GPU type and count, said back in a note."""
         found: list[str] = []
-        if not self.voc.any_instance.search(self.scan.text):
+        if not self.scan.unclaimed_search(self.voc.any_instance):
             return found
         for instance, pattern in self.voc.instances:
-            for match in self.scan.finditer(pattern):
+            for match in self.scan.unclaimed(pattern):
                 per = int(match.group(1)) if instance.gpus == "count" else instance.gpus
                 count = self._count_before(INSTANCE_MARK, match.start())[1].get("instances", 1)
                 words = self.scan.take(match)
@@ -169,14 +169,17 @@ class GpuNames(GpuMemory):
         """GPU types named, with the count and memory written around each: "8张H100", "8x A100",
         "4张40G的A100", "A100 (40G)", "TITAN RTX 24GB *2", "3*8*A100", "2台8卡A800", "my dual 3090"."""
         found: list[str] = []
-        for match in self.scan.finditer(self.voc.gpu_alias):
+        text = self.scan.original
+        for match in self.scan.unclaimed(self.voc.gpu_alias):
             found_id = gpu_id(match.group(1), self.voc, self.cat)
-            if found_id is None or (match.group(1).isdigit() and _QUANTITY_AFTER.match(self.scan.text, match.end())):
+            if found_id is None or (match.group(1).isdigit() and _QUANTITY_AFTER.match(text, match.end())):
                 continue  # "3090 steps", "1650条样本": a number of things, not a card
-            vendor = VENDOR_BEFORE.search(self.scan.text, max(0, match.start() - 24), match.start())
-            start = vendor.start() if vendor else match.start()  # "nvidia a100": the vendor's name too
+            # "nvidia a100": the vendor's name too, when no reading took it
+            free = self.scan.free_from(max(0, match.start() - 24), match.start())
+            vendor = VENDOR_BEFORE.search(text, free, match.start())
+            start = vendor.start() if vendor else match.start()
             server = bool(vendor and vendor.group("server"))  # "96 DGX-A100": servers, not GPUs
-            words = self.scan.text[start : match.end()].strip()
+            words = text[start : match.end()].strip()
             memory, memory_span, inner_count = self._gpu_memory_near(match, found_id)
             written_with = bool(memory or MEMORY_SIZE.search(match.group(0)))  # "4台H100（80GB）", "3060 12gb"
             total = None  # "4xA100 160Gb": the memory of all the cards, told apart once the count is read
@@ -185,27 +188,27 @@ class GpuNames(GpuMemory):
                 variant = variant_with_memory(found_id, memory, self.cat)
                 found_id = variant or found_id
                 card = self.cat.gpus[found_id]
-                said_total = _TOTAL_AFTER.match(self.scan.text, memory_span[1])  # "2x 3090 (48GB total)"
+                said_total = _TOTAL_AFTER.match(text, memory_span[1])  # "2x 3090 (48GB total)"
                 if not variant and memory > 1.15 * card.memory_gib and (said_total or not DESKTOP.search(card.name)):
                     total = memory  # not on desktop cards unless said, their memory is modded ("4090 48G")
                 elif abs(self.cat.gpus[found_id].memory_gib - memory) > 0.15 * memory:
                     as_written = memory
             if written_with:  # the card its memory names ("A100(40G)": the 40 GB A100), whose memory no
                 self.memory_written_with.add(found_id)  # memory written apart from it is
-            form = _FORM_AFTER.search(self.scan.text[match.end() : match.end() + 16])
+            form = _FORM_AFTER.search(text[match.end() : match.end() + 16])
             if form:  # "A800单机8卡PCIE": the form factor written after the count
                 variant = variant_with_form(found_id, form.group(1).rstrip("0123456789"), self.cat)
                 if variant:
                     found_id = variant
-                    self.scan.blank(match.end() + form.start(1), match.end() + form.end(1))
+                    self.scan.claim(match.end() + form.start(1), match.end() + form.end(1))
             self.scan.take(match)
-            self.scan.blank(start, match.start())
+            self.scan.claim(start, match.start())
             self.option_spans["gpu"].append((start, match.end()))
             kept = self.set("gpu", found_id, words)
             if as_written and self.fields.get("gpu") == found_id:  # not a card compared or set aside
                 self.set("gpu_memory_gib", as_written, words)
             if memory_span:
-                self.scan.blank(*memory_span)
+                self.scan.claim(*memory_span)
             before = self._counts_now()
             self._gpu_count(start, match.end(), words, memory_span, found_id, server)
             if not server:  # "96 DGX-A100 (8x40G)": the count in the memory is one server's

@@ -6,10 +6,13 @@ context (objective, data kind, users' area, region)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gpuplan.bot.language import engine
+from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.reader_state import ReaderState
+from gpuplan.bot.language.vocabulary import vocabulary
 from gpuplan.estimator.schema import Note
 
 # InfiniBand or RoCE named without a speed, on a GPU type whose servers usually have another
@@ -22,6 +25,13 @@ _KV_CACHE_TYPE = re.compile(
     r"(fp8|int8|int4|8[ -]?bit|4[ -]?bit)(?![a-z0-9])"
     r"|(?<![a-z0-9])(fp8|int8|int4|8[ -]?bit|4[ -]?bit)\s*(?:的)?\s*kv[ _-]?cache"
 )
+
+
+@functools.cache
+def _any_framework() -> re.Pattern:
+    """Any framework's names (vocabulary's framework_ids, one pattern)."""
+    return compiled("|".join(f"(?:{names.pattern})" for _, names in vocabulary().framework_ids))
+
 
 _KV_KINDS = {"fp8": "fp8", "int8": "int8", "int4": "int4", "8bit": "int8", "4bit": "int4"}
 
@@ -55,7 +65,7 @@ class JobSettings(ReaderState):
         """Sequences served at once ("200 concurrent users", "并发100"): the serving concurrency; else
         the users a service is for ("for 32 users", "支持200个用户"), all taken at once and said so
         (knowledge/rules/*/concurrency.yaml, users.yaml)."""
-        if self.voc.triggers["concurrency"].search(self.scan.text):
+        if self.voc.triggers["concurrency"].search(self.scan.original):
             self._engine_readings("concurrency")
         if "micro_batch" in self.fields:
             return
@@ -65,30 +75,32 @@ class JobSettings(ReaderState):
             self.users_read = (first.value, self._take_span(first))
 
     def batches(self) -> None:
-        if self.voc.triggers["batches"].search(self.scan.text):
+        if self.voc.triggers["batches"].search(self.scan.original):
             self._engine_readings("batch")
 
     def schedule(self) -> None:
         """The deadline: a duration said to be the time one has (knowledge/rules/*/schedule.yaml)."""
-        if self.voc.triggers["schedule"].search(self.scan.text):
+        if self.voc.triggers["schedule"].search(self.scan.original):
             self._engine_readings("schedule")
 
     def budget(self) -> None:
-        if self.voc.triggers["budget"].search(self.scan.text):
+        if self.voc.triggers["budget"].search(self.scan.original):
             self._engine_readings("budget")
 
     def frameworks(self) -> None:
         """Training frameworks named (knowledge/frameworks.yaml), whose memory habits the plan follows;
         read before the model names, which "LLaMA-Factory" is not."""
-        if not self.voc.triggers["training_options"].search(self.scan.text):
+        if not self.voc.triggers["training_options"].search(self.scan.original):
             return
+        if not _any_framework().search(self.scan.original):
+            return  # no framework's name anywhere: none where no claim stands either
         for framework, names in self.voc.framework_ids:
-            for match in self.scan.finditer(names):
+            for match in self.scan.unclaimed(names):
                 self.set("framework", framework, self.scan.take(match))
 
     def training_options(self) -> None:
         """Precision, ZeRO/FSDP/DeepSpeed, checkpointing, offload, TP/PP, optimizer, LoRA rank."""
-        if not self.voc.triggers["training_options"].search(self.scan.text):
+        if not self.voc.triggers["training_options"].search(self.scan.original):
             return
         self._precision_and_sharding()
         self._frameworks()
@@ -100,17 +112,18 @@ class JobSettings(ReaderState):
 
     def _precision_and_sharding(self) -> None:
         scan, voc = self.scan, self.voc
-        for match in scan.finditer(_KV_CACHE_TYPE):  # before the weights' precision: "fp8 kv cache"
+        kv_cache = scan.unclaimed(_KV_CACHE_TYPE) if "kv" in scan.original else ()  # every match says "kv"
+        for match in kv_cache:  # before the weights' precision: "fp8 kv cache"
             kind = match.group(1) or match.group(2)
             self.set("kv_cache", _KV_KINDS[re.sub(r"[\s-]", "", kind)], scan.take(match))
-        if scan.search(voc.pure_bf16):
-            self.set("precision_word", "bf16-pure", scan.take(scan.search(voc.pure_bf16)))
+        if pure := scan.unclaimed_search(voc.pure_bf16):
+            self.set("precision_word", "bf16-pure", scan.take(pure))
         self._engine_readings("precision")
         self._engine_readings("sharding")
 
     def _frameworks(self) -> None:
         """Frameworks without memory habits of their own named (serving engines, launchers): noted."""
-        for match in self.scan.finditer(self.voc.frameworks):
+        for match in self.scan.unclaimed(self.voc.frameworks):
             self.notes.append(Note(code="framework_noted", params={"value": match.group(0)}))
 
     def _optimizer(self) -> None:
@@ -121,6 +134,6 @@ class JobSettings(ReaderState):
         the question speaks of users) and the GPUs' region (knowledge/rules/*/objective.yaml, ...)."""
         self._engine_readings("objective")
         self._engine_readings("data_kind")
-        if self.scan.search(self.voc.users_context):
+        if self.voc.users_context.search(self.scan.original):
             self._engine_readings("user_area")
         self._engine_readings("region")

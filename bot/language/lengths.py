@@ -23,7 +23,7 @@ class Lengths(ReaderState):
         """The dataset: samples ("50k samples", "5万条数据"), its size ("a 20GB dataset", "数据集约20g") and
         the epochs ("3 epochs", "训练3轮"; knowledge/rules/*/dataset.yaml). Set rule by rule, the highest
         priority first, as the step set them before the rules were data."""
-        if self.voc.triggers["dataset"].search(self.scan.text):
+        if self.voc.triggers["dataset"].search(self.scan.original):
             spans = self._unclaimed("dataset")
             self._set_readings(sorted(spans, key=lambda span: (-span.rule.priority, span.start)))
 

@@ -82,21 +82,21 @@ class MethodWords(ReaderState):
             self._contradiction(strong, chosen, comparing)
             self.methods_named = list(dict.fromkeys(m[2] for m in strong))
         else:
-            match = scan.search(voc.finetune)
+            match = scan.unclaimed_search(voc.finetune)
             words = scan.take(match) if match else self.adapter_negated  # "在非lora的情况下": the whole model
             if words:
                 self.fields["method"] = "full"
                 self.words["method"] = words
                 self.notes.append(Note(code="finetune_read_as_full", params={"words": words}))
-        for start, end in self._method_spans:  # found by _method_mentions on the same-length text
-            scan.blank(start, end)
-        for match in scan.finditer(voc.finetune):
+        for start, end in self._method_spans:  # found by _method_mentions in the question as written
+            scan.claim(start, end)
+        for match in scan.unclaimed(voc.finetune):
             scan.take(match)
 
     def _training_job(self) -> bool:
         """A training word outside the names of what training made ("微调后的模型", "LoRA adapter")."""
-        text = self.voc.trained_artifacts.sub(lambda m: " " * len(m.group(0)), self.scan.text)
-        return bool(self.voc.training.search(text))
+        artifacts = [m.span() for m in self.scan.unclaimed(self.voc.trained_artifacts)]
+        return self.scan.unclaimed_search(self.voc.training, besides=artifacts) is not None
 
     @staticmethod
     def _whole_model_method(full: tuple, strong: list[tuple]) -> tuple:

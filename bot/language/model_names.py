@@ -21,7 +21,7 @@ from gpuplan.bot.language.catalog_names import (
     variants_of,
 )
 from gpuplan.bot.language.compiled import compiled
-from gpuplan.bot.language.reader_state import ReaderState, regex
+from gpuplan.bot.language.reader_state import ReaderState
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.bot.language.rule_files import expand, piece_pattern
 from gpuplan.bot.language.vocabulary import method_word
@@ -100,7 +100,7 @@ class ModelNames(ReaderState):
             self.option_spans["model"].append(whole)
             self.mention(("model", found_id), whole, bool(_SIZED.search(match["name"])))
             words = self._take_span(span)
-            self.scan.blank(whole[0], span.start)
+            self.scan.claim(whole[0], span.start)
             if piece_pattern("QUANTISED").search(match.group(0), len(match["name"])):
                 self.set("precision_word", "int4", words)  # "qwen2.5-72b-awq": a 4-bit checkpoint
             if found_id not in found:
@@ -184,7 +184,7 @@ class ModelNames(ReaderState):
                 continue  # a bare "gpt": no model named, its words left
             name, name_end = written.strip("-_. "), span.start + len(written)
             size = size_in_name(name) if after is None else after
-            self.scan.blank(span.start, name_end if after is None else span.end)
+            self.scan.claim(span.start, name_end if after is None else span.end)
             if any(
                 n.code in ("unknown_model_name", "model_family_sizes") and n.params["value"] == name for n in self.notes
             ):
@@ -242,7 +242,7 @@ class ModelNames(ReaderState):
         of when the letters are close and the numbers identical (said back)."""
         if "model" in self.fields:
             return
-        for match in regex(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+").finditer(self.scan.text):
+        for match in self.scan.between_claims(r"[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*|[a-z]+-[a-z0-9.\-]+"):
             start, end = match.span()
             original = self.scan.original
             while start > 0 and not original[start - 1].isspace():

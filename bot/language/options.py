@@ -156,11 +156,10 @@ def sizes_beside_a_model(reader: Reader, models: list[str], sizes: list[tuple[fl
 
 def compared_methods(reader: Reader) -> dict[str, Any] | None:
     scan, voc = reader.scan, reader.voc
-    reader.option_spans["method"] = sorted(
-        m.span() for pattern in [p for _, p in voc.methods] + [voc.explicit_full] for m in scan.finditer(pattern)
-    )
-    named = [m for m, pattern in voc.methods if scan.search(pattern)]
-    adapters = [m for m in named if m in ("lora", "qlora")]
-    if adapters and reader.scan.search(reader.voc.explicit_full):
+    found = [(method, [m.span() for m in scan.unclaimed(pattern)]) for method, pattern in voc.methods]
+    full = [m.span() for m in scan.unclaimed(voc.explicit_full)]
+    reader.option_spans["method"] = sorted([span for _, spans in found for span in spans] + full)
+    adapters = [method for method, spans in found if spans and method in ("lora", "qlora")]
+    if adapters and full:
         return {"kind": "method", "options": [adapters[0], "full"]}
     return None

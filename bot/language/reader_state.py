@@ -1,6 +1,6 @@
 """The question being read and what the Reader has read of it.
 
-`Scan` holds the lower-cased question; a step blanks the words it takes (positions stay stable).
+`Scan` (scan.py) holds the lower-cased question, never changed, and the spans the steps took (claims).
 `ReaderState` holds the fields read, with their words and places, the readings that stand only
 when nothing else reads the field (`weak`), the mentions that weigh models and sizes, and how two
 readings of one field are settled (`set`: the first written stands unless the later one is the
@@ -9,15 +9,12 @@ asked about)."""
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.catalog_names import DESKTOP
-from gpuplan.bot.language.compiled import compiled
-from gpuplan.bot.language.patterns import literal_first
+from gpuplan.bot.language.scan import Scan
 from gpuplan.bot.language.sentences import TOTAL_WORDS, in_question, moves_to, owner
 from gpuplan.bot.language.vocabulary import vocabulary
 from gpuplan.estimator.schema import Note
@@ -37,13 +34,6 @@ def _asked_over(text: str, asked: tuple[int, int], other: tuple[int, int]) -> bo
     """A count in the sentence that asks, against one in a statement that is no more the user's own
     ("One H100 will oom ... How to use two H100?"; not "我有4个gpu ... 应该选择多卡还是单卡？")."""
     return in_question(text, asked) and not in_question(text, other) and owner(text, asked) >= owner(text, other)
-
-
-@functools.cache
-def regex(pattern: str) -> re.Pattern:
-    """Each extractor pattern compiled once per process, its leading guards after its first word
-    (literal_first: the same matches, scanned for faster)."""
-    return compiled(literal_first(pattern))
 
 
 # a count given as a bound ("9 or more H100s", "at least 16 GPUs", "至少8张"): what is needed, which
@@ -83,37 +73,6 @@ def _totalled(text: str, reading: tuple) -> bool:
 _CARDS_PLURAL = re.compile(
     r"(?<![a-z])(?:gpus|cards|graphics cards)(?![a-z])|多张|多卡|多块|几张|几块|每张|每块|每个(?:卡|显卡|gpu)"
 )
-
-
-class Scan:
-    """The lower-cased question; extractors blank what they consume (positions stay stable)."""
-
-    def __init__(self, text: str):
-        self.text = text.lower()
-        self.original = self.text
-        self.last_span = (0, 0)
-        self.claimed: list[tuple[int, int]] = []  # where the steps so far took their words
-
-    def search(self, pattern: re.Pattern | str) -> re.Match | None:
-        return (regex(pattern) if isinstance(pattern, str) else pattern).search(self.text)
-
-    def finditer(self, pattern: re.Pattern | str) -> Iterator[re.Match]:
-        """Matches in the text as it is now (blanking while iterating keeps positions: same length)."""
-        return (regex(pattern) if isinstance(pattern, str) else pattern).finditer(self.text)
-
-    def blank(self, start: int, end: int) -> None:
-        """Take the words at [start, end): blanked in the text the steps after read, and claimed, so
-        that no reading of the question as written stands there (ReaderState._unclaimed)."""
-        if end > start:
-            self.claimed.append((start, end))
-        self.text = self.text[:start] + " " * (end - start) + self.text[end:]
-
-    def take(self, match: re.Match, group: int | str = 0) -> str:
-        start, end = match.span(group)
-        self.last_span = (start, end)
-        taken = self.text[start:end]
-        self.blank(start, end)
-        return taken.strip()
 
 
 class ReaderState:
@@ -267,7 +226,7 @@ class ReaderState:
             gpu
             and "gpus" not in self.fields
             and DESKTOP.search(gpu.name)
-            and not self.voc.asks_count.search(self.scan.text)
+            and not self.scan.unclaimed_search(self.voc.asks_count)
         ):
             self.weak("gpus", 1, self.words.get("gpu", gpu.name))
             self.notes.append(Note(code="one_card_assumed", params={"gpu": gpu.name}))
@@ -281,7 +240,7 @@ class ReaderState:
 
     def _many_cards(self) -> bool:
         """Whether the question asks how many cards, or speaks of cards in the plural ("24GB GPUs")."""
-        return bool(self.voc.asks_count.search(self.scan.text) or _CARDS_PLURAL.search(self.scan.original))
+        return bool(self.scan.unclaimed_search(self.voc.asks_count) or _CARDS_PLURAL.search(self.scan.original))
 
     def conflict(self, name: str, first: str, second: str) -> None:
         """Two things named where one was expected: the first is used, the second set aside."""
@@ -306,8 +265,8 @@ class ReaderState:
     def _take_span(self, span: engine.Span) -> str:
         """A reading's words, taken from the text as Scan.take takes a match's."""
         self.scan.last_span = (span.start, span.end)
-        words = self.scan.text[span.start : span.end].strip()
-        self.scan.blank(span.start, span.end)
+        words = self.scan.original[span.start : span.end].strip()
+        self.scan.claim(span.start, span.end)
         return words
 
     def _engine_readings(self, dimension: str) -> None:

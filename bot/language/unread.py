@@ -21,6 +21,12 @@ def _on(span: tuple[int, int], claimed: Spans) -> bool:
 def seen(match: re.Match, claimed: Spans) -> re.Match | Unread | None:
     """`match` as the claims leave it: None when its own words stand on one, the match with the
     groups it read ahead hidden where they do, else the match itself."""
+    low, high = match.span()
+    for start, stop in match.regs:  # where the match and all its groups stand, lookarounds too
+        if start >= 0:
+            low, high = min(low, start), max(high, stop)
+    if not _on((low, high), claimed):
+        return match  # no claim anywhere near: the most common answer, found at once
     end = match.end()
     groups = [name for name in match.re.groupindex if match.start(name) >= 0]
     if _on(match.span(), claimed) and not groups:
