@@ -11,8 +11,6 @@ from gpuplan.bot.language.reader_state import ReaderState
 from gpuplan.estimator.schema import Note
 
 # what joins a method word to a negated one before it: negated too ("without PEFT and quantization")
-# the ways of writing P-Tuning v2 and prefix tuning that knowledge/rules/en/method.yaml reads as LoRA
-_PREFIX_TUNING = re.compile(r"p-?tuning|ptv2|prefix[- ]tuning")
 _JOINED_TO_NEGATED = re.compile(r"\s*(?:and|or|nor|,|、|和|或|与|/)\s*")
 
 # (position, order: the rule's priority negated, method: "infer" or a weak word's "infer_weak", words)
@@ -77,7 +75,7 @@ class MethodWords(ReaderState):
             self.method_weak = chosen[2] == "pretrain_weak"  # "train a 70B": a pasted script's method wins
             self.fields["method"] = chosen[2].removesuffix("_weak")
             self.words["method"] = chosen[3]
-            if _PREFIX_TUNING.search(chosen[3]):  # "ptv2": what the plan calls LoRA, said
+            if chosen[0] in self._prefix_tuning_at:  # "ptv2": what the plan calls LoRA, said
                 self.notes.append(Note(code="prefix_tuning_as_lora", params={"words": chosen[3]}))
             self._contradiction(strong, chosen, comparing)
             self.methods_named = list(dict.fromkeys(m[2] for m in strong))
@@ -129,6 +127,8 @@ class MethodWords(ReaderState):
         negated_end = -1
         for span in _one_pass(spans):  # "train 2B": a size read before
             self._method_spans.append((span.start, span.end))
+            if span.rule.name == "prefix_tuning":  # method.yaml: P-Tuning v2, read as LoRA
+                self._prefix_tuning_at.add(span.start)
             mention = _mention(span, text)
             negated = negation.search(text[max(0, span.start - 16) : span.start])
             if negated or (negated_end >= 0 and _JOINED_TO_NEGATED.fullmatch(text, negated_end, span.start)):

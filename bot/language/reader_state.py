@@ -95,6 +95,7 @@ class ReaderState:
         self.aside_values: dict[tuple[str, str], Any] = {}  # (field, words) set aside -> the value read
         self.methods_named: list[str] = []
         self._method_spans: list[tuple[int, int]] = []  # every method word's place, negated or not
+        self._prefix_tuning_at: set[int] = set()  # where P-Tuning v2's words stand (read as LoRA)
         self.adapter_negated = ""  # "非lora", "without LoRA": the words, when adapters are ruled out
         self.code_names: dict[str, list[str]] = {}
         self._links: list[tuple[int, int]] | None = None  # where the text holds URLs
