@@ -81,6 +81,12 @@ def normalize_name(text: str) -> str:
     return _NOT_ALNUM.sub("", key)
 
 
+def words_key(name: str) -> str:
+    """A name's words in sorted order, lower case: one key for the same words in any order
+    ("deepseek-r1-qwen-distill-32b" and "DeepSeek-R1-Distill-Qwen-32B")."""
+    return " ".join(sorted(w for w in re.split(r"[\s\-_/]+", name.lower()) if w))
+
+
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -194,6 +200,15 @@ class Catalog:  # frozen: cached_property writes to __dict__ directly
     def model_keys(self) -> list[tuple[str, ModelSpec]]:
         """(folded id, spec) of every model: what a family look-up compares prefixes with."""
         return [(normalize_name(spec.id), spec) for spec in self.models.values()]
+
+    @functools.cached_property
+    def model_by_words(self) -> dict[str, str]:
+        """Every model's id and aliases by their words in any order (words_key) -> the model id."""
+        index: dict[str, str] = {}
+        for spec in self.models.values():
+            for name in (spec.id, *spec.aliases):
+                index.setdefault(words_key(name), spec.id)
+        return index
 
     @functools.cached_property
     def _largest_stock(self) -> dict[str, tuple[int, str | None]]:

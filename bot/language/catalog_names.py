@@ -14,7 +14,7 @@ from rapidfuzz import fuzz, process
 
 from gpuplan.bot.language.compiled import built
 from gpuplan.bot.language.patterns import guard_after_first
-from gpuplan.knowledge import Catalog, normalize_name
+from gpuplan.knowledge import Catalog, normalize_name, words_key
 
 if TYPE_CHECKING:  # the vocabulary imports this module (its tries): no import at run time
     from gpuplan.bot.language.vocabulary import Vocabulary
@@ -125,10 +125,10 @@ def named_here(match: re.Match, cat: Catalog) -> str | None:
     right before it ("1.5B gpt-2" is no GPT-2 124M) or later in the same word ("deepseek-r1-qwen-
     distill-32b" is no DeepSeek-R1) is another model's."""
     found = model_id(match.group(1), cat)
-    if not found:
+    if not found or other_size_follows(match, found, cat):
         return None
-    sizes = (other_size_follows(match, found, cat), _size_before(match), _size_later_in_word(match))
-    return None if any(size is True or _other_size(size, found, cat) for size in sizes) else found
+    beside = (_size_before(match), _size_later_in_word(match))
+    return None if any(_other_size(size, found, cat) for size in beside) else found
 
 
 SIZE_AFTER_WINDOW = 20  # how far after a catalog name a size written is read as right after it
@@ -155,9 +155,9 @@ def _billions(number: str, unit: str) -> float:
     return float(number) / (1000 if unit == "m" else 1)
 
 
-def _other_size(size: float | bool | None, found_id: str, cat: Catalog) -> bool:
+def _other_size(size: float | None, found_id: str, cat: Catalog) -> bool:
     """Whether a size written beside a model's name is another model's (off its size by over 20%)."""
-    return isinstance(size, float) and abs(size - cat.models[found_id].params_b) > 0.2 * size
+    return size is not None and abs(size - cat.models[found_id].params_b) > 0.2 * size
 
 
 def other_size_follows(match: re.Match, found_id: str, cat: Catalog) -> bool:
@@ -170,8 +170,7 @@ def other_size_follows(match: re.Match, found_id: str, cat: Catalog) -> bool:
         return False
     if match["experts"] and match.end("experts") <= window and cat.models[found_id].experts > 1:
         return False
-    size = float(number) / (1000 if match["other_unit"] == "m" else 1)
-    return abs(size - cat.models[found_id].params_b) > 0.2 * size
+    return _other_size(_billions(number, match["other_unit"]), found_id, cat)
 
 
 def _same_product(base: str, name: str) -> bool:
@@ -256,7 +255,7 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
     key = normalize_name(value)
     if len(key) < 4:
         return []
-    same_words = _words_index(cat).get(_words_key(value))
+    same_words = cat.model_by_words.get(words_key(value))
     if same_words:  # "deepseek-r1-qwen-distill-32b": DeepSeek-R1-Distill-Qwen-32B's words in another order
         return [(same_words, 100.0, True)]
     hits = process.extract(key, list(cat.model_index), scorer=fuzz.ratio, limit=n * 4, score_cutoff=cutoff)
@@ -266,28 +265,6 @@ def close_models(value: str, cat: Catalog, n: int = 3, cutoff: float = 70) -> li
         if model not in out and set(_digits(key)) <= set(_digits(name)):
             out[model] = (model, score, _digits(key) == _digits(name))
     return sorted(out.values(), key=lambda m: -m[1])[:n]
-
-
-_WORDS_INDEX: dict[int, tuple[Catalog, dict[str, str]]] = {}  # id(catalog) -> (catalog, its index)
-
-
-def _words_index(cat: Catalog) -> dict[str, str]:
-    """Each catalog model's id and aliases by their words in sorted order (_words_key) -> the model,
-    built once per catalog (the catalog kept beside it, so its id is not reused)."""
-    if id(cat) not in _WORDS_INDEX:
-        if len(_WORDS_INDEX) >= 8:  # a catalog with a Hub model added is a new one: keep a few
-            _WORDS_INDEX.clear()
-        index: dict[str, str] = {}
-        for model in cat.models.values():
-            for name in (model.id, *model.aliases):
-                index.setdefault(_words_key(name), model.id)
-        _WORDS_INDEX[id(cat)] = (cat, index)
-    return _WORDS_INDEX[id(cat)][1]
-
-
-def _words_key(name: str) -> str:
-    """A name's words in sorted order, lower case: the same key for the same words in any order."""
-    return " ".join(sorted(w for w in re.split(r"[\s\-_/]+", name.lower()) if w))
 
 
 def suggest_models(value: str, cat: Catalog, n: int = 3) -> list[str]:
