@@ -44,14 +44,9 @@ _SIZED = re.compile(r"\d(?:\.\d+)?\s*[bm](?![a-z])|\d[x×]\d")  # an alias that 
 _REPO_ID = re.compile(r"(?<![\w./-])(?:https?://huggingface\.co/)?[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9]")
 
 
-def _size_shown(billions: float) -> str:
-    """A model size as people write it: "20M", "1.8B"."""
-    return f"{billions * 1000:g}M" if billions < 1 else f"{billions:g}B"
-
-
 def _same_lack(said: dict, new: dict) -> bool:
     """Whether two family_lacks_size notes say the same ("DeepSeek-V3-16B", "deepseek_v3_16b")."""
-    return normalize_name(said["value"]) == normalize_name(new["value"]) and said["size"] == new["size"]
+    return normalize_name(said["value"]) == normalize_name(new["value"]) and said["size_b"] == new["size_b"]
 
 
 def _unknown_part_of(note: Note, word: str) -> bool:
@@ -218,7 +213,7 @@ class ModelNames(ReaderState):
         models = family[1] if family else variants_of(name, model_id(name, self.cat), self.cat)
         if not beside or not models or any(abs(self.cat.models[m].params_b - beside) <= 0.05 * beside for m in models):
             return False
-        params = {"value": name, "size": _size_shown(beside), "models": models}
+        params = {"value": name, "size_b": beside, "models": models}
         if not any(n.code == "family_lacks_size" and _same_lack(n.params, params) for n in self.notes):
             self.notes.append(Note(code="family_lacks_size", params=params))
         if not sizes:
