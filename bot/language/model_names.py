@@ -24,6 +24,7 @@ from gpuplan.bot.language.compiled import compiled
 from gpuplan.bot.language.reader_state import ReaderState
 from gpuplan.bot.language.repo_ids import looks_like_repo_id
 from gpuplan.bot.language.rule_files import expand, piece_pattern
+from gpuplan.bot.language.size_words import SAID_BACK_OFF_BY
 from gpuplan.bot.language.vocabulary import method_word
 from gpuplan.estimator.schema import Note
 from gpuplan.knowledge import normalize_name
@@ -168,7 +169,9 @@ class ModelNames(ReaderState):
     def _same_family_size(self, named_id: str, family_id: str) -> bool:
         """Whether two catalog models are of one family (the id's first word) and size (within 5%)."""
         a, b = self.cat.models[named_id], self.cat.models[family_id]
-        return a.id.split("-")[0] == b.id.split("-")[0] and abs(a.params_b - b.params_b) <= 0.05 * a.params_b
+        return (
+            a.id.split("-")[0] == b.id.split("-")[0] and abs(a.params_b - b.params_b) <= SAID_BACK_OFF_BY * a.params_b
+        )
 
     def unknown_models(self, sizes: list[tuple[float, str]]) -> None:
         """Family names that are not in the catalog (knowledge/rules/*/family_name.yaml): suggestions,
@@ -211,7 +214,11 @@ class ModelNames(ReaderState):
         rule reads a size before "的"). Whether it was."""
         beside = size_beside(self.scan.original, *where)
         models = family[1] if family else variants_of(name, model_id(name, self.cat), self.cat)
-        if not beside or not models or any(abs(self.cat.models[m].params_b - beside) <= 0.05 * beside for m in models):
+        if (
+            not beside
+            or not models
+            or any(abs(self.cat.models[m].params_b - beside) <= SAID_BACK_OFF_BY * beside for m in models)
+        ):
             return False
         params = {"value": name, "size_b": beside, "models": models}
         if not any(n.code == "family_lacks_size" and _same_lack(n.params, params) for n in self.notes):
