@@ -284,9 +284,10 @@ _SIZE_ONLY = re.compile(r"\d+(?:\.\d+)?b")
 _SIZE_FOLLOWS = re.compile(r"[\s_-]*(\d+(?:\.\d+)?)\s*([bm])(?![a-z])")
 
 
-def variants_of(name: str, own: str | None, cat: Catalog) -> list[str]:
-    """The catalog model a name is (`own`) and the models whose ids extend it ("gpt-2": gpt-2-medium,
+def variants_of(name: str, cat: Catalog) -> list[str]:
+    """The catalog model a name is and the models whose ids extend it ("gpt-2": gpt-2, gpt-2-medium,
     gpt-2-large, gpt-2-xl), smallest first; none when the name is no catalog model's."""
+    own = model_id(name, cat)
     if not own:
         return []
     extended = [m for m in cat.models.values() if m.id.startswith(own + "-")]

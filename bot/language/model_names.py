@@ -13,7 +13,6 @@ from gpuplan.bot.language.catalog_names import (
     close_models,
     family_sizes,
     gpu_id,
-    model_id,
     named_here,
     size_beside,
     size_in_name,
@@ -213,7 +212,7 @@ class ModelNames(ReaderState):
         gpt-2", "Qwen3-16B-A3B"): said, and the size kept when no other was read ("20M的gpt-2": no size
         rule reads a size before "的"). Whether it was."""
         beside = size_beside(self.scan.original, *where)
-        models = family[1] if family else variants_of(name, model_id(name, self.cat), self.cat)
+        models = family[1] if family else variants_of(name, self.cat)
         if (
             not beside
             or not models
