@@ -82,6 +82,7 @@ class DecodeLinks:
     inter_latency: np.ndarray
     domain: np.ndarray | float = np.inf  # GPUs of one NVLink domain (a server, or an NVL72 rack)
     rdma: np.ndarray | bool = True  # the fabric between domains carries RDMA
+    rack: np.ndarray | bool = False  # the NVLink domain spans servers (multi-node NVLink: GB200/GB300 NVL72)
 
 
 # decode_links by the GPU objects, catalog and fabric (each serving search asks it of the same few)
@@ -112,6 +113,7 @@ def _decode_links(gpus: list[GPU], cat: Catalog, fabric: str | None) -> DecodeLi
         inter_latency=np.array([[f.latency_us * 1e-6] for f in fabrics]),
         domain=np.array([[g.nvlink_gpus] for g in gpus], dtype=float),
         rdma=np.array([[f.rdma] for f in fabrics]),
+        rack=np.array([[g.nvlink_gpus > g.gpus_per_node] for g in gpus]),
     )
 
 
@@ -137,16 +139,30 @@ def decode_comm_seconds(arch: Arch, batch: int, tp, pp, links: DecodeLinks, ep=1
     return tp_seconds + pp_seconds + expert_all_to_all_seconds(arch, batch, ep, links)
 
 
-def expert_all_to_all_bytes(arch: Arch, batch: int, ep) -> np.ndarray:
+def expert_all_to_all_bytes(arch: Arch, batch: int, ep, gathered=False) -> np.ndarray:
     """Serving with expert parallelism: bytes one GPU sends per decode step. Each MoE layer sends
     every token's hidden state (16-bit) to its k experts and takes the results back (GShard's
     dispatch and combine), the (ep-1)/ep of it held by other GPUs; each GPU sends for its own
-    1/ep of the batch."""
+    1/ep of the batch. `gathered` (expert_collectives_gathered): every GPU gathers all the step's
+    tokens instead and reduce-scatters the experts' outputs back, (ep-1)/ep of the batch's hidden
+    states each way, whatever k (16-bit: DeepSeek's block-scaled FP8 gathers BF16; per-tensor FP8
+    checkpoints gather FP8, so this is their upper bound)."""
     ep = np.asarray(ep, dtype=float)
     if not arch.is_moe:
         return np.zeros_like(ep)
-    per_layer = batch / ep * arch.experts_per_token * arch.hidden * 2.0 * 2 * (ep - 1) / ep
-    return arch.moe_layers * per_layer
+    sent = batch / ep * arch.experts_per_token * arch.hidden * 2.0 * 2 * (ep - 1) / ep
+    gather = batch * arch.hidden * 2.0 * 2 * (ep - 1) / ep
+    return arch.moe_layers * np.where(gathered, gather, sent)
+
+
+def expert_collectives_gathered(ep, links: DecodeLinks) -> np.ndarray:
+    """Whether a serving replica's experts exchange tokens by all-gather and reduce-scatter: with
+    expert parallelism inside one server's NVLink. TensorRT-LLM's default MoE (CUTLASS) does so
+    under attention data parallelism and turns to all-to-all only over multi-node NVLink
+    (fused_moe_cutlass.py enable_alltoall: MnnvlMemory.supports_mnnvl()); DeepEP's all-to-all is an
+    option of its wide-EP backend, as of SGLang's, which the replicas over several servers run."""
+    ep = np.asarray(ep, dtype=float)
+    return (ep > 1) & (ep <= links.domain) & ~np.asarray(links.rack, dtype=bool)
 
 
 def expert_across_share(ep, domain) -> np.ndarray:
@@ -157,8 +173,9 @@ def expert_across_share(ep, domain) -> np.ndarray:
 
 
 def expert_all_to_all_seconds(arch: Arch, batch: int, ep, links: DecodeLinks) -> np.ndarray:
-    """The all-to-alls of expert_all_to_all_bytes, two per MoE layer (dispatch and combine), each
-    paying its link's latency. Inside an NVLink domain on NVLink; a replica over several domains
+    """The all-to-alls of expert_all_to_all_bytes, two per MoE layer (dispatch and combine; inside
+    one server, the all-gather and reduce-scatter of expert_collectives_gathered), each paying its
+    link's latency. Inside an NVLink domain on NVLink; a replica over several domains
     (wide EP) sends the copies bound for other domains straight over the RDMA fabric beside the
     NVLink ones, as DeepEP's low-latency kernels do (pure RDMA, NVLink for peers in the domain),
     so the slower of the two sets the time. DeepEP's published H800 figures (CX7 400 Gb/s, 128
@@ -166,7 +183,7 @@ def expert_all_to_all_seconds(arch: Arch, batch: int, ep, links: DecodeLinks) ->
     combine, 14.7 MB in 369 us, 40 GB/s of 50."""
     ep = np.asarray(ep, dtype=float)
     calls = np.where(ep > 1, 2 * arch.moe_layers, 0.0)
-    sent = expert_all_to_all_bytes(arch, batch, ep)
+    sent = expert_all_to_all_bytes(arch, batch, ep, expert_collectives_gathered(ep, links))
     across = expert_across_share(ep, links.domain)
     nvlink = sent * (1.0 - across) / links.intra + calls * links.latency
     fabric = sent * across / links.inter + calls * links.inter_latency

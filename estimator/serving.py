@@ -603,7 +603,9 @@ def _network_report(ctx: Context, replica: Replica) -> NetworkEstimate:
     allreduces, per_allreduce, hop = network.decode_collectives(ctx.arch, step.tokens, tp, pp)
     # per GPU: its share of the all-reduces, and one hop per boundary spread over the stages
     tp_bytes, pp_bytes = float(allreduces * per_allreduce), (pp - 1) * hop / pp
-    ep_bytes = float(network.expert_all_to_all_bytes(ctx.arch, step.tokens, replica.ep))
+    links = network.decode_links([gpu], ctx.cat, ctx.req.fabric)
+    gathered = network.expert_collectives_gathered(replica.ep, links)
+    ep_bytes = float(network.expert_all_to_all_bytes(ctx.arch, step.tokens, replica.ep, gathered).ravel()[0])
     ep_across = ep_bytes * float(network.expert_across_share(replica.ep, gpu.nvlink_gpus))  # wide EP
     by_dimension = {"tp": tp_bytes / 1e9, "pp": pp_bytes / 1e9}
     if replica.ep > 1:

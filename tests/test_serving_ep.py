@@ -53,6 +53,25 @@ def test_all_to_all_bytes_by_hand(v2):
     assert float(network.expert_all_to_all_bytes(for_model("llama-3-8b"), batch, ep)) == 0.0
 
 
+def test_experts_inside_one_server_gather_every_token_by_hand():
+    """Llama 4 Maverick (top-1) on 8 H200: each of the 24 MoE layers all-gathers the step's 512
+    tokens and reduce-scatters the outputs, 7/8 of 512 x 5,120 16-bit values each way: eight times
+    what top-1 copies to other GPUs would send. An NVL72 rack and EP over two servers keep the
+    all-to-all."""
+    maverick, cat = for_model("llama-4-maverick"), catalog()
+    links = network.decode_links([cat.gpus["h200-141gb"]], cat, None)
+    assert bool(network.expert_collectives_gathered(8, links).ravel()[0])
+    sent = float(network.expert_all_to_all_seconds(maverick, 512, 8, links).ravel()[0])
+    per_layer = 2 * 512 * 5120 * 2.0 * 7 / 8
+    by_hand = 24 * (per_layer / float(links.intra.ravel()[0]) + 2 * float(links.latency.ravel()[0]))
+    assert sent == pytest.approx(by_hand, rel=1e-9)
+    copies = network.expert_all_to_all_bytes(maverick, 512, 8)
+    assert float(network.expert_all_to_all_bytes(maverick, 512, 8, True)) == pytest.approx(8 * float(copies))
+    assert not network.expert_collectives_gathered(16, links).ravel()[0]
+    rack = network.decode_links([cat.gpus["gb200-185gb"]], cat, None)
+    assert not network.expert_collectives_gathered(8, rack).ravel()[0]
+
+
 def test_decode_reads_one_eighth_of_the_touched_routed_experts_by_hand(v2):
     """The weights read per step, by hand: every layer's attention projections, the dense first
     layer's MLP and the shared experts at 1 byte (fp8), the router and the output layer at 2, and
