@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ["GPUPLAN_CACHE"] = "0"  # every estimate computed at the speed being tried
@@ -24,36 +25,44 @@ from test_calibration_data import CASES, ratios, stats  # noqa: E402
 from gpuplan.estimator import training  # noqa: E402
 
 
-def median_ratio(cases: list[dict], speed: float) -> float:
-    """The median speed ratio of `cases` with the framework's recipes at `speed`."""
-    training.recipe_speed = lambda ctx: speed
+def median_ratio(cases: list[dict], use: Callable[[float], None], value: float) -> float:
+    """The median speed ratio of `cases` with the fitted figure at `value` (`use` sets it)."""
+    use(value)
     return statistics.median(r for _, r in ratios(cases) if isinstance(r, float))
 
 
-def fit(cases: list[dict], low: float = 1.0, high: float = 2.5, steps: int = 14) -> float:
-    """Bisection for the speed at which the median ratio of `cases` is 1 (it grows with the speed)."""
+def fit(
+    cases: list[dict], use: Callable[[float], None], low: float, high: float, rising: bool, steps: int = 14
+) -> float:
+    """Bisection for the value at which the median ratio of `cases` is 1 (`rising`: the ratio grows
+    with the value)."""
     for _ in range(steps):
         middle = (low + high) / 2
-        low, high = (middle, high) if median_ratio(cases, middle) < 1 else (low, middle)
+        below = median_ratio(cases, use, middle) < 1
+        low, high = (middle, high) if below == rising else (low, middle)
     return round((low + high) / 2, 3)
 
 
-def report(cases: list[dict], speed: float) -> None:
-    training.recipe_speed = lambda ctx: speed
+def report(cases: list[dict], use: Callable[[float], None], value: float, name: str) -> None:
+    use(value)
     rows = ratios(cases)
     for split in ("fit", "held_out"):
         chosen = [(c, r) for c, r in rows if c["split"] == split]
         n, _, within, median, worst = stats(chosen)
         figures = f"{n:2d} cases  {within:2d} within tolerance  median {median:.2f}  worst {worst:.2f}"
-        print(f"  speed {speed:.3f}  {split:8s}  {figures}")
+        print(f"  {name} {value:.3f}  {split:8s}  {figures}")
+
+
+def use_recipe_speed(speed: float) -> None:
+    training.recipe_speed = lambda ctx: speed
 
 
 def main(framework: str) -> None:
     named = [case for case in CASES if case["layout"].get("framework") == framework]
-    fitted = fit([case for case in named if case["split"] == "fit"])
+    fitted = fit([case for case in named if case["split"] == "fit"], use_recipe_speed, 1.0, 2.5, rising=True)
     print(f"{framework}: {len(named)} calibration cases name it; recipe_speed fitted on the fit split: {fitted}")
-    report(named, 1.0)
-    report(named, fitted)
+    report(named, use_recipe_speed, 1.0, "speed")
+    report(named, use_recipe_speed, fitted, "speed")
 
 
 if __name__ == "__main__":
