@@ -603,9 +603,23 @@ def decode_speed_arrays(
     kv_read = own * load.held * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
     t_kv = kernels.decode_attention_seconds(dev, a, own, load.held, kv_read, tp=tp, pp=pp)
     step = matmuls + prefill_attention_seconds(a, dev, load, prompts, tp, pp) + t_kv + comm_seconds
+    step = step * inflight_data_parallel(ep, load)
     streaming = (serving_weight_bytes(a, precision, tp, pp, ep) + kv_read) / dev.hbm
     computing = tokens * token_flops(a, "infer", load.seq).model / gpus / dev.gemm
     return ServingSpeed(generating / step / gpus, step, streaming >= computing)
+
+
+def inflight_data_parallel(ep, load: Served) -> np.ndarray:
+    """How many times what its kernels take a serving step takes with attention data-parallel over
+    the expert-parallel ranks (ep > 1) and the prompts prefilled in the same steps (in-flight
+    batching); 1 for tensor parallelism and for decode with the prefill apart. Fitted
+    (inference.attention_dp_inflight_step): what it stands for is documented, not modelled one by
+    one. Every rank waits each step for the busiest, and in-flight batching puts a whole prompt
+    on one rank while the others decode (TensorRT-LLM's ADP balance blog: balance ratio 54%); a
+    step in which any rank prefills runs without CUDA graphs on all of them; the busiest expert rank
+    takes more than its share of the routed tokens without an expert load balancer."""
+    factor = catalog().defaults.number("inference", "attention_dp_inflight_step")
+    return np.where((np.asarray(ep, dtype=float) > 1) & load.chunked, factor, 1.0)
 
 
 def decode_speed(

@@ -110,8 +110,8 @@ def test_a_moe_full_load_is_said_to_be_a_ceiling():
 
 @pytest.mark.parametrize("layout, in_server_ep", [(dict(ep=8), 8), (dict(tp=8), 0)])
 def test_expert_parallel_in_one_server_says_what_its_benchmarks_measured(layout, in_server_ep):
-    """TensorRT-LLM's DEP8 rows (attention data-parallel, experts over the server's 8 GPUs) measured
-    about half of gpuplan's full load (tests/data/calibration/serving.yaml): said on such plans only."""
+    """TensorRT-LLM's benchmarks run MoE models attention data-parallel with the experts over one
+    server's GPUs (tests/data/calibration/serving.yaml): a plan of that layout says it is one."""
     est = estimate(Request(model="deepseek-r1", method="infer", gpu="h200-141gb", gpus=8, precision="fp8", **layout))
     warning = next(w for w in est.warnings if w.code == "moe_full_load")
     assert warning.params["in_server_ep"] == in_server_ep

@@ -120,10 +120,14 @@ def test_serving_ep_across_nodes_is_refused_without_rdma(fabric):
     [(None, True), ("ib-ndr400", True), ("eth-100", False)],
 )
 def test_the_search_picks_wide_ep_for_many_sequences_on_rdma(fabric, wide):
-    """DeepSeek-V3 in fp8 on H100 at 2,048 sequences: expert parallel over several servers is the
-    cheapest per token on InfiniBand (32 GPUs, $0.47 a million against tp8 x pp6's $0.60); over TCP
-    the search keeps tensor x pipeline parallelism."""
-    request = Request(model="deepseek-v3", method="infer", gpu="h100-80gb", micro_batch=2048, precision="fp8")
+    """DeepSeek-V3 in fp8 on H100 at 2,048 sequences, prefilled on GPUs apart as wide-EP deployments
+    run: expert parallel over several servers is the cheapest per token on InfiniBand (EP32 decoding,
+    $1.02 a million); over TCP the search keeps tensor x pipeline parallelism ($1.63). With the prompts
+    in the decode steps every attention data-parallel rank waits for the busiest
+    (attention_dp_inflight_step), and tp8 x pp6 is cheaper ($0.83)."""
+    request = Request(
+        model="deepseek-v3", method="infer", gpu="h100-80gb", micro_batch=2048, precision="fp8", prefill="disaggregated"
+    )
     est = estimate(request.model_copy(update={"fabric": fabric}))
     assert (est.resolved.ep > 8) == wide
     assert wide or est.resolved.ep == 1
