@@ -610,14 +610,14 @@ def decode_speed_arrays(
 
 
 def inflight_data_parallel(ep, load: Served) -> np.ndarray:
-    """How many times what its kernels take a serving step takes with attention data-parallel over
-    the expert-parallel ranks (ep > 1) and the prompts prefilled in the same steps (in-flight
-    batching); 1 for tensor parallelism and for decode with the prefill apart. Fitted
-    (inference.attention_dp_inflight_step): what it stands for is documented, not modelled one by
-    one. Every rank waits each step for the busiest, and in-flight batching puts a whole prompt
-    on one rank while the others decode (TensorRT-LLM's ADP balance blog: balance ratio 54%); a
-    step in which any rank prefills runs without CUDA graphs on all of them; the busiest expert rank
-    takes more than its share of the routed tokens without an expert load balancer."""
+    """The factor on a serving step's kernel time where attention is data-parallel over the
+    expert-parallel ranks (ep > 1) and the prompts are prefilled in the same steps (in-flight
+    batching): inference.attention_dp_inflight_step, fitted; 1 for tensor parallelism and for decode
+    with the prefill apart. What it stands for is documented, not modelled one by one: every rank
+    waits each step for the busiest, and in-flight batching puts a whole prompt on one rank while the
+    others decode (TensorRT-LLM's ADP balance blog: balance ratio 54%); a step in which any rank
+    prefills runs without CUDA graphs on all of them; the busiest expert rank takes more than its
+    share of the routed tokens without an expert load balancer."""
     factor = catalog().defaults.number("inference", "attention_dp_inflight_step")
     return np.where((np.asarray(ep, dtype=float) > 1) & load.chunked, factor, 1.0)
 
