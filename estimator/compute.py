@@ -603,23 +603,38 @@ def decode_speed_arrays(
     kv_read = own * load.held * kv_bytes_per_token(a, precision, kv_cache) / pp * kv_share(a, tp)
     t_kv = kernels.decode_attention_seconds(dev, a, own, load.held, kv_read, tp=tp, pp=pp)
     step = matmuls + prefill_attention_seconds(a, dev, load, prompts, tp, pp) + t_kv + comm_seconds
-    step = step * inflight_data_parallel(ep, load)
+    step = step * inflight_data_parallel(a, ep, load)
     streaming = (serving_weight_bytes(a, precision, tp, pp, ep) + kv_read) / dev.hbm
     computing = tokens * token_flops(a, "infer", load.seq).model / gpus / dev.gemm
     return ServingSpeed(generating / step / gpus, step, streaming >= computing)
 
 
-def inflight_data_parallel(ep, load: Served) -> np.ndarray:
+def routed_share(a: Arch) -> float:
+    """The share of a token's matmul work in its routed experts: k experts' MLPs in every MoE layer
+    over the active parameters (DeepSeek-R1 0.54, Qwen3-235B-A22B 0.64, Llama 4 Maverick 0.18:
+    one expert in every other layer); 0 for a dense model."""
+    if not a.is_moe:
+        return 0.0
+    width = (3 if a.gated else 2) * a.hidden * a.moe_ffn_hidden
+    return a.moe_layers * a.experts_per_token * width / a.active_params
+
+
+def experts_inflight() -> float:
+    """inference.attention_dp_inflight_experts: fitted (bench/fit_inflight_dp.py sets it while fitting)."""
+    return catalog().defaults.number("inference", "attention_dp_inflight_experts")
+
+
+def inflight_data_parallel(a: Arch, ep, load: Served) -> np.ndarray:
     """The factor on a serving step's kernel time where attention is data-parallel over the
     expert-parallel ranks (ep > 1) and the prompts are prefilled in the same steps (in-flight
-    batching): inference.attention_dp_inflight_step, fitted; 1 for tensor parallelism and for decode
-    with the prefill apart. What it stands for is documented, not modelled one by one: every rank
-    waits each step for the busiest, and in-flight batching puts a whole prompt on one rank while the
-    others decode (TensorRT-LLM's ADP balance blog: balance ratio 54%); a step in which any rank
-    prefills runs without CUDA graphs on all of them; the busiest expert rank takes more than its
-    share of the routed tokens without an expert load balancer."""
-    factor = catalog().defaults.number("inference", "attention_dp_inflight_step")
-    return np.where((np.asarray(ep, dtype=float) > 1) & load.chunked, factor, 1.0)
+    batching): the routed experts' share of the work (routed_share) taken experts_inflight() times;
+    1 for tensor parallelism and for decode with the prefill apart. What it stands for is
+    documented, not modelled one by one: without an expert load balancer the busiest expert rank
+    sets every MoE layer's time (TensorRT-LLM's blog4: 2.56x the mean at EP32); every rank waits
+    each step for the busiest, and in-flight batching puts a whole prompt on one rank (its ADP
+    balance blog: balance ratio 54%); a step in which any rank prefills runs without CUDA graphs."""
+    slowed = 1.0 + (experts_inflight() - 1.0) * routed_share(a)
+    return np.where((np.asarray(ep, dtype=float) > 1) & load.chunked, slowed, 1.0)
 
 
 def decode_speed(

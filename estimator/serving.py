@@ -453,7 +453,7 @@ def _state_choices(ctx: Context, replica: Replica, gpus: int) -> None:
     elif replica.ep == 1 and not (req.gpus or req.tp or req.pp):
         ctx.assume("serving_layout", tp=replica.tp, pp=replica.pp)
     if replica.ep > 1 and replica.load.chunked and replica.decode is None:  # prompts in the decode steps
-        factor = float(compute.inflight_data_parallel(replica.ep, replica.load))
+        factor = float(compute.inflight_data_parallel(ctx.arch, replica.ep, replica.load))
         ctx.assume("attention_dp_inflight", factor=factor)
     if replica.precision in ("int8", "int4", "fp8"):
         ctx.assume("quantized_ends", precision=replica.precision)
@@ -594,8 +594,7 @@ def _full_load(ctx: Context, replica: Replica) -> saturation.Saturation | None:
         ctx.assume("full_load", fraction=fraction, prompt=replica.load.prompt, output=replica.load.output)
         if ctx.arch.is_moe:  # with expert parallelism inside one server, what its calibration rows measured
             one_server = replica.ep > 1 and replica.ep <= gpu.nvlink_gpus
-            factor = ctx.cat.defaults.number("inference", "attention_dp_inflight_step")
-            ctx.warn("moe_full_load", in_server_ep=int(replica.ep) if one_server else 0, factor=factor)
+            ctx.warn("moe_full_load", in_server_ep=int(replica.ep) if one_server else 0)
     return full
 
 

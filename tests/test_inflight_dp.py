@@ -1,6 +1,7 @@
 """Attention data-parallel serving with the prompts prefilled in the decode steps (in-flight
-batching) is timed at inference.attention_dp_inflight_step times its kernels (compute.inflight_data_parallel),
-fitted on the calibration split's fit cases of that layout (bench/fit_inflight_dp.py)."""
+batching): the routed experts' share of a step takes inference.attention_dp_inflight_experts times
+its kernels (compute.inflight_data_parallel), fitted on the calibration split's fit cases of that
+layout (bench/fit_inflight_dp.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ from gpuplan.estimator.estimate import estimate
 from gpuplan.estimator.schema import Request
 from gpuplan.knowledge import catalog
 
-FACTOR = catalog().defaults.number("inference", "attention_dp_inflight_step")
+EXPERTS = catalog().defaults.number("inference", "attention_dp_inflight_experts")
+QWEN3 = for_model("qwen3-235b-a22b")
 
 
 def _step(ep: int, tp: int, chunked: bool) -> float:
     cat = catalog()
     speed = compute.decode_speed(
-        for_model("qwen3-235b-a22b"),
+        QWEN3,
         cat.gpus["h100-80gb"],
         "fp8",
         seq_len=2000,
@@ -37,19 +39,26 @@ def _step(ep: int, tp: int, chunked: bool) -> float:
     return float(np.ravel(speed.step_seconds)[0])
 
 
+def test_routed_share_by_hand():
+    """Qwen3-235B-A22B: 8 of its 128 experts, gate, up and down of 4,096 x 1,536, in all 94 layers,
+    over 22.2B active parameters; a dense model has none."""
+    assert compute.routed_share(QWEN3) == pytest.approx(94 * 8 * 3 * 4096 * 1536 / QWEN3.active_params)
+    assert 0.63 < compute.routed_share(QWEN3) < 0.65
+    assert compute.routed_share(for_model("llama-3.1-70b")) == 0.0
+
+
 def test_only_an_attention_data_parallel_step_with_prompts_in_it_is_slowed():
     with_factor = _step(8, 1, chunked=True)
-    compute_factor = compute.inflight_data_parallel  # the kernels' own time, the factor left at 1
+    fitted = compute.experts_inflight
     try:
-        compute.inflight_data_parallel = lambda ep, load: np.ones_like(np.asarray(ep, dtype=float))
-        kernels_only = _step(8, 1, chunked=True)
-        assert _step(8, 1, chunked=False) == pytest.approx(kernels_only * _step(8, 1, False) / kernels_only)
-        tensor_parallel = _step(1, 8, chunked=True)
+        compute.experts_inflight = lambda: 1.0  # the kernels' own time
+        kernels_only, apart, tensor_parallel = _step(8, 1, True), _step(8, 1, False), _step(1, 8, True)
     finally:
-        compute.inflight_data_parallel = compute_factor
-    assert with_factor == pytest.approx(FACTOR * kernels_only, rel=1e-12)
+        compute.experts_inflight = fitted
+    slowed = 1 + (EXPERTS - 1) * compute.routed_share(QWEN3)
+    assert with_factor == pytest.approx(slowed * kernels_only, rel=1e-12)
+    assert _step(8, 1, chunked=False) == pytest.approx(apart, rel=1e-12)
     assert _step(1, 8, chunked=True) == pytest.approx(tensor_parallel, rel=1e-12)
-    assert float(compute.inflight_data_parallel(8, compute.served(2000, 1000, chunked=False))) == 1.0
 
 
 @pytest.mark.parametrize(
@@ -61,7 +70,9 @@ def test_the_answer_says_the_step_is_slowed(gpus, said):
     notes = {n.code: n.params for n in estimate(req).assumptions}
     assert ("attention_dp_inflight" in notes) == said
     if said:
-        assert notes["attention_dp_inflight"]["factor"] == pytest.approx(FACTOR)
+        assert notes["attention_dp_inflight"]["factor"] == pytest.approx(
+            1 + (EXPERTS - 1) * compute.routed_share(QWEN3)
+        )
 
 
 def test_the_factor_is_what_the_fit_split_gives():

@@ -19,7 +19,6 @@ LOCAL = Path(__file__).resolve().parent / "data" / "local_reference"  # cases ga
 
 # Cases the estimator does not meet yet, each with what is missing ("source:" where the source
 # itself leaves the figure uncertain). Strict, so a case that starts passing must be unmarked here.
-LLAMA4_ON_80GB = "source: 'we fall back to 0.90 or lower' on OOM: the memory the H100 runs held unstated"
 LABELLED_TP = "source: labelled TP, run attention-data-parallel with EP (TensorRT-LLM PR #7848)"
 PENDING = {
     # the source packs documents into 32k-token sequences (attention only within a document, lengths
@@ -33,16 +32,10 @@ PENDING = {
     # for it at the top level, and its figures sit within 4-5% of the newer page's DEP8 rows). These
     # two cases' queries (../shared/reference/moe_scale.yaml) state tensor parallelism, which on the
     # 80 GB card plans 2.3x (Maverick) and 1.8x (Scout) the published rate; asked as the page ran
-    # them (tp=1 ep=8 / ep=4, prefill=chunked) gpuplan plans 0.67 and 1.03 of it. The other rows of
+    # them (tp=1 ep=8 / ep=4, prefill=chunked) gpuplan plans 0.97 and 1.18 of it. The other rows of
     # that table are asked as run in tests/data/local_reference/trtllm_perf_overview.yaml
     "trtllm-llama4-maverick-h100-tp8-fp8-1k1k-0": LABELLED_TP,
     "trtllm-llama4-scout-h100-tp4-fp8-1k1k-0": LABELLED_TP,
-    # the same table's Maverick on H100 at 2048/2048, asked as run: attention data-parallel, each GPU
-    # holds the attention and dense layers whole and 1/8 of the experts, about 60 GiB, leaving the KV
-    # cache of 152 sequences in all (19 a GPU) where the published rate needs about twice that at
-    # gpuplan's step time (0.45); what the run held is not stated ("We fall back to 0.90 or lower if
-    # out-of-memory errors are encountered"), nor the activations' reserve at its token budget
-    "trtllm-llama4-maverick-h100-tp8-fp8-2k2k-0": LLAMA4_ON_80GB,  # 0.45
     # DeepSeek's own deployment: FP8 weights, a ~6-bit KV cache and data-parallel attention with
     # expert parallelism. The query leaves concurrency at 16, where tensor parallelism is cheaper per
     # token (855 tok/s/GPU at full load); the plan's full-load alternative (the shape that generates

@@ -123,8 +123,8 @@ def test_the_search_picks_wide_ep_for_many_sequences_on_rdma(fabric, wide):
     """DeepSeek-V3 in fp8 on H100 at 2,048 sequences, prefilled on GPUs apart as wide-EP deployments
     run: expert parallel over several servers is the cheapest per token on InfiniBand (EP32 decoding,
     $1.02 a million); over TCP the search keeps tensor x pipeline parallelism ($1.63). With the prompts
-    in the decode steps every attention data-parallel rank waits for the busiest
-    (attention_dp_inflight_step), and tp8 x pp6 is cheaper ($0.83)."""
+    in the decode steps the busiest expert rank sets every step (attention_dp_inflight_experts), and
+    tp8 x pp6 is cheaper ($0.83)."""
     request = Request(
         model="deepseek-v3", method="infer", gpu="h100-80gb", micro_batch=2048, precision="fp8", prefill="disaggregated"
     )
