@@ -169,9 +169,61 @@ def _plain_class(pattern: str) -> tuple[str, str] | None:
 
 def fast_alternation(patterns: Sequence[str]) -> str:
     """One alternation of `patterns`, each spread into branches that start with a literal where it
-    can be (literal_branches, literal_first): the same matches, found faster."""
+    can be (literal_branches, literal_first), their shared first letters written once (_prefix_tree):
+    the same matches, found faster."""
     firsts = [literal_first(branch) for p in patterns for branch in literal_branches(p)]
-    return "|".join(f"(?:{branch})" for first in firsts for branch in _digits_spelt(first))
+    branches = [branch for first in firsts for branch in _digits_spelt(first)]
+    if _parser.parse("|".join(branches)).state.groups > 1:
+        return "|".join(f"(?:{branch})" for branch in branches)  # groups keep their order and numbers
+    return _prefix_tree([(_leading_letters(branch), branch) for branch in branches])
+
+
+# a character a pattern matches as itself: a plain one, or a punctuation mark escaped (not a class
+# such as \d, nor an upper-case letter, which IGNORECASE would make another's too)
+_LETTER = re.compile(r"\\(\W)|([^\\.^$*+?{}\[\]|()A-Z])")
+
+
+def _leading_letters(branch: str) -> list[tuple[str, str]]:
+    """(the character matched, as written) of each character a branch starts with that matches only
+    itself, up to the first that is not or that a quantifier repeats."""
+    letters, at = [], 0
+    while (match := _LETTER.match(branch, at)) and branch[match.end() : match.end() + 1] not in tuple(_QUANTIFIER):
+        letters.append((match.group(1) or match.group(2), match.group(0)))
+        at = match.end()
+    return letters
+
+
+def _prefix_tree(branches: list[tuple[list[tuple[str, str]], str]]) -> str:
+    """An alternation of branches (their leading letters, the branch as written) in the order given,
+    branches that start with the same letter joined under it once: `(?:abc)|(?:abd)|(?:x)` is
+    `ab(?:c|d)|x`. `re` tries the branches of an alternation one by one at each place, so a word list
+    costs a test per word there; joined, a test per first letter. The first branch to match stays the
+    first: branches with other first letters cannot match at one place, and a branch whose letters end
+    (it goes on with a class, a group, ...) is never passed by one written after it."""
+    parts: list[str | tuple[str, list]] = []
+    open_letters: dict[str, int] = {}  # a letter -> the part that gathers the branches it starts
+    for letters, branch in branches:
+        if not letters:
+            parts.append(branch)
+            open_letters = {}  # it may match where those after it do: none joins a part before it
+            continue
+        (letter, written), rest = letters[0], (letters[1:], branch[len(letters[0][1]) :])
+        if letter in open_letters:
+            parts[open_letters[letter]][1].append(rest)  # type: ignore[index]
+        else:
+            open_letters[letter] = len(parts)
+            parts.append((written, [rest]))
+    return "|".join(_one(part) if isinstance(part, str) else _under(*part) for part in parts)
+
+
+def _under(written: str, rests: list[tuple[list[tuple[str, str]], str]]) -> str:
+    """A letter followed by the alternation of what follows it in each branch it starts."""
+    return written + _one(rests[0][1] if len(rests) == 1 else _prefix_tree(rests))
+
+
+def _one(pattern: str) -> str:
+    """`pattern` as one item of a sequence: in a group where it is an alternation."""
+    return f"(?:{pattern})" if len(top_level_split(pattern)) > 1 else pattern
 
 
 def _digits_spelt(pattern: str) -> list[str]:
