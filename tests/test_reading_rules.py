@@ -330,7 +330,9 @@ def test_a_rules_needs_hold_wherever_its_pattern_matches():
 REQUIRED_WORDS = [
     (r"\d+\s*(?:billion|trillion)", {"billion", "trillion"}),  # what the sequence requires beyond digits
     (r"(?<![a-z])gpus?(?![a-z])", {"gpu"}),  # a lookbehind requires nothing; "s?" neither
-    (r"(?:lora|peft)|qlora", {"lora", "peft", "qlora"}),  # every branch requires: their union
+    (r"(?:lora|peft)|qlora", {"lora", "peft"}),  # every branch requires: their union ("qlora" holds "lora")
+    (r"g(?:pt|lm)|opt", {"gpt", "glm", "opt"}),  # a run with the words the group after it starts with
+    (r"r(?:l(?:hf|oo|)|emax)\b", {"rl", "remax"}),  # (patterns.word_tree's trees)
     (r"\d+(?:k|m)?", set()),  # a digit class and an optional group: nothing
     (r"(?i:lora)", set()),  # case-folded: nothing
     (r"[台张]卡", {"卡"}),  # "卡" (one literal) over the class of two

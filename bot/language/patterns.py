@@ -11,7 +11,7 @@ hypothesis).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from re import _constants, _parser  # the parsed pattern that required_words reads
 from typing import Any
 
@@ -259,8 +259,9 @@ def required_words(pattern: str) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=lambda w: (-len(w), w))) if words else ""
 
 
-def _sequence_words(items: list) -> frozenset[str] | None:
-    """The best requirement of a sequence: its longest literal run or the most selective of its items."""
+def _sequence_words(items: list, joined: bool = True) -> frozenset[str] | None:
+    """The best requirement of a sequence: its longest literal run or the most selective of its items;
+    `joined`: or a run with the words the item after it starts with ("g(?:pt|lm)": "gpt" or "glm")."""
     found: list[frozenset[str]] = []
     run = ""
     for op, arg in items:
@@ -269,30 +270,73 @@ def _sequence_words(items: list) -> frozenset[str] | None:
             continue
         if run:
             found.append(frozenset({run}))
+            starts = _start_words(op, arg) if joined else None
+            if starts is not None and len(starts) <= _MOST_WORDS:
+                found.append(_fewest(run + start for start in starts))
             run = ""
-        if (words := _item_words(op, arg)) is not None:
+        if (words := _item_words(op, arg, joined)) is not None:
             found.append(words)
     if run:
         found.append(frozenset({run}))
     return max(found, key=lambda words: (min(map(len, words)), -len(words)), default=None)
 
 
-def _item_words(op: Any, arg: Any) -> frozenset[str] | None:
+def _branch_words(branches: list, joined: bool) -> frozenset[str] | None:
+    """The union of the requirements of an alternation's branches, when each has one and they are few
+    (the longer words of `joined` runs, `_sequence_words`, may be too many where the runs alone are not)."""
+    found = [_sequence_words(list(branch), joined) for branch in branches]
+    if any(words is None for words in found):
+        return None
+    union = _fewest(frozenset().union(*found))
+    return union if len(union) <= _MOST_WORDS else None
+
+
+def _fewest(words: Iterable[str]) -> frozenset[str]:
+    """The words without those that hold another of them ("rl" of "rl", "rlhf"): a text holds one of
+    these where it holds one of all."""
+    words = set(words)
+    return frozenset(word for word in words if not any(other != word and other in word for other in words))
+
+
+def _start_words(op: Any, arg: Any) -> frozenset[str] | None:
+    """The literal words one of which every match of an item starts with ("" where a branch starts
+    with none), for a group or an alternation whose branches start with letters (patterns.word_tree's
+    trees); None for anything else."""
+    if op is _constants.SUBPATTERN and not arg[1] & re.IGNORECASE:
+        return _sequence_start(list(arg[3]))
+    if op is _constants.IN:
+        return _item_words(op, arg)  # a class of a few letters: one of them
+    if op is not _constants.BRANCH:
+        return None
+    branches = [_sequence_start(list(branch)) for branch in arg[1]]
+    return None if any(words is None for words in branches) else frozenset().union(*branches)
+
+
+def _sequence_start(items: list) -> frozenset[str] | None:
+    """The literal words one of which every match of a sequence starts with (`_start_words`)."""
+    run = ""
+    for op, arg in items:
+        if op is not _constants.LITERAL:
+            starts = _start_words(op, arg)
+            if starts is None or len(starts) > _MOST_WORDS:
+                return frozenset({run})
+            return frozenset(run + start for start in starts)
+        run += chr(arg)
+    return frozenset({run})
+
+
+def _item_words(op: Any, arg: Any, joined: bool = True) -> frozenset[str] | None:
     if op is _constants.IN:
         if len(arg) <= _MOST_WORDS and all(kind is _constants.LITERAL for kind, _ in arg):
             return frozenset(chr(code) for _, code in arg)
         return None
     if op is _constants.BRANCH:
-        branches = [_sequence_words(list(branch)) for branch in arg[1]]
-        if any(words is None for words in branches):
-            return None
-        union = frozenset().union(*branches)
-        return union if len(union) <= _MOST_WORDS else None
+        return (joined and _branch_words(arg[1], joined=True)) or _branch_words(arg[1], joined=False)
     if op is _constants.SUBPATTERN:
         _group, add_flags, _del_flags, body = arg
-        return None if add_flags & re.IGNORECASE else _sequence_words(list(body))
+        return None if add_flags & re.IGNORECASE else _sequence_words(list(body), joined)
     if op is _constants.ATOMIC_GROUP:
-        return _sequence_words(list(arg))
+        return _sequence_words(list(arg), joined)
     if op in _REPEATS and arg[0] >= 1:
-        return _sequence_words(list(arg[2]))
+        return _sequence_words(list(arg[2]), joined)
     return None
