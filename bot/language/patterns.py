@@ -172,9 +172,15 @@ def fast_alternation(patterns: Sequence[str]) -> str:
     can be (literal_branches, literal_first), their shared first letters written once (_prefix_tree):
     the same matches, found faster."""
     firsts = [literal_first(branch) for p in patterns for branch in literal_branches(p)]
-    branches = [branch for first in firsts for branch in _digits_spelt(first)]
+    return word_tree(tuple(branch for first in firsts for branch in _digits_spelt(first)))
+
+
+def word_tree(branches: Sequence[str]) -> str:
+    """One alternation of `branches`, tried in the order given, the first letters they share written
+    once (_prefix_tree): the same matches, found faster. Branches with capturing groups are joined as
+    written, so that the groups keep their order and numbers."""
     if _parser.parse("|".join(branches)).state.groups > 1:
-        return "|".join(f"(?:{branch})" for branch in branches)  # groups keep their order and numbers
+        return "|".join(f"(?:{branch})" for branch in branches)
     return _prefix_tree([(_leading_letters(branch), branch) for branch in branches])
 
 
