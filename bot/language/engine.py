@@ -356,6 +356,8 @@ def _within(rule: Rule, value: Any) -> bool:
 def settle(spans: list[Span]) -> list[Span]:
     """Of overlapping candidates the one of highest priority stands, then the longest, then the
     first; the kept spans in the order they are written."""
+    if len(spans) < 2:
+        return list(spans)  # most dimensions find nothing in a question: nothing to sort
     kept: list[Span] = []
     for span in sorted(spans, key=lambda s: (-s.rule.priority, -s.length, s.start)):
         if all(span.end <= other.start or other.end <= span.start for other in kept):
