@@ -373,7 +373,9 @@ def first(text: str, dimension: str, original: str | None = None, facts: frozens
 
 def _first_of(spans: list[Span]) -> Span | None:
     """Of one dimension's candidates, the highest-priority rule's at its first place."""
-    return min(spans, key=lambda span: (-span.rule.priority, span.start), default=None)
+    if not spans:
+        return None
+    return min(spans, key=lambda span: (-span.rule.priority, span.start))
 
 
 def read(
