@@ -23,7 +23,7 @@ from typing import Any
 
 from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, unread, values
 from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import required_words, top_level_split
+from gpuplan.bot.language.patterns import required_words, top_level_split, words_of
 from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
 
 __all__ = ["dimensions", "expand", "files", "pieces", "reads_one", "rules", "find", "settle", "first", "read"]
@@ -62,8 +62,9 @@ class Rule:
     # without any is not scanned (a pattern that starts with a number is tried at every digit)
     needs: re.Pattern | None = None
     # literal words one of which every match holds, read off the pattern itself (patterns.required_words):
-    # a text without any is not scanned
-    required: re.Pattern | None = None
+    # a text without any is not scanned (tested with `in`: re's search for an alternation of words tests
+    # its first letters at every place of the text)
+    required: tuple[str, ...] = ()
     # whether a text of ASCII characters alone can hold a match: False when every word the rule
     # requires or needs has a character beyond ASCII ("并发", "显存"), so an English question skips it
     # (str.isascii is a flag CPython keeps, no scan)
@@ -239,7 +240,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         value=entry.get("value"),
         examples=entry.get("examples") or {},
         needs=compiled(entry["needs"]) if "needs" in entry else None,
-        required=compiled(required) if required and not _implied(needed, required) else None,
+        required=words_of(required) if required and not _implied(needed, required) else (),
         ascii_text=_ascii_text(required) and _ascii_text(needed),
     )
 
@@ -316,8 +317,12 @@ def find(
             continue
         if rule.needs is not None and not rule.needs.search(text):
             continue
-        if rule.required is not None and not rule.required.search(text):
-            continue
+        if rule.required:
+            for word in rule.required:
+                if word in text:
+                    break
+            else:
+                continue  # none of the words every match holds
         for found in rule.pattern.finditer(text):
             # a reading's own words must be free; the words that only place it may be another's
             match = unread.seen(found, claimed) if claimed else found
@@ -373,9 +378,7 @@ def first(text: str, dimension: str, original: str | None = None, facts: frozens
 
 def _first_of(spans: list[Span]) -> Span | None:
     """Of one dimension's candidates, the highest-priority rule's at its first place."""
-    if not spans:
-        return None
-    return min(spans, key=lambda span: (-span.rule.priority, span.start))
+    return min(spans, key=lambda span: (-span.rule.priority, span.start)) if spans else None
 
 
 def read(

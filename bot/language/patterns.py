@@ -265,6 +265,11 @@ def required_words(pattern: str) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=lambda w: (-len(w), w))) if words else ""
 
 
+def words_of(alternation: str) -> tuple[str, ...]:
+    """The words of an alternation `required_words` wrote ("billion|bn"), as text."""
+    return tuple(re.sub(r"(?s)\\(.)", r"\1", word) for word in top_level_split(alternation)) if alternation else ()
+
+
 def _sequence_words(items: list, joined: bool = True) -> frozenset[str] | None:
     """The best requirement of a sequence: its longest literal run or the most selective of its items;
     `joined`: or a run with the words the item after it starts with ("g(?:pt|lm)": "gpt" or "glm")."""
