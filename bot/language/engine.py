@@ -393,7 +393,8 @@ def read(
     `claimed`: spans an earlier reading took, where no candidate may stand); of a dimension that
     reads one value, the first (`first`)."""
     spans = find(text, rules(dimension), original, facts, claimed)
+    if len(spans) < 2:
+        return spans  # nothing to choose from or settle (most dimensions find nothing in a question)
     if reads_one(dimension):
-        found = _first_of(spans)
-        return [found] if found else []
+        return [found] if (found := _first_of(spans)) else []
     return settle(spans)
