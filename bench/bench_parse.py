@@ -55,7 +55,7 @@ def per_question(runs: int = 5) -> list[float]:
 def forget() -> None:
     """Empty the per-text and per-word memos."""
     intent.sections_in.cache_clear()
-    sections._sections_of.cache_clear()  # the same memo of the text as `hits` is given it
+    sections.sections_of.cache_clear()  # the same memo of the text as `hits` is given it
     intent.triggered.cache_clear()
     if intent.model() is not None:
         intent.model()._columns_seen.clear()

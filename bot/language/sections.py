@@ -112,16 +112,16 @@ def contrasted(text: str, gpus_named: int) -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=256)
-def _sections_of(text: str) -> frozenset[str]:
-    """sections_in of a text as `hits` is given it: a question's prose is asked about some 24 times,
-    each a lower-cased copy to hash again when sections_in's memo is asked with it."""
+def sections_of(text: str) -> frozenset[str]:
+    """sections_in of a text as given, in any case (`hits`, question_kind): a question's prose is asked
+    about some 24 times, each a lower-cased copy to hash again when sections_in's memo is asked with it."""
     return sections_in(text.lower())
 
 
 def hits(section: str, text: str, most: int | None = None) -> int:
     """How many of a section's patterns occur in the text, counting up to `most` (the patterns are
     lower case; so is the text they are matched on, instead of the slower IGNORECASE)."""
-    if section not in _sections_of(text):
+    if section not in sections_of(text):
         return 0
     if most == 1:
         return 1  # the section's one alternation has matched
