@@ -207,6 +207,13 @@ def rules(dimension: str) -> tuple[Rule, ...]:
     return tuple(found)
 
 
+@functools.cache
+def ascii_rules(dimension: str) -> tuple[Rule, ...]:
+    """A dimension's rules that a text of ASCII characters alone may match (Rule.ascii_text): what
+    engine.read tries on an English question, without going past the others one by one."""
+    return tuple(rule for rule in rules(dimension) if rule.ascii_text)
+
+
 # --- finding and settling -------------------------------------------------------------------------
 
 
@@ -319,7 +326,7 @@ def read(
     for the rules that look at the words around a match; `facts`: what the caller states, FACTS;
     `claimed`: spans an earlier reading took, where no candidate may stand); of a dimension that
     reads one value, the first (`first`)."""
-    spans = find(text, rules(dimension), original, facts, claimed)
+    spans = find(text, ascii_rules(dimension) if text.isascii() else rules(dimension), original, facts, claimed)
     if len(spans) < 2:
         return spans  # nothing to choose from or settle (most dimensions find nothing in a question)
     if reads_one(dimension):
