@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from test_parser_table import EN, ZH  # noqa: E402
 
-from gpuplan.bot.language import intent  # noqa: E402
+from gpuplan.bot.language import intent, sections  # noqa: E402
 from gpuplan.bot.language.parser import normalize_text, parse, strip_slack_markup, vocabulary  # noqa: E402
 
 QUESTIONS = [q for q, _ in EN + ZH]
@@ -55,6 +55,7 @@ def per_question(runs: int = 5) -> list[float]:
 def forget() -> None:
     """Empty the per-text and per-word memos."""
     intent.sections_in.cache_clear()
+    sections.sections_of.cache_clear()  # the same memo of the text as `hits` is given it
     intent.triggered.cache_clear()
     if intent.model() is not None:
         intent.model()._columns_seen.clear()

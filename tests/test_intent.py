@@ -151,6 +151,16 @@ def test_fast_alternation_starts_every_branch_with_a_literal():
             assert branch.data[0][0] is sre_parse.LITERAL, (rule.id, str(branch)[:80])
 
 
+def test_fast_alternation_writes_shared_first_letters_once_keeping_the_first_match():
+    words = ["abc", "abd", "x", "ab", "a(?:q|r)", "abe", r"code\ llama", r"codellama(?<![a-z]codellama)"]
+    assert fast_alternation(words) == r"a(?:b(?:c|d|)|(?:q|r)|be)|x|code(?:\ llama|llama(?<![a-z]codellama))"
+    assert fast_alternation(["ab", "a.c", "abc"]) == "a(?:b|.c|bc)"  # "abc" after "a.c", as written
+    for text in ("abc", "abe", "aqx", "a-c", "codellama", "code llama"):
+        plain = re.compile("|".join(f"(?:{w})" for w in words + ["ab", "a.c"]))
+        fast = re.compile(fast_alternation(words + ["ab", "a.c"]))
+        assert [m.span() for m in plain.finditer(text)] == [m.span() for m in fast.finditer(text)]
+
+
 PIECES = ["io", "i/o", " bottleneck", "hdd", "hard", " disk", " drive", "bus", "bw", "algbw", "3", "12", "%"]
 PIECES += [" gpu", "-util", "many", " small", " models", " model", " per", "c", "a", "b", "x", "y", " ", "\n"]
 PIECES += ["显存", "内存", "不够", "还是", "或者", "都", "？", "，", "1", ".", "standard_", "nd96", "_v5", "$", "¥"]

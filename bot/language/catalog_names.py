@@ -14,7 +14,7 @@ from rapidfuzz import fuzz, process
 
 from gpuplan.bot.language.compiled import built
 from gpuplan.bot.language.patterns import guard_after_first
-from gpuplan.knowledge import Catalog, normalize_name, words_key
+from gpuplan.knowledge import Catalog, ModelSpec, normalize_name, words_key
 
 if TYPE_CHECKING:  # the vocabulary imports this module (its tries): no import at run time
     from gpuplan.bot.language.vocabulary import Vocabulary
@@ -102,9 +102,7 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     nominal = f"{size_b:g}b" if size_b >= 1 else f"{size_b * 1000:g}m"
     folded = tuple(normalize_name(p) for p in prefixes)
     candidates = []
-    for key, spec in cat.model_keys:
-        if not key.startswith(folded):  # the family first: one C call rules out most of the catalog
-            continue
+    for key, spec in _family_keys(folded, cat):
         published = spec.params_b + spec.vision_params_b  # "InternVL 26B" counts its vision encoder
         if abs(published - size_b) > 0.15 * size_b:
             continue
@@ -117,6 +115,24 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
         named = bool(re.search(rf"(?<![\d.]){re.escape(nominal)}(?![a-z0-9])", spec.id))
         candidates.append((not named, -newest, abs(published - size_b), spec.id))
     return min(candidates)[-1] if candidates else None
+
+
+# the catalog's (folded id, spec) of each family's id prefixes, in the catalog's order, and the catalog
+# they were gathered from: a family is looked up on most questions that name one, and going through
+# the whole catalog each time to find its few models was most of a look-up
+_FAMILY_KEYS: dict[tuple[str, ...], list[tuple[str, ModelSpec]]] = {}
+_FAMILY_KEYS_OF: list[Catalog] = []
+
+
+def _family_keys(folded: tuple[str, ...], cat: Catalog) -> list[tuple[str, ModelSpec]]:
+    """The catalog's (folded id, spec) whose id starts with one of the `folded` prefixes."""
+    if not _FAMILY_KEYS_OF or _FAMILY_KEYS_OF[0] is not cat:  # another catalog: gathered afresh
+        _FAMILY_KEYS.clear()
+        _FAMILY_KEYS_OF[:] = [cat]
+    keys = _FAMILY_KEYS.get(folded)
+    if keys is None:
+        keys = _FAMILY_KEYS[folded] = [(key, spec) for key, spec in cat.model_keys if key.startswith(folded)]
+    return keys
 
 
 def named_here(match: re.Match, cat: Catalog) -> str | None:

@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, unread, values
+from gpuplan.bot.language import count_words, length_words, memory_words, size_words, token_words, unread, value_words
 from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import required_words, top_level_split
-from gpuplan.bot.language.rule_files import dimensions, expand, files, piece_pattern, pieces, reads_one, rule_pattern
+from gpuplan.bot.language.patterns import required_words, top_level_split, words_of
+from gpuplan.bot.language.rule_files import dimensions, expand, files, pieces, reads_one, rule_pattern
 
 __all__ = ["dimensions", "expand", "files", "pieces", "reads_one", "rules", "find", "settle", "first", "read"]
 
@@ -62,8 +62,9 @@ class Rule:
     # without any is not scanned (a pattern that starts with a number is tried at every digit)
     needs: re.Pattern | None = None
     # literal words one of which every match holds, read off the pattern itself (patterns.required_words):
-    # a text without any is not scanned
-    required: re.Pattern | None = None
+    # a text without any is not scanned (tested with `in`: re's search for an alternation of words tests
+    # its first letters at every place of the text)
+    required: tuple[str, ...] = ()
     # whether a text of ASCII characters alone can hold a match: False when every word the rule
     # requires or needs has a character beyond ASCII ("并发", "显存"), so an English question skips it
     # (str.isascii is a flag CPython keeps, no scan)
@@ -103,91 +104,18 @@ class Span:
         return ((self.field, self.value),)
 
 
-# --- converters: a match -> (value, the note's parameters or None) --------------------------------
-
-
-def _int(match: re.Match, rule: Rule) -> tuple[int, None]:
-    return int(match["value"]), None
-
-
-def _int_said(match: re.Match, rule: Rule) -> tuple[int, dict[str, Any]]:
-    """An integer whose reading the answer says back (a plain "batch size 8" read as per GPU)."""
-    return int(match["value"]), {}
-
-
-def _money(match: re.Match, rule: Rule, suffix: str = "") -> tuple[float, dict[str, Any] | None]:
-    """USD, with a note when the amount was written in yuan and converted."""
-    raw = match["value"]
-    usd, currency = values.money_usd(raw + suffix)
-    if currency == "USD":
-        return usd, None
-    return usd, {"value": (raw + suffix).strip(), "usd": usd, "rate": values.CNY_PER_USD}
-
-
-def _days(match: re.Match, rule: Rule) -> tuple[float, None]:
-    """A duration in days from its `count` and `unit` ("two weeks", "10天", "36 hours")."""
-    return values.duration_days(f"{values.count_value(match['count'])}{match['unit']}"), None
-
-
-def _const(match: re.Match, rule: Rule) -> tuple[Any, None]:
-    """The rule's own value, whatever the words ("fsdp" is ZeRO-3, "ddp" ZeRO-0)."""
-    return rule.value, None
-
-
-def _period_days(match: re.Match, rule: Rule) -> tuple[float, None]:
-    """ "this week", "next month", "一个月内": a week is 7 days, a month 30."""
-    return (7.0 if match["unit"] in ("week", "周") else 30.0), None
-
-
-def _counts(match: re.Match, rule: Rule) -> tuple[Any, None]:
-    """Counts in the groups named after the rule's fields ("{gpus:NUM} GPUs across {nodes:NUM} nodes"),
-    in digits, Chinese numerals or English words, whole (int: "1.5 nodes" is 1)."""
-    found = tuple(int(values.count_value(match[name])) for name in rule.fields)
-    return (found if rule.more_fields else found[0]), None
-
-
-def _whole_count(match: re.Match, rule: Rule) -> tuple[int, None]:
-    """A count of the rule's field that must be a whole number ("1.5 GPUs" is none)."""
-    count = values.count_value(match[rule.field])
-    if count != int(count):
-        raise ValueError(f"not a whole count: {match[rule.field]!r}")
-    return int(count), None
-
+# --- converters: a match -> (value, the note's parameters or None); conditions: (the whole lower-cased
+# question, a match) -> whether the reading holds. Plain values (value_words.py): "8", "$50k", "10天" ----
 
 CONVERTERS: dict[str, Callable[[re.Match, Rule], tuple[Any, dict[str, Any] | None]]] = {
-    "int": _int,
-    "int_said": _int_said,
-    "money": _money,
-    "money_usd": functools.partial(_money, suffix=" usd"),  # "budget 50k": dollars when none is written
-    "money_cny": functools.partial(_money, suffix="元"),  # "预算50万": yuan when none is written
-    "days": _days,
-    "period_days": _period_days,
-    "const": _const,
-    "counts": _counts,
-    "whole_count": _whole_count,
+    **value_words.CONVERTERS,
     **count_words.CONVERTERS,
 }
-
-
-# --- conditions: (the whole lower-cased question, a match) -> whether the reading holds ----------
-
-_CLAUSE_END = re.compile(r"[.。!?！？;；\n,，:：]|\s{2,}|\s(?=我)")
-
-
-def _time_had(text: str, match: re.Match) -> bool:
-    """A duration followed by what is to be done in it is the time one has when its clause says
-    so before it ("we have $30k and 10 days to pretrain") or opens with it ("3 months to train")."""
-    clause = max((m.end() for m in _CLAUSE_END.finditer(text, 0, match.start())), default=0)
-    before = text[clause : match.start()]
-    return not before.strip(" ~(") or bool(piece_pattern("HAVE").search(before))
-
-
 CONDITIONS: dict[str, Callable[[str, re.Match], bool]] = {
-    "time_had": _time_had,
+    **value_words.CONDITIONS,
     **count_words.CONDITIONS,
     **size_words.CONDITIONS,
 }
-
 
 # --- lengths (length_words.py): "4k" is 4,096 tokens; model sizes (size_words.py): "70b", "700亿" ----
 CONVERTERS.update(length_words.CONVERTERS)
@@ -239,7 +167,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         value=entry.get("value"),
         examples=entry.get("examples") or {},
         needs=compiled(entry["needs"]) if "needs" in entry else None,
-        required=compiled(required) if required and not _implied(needed, required) else None,
+        required=words_of(required) if required and not _implied(needed, required) else (),
         ascii_text=_ascii_text(required) and _ascii_text(needed),
     )
 
@@ -279,6 +207,13 @@ def rules(dimension: str) -> tuple[Rule, ...]:
     return tuple(found)
 
 
+@functools.cache
+def ascii_rules(dimension: str) -> tuple[Rule, ...]:
+    """A dimension's rules that a text of ASCII characters alone may match (Rule.ascii_text): what
+    engine.read tries on an English question, without going past the others one by one."""
+    return tuple(rule for rule in rules(dimension) if rule.ascii_text)
+
+
 # --- finding and settling -------------------------------------------------------------------------
 
 
@@ -316,8 +251,12 @@ def find(
             continue
         if rule.needs is not None and not rule.needs.search(text):
             continue
-        if rule.required is not None and not rule.required.search(text):
-            continue
+        if rule.required:
+            for word in rule.required:
+                if word in text:
+                    break
+            else:
+                continue  # none of the words every match holds
         for found in rule.pattern.finditer(text):
             # a reading's own words must be free; the words that only place it may be another's
             match = unread.seen(found, claimed) if claimed else found
@@ -356,6 +295,8 @@ def _within(rule: Rule, value: Any) -> bool:
 def settle(spans: list[Span]) -> list[Span]:
     """Of overlapping candidates the one of highest priority stands, then the longest, then the
     first; the kept spans in the order they are written."""
+    if len(spans) < 2:
+        return list(spans)  # most dimensions find nothing in a question: nothing to sort
     kept: list[Span] = []
     for span in sorted(spans, key=lambda s: (-s.rule.priority, -s.length, s.start)):
         if all(span.end <= other.start or other.end <= span.start for other in kept):
@@ -371,7 +312,7 @@ def first(text: str, dimension: str, original: str | None = None, facts: frozens
 
 def _first_of(spans: list[Span]) -> Span | None:
     """Of one dimension's candidates, the highest-priority rule's at its first place."""
-    return min(spans, key=lambda span: (-span.rule.priority, span.start), default=None)
+    return min(spans, key=lambda span: (-span.rule.priority, span.start)) if spans else None
 
 
 def read(
@@ -385,8 +326,9 @@ def read(
     for the rules that look at the words around a match; `facts`: what the caller states, FACTS;
     `claimed`: spans an earlier reading took, where no candidate may stand); of a dimension that
     reads one value, the first (`first`)."""
-    spans = find(text, rules(dimension), original, facts, claimed)
+    spans = find(text, ascii_rules(dimension) if text.isascii() else rules(dimension), original, facts, claimed)
+    if len(spans) < 2:
+        return spans  # nothing to choose from or settle (most dimensions find nothing in a question)
     if reads_one(dimension):
-        found = _first_of(spans)
-        return [found] if found else []
+        return [found] if (found := _first_of(spans)) else []
     return settle(spans)

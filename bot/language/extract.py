@@ -23,9 +23,8 @@ catalog_names.py (the catalog's names as written).
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 
 from gpuplan.bot.language.gpu_names import GpuNames
 from gpuplan.bot.language.job_settings import JobSettings
@@ -73,20 +72,19 @@ class Reader(GpuNames, ModelNames, Lengths, JobSettings, MethodWords):
     def read(self) -> None:
         for step in self.STEPS:
             if step in self.BLIND_TO_LINKS:
-                with self._links_hidden():
-                    getattr(self, step)()
+                self._links_hidden(getattr(self, step))
             else:
                 getattr(self, step)()
 
-    @contextlib.contextmanager
-    def _links_hidden(self) -> Iterator[None]:
-        """The links claimed while a step runs, then unclaimed (what the step claimed elsewhere stays)."""
+    def _links_hidden(self, step: Callable[[], None]) -> None:
+        """Run a step with the links claimed, then unclaimed (what the step claimed elsewhere stays);
+        a plain try/finally, not a context manager: it runs twice a question."""
         claims = len(self.scan.claimed)
         for a, b in self._link_spans():
             self.scan.claim(a, b)
         links = len(self.scan.claimed) - claims
         try:
-            yield
+            step()
         finally:
             self.scan.unclaim(claims, links)
 

@@ -39,6 +39,7 @@ from gpuplan.bot.language.sections import (
     question_words,
     section_pattern,
     sections_in,
+    sections_of,
     triggered,
 )
 from gpuplan.bot.language.vocabulary import vocabulary
@@ -212,10 +213,11 @@ def _rank_topics(probabilities: dict[str, float], fired: tuple[str, ...], intent
 def question_kind(text: str) -> str:
     """What the question's own words ask to be told: concurrency | storage | host_ram | longest | batch
     | throughput | gpu_hours | fit | time | cost | count | choose | memory | plan (none of them: the plan itself)."""
+    said = sections_of(text)  # one look-up, not a `hits` per kind: most questions say none of them
     for section, kind in QUESTION_KINDS:
-        if hits(section, text, most=1):
+        if section in said:
             return kind
-    return "memory" if hits("memory_ask", text, most=1) else "plan"
+    return "memory" if "memory_ask" in said else "plan"
 
 
 def asked(text: str, parsed: Parsed) -> str:

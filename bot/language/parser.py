@@ -30,6 +30,8 @@ __all__ = ["CJK", "Parsed", "detect_lang", "normalize_text", "parse", "strip_sla
 _SLACK_LINK = re.compile(r"<(https?://[^>|]+)(?:\|([^>]*))?>")
 _SLACK_TOKEN = re.compile(r"<[@#!][^>]*>")
 _LEADING_TOKENS = re.compile(r"(?m)^[ \t]*(?:<[@#!][^>]*>[ \t]*)+")
+_MARKDOWN_ESCAPE = re.compile(r"\\([*_#`~])")
+_SPACES = re.compile(r"[^\S\n]+")  # a run of spaces or tabs, not a line break
 # fine-tuning sets are far smaller (the defaults use 1e8): of the labelled questions that state 1B
 # training tokens or more and name no method (or only a bare "训练"), 4 of 4 are (continued) pretraining
 PRETRAINING_TOKENS = 1e9
@@ -79,7 +81,7 @@ def normalize_text(text: str) -> str:
 
 def _unescape_markdown(text: str) -> str:
     """GitHub and Slack escapes people paste along: `3\\*8\\*A100`, `max\\_len` (same length kept)."""
-    return re.sub(r"\\([*_#`~])", r" \1", text)
+    return _MARKDOWN_ESCAPE.sub(r" \1", text)
 
 
 def parse(text: str, cat: Catalog | None = None, previous: Request | None = None) -> Parsed:
@@ -139,7 +141,7 @@ def read(text: str, cat: Catalog | None = None, previous: Request | None = None)
         return parsed, evidence
     # runs of blanks (where code was) collapsed: regexes that start with optional words and
     # spaces would otherwise rescan every long blank run at every position
-    prose = _X_BEFORE_MEMORY.sub(" ", _blank_list_markers(re.sub(r"[^\S\n]+", " ", prose)))
+    prose = _X_BEFORE_MEMORY.sub(" ", _blank_list_markers(_SPACES.sub(" ", prose)))
     reader = _read_prose(prose[:MAX_PROSE], code, cat, parsed)
     weak = any(n.code == "finetune_read_as_full" for n in reader.notes)  # a bare "fine-tune" / "训练"
     said = None if weak else reader.fields.get("method")

@@ -11,7 +11,7 @@ hypothesis).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from re import _constants, _parser  # the parsed pattern that required_words reads
 from typing import Any
 
@@ -169,9 +169,67 @@ def _plain_class(pattern: str) -> tuple[str, str] | None:
 
 def fast_alternation(patterns: Sequence[str]) -> str:
     """One alternation of `patterns`, each spread into branches that start with a literal where it
-    can be (literal_branches, literal_first): the same matches, found faster."""
+    can be (literal_branches, literal_first), their shared first letters written once (_prefix_tree):
+    the same matches, found faster."""
     firsts = [literal_first(branch) for p in patterns for branch in literal_branches(p)]
-    return "|".join(f"(?:{branch})" for first in firsts for branch in _digits_spelt(first))
+    return word_tree(tuple(branch for first in firsts for branch in _digits_spelt(first)))
+
+
+def word_tree(branches: Sequence[str]) -> str:
+    """One alternation of `branches`, tried in the order given, the first letters they share written
+    once (_prefix_tree): the same matches, found faster. Branches with capturing groups are joined as
+    written, so that the groups keep their order and numbers."""
+    if _parser.parse("|".join(branches)).state.groups > 1:
+        return "|".join(f"(?:{branch})" for branch in branches)
+    return _prefix_tree([(_leading_letters(branch), branch) for branch in branches])
+
+
+# a character a pattern matches as itself: a plain one, or a punctuation mark escaped (not a class
+# such as \d, nor an upper-case letter, which IGNORECASE would make another's too)
+_LETTER = re.compile(r"\\(\W)|([^\\.^$*+?{}\[\]|()A-Z])")
+
+
+def _leading_letters(branch: str) -> list[tuple[str, str]]:
+    """(the character matched, as written) of each character a branch starts with that matches only
+    itself, up to the first that is not or that a quantifier repeats."""
+    letters, at = [], 0
+    while (match := _LETTER.match(branch, at)) and branch[match.end() : match.end() + 1] not in tuple(_QUANTIFIER):
+        letters.append((match.group(1) or match.group(2), match.group(0)))
+        at = match.end()
+    return letters
+
+
+def _prefix_tree(branches: list[tuple[list[tuple[str, str]], str]]) -> str:
+    """An alternation of branches (their leading letters, the branch as written) in the order given,
+    branches that start with the same letter joined under it once: `(?:abc)|(?:abd)|(?:x)` is
+    `ab(?:c|d)|x`. `re` tries the branches of an alternation one by one at each place, so a word list
+    costs a test per word there; joined, a test per first letter. The first branch to match stays the
+    first: branches with other first letters cannot match at one place, and a branch whose letters end
+    (it goes on with a class, a group, ...) is never passed by one written after it."""
+    parts: list[str | tuple[str, list]] = []
+    open_letters: dict[str, int] = {}  # a letter -> the part that gathers the branches it starts
+    for letters, branch in branches:
+        if not letters:
+            parts.append(branch)
+            open_letters = {}  # it may match where those after it do: none joins a part before it
+            continue
+        (letter, written), rest = letters[0], (letters[1:], branch[len(letters[0][1]) :])
+        if letter in open_letters:
+            parts[open_letters[letter]][1].append(rest)  # type: ignore[index]
+        else:
+            open_letters[letter] = len(parts)
+            parts.append((written, [rest]))
+    return "|".join(_one(part) if isinstance(part, str) else _under(*part) for part in parts)
+
+
+def _under(written: str, rests: list[tuple[list[tuple[str, str]], str]]) -> str:
+    """A letter followed by the alternation of what follows it in each branch it starts."""
+    return written + _one(rests[0][1] if len(rests) == 1 else _prefix_tree(rests))
+
+
+def _one(pattern: str) -> str:
+    """`pattern` as one item of a sequence: in a group where it is an alternation."""
+    return f"(?:{pattern})" if len(top_level_split(pattern)) > 1 else pattern
 
 
 def _digits_spelt(pattern: str) -> list[str]:
@@ -207,8 +265,14 @@ def required_words(pattern: str) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=lambda w: (-len(w), w))) if words else ""
 
 
-def _sequence_words(items: list) -> frozenset[str] | None:
-    """The best requirement of a sequence: its longest literal run or the most selective of its items."""
+def words_of(alternation: str) -> tuple[str, ...]:
+    """The words of an alternation `required_words` wrote ("billion|bn"), as text."""
+    return tuple(re.sub(r"(?s)\\(.)", r"\1", word) for word in top_level_split(alternation)) if alternation else ()
+
+
+def _sequence_words(items: list, joined: bool = True) -> frozenset[str] | None:
+    """The best requirement of a sequence: its longest literal run or the most selective of its items;
+    `joined`: or a run with the words the item after it starts with ("g(?:pt|lm)": "gpt" or "glm")."""
     found: list[frozenset[str]] = []
     run = ""
     for op, arg in items:
@@ -217,30 +281,73 @@ def _sequence_words(items: list) -> frozenset[str] | None:
             continue
         if run:
             found.append(frozenset({run}))
+            starts = _start_words(op, arg) if joined else None
+            if starts is not None and len(starts) <= _MOST_WORDS:
+                found.append(_fewest(run + start for start in starts))
             run = ""
-        if (words := _item_words(op, arg)) is not None:
+        if (words := _item_words(op, arg, joined)) is not None:
             found.append(words)
     if run:
         found.append(frozenset({run}))
     return max(found, key=lambda words: (min(map(len, words)), -len(words)), default=None)
 
 
-def _item_words(op: Any, arg: Any) -> frozenset[str] | None:
+def _branch_words(branches: list, joined: bool) -> frozenset[str] | None:
+    """The union of the requirements of an alternation's branches, when each has one and they are few
+    (the longer words of `joined` runs, `_sequence_words`, may be too many where the runs alone are not)."""
+    found = [_sequence_words(list(branch), joined) for branch in branches]
+    if any(words is None for words in found):
+        return None
+    union = _fewest(frozenset().union(*found))
+    return union if len(union) <= _MOST_WORDS else None
+
+
+def _fewest(words: Iterable[str]) -> frozenset[str]:
+    """The words without those that hold another of them ("rl" of "rl", "rlhf"): a text holds one of
+    these where it holds one of all."""
+    words = set(words)
+    return frozenset(word for word in words if not any(other != word and other in word for other in words))
+
+
+def _start_words(op: Any, arg: Any) -> frozenset[str] | None:
+    """The literal words one of which every match of an item starts with ("" where a branch starts
+    with none), for a group or an alternation whose branches start with letters (patterns.word_tree's
+    trees); None for anything else."""
+    if op is _constants.SUBPATTERN and not arg[1] & re.IGNORECASE:
+        return _sequence_start(list(arg[3]))
+    if op is _constants.IN:
+        return _item_words(op, arg)  # a class of a few letters: one of them
+    if op is not _constants.BRANCH:
+        return None
+    branches = [_sequence_start(list(branch)) for branch in arg[1]]
+    return None if any(words is None for words in branches) else frozenset().union(*branches)
+
+
+def _sequence_start(items: list) -> frozenset[str] | None:
+    """The literal words one of which every match of a sequence starts with (`_start_words`)."""
+    run = ""
+    for op, arg in items:
+        if op is not _constants.LITERAL:
+            starts = _start_words(op, arg)
+            if starts is None or len(starts) > _MOST_WORDS:
+                return frozenset({run})
+            return frozenset(run + start for start in starts)
+        run += chr(arg)
+    return frozenset({run})
+
+
+def _item_words(op: Any, arg: Any, joined: bool = True) -> frozenset[str] | None:
     if op is _constants.IN:
         if len(arg) <= _MOST_WORDS and all(kind is _constants.LITERAL for kind, _ in arg):
             return frozenset(chr(code) for _, code in arg)
         return None
     if op is _constants.BRANCH:
-        branches = [_sequence_words(list(branch)) for branch in arg[1]]
-        if any(words is None for words in branches):
-            return None
-        union = frozenset().union(*branches)
-        return union if len(union) <= _MOST_WORDS else None
+        return (joined and _branch_words(arg[1], joined=True)) or _branch_words(arg[1], joined=False)
     if op is _constants.SUBPATTERN:
         _group, add_flags, _del_flags, body = arg
-        return None if add_flags & re.IGNORECASE else _sequence_words(list(body))
+        return None if add_flags & re.IGNORECASE else _sequence_words(list(body), joined)
     if op is _constants.ATOMIC_GROUP:
-        return _sequence_words(list(arg))
+        return _sequence_words(list(arg), joined)
     if op in _REPEATS and arg[0] >= 1:
-        return _sequence_words(list(arg[2]))
+        return _sequence_words(list(arg[2]), joined)
     return None

@@ -111,14 +111,21 @@ def contrasted(text: str, gpus_named: int) -> dict[str, int]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def sections_of(text: str) -> frozenset[str]:
+    """sections_in of a text as given, in any case (`hits`, question_kind): a question's prose is asked
+    about some 24 times, each a lower-cased copy to hash again when sections_in's memo is asked with it."""
+    return sections_in(text.lower())
+
+
 def hits(section: str, text: str, most: int | None = None) -> int:
     """How many of a section's patterns occur in the text, counting up to `most` (the patterns are
     lower case; so is the text they are matched on, instead of the slower IGNORECASE)."""
-    lowered = text.lower()
-    if section not in sections_in(lowered):
+    if section not in sections_of(text):
         return 0
     if most == 1:
         return 1  # the section's one alternation has matched
+    lowered = text.lower()
     found = (1 for pattern in question_words()[section] if pattern.search(lowered))
     return sum(itertools.islice(found, most))
 

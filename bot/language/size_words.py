@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplan.bot.language.catalog_names import family_model, model_name_pattern, named_here, size_in_name
-from gpuplan.bot.language.patterns import literal_first
+from gpuplan.bot.language.compiled import built
+from gpuplan.bot.language.patterns import literal_first, word_tree
 from gpuplan.bot.language.values import model_size_b
 from gpuplan.knowledge import catalog
 
@@ -119,13 +120,14 @@ def pieces() -> dict[str, str]:
     """FAMILY: the lexicon's model family words (knowledge/lexicon.yaml `model_families`) as one
     alternation, the longest first, as the vocabulary writes them; FAMILY_START: one of them starting a
     word ("qwen 14b", not "xqwen"), each word's guard written after it (patterns.literal_first: the same
-    matches, scanned for by the words' first characters instead of tried at every position); MODEL_NAME:
+    matches, scanned for by the words' first characters instead of tried at every position); both with
+    the first letters the words share written once (patterns.word_tree: "qwen|qwq" is "q(?:wen|wq)",
+    one test where a "q" stands instead of one a word); MODEL_NAME:
     one of the catalog's model names starting a word, as one trie (catalog_names.model_name_pattern)."""
-    families = catalog().lexicon.model_families
-    alternation = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True))
+    words = tuple(re.escape(f) for f in sorted(catalog().lexicon.model_families, key=len, reverse=True))
     return {
-        "FAMILY": alternation,
-        "FAMILY_START": literal_first(rf"(?<![a-z0-9])(?:{alternation})"),
+        "FAMILY": built(word_tree, words),  # the words' shared first letters written once (patterns.py)
+        "FAMILY_START": built(word_tree, tuple(literal_first(rf"(?<![a-z0-9]){word}") for word in words)),
         "MODEL_NAME": model_name_pattern(catalog()),
     }
 

@@ -15,7 +15,11 @@ Spans = list[tuple[int, int]]
 
 
 def _on(span: tuple[int, int], claimed: Spans) -> bool:
-    return any(span[0] < b and a < span[1] for a, b in claimed)
+    start, end = span
+    for a, b in claimed:  # noqa: SIM110 (a loop, not any() over a generator: asked of every match)
+        if start < b and a < end:
+            return True
+    return False
 
 
 def seen(match: re.Match, claimed: Spans) -> re.Match | Unread | None:
@@ -23,18 +27,23 @@ def seen(match: re.Match, claimed: Spans) -> re.Match | Unread | None:
     groups it read ahead hidden where they do, else the match itself."""
     low, high = match.span()
     for start, stop in match.regs:  # where the match and all its groups stand, lookarounds too
-        if start >= 0:
-            low, high = min(low, start), max(high, stop)
+        if 0 <= start < low:
+            low = start
+        if stop > high:  # a group that did not match stands at (-1, -1)
+            high = stop
     if not _on((low, high), claimed):
         return match  # no claim anywhere near: the most common answer, found at once
     end = match.end()
     groups = [name for name in match.re.groupindex if match.start(name) >= 0]
     if _on(match.span(), claimed) and not groups:
         return None
-    if any(_on(match.span(name), claimed) for name in groups if match.start(name) < end):
-        return None
-    hidden = frozenset(name for name in groups if match.start(name) >= end and _on(match.span(name), claimed))
-    return Unread(match, hidden) if hidden else match
+    hidden = []  # the groups read ahead of the match's end that stand on a claim
+    for name in groups:
+        if _on(match.span(name), claimed):
+            if match.start(name) < end:
+                return None  # one of its own words is another's
+            hidden.append(name)
+    return Unread(match, frozenset(hidden)) if hidden else match
 
 
 class Unread:

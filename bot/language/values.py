@@ -134,14 +134,20 @@ def cn_number(text: str) -> float:
     return float(total + section + current)
 
 
+# what number() tells apart, compiled once: it reads a number on most questions, some more than once
+_CN_NUMBER = re.compile(rf"[{CN_NUMERALS}]+")
+_DIGITS_CN_UNIT = re.compile(r"\d[\d,.]*[百千万]")
+_THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?")
+
+
 def number(text: str) -> float:
     """A plain number: '1,024' -> 1024, '1.5' -> 1.5, '八' -> 8, '两千' -> 2000, '1.2万' -> 12000."""
     text = text.strip()
-    if re.fullmatch(rf"[{CN_NUMERALS}]+", text):
+    if _CN_NUMBER.fullmatch(text):
         return cn_number(text)
-    if re.fullmatch(r"\d[\d,.]*[百千万]", text):
+    if _DIGITS_CN_UNIT.fullmatch(text):
         return number(text[:-1]) * _CN_UNITS[text[-1]]  # "5千", "1.2万"
-    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", text):
+    if _THOUSANDS.fullmatch(text):
         text = text.replace(",", "")
     value = float(text)
     if not math.isfinite(value):
@@ -160,13 +166,17 @@ def quantity(text: str, default_unit: float = 1.0) -> float:
     return value
 
 
+_PARAMS_AFTER = re.compile(r"(参数|params?|parameters?)$")
+_BARE_NUMBER = re.compile(r"\d+(\.\d+)?")
+
+
 def model_size_b(text: str) -> float:
     """A model size in billions: '70b' -> 70, '700亿' -> 70, '0.5B' -> 0.5, '1.5万亿' -> 1500, '7 billion' -> 7."""
     cleaned = text.strip().lower().replace(" ", "")
-    cleaned = re.sub(r"(参数|params?|parameters?)$", "", cleaned)
+    cleaned = _PARAMS_AFTER.sub("", cleaned)
     if cleaned.startswith("-"):
         raise ValueError(text)
-    if re.fullmatch(r"\d+(\.\d+)?", cleaned):
+    if _BARE_NUMBER.fullmatch(cleaned):
         return number(cleaned)  # a bare number in a size field is in billions
     return quantity(cleaned) / 1e9
 
