@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fit_recipe_speed import fit, report  # noqa: E402
-from test_calibration_data import CASES  # noqa: E402
+from test_calibration_data import INFLIGHT_DP  # noqa: E402
 
 from gpuplan.estimator import compute  # noqa: E402
 
@@ -31,7 +31,7 @@ def use_factor(factor: float) -> None:
 
 
 def main() -> None:
-    inflight = [c for c in CASES if c["layout"].get("ep", 1) > 1 and c["layout"].get("prefill") == "chunked"]
+    inflight = INFLIGHT_DP
     fitted = fit([c for c in inflight if c["split"] == "fit"], use_factor, 1.0, 4.0, rising=False)
     print(f"{len(inflight)} calibration cases run attention data-parallel in-flight; fitted on the fit split: {fitted}")
     report(inflight, use_factor, 1.0, "factor")

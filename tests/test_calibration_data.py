@@ -75,6 +75,9 @@ def load_cases() -> list[dict]:
 
 
 CASES = load_cases()
+# the serving cases run attention data-parallel over the expert ranks with the prompts in the decode
+# steps, on which inference.attention_dp_inflight_experts is fitted (bench/fit_inflight_dp.py)
+INFLIGHT_DP = [c for c in CASES if c["layout"].get("ep", 1) > 1 and c["layout"].get("prefill") == "chunked"]
 
 
 def _lookup(data: dict, path: str):

@@ -9,7 +9,7 @@ import statistics
 
 import numpy as np
 import pytest
-from test_calibration_data import CASES, ratios
+from test_calibration_data import INFLIGHT_DP, ratios
 
 from gpuplan.estimator import compute
 from gpuplan.estimator.architecture import for_model
@@ -79,7 +79,7 @@ def test_the_factor_is_what_the_fit_split_gives():
     """bench/fit_inflight_dp.py fits the value that puts the median speed ratio of the fit cases
     run attention data-parallel in-flight at 1; a change to the time model that moves them calls for
     a refit."""
-    inflight = [c for c in CASES if c["layout"].get("ep", 1) > 1 and c["layout"].get("prefill") == "chunked"]
+    inflight = INFLIGHT_DP
     fit = [case for case in inflight if case["split"] == "fit"]
     assert len(fit) >= 6 and len(inflight) > len(fit)
     median = statistics.median(r for _, r in ratios(fit) if isinstance(r, float))
