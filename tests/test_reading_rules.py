@@ -325,6 +325,8 @@ def test_a_rules_needs_hold_wherever_its_pattern_matches():
     texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
     for rule in (rule for rule in RULES if rule.needs is not None):
         assert not [text for text in texts if rule.pattern.search(text) and not rule.needs.search(text)], rule.name
+        # the words read off `needs`, looked for before it is searched, hold wherever it matches
+        assert not [t for t in texts if rule.needs.search(t) and not any(w in t for w in rule.needed)], rule.name
 
 
 REQUIRED_WORDS = [
@@ -359,6 +361,41 @@ def test_required_words_hold_on_every_example_and_labelled_question():
     for rule in (rule for rule in RULES if rule.required):
         held = [text for text in texts if rule.pattern.search(text) and not any(w in text for w in rule.required)]
         assert not held, rule.name
+
+
+def _matching(text: str, dimension: str) -> list[engine.Rule]:
+    """A dimension's rules that match the text and whose `needs` it holds, tried one by one."""
+    return [
+        rule
+        for rule in engine.rules(dimension)
+        if rule.pattern.search(text) and (rule.needs is None or rule.needs.search(text))
+    ]
+
+
+def _worth_trying_holds(text: str) -> None:
+    for dimension in engine.dimensions():
+        tried = [id(rule) for rule in engine.worth_trying(text, dimension)]
+        assert {id(rule) for rule in _matching(text, dimension)} <= set(tried), (dimension, text)
+        assert tried == [id(rule) for rule in engine.rules(dimension) if id(rule) in tried], "not in the rules' order"
+
+
+def test_worth_trying_leaves_out_no_rule_that_matches_in_the_rules_order():
+    """The words each rule requires are looked for once a dimension (engine.worth_trying): on every
+    example and labelled question, every rule that matches is among those tried, in the rules' order,
+    and a question with none of a dimension's words tries only its rules that no word gates."""
+    texts = [text.lower() for rule in RULES for text in rule.examples] + [case.values[0].lower() for case in CASES]
+    for text in texts:
+        _worth_trying_holds(text)
+    assert engine.worth_trying("hello", "batch") == [] and engine.worth_trying("batch size 8", "batch")
+    # the words of a rule's `needs` gate it too ("server" is one of gpu_count.yaml's `machines`)
+    assert "machines" in [rule.name for rule in engine.worth_trying("2 servers of 8 h100", "gpu_count")]
+    assert "machines" not in [rule.name for rule in engine.worth_trying("2 crates of 8 h100", "gpu_count")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abglnoqrtuxfp 0123456789台张卡机服务器节点-")), max_size=40))
+def test_worth_trying_leaves_out_no_rule_that_matches_any_text(text):
+    _worth_trying_holds(text)
 
 
 def test_a_claim_takes_its_words_from_weaker_rules_and_reads_nothing():

@@ -26,7 +26,19 @@ from gpuplan.bot.language.compiled import built, compiled
 from gpuplan.bot.language.patterns import required_words, top_level_split, words_of
 from gpuplan.bot.language.rule_files import dimensions, expand, files, pieces, reads_one, rule_pattern
 
-__all__ = ["dimensions", "expand", "files", "pieces", "reads_one", "rules", "find", "settle", "first", "read"]
+__all__ = [
+    "dimensions",
+    "expand",
+    "files",
+    "pieces",
+    "reads_one",
+    "rules",
+    "worth_trying",
+    "find",
+    "settle",
+    "first",
+    "read",
+]
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,8 @@ class Rule:
     # words of which the text holds one wherever the pattern matches ("node|server|machine"): a text
     # without any is not scanned (a pattern that starts with a number is tried at every digit)
     needs: re.Pattern | None = None
+    # literal words one of which every match of `needs` holds: tested with `in` before `needs` is searched
+    needed: tuple[str, ...] = ()
     # literal words one of which every match holds, read off the pattern itself (patterns.required_words):
     # a text without any is not scanned (tested with `in`: re's search for an alternation of words tests
     # its first letters at every place of the text)
@@ -167,6 +181,7 @@ def _rule(entry: dict[str, Any], dimension: str, lang: str, table: dict[str, str
         value=entry.get("value"),
         examples=entry.get("examples") or {},
         needs=compiled(entry["needs"]) if "needs" in entry else None,
+        needed=words_of(needed),
         required=words_of(required) if required and not _implied(needed, required) else (),
         ascii_text=_ascii_text(required) and _ascii_text(needed),
     )
@@ -209,9 +224,49 @@ def rules(dimension: str) -> tuple[Rule, ...]:
 
 @functools.cache
 def ascii_rules(dimension: str) -> tuple[Rule, ...]:
-    """A dimension's rules that a text of ASCII characters alone may match (Rule.ascii_text): what
-    engine.read tries on an English question, without going past the others one by one."""
+    """A dimension's rules that a text of ASCII characters alone may match (Rule.ascii_text)."""
     return tuple(rule for rule in rules(dimension) if rule.ascii_text)
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """A dimension's rules as a question is checked against them (one for ASCII texts, one for any):
+    each word some rules require (Rule.required, else the words of their `needs`) with those rules
+    as bits of an int, the i-th bit the i-th rule, and the bits of the rules no word gates."""
+
+    rules: tuple[Rule, ...]
+    words: tuple[tuple[str, int], ...]
+    ungated: int
+
+
+@functools.cache
+def _gate(dimension: str, ascii_only: bool) -> _Gate:
+    """The gate of a dimension's rules for a text of ASCII characters alone, or for any text."""
+    candidates = ascii_rules(dimension) if ascii_only else rules(dimension)
+    bits: dict[str, int] = {}
+    ungated = 0
+    for i, rule in enumerate(candidates):
+        for word in rule.required or rule.needed:
+            bits[word] = bits.get(word, 0) | 1 << i
+        if not (rule.required or rule.needed):
+            ungated |= 1 << i
+    return _Gate(candidates, tuple(bits.items()), ungated)
+
+
+def worth_trying(text: str, dimension: str) -> list[Rule]:
+    """A dimension's rules, in their order, that the text holds a word of (each word looked for once
+    for all the rules that require it, not once a rule), and the rules no word gates."""
+    dimension_gate = _gate(dimension, text.isascii())
+    found = dimension_gate.ungated
+    for word, bits in dimension_gate.words:
+        if word in text:
+            found |= bits
+    out = []
+    while found:
+        lowest = found & -found
+        out.append(dimension_gate.rules[lowest.bit_length() - 1])
+        found ^= lowest
+    return out
 
 
 # --- finding and settling -------------------------------------------------------------------------
@@ -240,23 +295,24 @@ def find(
     facts: frozenset[str] = frozenset(),
     claimed: list[tuple[int, int]] | None = None,
 ) -> list[Span]:
-    """Every rule's every match whose value converts, lies within the rule's bounds and stands in
-    its context (`original`, the whole question, where it differs from `text`); a rule whose `when`
-    names a fact (FACTS) only where the caller states it in `facts`; none whose own words stand on a
-    span `claimed` (looked at before converting). A claim's span reads nothing."""
+    """Every match of the `candidates` (a dimension's rules worth_trying on the text) whose value
+    converts, lies within the rule's bounds and stands in its context (`original`, the whole
+    question, where it differs from `text`); a rule whose `when` names a fact (FACTS) only where
+    the caller states it in `facts`; none whose own words stand on a span `claimed` (looked at
+    before converting). A claim's span reads nothing."""
     spans = []
-    ascii_only = text.isascii()
     for rule in candidates:
-        if (ascii_only and not rule.ascii_text) or (rule.facts and not facts.issuperset(rule.facts)):
+        if rule.facts and not facts.issuperset(rule.facts):
             continue
-        if rule.needs is not None and not rule.needs.search(text):
-            continue
-        if rule.required:
-            for word in rule.required:
+        if rule.needs is not None:
+            for word in rule.needed:
                 if word in text:
                     break
             else:
-                continue  # none of the words every match holds
+                if rule.needed:
+                    continue  # none of the words every match of `needs` holds
+            if not rule.needs.search(text):
+                continue
         for found in rule.pattern.finditer(text):
             # a reading's own words must be free; the words that only place it may be another's
             match = unread.seen(found, claimed) if claimed else found
@@ -307,7 +363,7 @@ def settle(spans: list[Span]) -> list[Span]:
 def first(text: str, dimension: str, original: str | None = None, facts: frozenset[str] = frozenset()) -> Span | None:
     """A dimension that reads one value: the highest-priority rule that matches anywhere, at its
     first place (a table of words, the most specific first: "paged adamw 8bit" before "adamw")."""
-    return _first_of(find(text, rules(dimension), original, facts))
+    return _first_of(find(text, worth_trying(text, dimension), original, facts))
 
 
 def _first_of(spans: list[Span]) -> Span | None:
@@ -326,7 +382,7 @@ def read(
     for the rules that look at the words around a match; `facts`: what the caller states, FACTS;
     `claimed`: spans an earlier reading took, where no candidate may stand); of a dimension that
     reads one value, the first (`first`)."""
-    spans = find(text, ascii_rules(dimension) if text.isascii() else rules(dimension), original, facts, claimed)
+    spans = find(text, worth_trying(text, dimension), original, facts, claimed)
     if len(spans) < 2:
         return spans  # nothing to choose from or settle (most dimensions find nothing in a question)
     if reads_one(dimension):

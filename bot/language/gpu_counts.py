@@ -113,7 +113,7 @@ class GpuCounts(ReaderState):
         view = card_view(self.scan.original, pos, head_end, tail_start, mark)
         claimed = self.scan.claims_within(pos, head_end)
         claimed += self.scan.claims_within(tail_start, tail_start + AFTER_WINDOW, head_end - pos + 1)
-        rules = engine.rules("server_count" if server else "card_count")
+        rules = engine.worth_trying(view, "server_count" if server else "card_count")
         for span in engine.settle(engine.find(view, rules, claimed=claimed)):  # one at most: all hold the mark
             self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
 
@@ -162,7 +162,7 @@ class GpuCounts(ReaderState):
         start = self.scan.claimed_before(start)
         view = count_before_view(self.scan.original, start, mark)
         claimed = self.scan.claims_within(max(0, start - COUNT_WINDOW), start)
-        rules = engine.rules("count_before")
+        rules = engine.worth_trying(view, "count_before")
         found = engine.settle([s for s in engine.find(view, rules, claimed=claimed) if s.end == len(view)])
         readings = dict(found[0].readings) if found else {}
         if not readings or None in readings.values():
@@ -200,7 +200,8 @@ class GpuCounts(ReaderState):
         span, nodes = self.spans.get("gpus"), self.fields.get("nodes")
         if span is None or not nodes or nodes <= 1 or self.words.get("gpus") == self.words.get("nodes"):
             return  # no count, one node, or "2台8卡" already read both together
-        if engine.find(per_node_view(self.scan.original, span), engine.rules("per_node")):
+        view = per_node_view(self.scan.original, span)
+        if engine.find(view, engine.worth_trying(view, "per_node")):
             per_node = self.fields["gpus"]
             self.fields["gpus"] = per_node * nodes
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
@@ -213,7 +214,10 @@ class GpuCounts(ReaderState):
         catalog's most common when none is named), and the answer says so."""
         name = "gpus" if "gpus" in self.spans else "nodes"
         span, words = self.spans.get(name), self.words.get(name, "")
-        if span is None or not engine.find(decode_view(self.scan.original, span, words), engine.rules("decode_pool")):
+        if span is None:
+            return
+        view = decode_view(self.scan.original, span, words)
+        if not engine.find(view, engine.worth_trying(view, "decode_pool")):
             return
         per_node = None if name == "gpus" else self._usual_per_node()
         gpus = self.fields["gpus"] if per_node is None else self.fields["nodes"] * per_node
@@ -247,7 +251,8 @@ class GpuCounts(ReaderState):
             return
         words = self.words["gpus"]
         in_the_ask = span[0] < asked.end() and asked.start() < span[1]  # "how many 8xH100 nodes"
-        if in_the_ask or engine.find(per_machine_view(self.scan.original, span, words), engine.rules("per_machine")):
+        view = per_machine_view(self.scan.original, span, words)
+        if in_the_ask or engine.find(view, engine.worth_trying(view, "per_machine")):
             per_node = self.fields["gpus"]
             self._drop_counts_read_at(span)
             self.notes.append(Note(code="count_per_machine", params={"per_node": per_node, "words": words}))

@@ -33,10 +33,9 @@ def _any_needed(dimension: str) -> re.Pattern:
 
 
 @functools.cache
-def _priority_groups(dimension: str) -> tuple[tuple[engine.Rule, ...], ...]:
-    """A dimension's rules grouped by priority, the highest first."""
-    rules = engine.rules(dimension)
-    return tuple(tuple(r for r in rules if r.priority == p) for p in sorted({r.priority for r in rules}, reverse=True))
+def _priorities(dimension: str) -> tuple[int, ...]:
+    """The priorities of a dimension's rules, the highest first."""
+    return tuple(sorted({rule.priority for rule in engine.rules(dimension)}, reverse=True))
 
 
 def _by_priority(
@@ -45,7 +44,9 @@ def _by_priority(
     """A dimension's settled readings one priority at a time, the highest first, each over the
     question as written with the claims and the facts as they are when its turn comes (`claimed`
     grows as the readings before take their words), as the step read them in its fixed order."""
-    for rules in _priority_groups(dimension):
+    candidates = engine.worth_trying(text, dimension)
+    for priority in _priorities(dimension):
+        rules = [rule for rule in candidates if rule.priority == priority]
         yield engine.settle(engine.find(text, rules, facts=facts(), claimed=claimed))
 
 
@@ -87,7 +88,7 @@ class GpuMemory(GpuCounts):
             return None, None, None  # no words any rule needs: most cards are written without a memory
         claimed = self.scan.claims_within(head_start, match.start())
         claimed += self.scan.claims_within(match.end(), match.end() + MEMORY_TAIL, match.start() - head_start + 1)
-        found = engine.find(view, engine.rules("card_memory"), claimed=claimed)
+        found = engine.find(view, engine.worth_trying(view, "card_memory"), claimed=claimed)
         if not found:
             return None, None, None
         span = max(found, key=lambda s: (s.rule.priority, s.length, -s.start))  # all hold the mark: settle's pick

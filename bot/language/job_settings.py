@@ -47,7 +47,8 @@ class JobSettings(ReaderState):
         the answer compares them all."""
         if not self.voc.triggers["fabric"].search(self.scan.original):
             return
-        found = engine.find(self.scan.original, engine.rules("fabric"), claimed=self.scan.claimed)
+        text = self.scan.original
+        found = engine.find(text, engine.worth_trying(text, "fabric"), claimed=self.scan.claimed)
         speeds = {span.value.split("-")[0] for span in found if span.value not in UNSTATED_SPEED}
         named = {span.value for span in found} - speeds  # "NDR InfiniBand": the speed says it
         if len(named) != 1:
