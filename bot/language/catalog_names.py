@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rapidfuzz import fuzz, process
 
@@ -100,39 +100,63 @@ def family_model(prefixes: tuple[str, ...], size_b: float, version: str, cat: Ca
     # the size as ids write it ("405b", "125m"): an id that carries it is the one meant ("llama 405"
     # is Llama 3.1 405B, not the newer Llama 4 Maverick of 400B)
     nominal = f"{size_b:g}b" if size_b >= 1 else f"{size_b * 1000:g}m"
-    folded = tuple(normalize_name(p) for p in prefixes)
     candidates = []
-    for key, spec in _family_keys(folded, cat):
-        published = spec.params_b + spec.vision_params_b  # "InternVL 26B" counts its vision encoder
-        if abs(published - size_b) > 0.15 * size_b:
+    for member in _family_members(prefixes, cat):
+        if abs(member.published - size_b) > 0.15 * size_b:
             continue
-        prefix = next(p for p in folded if key.startswith(p))
-        rest = key[len(prefix) :]
-        if wanted and not rest.lstrip("v").startswith(wanted):  # "internvl 1.5": internvl-chat-v1-5
+        if wanted and not member.after_family.startswith(wanted):  # "internvl 1.5": internvl-chat-v1-5
             continue
-        release = re.match(r"(\d+(?:\.\d+)?)", spec.id[len(prefix) :].lstrip("-_ v"))
-        newest = float(release.group(1)) if release and not wanted and float(release.group(1)) < size_b else 0.0
-        named = bool(re.search(rf"(?<![\d.]){re.escape(nominal)}(?![a-z0-9])", spec.id))
-        candidates.append((not named, -newest, abs(published - size_b), spec.id))
+        release = member.release
+        newest = release if release is not None and not wanted and release < size_b else 0.0
+        named = nominal in member.sizes_named
+        candidates.append((not named, -newest, abs(member.published - size_b), member.id))
     return min(candidates)[-1] if candidates else None
 
 
-# the catalog's (folded id, spec) of each family's id prefixes, in the catalog's order, and the catalog
-# they were gathered from: a family is looked up on most questions that name one, and going through
-# the whole catalog each time to find its few models was most of a look-up
-_FAMILY_KEYS: dict[tuple[str, ...], list[tuple[str, ModelSpec]]] = {}
-_FAMILY_KEYS_OF: list[Catalog] = []
+class _FamilyMember(NamedTuple):
+    """A catalog model of a family, as family_model weighs it."""
+
+    id: str
+    published: float  # its parameters, a vision encoder's too ("InternVL 26B" counts it)
+    after_family: str  # its folded id after the family's prefix, a leading "v" left out
+    release: float | None  # the version its id writes after the family's prefix ("qwen2.5-7b": 2.5)
+    sizes_named: frozenset[str]  # the sizes its id writes as words ("405b", "125m")
 
 
-def _family_keys(folded: tuple[str, ...], cat: Catalog) -> list[tuple[str, ModelSpec]]:
-    """The catalog's (folded id, spec) whose id starts with one of the `folded` prefixes."""
-    if not _FAMILY_KEYS_OF or _FAMILY_KEYS_OF[0] is not cat:  # another catalog: gathered afresh
-        _FAMILY_KEYS.clear()
-        _FAMILY_KEYS_OF[:] = [cat]
-    keys = _FAMILY_KEYS.get(folded)
-    if keys is None:
-        keys = _FAMILY_KEYS[folded] = [(key, spec) for key, spec in cat.model_keys if key.startswith(folded)]
-    return keys
+_RELEASE = re.compile(r"(\d+(?:\.\d+)?)")
+_SIZE_WORD = re.compile(r"(?<![\d.])\d+(?:\.\d+)?[bm](?![a-z0-9])")
+
+# the members of each family's id prefixes (as the lexicon writes them), in the catalog's order, and
+# the catalog they were gathered from: a family is looked up on most questions that name one, and
+# going through the whole catalog each time to find its few models was most of a look-up
+_FAMILIES: dict[tuple[str, ...], list[_FamilyMember]] = {}
+_FAMILIES_OF: list[Catalog] = []
+
+
+def _family_members(prefixes: tuple[str, ...], cat: Catalog) -> list[_FamilyMember]:
+    """The catalog's models whose folded id starts with one of the family's id prefixes, folded."""
+    if not _FAMILIES_OF or _FAMILIES_OF[0] is not cat:  # another catalog: gathered afresh
+        _FAMILIES.clear()
+        _FAMILIES_OF[:] = [cat]
+    members = _FAMILIES.get(prefixes)
+    if members is None:
+        folded = tuple(normalize_name(p) for p in prefixes)
+        members = _FAMILIES[prefixes] = [
+            _member(key, spec, folded) for key, spec in cat.model_keys if key.startswith(folded)
+        ]
+    return members
+
+
+def _member(key: str, spec: ModelSpec, folded: tuple[str, ...]) -> _FamilyMember:
+    prefix = next(p for p in folded if key.startswith(p))
+    release = _RELEASE.match(spec.id[len(prefix) :].lstrip("-_ v"))
+    return _FamilyMember(
+        id=spec.id,
+        published=spec.params_b + spec.vision_params_b,
+        after_family=key[len(prefix) :].lstrip("v"),
+        release=float(release.group(1)) if release else None,
+        sizes_named=frozenset(_SIZE_WORD.findall(spec.id)),
+    )
 
 
 def named_here(match: re.Match, cat: Catalog) -> str | None:
