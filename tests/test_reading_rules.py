@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parser_table import CASES
 
-from gpuplan.bot.language import engine, patterns, unread
+from gpuplan.bot.language import engine, gpu_counts, patterns, unread
 from gpuplan.bot.language.catalog_names import gpu_id, variant_with_memory
 from gpuplan.bot.language.extract import Reader
 from gpuplan.bot.language.gpu_counts import (
@@ -283,6 +283,21 @@ def test_a_decode_pool_read(text, decode_gpus):
         assert "servers_of_usual_size" not in codes  # the decode pool's note says the servers' size
     else:
         assert request.gpus == 72 and "decode_pool_count" not in codes
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("72张 h10\n")), max_size=20), st.data())
+def test_a_counts_words_are_found_where_they_end_as_a_pattern_of_them_finds_them(text, data):
+    """decode_view finds where a count's words start, spaces between their characters allowed, by
+    reading back from where they end: where the pattern of the words it replaced finds them."""
+    end = data.draw(st.integers(0, len(text)))
+    words = data.draw(st.text(alphabet=st.sampled_from(list("72张 h1")), min_size=1, max_size=6))
+    pattern = re.compile(r"\s*".join(map(re.escape, re.sub(r"\s+", "", words))) + "$")
+    found = pattern.search(text, max(0, end - 2 * len(words) - 8), end)
+    if found and found.end() == end:  # ("$" also stands before a line's end: no count's words end so)
+        assert gpu_counts._written_from(text, end, words) == found.start()
+    elif not found:
+        assert gpu_counts._written_from(text, end, words) is None
 
 
 def test_decode_gpus_is_a_setting():

@@ -13,7 +13,6 @@ from collections import Counter
 
 from gpuplan.bot.language import engine
 from gpuplan.bot.language.reader_state import ReaderState
-from gpuplan.bot.language.scan import regex
 from gpuplan.estimator.schema import Note
 
 # how far before a name its count is looked for: the longest count with its words ("a couple of
@@ -67,10 +66,23 @@ def decode_view(text: str, span: tuple[int, int], words: str) -> str:
     """The words around the count read at `span` from `words` as decode_pool.yaml's rules read them: 24
     characters before its words ("72 h100" ends where the card's name does; "72张 h100" is "72张h100"
     as written), the count as one mark, 24 after it."""
-    written = regex(r"\s*".join(map(re.escape, re.sub(r"\s+", "", words))) + r"$")
-    found = written.search(text, max(0, span[1] - 2 * len(words) - 8), span[1])
-    start = found.start() if found else span[0]
+    start = _written_from(text, span[1], words)
+    start = span[0] if start is None else start
     return text[max(0, start - DECODE_HEAD) : start] + COUNT_MARK + text[span[1] : span[1] + DECODE_TAIL]
+
+
+def _written_from(text: str, end: int, words: str) -> int | None:
+    """Where `words` start that end right at `end` in `text`, spaces between their characters or not
+    ("72张 h100" of "72张h100"), read backwards, within twice their length and 8 characters; else None.
+    (A pattern of the words, compiled once a question, kept every question's in the patterns' memo.)"""
+    at = end
+    for i, char in enumerate(reversed(re.sub(r"\s+", "", words))):
+        while i and at > 0 and text[at - 1].isspace():
+            at -= 1
+        if at == 0 or text[at - 1] != char:
+            return None
+        at -= 1
+    return at if at >= end - 2 * len(words) - 8 else None
 
 
 def per_machine_view(text: str, span: tuple[int, int], words: str) -> str:
