@@ -112,6 +112,36 @@ def test_literal_first_finds_the_same_matches(text):
         assert [m.span() for m in plain.finditer(text)] == [m.span() for m in fast.finditer(text)]
 
 
+# guards as a piece expands them (a group of lookbehinds) and before a named group, as a rule's pattern
+# writes them: the group's alternatives each start with their word, the guards after it; a group of
+# more alternatives than MOST_GUARDED_BRANCHES is left as written
+GUARDED_GROUPS = [
+    (r"(?:(?<![a-z]))(?P<w>for|to)\s", r"(?P<w>for(?<!(?:[a-z])for)|to(?<!(?:[a-z])to))\s"),
+    (r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)\s*g", r"(?P<v>\d(?<![\d.]\d)\d*(?:\.\d+)?)\s*g"),
+    (
+        r"(?:(?<![a-z0-9])(?<![a-z]-))(?P<n>one|two)x",
+        r"(?P<n>one(?<!(?:[a-z0-9])one)(?<!(?:[a-z]-)one)|two(?<!(?:[a-z0-9])two)(?<!(?:[a-z]-)two))x",
+    ),
+    (r"(?:(?<![a-z]))+(?P<w>for|to)", r"(?:(?<![a-z]))+(?P<w>for|to)"),  # a repeated group: left
+    ("(?<![a-z])(?P<n>" + "|".join(f"{d}x" for d in range(17)) + ")", None),  # 17 alternatives: left
+]
+
+
+@pytest.mark.parametrize("pattern, want", GUARDED_GROUPS)
+def test_literal_first_moves_a_pieces_guards_into_a_named_group(pattern, want):
+    assert literal_first(pattern) == (want or pattern)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("fortwnex0123456789.- g"), max_size=30))
+def test_literal_first_finds_the_same_matches_and_groups_in_a_named_group(text):
+    for pattern, _ in GUARDED_GROUPS:
+        plain, fast = re.compile(pattern), re.compile(literal_first(pattern))
+        assert [(m.span(), m.groups()) for m in plain.finditer(text)] == [
+            (m.span(), m.groups()) for m in fast.finditer(text)
+        ]
+
+
 # patterns as the vocabulary writes them: groups first, guards, digits, alternatives
 SPREAD = [
     r"(?:io|i/o|disk|data) bottleneck",

@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuplan.bot.language import size_words, values
 from gpuplan.bot.language.compiled import built, compiled
-from gpuplan.bot.language.patterns import fast_alternation
+from gpuplan.bot.language.patterns import fast_alternation, literal_first
 from gpuplan.knowledge import catalog, read_yaml
 
 LANGS = ("en", "zh")
@@ -71,10 +71,13 @@ def expand(pattern: str, table: dict[str, str] | None = None) -> str:
 def rule_pattern(written: str | list[str], table: dict[str, str]) -> re.Pattern:
     """A rule's pattern, its pieces expanded; a list is the ways of writing one thing, tried in order
     ("qlora", "4-bit lora", ...). One that captures nothing is rewritten to start with literals
-    (patterns.fast_alternation: the same matches, found faster, as the lexicon's word lists are)."""
+    (patterns.fast_alternation: the same matches, found faster, as the lexicon's word lists are); one
+    that captures, each way with its leading guards after its first words (patterns.literal_first)."""
     ways = tuple(expand(way, table) for way in ([written] if isinstance(written, str) else written))
     joined = compiled("|".join(ways))
-    return joined if joined.groups else compiled(built(fast_alternation, ways))
+    if joined.groups:
+        return compiled("|".join(built(literal_first, way) for way in ways))
+    return compiled(built(fast_alternation, ways))
 
 
 @functools.cache
