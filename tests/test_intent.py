@@ -112,9 +112,11 @@ def test_literal_first_finds_the_same_matches(text):
         assert [m.span() for m in plain.finditer(text)] == [m.span() for m in fast.finditer(text)]
 
 
+_MANY = "(?<![a-z])(?P<n>" + "|".join(f"{d}x" for d in range(17)) + ")"  # more than MOST_GUARDED_BRANCHES
+
 # guards as a piece expands them (a group of lookbehinds) and before a named group, as a rule's pattern
-# writes them: the group's alternatives each start with their word, the guards after it; a group of
-# more alternatives than MOST_GUARDED_BRANCHES is left as written
+# writes them: the group's alternatives each start with their word, the guards after it; before a group
+# of more alternatives than MOST_GUARDED_BRANCHES, a look-ahead for the characters they start with
 GUARDED_GROUPS = [
     (r"(?:(?<![a-z]))(?P<w>for|to)\s", r"(?P<w>for(?<!(?:[a-z])for)|to(?<!(?:[a-z])to))\s"),
     (r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)\s*g", r"(?P<v>\d(?<![\d.]\d)\d*(?:\.\d+)?)\s*g"),
@@ -123,7 +125,9 @@ GUARDED_GROUPS = [
         r"(?P<n>one(?<!(?:[a-z0-9])one)(?<!(?:[a-z]-)one)|two(?<!(?:[a-z0-9])two)(?<!(?:[a-z]-)two))x",
     ),
     (r"(?:(?<![a-z]))+(?P<w>for|to)", r"(?:(?<![a-z]))+(?P<w>for|to)"),  # a repeated group: left
-    ("(?<![a-z])(?P<n>" + "|".join(f"{d}x" for d in range(17)) + ")", None),  # 17 alternatives: left
+    (_MANY, "(?=[0123456789])" + _MANY),  # too many to copy the guards into: a look-ahead goes first
+    ("(?=[0123456789])" + _MANY, None),  # a pattern that starts with a look-ahead: left
+    (_MANY.replace("(?P<n>", "(?P<n>a?"), None),  # "a?0x": a first character it may leave out
 ]
 
 
