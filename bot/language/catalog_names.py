@@ -148,6 +148,7 @@ def _family_members(prefixes: tuple[str, ...], cat: Catalog) -> list[_FamilyMemb
 
 
 def _member(key: str, spec: ModelSpec, folded: tuple[str, ...]) -> _FamilyMember:
+    """A catalog model (its folded id `key`) as a member of the family of the `folded` prefixes."""
     prefix = next(p for p in folded if key.startswith(p))
     release = _RELEASE.match(spec.id[len(prefix) :].lstrip("-_ v"))
     return _FamilyMember(

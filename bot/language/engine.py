@@ -246,9 +246,10 @@ def _gate(dimension: str, ascii_only: bool) -> _Gate:
     bits: dict[str, int] = {}
     ungated = 0
     for i, rule in enumerate(candidates):
-        for word in rule.required or rule.needed:
+        gating = rule.required or rule.needed
+        for word in gating:
             bits[word] = bits.get(word, 0) | 1 << i
-        if not (rule.required or rule.needed):
+        if not gating:
             ungated |= 1 << i
     return _Gate(candidates, tuple(bits.items()), ungated)
 

@@ -73,8 +73,8 @@ def decode_view(text: str, span: tuple[int, int], words: str) -> str:
 
 def _written_from(text: str, end: int, words: str) -> int | None:
     """Where `words` start that end right at `end` in `text`, spaces between their characters or not
-    ("72张 h100" of "72张h100"), read backwards, within twice their length and 8 characters; else None.
-    (A pattern of the words, compiled once a question, kept every question's in the patterns' memo.)"""
+    ("72张 h100" of "72张h100"), read backwards, within twice their length and 8 characters; else None
+    (no pattern compiled per question: the compiled patterns are kept for the process's life)."""
     at = end
     for i, char in enumerate(reversed(re.sub(r"\s+", "", words))):
         while i and at > 0 and text[at - 1].isspace():

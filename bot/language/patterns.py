@@ -58,8 +58,9 @@ MOST_GUARDED_BRANCHES = 16
 
 def _guards_into_group(guards: list[str], rest: str) -> str | None:
     """`(?<!x)(?:ab|cd)e` -> `(?:ab(?<!xab)|cd(?<!xcd))e`: the guards taken into each alternative
-    of the group they stand before (plain or capturing), when every alternative then starts with
-    its word; None otherwise."""
+    of the group they stand before (plain, capturing or named), when every alternative then starts
+    with its word; before a group of too many alternatives, a look-ahead for their first characters
+    (`_first_characters_ahead`); None otherwise."""
     opening = _opening(rest)
     end = _group_end(rest, 0) if opening else None
     if end is None or rest[end : end + 1] in tuple(_QUANTIFIER):
