@@ -231,37 +231,41 @@ def ascii_rules(dimension: str) -> tuple[Rule, ...]:
 @dataclass(frozen=True)
 class _Gate:
     """A dimension's rules as a question is checked against them (one for ASCII texts, one for any):
-    each word some rules require (Rule.required, else the words of their `needs`) with those rules
-    as bits of an int, the i-th bit the i-th rule, and the bits of the rules no word gates."""
+    each word some rules require (Rule.required) or need (the words of their `needs`), with those
+    rules as bits of an int, the i-th bit the i-th rule; and the bits of the rules no such word gates."""
 
     rules: tuple[Rule, ...]
-    words: tuple[tuple[str, int], ...]
-    ungated: int
+    words: tuple[tuple[str, int, int], ...]  # (word, the rules requiring it, the rules needing it)
+    unrequired: int
+    unneeded: int
 
 
 @functools.cache
 def _gate(dimension: str, ascii_only: bool) -> _Gate:
     """The gate of a dimension's rules for a text of ASCII characters alone, or for any text."""
     candidates = ascii_rules(dimension) if ascii_only else rules(dimension)
-    bits: dict[str, int] = {}
-    ungated = 0
+    bits: dict[str, list[int]] = {}
+    unrequired = unneeded = 0
     for i, rule in enumerate(candidates):
-        gating = rule.required or rule.needed
-        for word in gating:
-            bits[word] = bits.get(word, 0) | 1 << i
-        if not gating:
-            ungated |= 1 << i
-    return _Gate(candidates, tuple(bits.items()), ungated)
+        for word in rule.required:
+            bits.setdefault(word, [0, 0])[0] |= 1 << i
+        for word in rule.needed:
+            bits.setdefault(word, [0, 0])[1] |= 1 << i
+        unrequired |= 0 if rule.required else 1 << i
+        unneeded |= 0 if rule.needed else 1 << i
+    return _Gate(candidates, tuple((word, r, n) for word, (r, n) in bits.items()), unrequired, unneeded)
 
 
 def worth_trying(text: str, dimension: str) -> list[Rule]:
-    """A dimension's rules, in their order, that the text holds a word of (each word looked for once
-    for all the rules that require it, not once a rule), and the rules no word gates."""
+    """A dimension's rules, in their order, that the text holds a required word and a needed word of
+    (each word looked for once for all the rules that name it, not once a rule), or none is named."""
     dimension_gate = _gate(dimension, text.isascii())
-    found = dimension_gate.ungated
-    for word, bits in dimension_gate.words:
+    required, needed = dimension_gate.unrequired, dimension_gate.unneeded
+    for word, requiring, needing in dimension_gate.words:
         if word in text:
-            found |= bits
+            required |= requiring
+            needed |= needing
+    found = required & needed
     out = []
     while found:
         lowest = found & -found
@@ -305,15 +309,8 @@ def find(
     for rule in candidates:
         if rule.facts and not facts.issuperset(rule.facts):
             continue
-        if rule.needs is not None:
-            for word in rule.needed:
-                if word in text:
-                    break
-            else:
-                if rule.needed:
-                    continue  # none of the words every match of `needs` holds
-            if not rule.needs.search(text):
-                continue
+        if rule.needs is not None and not rule.needs.search(text):
+            continue
         for found in rule.pattern.finditer(text):
             # a reading's own words must be free; the words that only place it may be another's
             match = unread.seen(found, claimed) if claimed else found
