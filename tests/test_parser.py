@@ -52,6 +52,20 @@ def test_slack_markup_is_stripped():
     assert parsed.request.params_b == 70
 
 
+@pytest.mark.parametrize(
+    "escaped, field, value",
+    [
+        (r"lora 7b on 3\*8\*A100", "gpus", 24),
+        (r"qlora 70b max\_len=8k", "seq_len", 8192),
+        (r"qlora 70b with --max\_seq\_length 8192", "seq_len", 8192),
+    ],
+)
+def test_markdown_escapes_read_as_the_characters_they_escape(escaped, field, value):
+    """Slack and GitHub escapes pasted along (`\\_`, `\\*`) read as the plain characters."""
+    assert getattr(parse(escaped).request, field) == value
+    assert parse(escaped).request == parse(escaped.replace("\\", "")).request
+
+
 def test_language_detection():
     assert detect_lang("70b 全参") == "zh" and detect_lang("70b full") == "en"
     parsed = parse("70b full lang=zh")

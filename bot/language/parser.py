@@ -80,8 +80,8 @@ def normalize_text(text: str) -> str:
 
 
 def _unescape_markdown(text: str) -> str:
-    """GitHub and Slack escapes people paste along: `3\\*8\\*A100`, `max\\_len` (same length kept)."""
-    return _MARKDOWN_ESCAPE.sub(r" \1", text) if "\\" in text else text  # sub's template calls Python each call
+    """GitHub and Slack escapes people paste along, read as what they escape: `3\\*8\\*A100`, `max\\_len=8k`."""
+    return _MARKDOWN_ESCAPE.sub(r"\1", text) if "\\" in text else text  # sub's template calls Python each call
 
 
 def parse(text: str, cat: Catalog | None = None, previous: Request | None = None) -> Parsed:
