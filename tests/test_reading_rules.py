@@ -402,6 +402,9 @@ def test_worth_trying_leaves_out_no_rule_that_matches_in_the_rules_order():
     for text in texts:
         _worth_trying_holds(text)
     assert engine.worth_trying("hello", "batch") == [] and engine.worth_trying("batch size 8", "batch")
+    # engine.found: the candidates of the rules worth trying, as a dimension's callers ask for them
+    assert [(s.field, s.value) for s in engine.found("batch size 8", "batch")] == [("micro_batch", 8)]
+    assert engine.found("hello", "batch") == []
     # the words of a rule's `needs` gate it too ("server" is one of gpu_count.yaml's `machines`)
     assert "machines" in [rule.name for rule in engine.worth_trying("2 servers of 8 h100", "gpu_count")]
     assert "machines" not in [rule.name for rule in engine.worth_trying("2 crates of 8 h100", "gpu_count")]

@@ -35,6 +35,7 @@ __all__ = [
     "rules",
     "worth_trying",
     "find",
+    "found",
     "settle",
     "first",
     "read",
@@ -332,6 +333,17 @@ def find(
     return spans
 
 
+def found(
+    text: str,
+    dimension: str,
+    original: str | None = None,
+    facts: frozenset[str] = frozenset(),
+    claimed: list[tuple[int, int]] | None = None,
+) -> list[Span]:
+    """`find` over a dimension's rules worth trying on the text: its candidates, not yet settled."""
+    return find(text, worth_trying(text, dimension), original, facts, claimed)
+
+
 def _read_at(match: re.Match) -> tuple[tuple[int, int], ...]:
     """The spans of a match's named groups that matched, else the whole match's."""
     named = tuple(match.span(name) for name in match.re.groupindex if match.start(name) >= 0)
@@ -361,7 +373,7 @@ def settle(spans: list[Span]) -> list[Span]:
 def first(text: str, dimension: str, original: str | None = None, facts: frozenset[str] = frozenset()) -> Span | None:
     """A dimension that reads one value: the highest-priority rule that matches anywhere, at its
     first place (a table of words, the most specific first: "paged adamw 8bit" before "adamw")."""
-    return _first_of(find(text, worth_trying(text, dimension), original, facts))
+    return _first_of(found(text, dimension, original, facts))
 
 
 def _first_of(spans: list[Span]) -> Span | None:
@@ -380,9 +392,9 @@ def read(
     for the rules that look at the words around a match; `facts`: what the caller states, FACTS;
     `claimed`: spans an earlier reading took, where no candidate may stand); of a dimension that
     reads one value, the first (`first`)."""
-    spans = find(text, worth_trying(text, dimension), original, facts, claimed)
+    spans = found(text, dimension, original, facts, claimed)
     if len(spans) < 2:
         return spans  # nothing to choose from or settle (most dimensions find nothing in a question)
     if reads_one(dimension):
-        return [found] if (found := _first_of(spans)) else []
+        return [span] if (span := _first_of(spans)) else []
     return settle(spans)

@@ -125,8 +125,8 @@ class GpuCounts(ReaderState):
         view = card_view(self.scan.original, pos, head_end, tail_start, mark)
         claimed = self.scan.claims_within(pos, head_end)
         claimed += self.scan.claims_within(tail_start, tail_start + AFTER_WINDOW, head_end - pos + 1)
-        rules = engine.worth_trying(view, "server_count" if server else "card_count")
-        for span in engine.settle(engine.find(view, rules, claimed=claimed)):  # one at most: all hold the mark
+        dimension = "server_count" if server else "card_count"
+        for span in engine.read(view, dimension, claimed=claimed):  # one at most: all hold the mark
             self._count_beside(span, view, head_end - pos, (pos, tail_start), words, gpu)
 
     def _count_beside(self, span: engine.Span, view: str, at: int, origins: tuple[int, int], words: str, gpu: str):
@@ -174,8 +174,7 @@ class GpuCounts(ReaderState):
         start = self.scan.claimed_before(start)
         view = count_before_view(self.scan.original, start, mark)
         claimed = self.scan.claims_within(max(0, start - COUNT_WINDOW), start)
-        rules = engine.worth_trying(view, "count_before")
-        found = engine.settle([s for s in engine.find(view, rules, claimed=claimed) if s.end == len(view)])
+        found = engine.settle([s for s in engine.found(view, "count_before", claimed=claimed) if s.end == len(view)])
         readings = dict(found[0].readings) if found else {}
         if not readings or None in readings.values():
             return None, {}
@@ -213,7 +212,7 @@ class GpuCounts(ReaderState):
         if span is None or not nodes or nodes <= 1 or self.words.get("gpus") == self.words.get("nodes"):
             return  # no count, one node, or "2台8卡" already read both together
         view = per_node_view(self.scan.original, span)
-        if engine.find(view, engine.worth_trying(view, "per_node")):
+        if engine.found(view, "per_node"):
             per_node = self.fields["gpus"]
             self.fields["gpus"] = per_node * nodes
             self.notes.append(Note(code="per_node_count", params={"per_node": per_node, "nodes": nodes}))
@@ -229,7 +228,7 @@ class GpuCounts(ReaderState):
         if span is None:
             return
         view = decode_view(self.scan.original, span, words)
-        if not engine.find(view, engine.worth_trying(view, "decode_pool")):
+        if not engine.found(view, "decode_pool"):
             return
         per_node = None if name == "gpus" else self._usual_per_node()
         gpus = self.fields["gpus"] if per_node is None else self.fields["nodes"] * per_node
@@ -264,7 +263,7 @@ class GpuCounts(ReaderState):
         words = self.words["gpus"]
         in_the_ask = span[0] < asked.end() and asked.start() < span[1]  # "how many 8xH100 nodes"
         view = per_machine_view(self.scan.original, span, words)
-        if in_the_ask or engine.find(view, engine.worth_trying(view, "per_machine")):
+        if in_the_ask or engine.found(view, "per_machine"):
             per_node = self.fields["gpus"]
             self._drop_counts_read_at(span)
             self.notes.append(Note(code="count_per_machine", params={"per_node": per_node, "words": words}))

@@ -88,7 +88,7 @@ class GpuMemory(GpuCounts):
             return None, None, None  # no words any rule needs: most cards are written without a memory
         claimed = self.scan.claims_within(head_start, match.start())
         claimed += self.scan.claims_within(match.end(), match.end() + MEMORY_TAIL, match.start() - head_start + 1)
-        found = engine.find(view, engine.worth_trying(view, "card_memory"), claimed=claimed)
+        found = engine.found(view, "card_memory", claimed=claimed)
         if not found:
             return None, None, None
         span = max(found, key=lambda s: (s.rule.priority, s.length, -s.start))  # all hold the mark: settle's pick

@@ -47,8 +47,7 @@ class JobSettings(ReaderState):
         the answer compares them all."""
         if not self.voc.triggers["fabric"].search(self.scan.original):
             return
-        text = self.scan.original
-        found = engine.find(text, engine.worth_trying(text, "fabric"), claimed=self.scan.claimed)
+        found = engine.found(self.scan.original, "fabric", claimed=self.scan.claimed)
         speeds = {span.value.split("-")[0] for span in found if span.value not in UNSTATED_SPEED}
         named = {span.value for span in found} - speeds  # "NDR InfiniBand": the speed says it
         if len(named) != 1:

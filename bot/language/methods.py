@@ -123,7 +123,7 @@ class MethodWords(ReaderState):
         found: list[Mention] = []
         self._method_spans = []
         text = self.scan.original
-        spans = engine.find(text, engine.worth_trying(text, "method"))
+        spans = engine.found(text, "method")
         negated_end = -1
         for span in _one_pass(spans):  # "train 2B": a size read before
             self._method_spans.append((span.start, span.end))
